@@ -1,0 +1,62 @@
+"""Metrics of one run: run.json (what the runner recorded) + its profile -> metrics.json.
+
+A run whose experiment failed keeps its status and reason; a profile that cannot be
+read turns the run's status to `error` with the one-line reason. Neither raises, so
+the analysis of the other runs goes on.
+"""
+from __future__ import annotations
+
+import json
+import os
+
+from analysis import metrics, nsys_sqlite, torch_trace
+from analysis.trace import ReportError
+from experiments import ranges as R
+from experiments.run import write_json_atomic
+
+KEYS = ("model", "variant", "batch", "mode", "dtype", "repeat")
+
+
+def load_profile(path: str):
+    """A Trace from an nsys SQLite export or a torch.profiler Chrome trace."""
+    if path.endswith((".sqlite", ".db")):
+        return nsys_sqlite.load(path)
+    if path.endswith(".json"):
+        return torch_trace.load(path)
+    raise ReportError(f"{path}: unknown profile type (expected .sqlite or a torch trace .json)")
+
+
+def compute(run_json: str, profile: str | None, backend: str) -> dict:
+    with open(run_json) as f:
+        run = json.load(f)
+    row = {k: run.get(k) for k in KEYS}
+    row.update(backend=backend, device=run.get("device"), status=run.get("status", "error"),
+               reason=run.get("reason"), gpu=run.get("gpu"),
+               torch=(run.get("versions") or {}).get("torch"),
+               nsys=(run.get("versions") or {}).get("nsys"),
+               correct=(run.get("correctness") or {}).get("passed"),
+               max_abs_err=(run.get("correctness") or {}).get("max_abs_err"),
+               compile_latency_s=run.get("compile_latency_s"),
+               peak_memory_bytes=run.get("peak_memory_bytes"),
+               runner_wall_time_per_iter_ms=(run.get("timing") or {}).get("wall_time_per_iter_ms"),
+               cuda_event_time_per_iter_ms=(run.get("timing") or {}).get("cuda_event_time_per_iter_ms"),
+               measure_iters=run.get("measure_iters"))
+    if row["status"] != "ok" or profile is None:
+        return row
+    try:
+        trace = load_profile(profile)
+        m = metrics.range_metrics(trace, R.MEASURE)
+        if not m.get("instances"):
+            raise ReportError(f"{profile}: no '{R.DOMAIN}:{R.MEASURE}' NVTX range in the profile")
+    except ReportError as e:
+        row.update(status="error", reason=str(e))
+        return row
+    row.update({k: v for k, v in m.items() if k not in ("range", "domain", "instances")})
+    row["profiler_version"] = trace.tool_version
+    return metrics.clean(row)
+
+
+def main(run_json: str, profile: str | None, backend: str, out: str) -> dict:
+    row = compute(run_json, profile if profile and os.path.exists(profile) else None, backend)
+    write_json_atomic(out, row)
+    return row

@@ -1,0 +1,39 @@
+"""One normalised view of a profile, whichever tool recorded it.
+
+All times are integer nanoseconds on the profile's own clock.
+- ranges:  name, domain, start, end, tid            (NVTX push/pop or record_function)
+- api:     name, start, end, tid, is_launch          (CUDA runtime/driver calls)
+- kernels: name, start, end, tid, launch_start, launch_end, launch_name, stream
+  (each kernel joined to the API call that launched it through its correlation id; on
+  the CPU backend, a "kernel" is a leaf operator and is its own launch)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+RANGE_COLUMNS = ["name", "domain", "start", "end", "tid"]
+API_COLUMNS = ["name", "start", "end", "tid", "is_launch"]
+KERNEL_COLUMNS = ["name", "start", "end", "tid", "launch_start", "launch_end", "launch_name", "stream"]
+
+
+class ReportError(Exception):
+    """A profile that cannot be analysed; str(e) is a one-line reason naming the file."""
+
+
+def empty(columns) -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series(dtype="object" if c in ("name", "domain", "launch_name") else "int64")
+                         for c in columns})
+
+
+@dataclass
+class Trace:
+    source: str
+    backend: str          # "nsys" or "torch"
+    device: str           # "cuda" or "cpu"
+    ranges: pd.DataFrame
+    api: pd.DataFrame = field(default_factory=lambda: empty(API_COLUMNS))
+    kernels: pd.DataFrame = field(default_factory=lambda: empty(KERNEL_COLUMNS))
+    tool_version: str | None = None
+    gpu: str | None = None

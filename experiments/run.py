@@ -1,0 +1,283 @@
+"""The runner of one experiment: build, check against eager, warm up, measure.
+
+    python -m experiments.run --model mlp --variant compile --batch 128 --out run.json
+
+Runs with or without Snakemake and with or without a profiler around it. The measured
+iterations sit inside the NVTX ranges of experiments.ranges; under nsys those are what
+the analysis reads. With --profiler torch the same ranges are also labelled for
+torch.profiler and a Chrome trace is written (the CPU / no-nsys path).
+
+The process always writes run.json and exits 0 for an experiment that fails in a known
+way (status oom / error / unsupported / incorrect), so one bad experiment never stops
+a sweep. It exits non-zero only on bad arguments.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import copy
+import json
+import os
+import platform
+import resource
+import shutil
+import subprocess
+import sys
+import time
+import traceback
+
+from experiments import ranges
+
+DTYPES = ("float32", "bfloat16", "float16")
+MODES = ("inference", "train")
+PROFILERS = ("nsys", "torch", "none")
+
+# allclose tolerances per dtype (rtol, atol); atol is scaled by max(1, max|ref|)
+TOLERANCE = {"float32": (1e-3, 1e-4), "bfloat16": (1.6e-2, 1e-2), "float16": (5e-3, 1e-3)}
+
+
+def write_json_atomic(path: str, obj: dict) -> None:
+    """Write to a temporary name, then rename: a killed run never leaves half a file."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w") as f:
+        json.dump(obj, f, indent=2, sort_keys=True, default=str)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def tool_version(cmd: list[str]) -> str | None:
+    if not shutil.which(cmd[0]):
+        return None
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=30).stdout.strip()
+        return out.splitlines()[0] if out else None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def versions(torch, device: str, profiler: str) -> dict:
+    v = {"python": platform.python_version(), "torch": torch.__version__,
+         "cuda": torch.version.cuda, "triton": None, "driver": None,
+         "nsys": tool_version(["nsys", "--version"]) if profiler == "nsys" else None,
+         "host": platform.node(), "cpu": platform.processor() or platform.machine()}
+    try:
+        import triton
+        v["triton"] = triton.__version__
+    except Exception:  # triton is optional on CPU machines
+        pass
+    if device == "cuda":
+        v["driver"] = tool_version(["nvidia-smi", "--query-gpu=driver_version",
+                                    "--format=csv,noheader"])
+    return v
+
+
+class Ranges:
+    """Opens a range in NVTX and, when torch.profiler records, as record_function."""
+
+    def __init__(self, torch, use_record_function: bool):
+        import nvtx
+        self._nvtx = nvtx
+        self._torch = torch
+        self._rf = use_record_function
+
+    @contextlib.contextmanager
+    def __call__(self, name: str):
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(self._nvtx.annotate(name, domain=ranges.DOMAIN))
+            if self._rf:
+                stack.enter_context(self._torch.profiler.record_function(ranges.torch_label(name)))
+            yield
+
+
+def compare(torch, out, ref, dtype: str) -> dict:
+    """allclose of every tensor of out against ref, dtype-aware; reports the max errors."""
+    outs = out if isinstance(out, (list, tuple)) else [out]
+    refs = ref if isinstance(ref, (list, tuple)) else [ref]
+    if len(outs) != len(refs):
+        return {"passed": False, "reason": f"{len(outs)} outputs, eager has {len(refs)}"}
+    rtol, atol = TOLERANCE[dtype]
+    max_abs = max_rel = 0.0
+    passed = True
+    for o, r in zip(outs, refs):
+        if o.shape != r.shape:
+            return {"passed": False, "reason": f"shape {tuple(o.shape)} != eager {tuple(r.shape)}"}
+        o64, r64 = o.detach().double().cpu(), r.detach().double().cpu()
+        if not torch.isfinite(o64).all() and torch.isfinite(r64).all():
+            return {"passed": False, "reason": "non-finite values where eager has none"}
+        scale = max(1.0, r64.abs().max().item())
+        diff = (o64 - r64).abs()
+        max_abs = max(max_abs, diff.max().item())
+        max_rel = max(max_rel, (diff.norm() / max(r64.norm().item(), 1e-30)).item())
+        passed &= bool(torch.allclose(o64, r64, rtol=rtol, atol=atol * scale))
+    return {"passed": passed, "max_abs_err": max_abs, "rel_l2_err": max_rel,
+            "rtol": rtol, "atol": atol}
+
+
+def run(args) -> dict:
+    import torch
+    from experiments.registry import MODELS, VARIANTS
+
+    device = args.device
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    dtype = getattr(torch, args.dtype)
+    rec = {"model": args.model, "variant": args.variant, "batch": args.batch,
+           "mode": args.mode, "dtype": args.dtype, "device": device,
+           "profiler": args.profiler, "warmup_iters": args.warmup,
+           "measure_iters": args.iters, "repeat": args.repeat, "seed": args.seed,
+           "status": "error", "reason": None, "nvtx": {"domain": ranges.DOMAIN,
+                                                       "measure": ranges.MEASURE,
+                                                       "iteration": ranges.ITERATION}}
+    rec["versions"] = versions(torch, device, args.profiler)
+    rec["gpu"] = torch.cuda.get_device_name(0) if device == "cuda" else None
+    mspec, vspec = MODELS[args.model], VARIANTS[args.variant]
+    if device == "cuda" and not torch.cuda.is_available():
+        rec.update(status="unsupported", reason="device cuda asked for, but torch sees no GPU")
+        return rec
+    if args.mode not in mspec.modes:
+        rec.update(status="unsupported", reason=f"model {args.model} has no {args.mode} mode")
+        return rec
+    why_not = vspec.supports(args.model, device, args.mode)
+    if why_not:
+        rec.update(status="unsupported", reason=why_not)
+        return rec
+
+    if device == "cpu" and args.profiler == "torch":
+        # make Inductor's generated C++ kernels visible as profiler events on the CPU
+        import torch._inductor.config as inductor_config
+        inductor_config.cpp.enable_kernel_profile = True
+
+    rng = Ranges(torch, use_record_function=args.profiler == "torch")
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    train = args.mode == "train"
+
+    with rng(ranges.BUILD):
+        torch.manual_seed(args.seed)
+        model, inputs = mspec.build(args.batch, dtype, device)
+        model.train(train)
+        ref_model = copy.deepcopy(model)
+        fn = vspec.apply(model, inputs, {"compile_mode": args.compile_mode})
+
+    def step(f, m):
+        if train:
+            m.zero_grad(set_to_none=True)
+            out = f(*inputs)
+            out.float().mean().backward()
+            return [out] + [p.grad for p in m.parameters() if p.grad is not None]
+        with torch.no_grad():
+            return f(*inputs)
+
+    if device == "cuda":
+        torch.cuda.reset_peak_memory_stats()
+    with rng(ranges.CHECK):
+        t0 = time.perf_counter(); ref = step(ref_model, ref_model); sync()
+        eager_first = time.perf_counter() - t0
+        t0 = time.perf_counter(); out = step(fn, model); sync()
+        variant_first = time.perf_counter() - t0
+        check = compare(torch, out, ref, args.dtype)
+    del ref, out
+    rec["correctness"] = check
+    rec["first_call_s"] = variant_first
+    rec["eager_first_call_s"] = eager_first
+    rec["compile_latency_s"] = variant_first - eager_first
+    if not check["passed"]:
+        rec.update(status="incorrect",
+                   reason=check.get("reason") or
+                   f"not allclose to eager: max abs err {check['max_abs_err']:.3g}, "
+                   f"rel L2 err {check['rel_l2_err']:.3g}")
+        return rec
+
+    with rng(ranges.WARMUP):
+        for _ in range(args.warmup):
+            step(fn, model)
+        sync()
+
+    prof = None
+    if args.profiler == "torch":
+        acts = [torch.profiler.ProfilerActivity.CPU]
+        if device == "cuda":
+            acts.append(torch.profiler.ProfilerActivity.CUDA)
+        prof = torch.profiler.profile(activities=acts)
+        prof.__enter__()
+    if device == "cuda":
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    with rng(ranges.MEASURE):
+        t0 = time.perf_counter()
+        if device == "cuda":
+            start.record()
+        for _ in range(args.iters):
+            with rng(ranges.ITERATION):
+                step(fn, model)
+        if device == "cuda":
+            end.record()
+        sync()
+        wall = time.perf_counter() - t0
+    if prof is not None:
+        prof.__exit__(None, None, None)
+        os.makedirs(os.path.dirname(os.path.abspath(args.trace)), exist_ok=True)
+        tmp = f"{args.trace}.tmp{os.getpid()}.json"
+        prof.export_chrome_trace(tmp)
+        os.replace(tmp, args.trace)
+
+    rec["timing"] = {"wall_time_per_iter_ms": wall * 1e3 / args.iters,
+                     "cuda_event_time_per_iter_ms":
+                         start.elapsed_time(end) / args.iters if device == "cuda" else None}
+    if device == "cuda":
+        rec["peak_memory_bytes"] = torch.cuda.max_memory_allocated()
+    else:
+        rec["peak_memory_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        rec["peak_memory_kind"] = "process max RSS (CPU)"
+    rec.update(status="ok", reason=None)
+    return rec
+
+
+def parse_args(argv=None):
+    from experiments.registry import MODEL_NAMES, VARIANT_NAMES
+    p = argparse.ArgumentParser(prog="python -m experiments.run", description=__doc__.split("\n\n")[0])
+    p.add_argument("--model", required=True, choices=MODEL_NAMES)
+    p.add_argument("--variant", required=True, choices=VARIANT_NAMES)
+    p.add_argument("--batch", required=True, type=int)
+    p.add_argument("--mode", default="inference", choices=MODES)
+    p.add_argument("--dtype", default="float32", choices=DTYPES)
+    p.add_argument("--warmup", default=50, type=int)
+    p.add_argument("--iters", default=200, type=int)
+    p.add_argument("--repeat", default=0, type=int, help="repeat index (recorded only)")
+    p.add_argument("--seed", default=0, type=int)
+    p.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"))
+    p.add_argument("--profiler", default="none", choices=PROFILERS,
+                   help="which profiler wraps this run (nsys: run under `nsys profile`)")
+    p.add_argument("--compile-mode", default="default")
+    p.add_argument("--trace", help="Chrome trace to write (with --profiler torch)")
+    p.add_argument("--out", required=True, help="run.json to write")
+    a = p.parse_args(argv)
+    if a.batch <= 0 or a.iters <= 0 or a.warmup < 0:
+        p.error("--batch and --iters must be positive and --warmup non-negative")
+    if a.profiler == "torch" and not a.trace:
+        p.error("--profiler torch needs --trace")
+    return a
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    t0 = time.time()
+    try:
+        rec = run(args)
+    except Exception as e:  # recorded, never raised: the sweep goes on
+        import torch
+        oom = isinstance(e, torch.OutOfMemoryError) or "out of memory" in str(e).lower()
+        rec = {"model": args.model, "variant": args.variant, "batch": args.batch,
+               "mode": args.mode, "dtype": args.dtype, "profiler": args.profiler,
+               "repeat": args.repeat, "status": "oom" if oom else "error",
+               "reason": f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"[:500],
+               "traceback": traceback.format_exc()}
+    rec["elapsed_s"] = time.time() - t0
+    rec["argv"] = sys.argv
+    write_json_atomic(args.out, rec)
+    print(f"[fusionlab] {args.model}/{args.variant}/bs{args.batch}: {rec['status']}"
+          + (f" ({rec['reason']})" if rec.get("reason") else ""), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,169 @@
+"""The sweep: validate config.yaml, resolve device and profiler, expand the runs.
+
+Used by the Snakefile and the tests; runs without Snakemake. Every config error is
+one line naming the key, the bad value and the allowed values.
+"""
+from __future__ import annotations
+
+import copy
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+
+import jsonschema
+import yaml
+
+from experiments.registry import MODEL_NAMES, VARIANT_NAMES
+
+SCHEMA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                      "workflow", "schemas", "config.schema.yaml")
+
+
+class ConfigError(ValueError):
+    pass
+
+
+def schema() -> dict:
+    with open(SCHEMA) as f:
+        s = yaml.safe_load(f)
+    s["properties"]["models"]["items"]["enum"] = list(MODEL_NAMES)
+    s["properties"]["variants"]["items"]["enum"] = list(VARIANT_NAMES)
+    return s
+
+
+def _key(path) -> str:
+    out = ""
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out or "(top level)"
+
+
+def _message(err: jsonschema.ValidationError) -> str:
+    key = _key(err.absolute_path)
+    v = err.validator
+    if v == "enum":
+        return (f"config key {key}: {err.instance!r} is not allowed; allowed values: "
+                + ", ".join(map(str, err.validator_value)))
+    if v == "additionalProperties":
+        allowed = ", ".join(sorted(err.schema.get("properties", {})))
+        extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
+        return f"config key {key}: unknown key(s) {', '.join(map(repr, extra))}; allowed keys: {allowed}"
+    if v == "minimum":
+        return f"config key {key}: {err.instance!r} is too small; allowed values: integers >= {err.validator_value}"
+    if v == "minItems":
+        return f"config key {key}: empty list; give at least {err.validator_value} value(s)"
+    if v == "type":
+        return f"config key {key}: {err.instance!r} is not of type {err.validator_value}"
+    if v == "required":
+        return f"config: {err.message}"
+    if v == "uniqueItems":
+        return f"config key {key}: {err.instance!r} has repeated values"
+    if v == "pattern":
+        return f"config key {key}: {err.instance!r} has characters outside {err.validator_value}"
+    return f"config key {key}: {err.message}"
+
+
+def _defaults(s: dict, cfg: dict) -> None:
+    for k, sub in s.get("properties", {}).items():
+        if k not in cfg and "default" in sub:
+            cfg[k] = copy.deepcopy(sub["default"])
+        if isinstance(cfg.get(k), dict) and sub.get("type") == "object":
+            _defaults(sub, cfg[k])
+
+
+def validate(config: dict) -> dict:
+    """Return the config with defaults filled in, or raise ConfigError (one line)."""
+    if not isinstance(config, dict) or not config:
+        raise ConfigError("config: empty; give models, variants and batch_sizes (see config.yaml)")
+    s = schema()
+    errors = sorted(jsonschema.Draft202012Validator(s).iter_errors(config),
+                    key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
+    if errors:
+        raise ConfigError(_message(errors[0]))
+    cfg = copy.deepcopy(config)
+    _defaults(s, cfg)
+    if "eager" not in cfg["variants"]:
+        cfg["variants"] = ["eager"] + cfg["variants"]
+    return cfg
+
+
+# --- the machine ----------------------------------------------------------------------
+
+def gpu_visible() -> bool:
+    if os.environ.get("CUDA_VISIBLE_DEVICES", None) in ("", "-1"):
+        return False
+    if shutil.which("nvidia-smi"):
+        try:
+            return subprocess.run(["nvidia-smi", "-L"], capture_output=True, timeout=30).returncode == 0
+        except (OSError, subprocess.SubprocessError):
+            return False
+    return os.path.exists("/dev/nvidia0")
+
+
+def nsys_version() -> str | None:
+    """The version of the nsys on PATH ('2025.3.1.90'), or None if there is none."""
+    if not shutil.which("nsys"):
+        return None
+    try:
+        out = subprocess.run(["nsys", "--version"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    m = re.search(r"(\d{4}\.\d+(?:\.\d+)*)", out)
+    return m.group(1) if m else None
+
+
+def _vtuple(v: str) -> tuple:
+    return tuple(int(x) for x in re.findall(r"\d+", v))
+
+
+@dataclass(frozen=True)
+class Machine:
+    device: str        # cuda | cpu
+    profiler: str      # nsys | torch
+    nsys: str | None   # version found
+    note: str          # one line for the log: what was picked and why
+
+
+def resolve(cfg: dict, gpu: bool | None = None, nsys: str | None | bool = False) -> Machine:
+    """Pick device and profiler for this machine. Raise ConfigError if the config asks
+    for what the machine lacks (nsys missing or too old, cuda without a GPU)."""
+    gpu = gpu_visible() if gpu is None else gpu
+    nsys = nsys_version() if nsys is False else nsys
+    device = cfg["device"] if cfg["device"] != "auto" else ("cuda" if gpu else "cpu")
+    if device == "cuda" and not gpu:
+        raise ConfigError("config key device: 'cuda' but no GPU is visible on this machine "
+                          "(nvidia-smi -L failed); allowed values: auto, cuda, cpu")
+    want = cfg["profiler"]
+    minv = cfg["nsys"]["min_version"]
+    nsys_ok = nsys is not None and _vtuple(nsys) >= _vtuple(minv)
+    if want == "nsys" and not nsys_ok:
+        found = f"found nsys {nsys}" if nsys else "no nsys on PATH"
+        raise ConfigError(f"config key profiler: 'nsys' needs Nsight Systems >= {minv}, {found}; "
+                          "install it (README: Nsight Systems) or set profiler: torch")
+    if want == "auto":
+        profiler = "nsys" if (nsys_ok and device == "cuda") else "torch"
+        why = ("nsys and a GPU found" if profiler == "nsys" else
+               f"{'no GPU' if device == 'cpu' else 'no usable nsys'}: torch.profiler fallback, CPU numbers only"
+               if device == "cpu" or not nsys_ok else "")
+    else:
+        profiler, why = want, "as configured"
+    return Machine(device, profiler, nsys, f"fusionlab: device={device} profiler={profiler} "
+                   f"(nsys {nsys or 'not found'}; {why})")
+
+
+# --- the runs -----------------------------------------------------------------------
+
+RUN_PATTERN = ("{backend}/{model}/{variant}/{mode}_{dtype}/bs{batch}/r{repeat}")
+
+
+def runs(cfg: dict, backend: str) -> list[dict]:
+    return [dict(backend=backend, model=m, variant=v, mode=cfg["mode"], dtype=cfg["dtype"],
+                 batch=b, repeat=r)
+            for m in cfg["models"] for v in cfg["variants"] for b in cfg["batch_sizes"]
+            for r in range(cfg["repeats"])]
+
+
+def run_dir(results: str, **keys) -> str:
+    return os.path.join(results, "runs", RUN_PATTERN.format(**keys))

@@ -1,0 +1,32 @@
+# Helpers shared by the rules: run folders and the runner's command line.
+
+
+def run_dirs():
+    return [sweep.run_dir(RES, **r) for r in RUNS]
+
+
+TABLES = [
+    f"{RES}/tables/runs.csv",
+    f"{RES}/tables/runs.parquet",
+    f"{RES}/tables/metrics_long.csv",
+    f"{RES}/tables/metrics_long.parquet",
+    f"{RES}/tables/speedups.csv",
+]
+
+
+def runner_args(wildcards):
+    """The runner's arguments; every value is a registry name, an enum or an integer."""
+    return (
+        f"--model {wildcards.model} --variant {wildcards.variant} --batch {wildcards.batch} "
+        f"--mode {wildcards.mode} --dtype {wildcards.dtype} --repeat {wildcards.repeat} "
+        f"--warmup {CFG['warmup_iters']} --iters {CFG['measure_iters']} "
+        f"--device {MACHINE.device} --compile-mode {CFG['compile_mode']}"
+    )
+
+
+def profile_input(wildcards):
+    d = RUN.format(**wildcards)
+    return {
+        "run": f"{d}/run.json",
+        "profile": f"{d}/report.sqlite" if wildcards.backend == "nsys" else f"{d}/trace.json",
+    }

@@ -1,0 +1,24 @@
+# Nsight Systems post-processing: one nsys step per rule.
+
+
+rule nsys_export_sqlite:
+    input:
+        f"{RUN}/report.nsys-rep",
+    output:
+        f"{RUN}/report.sqlite",
+    log:
+        f"{RUN}/export.log",
+    shell:
+        "nsys export --type sqlite --force-overwrite true -o {output}.tmp.sqlite {input} > {log} 2>&1 "
+        "&& mv {output}.tmp.sqlite {output}"
+
+
+rule nsys_stats:
+    input:
+        f"{RUN}/report.sqlite",
+    output:
+        directory(f"{RUN}/stats"),
+    log:
+        f"{RUN}/stats.log",
+    script:
+        "../scripts/nsys_stats.py"

@@ -1,0 +1,45 @@
+# One experiment, run once under its profiler. The runner records failures (oom, error,
+# unsupported, incorrect) in run.json and exits 0, so the sweep goes on. Outputs are
+# written under temporary names and renamed at the end: a killed run leaves nothing
+# that looks complete, and Snakemake reruns it.
+
+
+rule profile_nsys:
+    output:
+        rep=f"{RUN}/report.nsys-rep",
+        run=f"{RUN}/run.json",
+    wildcard_constraints:
+        backend="nsys",
+    log:
+        f"{RUN}/profile.log",
+    params:
+        args=runner_args,
+        trace=CFG["nsys"]["trace"],
+        extra=CFG["nsys"]["args"],
+        python=PYTHON,
+    resources:
+        gpu=1 if MACHINE.device == "cuda" else 0,
+    shell:
+        "nsys profile -t {params.trace} {params.extra} --force-overwrite true "
+        "-o {output.rep}.tmp {params.python} -m experiments.run {params.args} "
+        "--profiler nsys --out {output.run} > {log} 2>&1 "
+        "&& mv {output.rep}.tmp.nsys-rep {output.rep}"
+
+
+rule profile_torch:
+    output:
+        trace=f"{RUN}/trace.json",
+        run=f"{RUN}/run.json",
+    wildcard_constraints:
+        backend="torch",
+    log:
+        f"{RUN}/profile.log",
+    params:
+        args=runner_args,
+        python=PYTHON,
+    resources:
+        gpu=1 if MACHINE.device == "cuda" else 0,
+    shell:
+        "{params.python} -m experiments.run {params.args} --profiler torch "
+        "--trace {output.trace} --out {output.run} > {log} 2>&1 "
+        "&& (test -e {output.trace} || echo '{{\"traceEvents\": []}}' > {output.trace})"

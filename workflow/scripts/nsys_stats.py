@@ -1,0 +1,7 @@
+"""Snakemake adapter: `nsys stats` CSVs of one report (analysis.nsys_stats)."""
+import contextlib
+
+from analysis.nsys_stats import export_stats
+
+with open(snakemake.log[0], "w") as log, contextlib.redirect_stderr(log):  # noqa: F821
+    export_stats(snakemake.input[0], snakemake.output[0])  # noqa: F821
