@@ -130,11 +130,11 @@ def run(args) -> dict:
                                                        "measure": ranges.MEASURE,
                                                        "iteration": ranges.ITERATION}}
     rec["versions"] = versions(torch, device, args.profiler)
-    rec["gpu"] = torch.cuda.get_device_name(0) if device == "cuda" else None
     mspec, vspec = MODELS[args.model], VARIANTS[args.variant]
     if device == "cuda" and not torch.cuda.is_available():
         rec.update(status="unsupported", reason="device cuda asked for, but torch sees no GPU")
         return rec
+    rec["gpu"] = torch.cuda.get_device_name(0) if device == "cuda" else None
     if args.mode not in mspec.modes:
         rec.update(status="unsupported", reason=f"model {args.model} has no {args.mode} mode")
         return rec
@@ -233,10 +233,10 @@ def run(args) -> dict:
 
 
 def parse_args(argv=None):
-    from experiments.registry import MODEL_NAMES, VARIANT_NAMES
+    from experiments.registry import MODELS, VARIANTS
     p = argparse.ArgumentParser(prog="python -m experiments.run", description=__doc__.split("\n\n")[0])
-    p.add_argument("--model", required=True, choices=MODEL_NAMES)
-    p.add_argument("--variant", required=True, choices=VARIANT_NAMES)
+    p.add_argument("--model", required=True, choices=sorted(MODELS))
+    p.add_argument("--variant", required=True, choices=sorted(VARIANTS))
     p.add_argument("--batch", required=True, type=int)
     p.add_argument("--mode", default="inference", choices=MODES)
     p.add_argument("--dtype", default="float32", choices=DTYPES)

@@ -1,0 +1,156 @@
+"""The SQLite reader and metrics on real nsys reports, checked against `nsys stats`
+output recorded for the same file (tests/data/README.md says how they were made)."""
+import os
+
+import pandas as pd
+import pytest
+
+from analysis import metrics, nsys_sqlite
+from analysis.trace import ReportError
+from conftest import DATA
+
+GPU = ["nsys2025_h200/mlp_eager", "nsys2025_h200/mlp_compile",
+       "nsys2025_h200/pointwise_heavy_eager", "nsys2025_h200/pointwise_heavy_compile"]
+
+
+def stats(name, canon):
+    return pd.read_csv(os.path.join(DATA, name, f"{canon}.csv"))
+
+
+@pytest.mark.parametrize("name", GPU)
+def test_ranges_match_nvtx_sum(report, name):
+    t = nsys_sqlite.load(report(name))
+    nv = stats(name, "nvtx_sum")
+    for _, row in nv.iterrows():
+        domain, rname = row["Range"].split(":", 1)
+        rs = t.ranges[(t.ranges["name"] == rname) & (t.ranges["domain"] == domain)]
+        assert len(rs) == row["Instances"]
+        assert int((rs["end"] - rs["start"]).sum()) == row["Total Time (ns)"]
+
+
+@pytest.mark.parametrize("name", GPU)
+def test_kernels_match_kern_sum(report, name):
+    t = nsys_sqlite.load(report(name))
+    ks = stats(name, "kern_sum")
+    assert len(t.kernels) == ks["Instances"].sum()
+    assert int((t.kernels["end"] - t.kernels["start"]).sum()) == ks["Total Time (ns)"].sum()
+
+
+@pytest.mark.parametrize("name", GPU)
+def test_measure_range_kernels_match_nvtx_kern_sum(report, name):
+    t = nsys_sqlite.load(report(name))
+    m = metrics.range_metrics(t, "measure")
+    nk = stats(name, "nvtx_kern_sum")
+    nk = nk[nk["NVTX Range"] == "fusionlab:measure"]
+    assert m["kernels"] == nk["Kern Inst"].sum()
+    assert round(m["kernel_time_ms"] * 1e6) == nk["Total Time (ns)"].sum()
+
+
+def test_mlp_eager_exact(report):
+    """Hand-checked against nvtx_sum.csv and nvtx_kern_sum.csv of the same file."""
+    m = metrics.range_metrics(nsys_sqlite.load(report("nsys2025_h200/mlp_eager")), "measure")
+    assert m["iterations"] == 5
+    assert m["duration_ms"] == pytest.approx(0.914751, abs=1e-9)          # nvtx_sum Total Time
+    assert m["kernels"] == 50 and m["kernels_per_iter"] == 10.0          # 5+15+5+5+10+5+5
+    assert m["kernel_time_ms"] == pytest.approx(0.135838, abs=1e-9)      # summed Total Time
+    assert m["launch_calls"] == 50
+    assert m["launch_overhead_ratio"] == pytest.approx(m["launch_api_time_ms"] / 0.135838)
+
+
+def test_pointwise_fusion_visible(report):
+    eager = metrics.range_metrics(nsys_sqlite.load(report("nsys2025_h200/pointwise_heavy_eager")), "measure")
+    comp = nsys_sqlite.load(report("nsys2025_h200/pointwise_heavy_compile"))
+    cm = metrics.range_metrics(comp, "measure")
+    assert eager["kernels_per_iter"] == 35.0      # seed 002: 35 launches per forward
+    assert cm["kernels_per_iter"] == 1.0
+    names = set(comp.kernels["name"])
+    assert "triton_poi_fused_abs_add_cos_div_mul_relu_sigmoid_sin_tanh_0" in names
+
+
+def test_meta_and_gpu(report):
+    t = nsys_sqlite.load(report("nsys2025_h200/mlp_eager"))
+    assert t.tool_version.startswith("2025.3")
+    assert t.gpu == "NVIDIA H200" and t.device == "cuda"
+
+
+def test_cpu_report_2022(report):
+    """nsys 2022.4 on a CPU-only machine: NVTX ranges, no CUPTI tables."""
+    name = "nsys2022_cpu/mlp_eager"
+    t = nsys_sqlite.load(report(name))
+    assert t.tool_version.startswith("2022.4") and t.device == "cpu"
+    assert t.kernels.empty and t.api.empty
+    nv = stats(name, "nvtx_sum")
+    meas = nv[nv["Range"] == "fusionlab:measure"].iloc[0]
+    m = metrics.range_metrics(t, "measure")
+    assert m["iterations"] == 5 and m["kernels"] == 0
+    assert round(m["duration_ms"] * 1e6) == meas["Total Time (ns)"]
+    assert m["gpu_time_per_iter_ms"] is None and m["launch_overhead_ratio"] is None
+
+
+# --- bad input: one line naming the file ---------------------------------------------
+
+def _one_line(e, path):
+    msg = str(e.value)
+    assert "\n" not in msg and path in msg
+    return msg
+
+
+def test_missing(tmp_path):
+    p = str(tmp_path / "nope.sqlite")
+    with pytest.raises(ReportError) as e:
+        nsys_sqlite.load(p)
+    assert "no such file" in _one_line(e, p)
+
+
+def test_empty(tmp_path):
+    p = tmp_path / "empty.sqlite"; p.write_bytes(b"")
+    with pytest.raises(ReportError) as e:
+        nsys_sqlite.load(str(p))
+    assert "empty" in _one_line(e, str(p))
+
+
+def test_not_sqlite(tmp_path):
+    p = tmp_path / "junk.sqlite"; p.write_bytes(b"\x00garbage" * 100)
+    with pytest.raises(ReportError) as e:
+        nsys_sqlite.load(str(p))
+    assert "not an SQLite file" in _one_line(e, str(p))
+
+
+def test_truncated(report, tmp_path):
+    src = report("nsys2025_h200/mlp_eager")
+    p = tmp_path / "trunc.sqlite"
+    p.write_bytes(open(src, "rb").read()[:200_000])
+    with pytest.raises(ReportError) as e:
+        nsys_sqlite.load(str(p))
+    _one_line(e, str(p))
+
+
+def test_foreign_sqlite(tmp_path):
+    import sqlite3
+    p = tmp_path / "foreign.sqlite"
+    con = sqlite3.connect(p); con.execute("CREATE TABLE users(id, name)"); con.commit(); con.close()
+    with pytest.raises(ReportError) as e:
+        nsys_sqlite.load(str(p))
+    assert "not an nsys export" in _one_line(e, str(p))
+
+
+def test_other_version_missing_columns(report, tmp_path):
+    """A report whose kernel table lacks the columns this reader needs."""
+    import shutil
+    import sqlite3
+    p = str(tmp_path / "renamed.sqlite")
+    shutil.copy(report("nsys2025_h200/mlp_eager"), p)
+    con = sqlite3.connect(p)
+    con.execute("CREATE TABLE K2 AS SELECT start, end FROM CUPTI_ACTIVITY_KIND_KERNEL")
+    con.execute("DROP TABLE CUPTI_ACTIVITY_KIND_KERNEL")
+    con.execute("ALTER TABLE K2 RENAME TO CUPTI_ACTIVITY_KIND_KERNEL")
+    con.commit(); con.close()
+    with pytest.raises(ReportError) as e:
+        nsys_sqlite.load(p)
+    assert "CUPTI_ACTIVITY_KIND_KERNEL" in _one_line(e, p)
+
+
+def test_union_ns():
+    assert metrics.union_ns([0, 5, 20], [10, 15, 30]) == 25
+    assert metrics.union_ns([0, 5], [10, 15], 2, 12) == 10
+    assert metrics.union_ns([], []) == 0

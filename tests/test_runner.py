@@ -1,0 +1,97 @@
+"""The runner records every outcome in run.json and never crashes the sweep."""
+import json
+
+import pytest
+import torch
+
+from experiments import registry, run
+from experiments.registry import MODELS, VARIANTS, VariantSpec
+
+
+def go(tmp_path, *extra, model="mlp", variant="eager"):
+    out = tmp_path / "run.json"
+    rc = run.main(["--model", model, "--variant", variant, "--batch", "4", "--warmup", "1",
+                   "--iters", "2", "--device", "cpu", "--out", str(out), *extra])
+    assert rc == 0
+    return json.loads(out.read_text())
+
+
+@pytest.fixture
+def fake_variant():
+    added = []
+
+    def add(name, apply, supports=None):
+        VARIANTS[name] = VariantSpec(name, apply, "test", supports or (lambda m, d, mode: None))
+        added.append(name)
+    yield add
+    for n in added:
+        del VARIANTS[n]
+
+
+def test_registry_one_place():
+    assert {"pointwise_heavy", "matmul_heavy", "mlp"} <= set(registry.MODEL_NAMES)
+    assert {"eager", "compile"} <= set(registry.VARIANT_NAMES)
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_every_model_builds_and_checks_on_cpu(tmp_path, name):
+    r = go(tmp_path, model=name)
+    assert r["status"] == "ok", r.get("reason")
+    assert r["correctness"]["passed"] and r["correctness"]["max_abs_err"] == 0.0
+    assert r["timing"]["wall_time_per_iter_ms"] > 0
+
+
+def test_train_mode(tmp_path):
+    r = go(tmp_path, "--mode", "train")
+    assert r["status"] == "ok" and r["mode"] == "train"
+
+
+def test_wrong_variant_is_incorrect_and_not_timed(tmp_path, fake_variant):
+    fake_variant("wrong", lambda model, inputs, opts: (lambda *x: model(*x) * 1.01))
+    r = go(tmp_path, variant="wrong")
+    assert r["status"] == "incorrect" and "not allclose" in r["reason"]
+    assert "timing" not in r
+
+
+def test_raising_variant_is_error(tmp_path, fake_variant):
+    def boom(*a):
+        raise RuntimeError("kernel exploded")
+    fake_variant("boom", lambda model, inputs, opts: boom)
+    r = go(tmp_path, variant="boom")
+    assert r["status"] == "error" and "kernel exploded" in r["reason"]
+    assert "Traceback" in r["traceback"]
+
+
+def test_oom_variant_is_oom(tmp_path, fake_variant):
+    def oom(*a):
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 80.00 GiB")
+    fake_variant("oom", lambda model, inputs, opts: oom)
+    r = go(tmp_path, variant="oom")
+    assert r["status"] == "oom" and "out of memory" in r["reason"]
+
+
+def test_unsupported_pair(tmp_path, fake_variant):
+    fake_variant("gpuonly", lambda m, i, o: m, supports=lambda m, d, mode: "needs a GPU" if d == "cpu" else None)
+    r = go(tmp_path, variant="gpuonly")
+    assert r["status"] == "unsupported" and r["reason"] == "needs a GPU"
+
+
+def test_cuda_without_gpu_is_unsupported(tmp_path):
+    out = tmp_path / "run.json"
+    run.main(["--model", "mlp", "--variant", "eager", "--batch", "2", "--device", "cuda", "--out", str(out)])
+    r = json.loads(out.read_text())
+    assert r["status"] == "unsupported" and "no GPU" in r["reason"]
+
+
+def test_bad_arguments_exit_nonzero(tmp_path):
+    with pytest.raises(SystemExit):
+        run.main(["--model", "nope", "--variant", "eager", "--batch", "2", "--out", str(tmp_path / "r.json")])
+    with pytest.raises(SystemExit):
+        run.main(["--model", "mlp", "--variant", "eager", "--batch", "0", "--out", str(tmp_path / "r.json")])
+
+
+def test_atomic_json_leaves_no_temp(tmp_path):
+    p = tmp_path / "a" / "x.json"
+    run.write_json_atomic(str(p), {"a": 1})
+    assert json.loads(p.read_text()) == {"a": 1}
+    assert [f.name for f in p.parent.iterdir()] == ["x.json"]
