@@ -3,18 +3,15 @@
 #
 #   snakemake --cores 1 all                                  # the sweep in config.yaml
 #   snakemake --cores 1 all --configfile config/smoke.yaml   # CPU smoke run (< 5 min)
-import os
 import sys
 
 from snakemake.utils import min_version
 
 min_version("8.0")
 
-# experiments/ and analysis/ are imported here and by every script and runner job
+# experiments/ and analysis/ are imported here, by the scripts and by the runner jobs
 sys.path.insert(0, workflow.basedir)
-os.environ["PYTHONPATH"] = os.pathsep.join(
-    [workflow.basedir] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-)
+ROOT = workflow.basedir
 
 from experiments import sweep  # noqa: E402
 from experiments.registry import MODEL_NAMES, VARIANT_NAMES  # noqa: E402

@@ -37,15 +37,17 @@ def speedup_vs_batch(runs: pd.DataFrame, sp: pd.DataFrame):
     models = sorted(sp["model"].unique())
     fig, axes = _grid(len(models))
     for ax, model in zip(axes, models):
-        d = sp[(sp["model"] == model) & (sp["variant"] != "eager")]
+        d = sp[(sp["model"] == model) & (sp["variant"] != "eager")].dropna(subset=["speedup_wall"])
+        ax.set_title(model)
+        if d.empty:
+            _empty(ax, "no successful variant runs"); continue
         for variant, g in d.groupby("variant"):
             g = g.sort_values("batch")
             ax.plot(g["batch"], g["speedup_wall"], marker="o", label=variant)
         ax.axhline(1.0, color="grey", lw=0.8, ls="--")
         ax.set_xscale("log", base=2)
-        ax.set_title(model); ax.set_xlabel("batch size"); ax.set_ylabel("speedup over eager (wall time)")
-        if len(d):
-            ax.legend(fontsize=8)
+        ax.set_xlabel("batch size"); ax.set_ylabel("speedup over eager (wall time)")
+        ax.legend(fontsize=8)
     fig.suptitle(f"Speedup vs batch size ({_label(runs)})", fontsize=9)
     return fig
 
@@ -54,7 +56,8 @@ def kernels_per_iter(runs: pd.DataFrame, sp: pd.DataFrame):
     models = sorted(sp["model"].unique())
     fig, axes = _grid(len(models))
     for ax, model in zip(axes, models):
-        d = sp[sp["model"] == model].pivot_table(index="batch", columns="variant", values="kernels_per_iter")
+        d = sp[sp["model"] == model].dropna(subset=["kernels_per_iter"]).pivot_table(
+            index="batch", columns="variant", values="kernels_per_iter")
         if d.empty:
             _empty(ax, "no successful runs"); ax.set_title(model); continue
         d.plot.bar(ax=ax, rot=0)

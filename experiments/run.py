@@ -114,21 +114,40 @@ def compare(torch, out, ref, dtype: str) -> dict:
             "rtol": rtol, "atol": atol}
 
 
-def run(args) -> dict:
-    import torch
-    from experiments.registry import MODELS, VARIANTS
+def injected_fault(args) -> None:
+    """Fault injection for the reliability tests and for users checking their setup:
+    FUSIONLAB_INJECT_FAULT="mlp:compile:32=oom,pointwise_heavy:eager:8=error" makes the
+    named runs raise an out-of-memory error or a RuntimeError in their check step."""
+    spec = os.environ.get("FUSIONLAB_INJECT_FAULT", "")
+    for item in filter(None, (s.strip() for s in spec.split(","))):
+        key, _, kind = item.partition("=")
+        if key == f"{args.model}:{args.variant}:{args.batch}":
+            import torch
+            if kind == "oom":
+                raise torch.OutOfMemoryError("CUDA out of memory (injected by FUSIONLAB_INJECT_FAULT)")
+            raise RuntimeError(f"injected fault ({kind or 'error'}) by FUSIONLAB_INJECT_FAULT")
 
+
+def base_record(args) -> dict:
+    import torch
     device = args.device
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
+    return {"model": args.model, "variant": args.variant, "batch": args.batch,
+            "mode": args.mode, "dtype": args.dtype, "device": device,
+            "profiler": args.profiler, "warmup_iters": args.warmup,
+            "measure_iters": args.iters, "repeat": args.repeat, "seed": args.seed,
+            "status": "error", "reason": None,
+            "nvtx": {"domain": ranges.DOMAIN, "measure": ranges.MEASURE, "iteration": ranges.ITERATION}}
+
+
+def run(args, rec: dict) -> dict:
+    """Fill rec (from base_record) with the outcome; exceptions propagate to main."""
+    import torch
+    from experiments.registry import MODELS, VARIANTS
+
+    device = rec["device"]
     dtype = getattr(torch, args.dtype)
-    rec = {"model": args.model, "variant": args.variant, "batch": args.batch,
-           "mode": args.mode, "dtype": args.dtype, "device": device,
-           "profiler": args.profiler, "warmup_iters": args.warmup,
-           "measure_iters": args.iters, "repeat": args.repeat, "seed": args.seed,
-           "status": "error", "reason": None, "nvtx": {"domain": ranges.DOMAIN,
-                                                       "measure": ranges.MEASURE,
-                                                       "iteration": ranges.ITERATION}}
     rec["versions"] = versions(torch, device, args.profiler)
     mspec, vspec = MODELS[args.model], VARIANTS[args.variant]
     if device == "cuda" and not torch.cuda.is_available():
@@ -171,6 +190,7 @@ def run(args) -> dict:
     if device == "cuda":
         torch.cuda.reset_peak_memory_stats()
     with rng(ranges.CHECK):
+        injected_fault(args)
         t0 = time.perf_counter(); ref = step(ref_model, ref_model); sync()
         eager_first = time.perf_counter() - t0
         t0 = time.perf_counter(); out = step(fn, model); sync()
@@ -261,16 +281,15 @@ def parse_args(argv=None):
 def main(argv=None) -> int:
     args = parse_args(argv)
     t0 = time.time()
+    rec = base_record(args)
     try:
-        rec = run(args)
+        run(args, rec)
     except Exception as e:  # recorded, never raised: the sweep goes on
         import torch
         oom = isinstance(e, torch.OutOfMemoryError) or "out of memory" in str(e).lower()
-        rec = {"model": args.model, "variant": args.variant, "batch": args.batch,
-               "mode": args.mode, "dtype": args.dtype, "profiler": args.profiler,
-               "repeat": args.repeat, "status": "oom" if oom else "error",
-               "reason": f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"[:500],
-               "traceback": traceback.format_exc()}
+        first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        rec.update(status="oom" if oom else "error", reason=f"{type(e).__name__}: {first}"[:500],
+                   traceback=traceback.format_exc())
     rec["elapsed_s"] = time.time() - t0
     rec["argv"] = sys.argv
     write_json_atomic(args.out, rec)

@@ -8,6 +8,8 @@ rule run_metrics:
         f"{RUN}/metrics.json",
     log:
         f"{RUN}/metrics.log",
+    conda:
+        ENV
     script:
         "../scripts/run_metrics.py"
 
@@ -23,5 +25,7 @@ rule tables:
         speedups=f"{RES}/tables/speedups.csv",
     log:
         f"{RES}/logs/tables.log",
+    conda:
+        ENV
     script:
         "../scripts/tables.py"

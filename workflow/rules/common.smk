@@ -1,5 +1,7 @@
 # Helpers shared by the rules: run folders and the runner's command line.
 
+ENV = "../../environment.yml"
+
 
 def run_dirs():
     return [sweep.run_dir(RES, **r) for r in RUNS]

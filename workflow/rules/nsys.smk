@@ -8,6 +8,8 @@ rule nsys_export_sqlite:
         f"{RUN}/report.sqlite",
     log:
         f"{RUN}/export.log",
+    conda:
+        ENV
     shell:
         "nsys export --type sqlite --force-overwrite true -o {output}.tmp.sqlite {input} > {log} 2>&1 "
         "&& mv {output}.tmp.sqlite {output}"
@@ -20,5 +22,7 @@ rule nsys_stats:
         directory(f"{RUN}/stats"),
     log:
         f"{RUN}/stats.log",
+    conda:
+        ENV
     script:
         "../scripts/nsys_stats.py"

@@ -17,5 +17,7 @@ rule figure:
         fig="|".join(FIGURES),
     log:
         f"{RES}/logs/figure_{{fig}}.log",
+    conda:
+        ENV
     script:
         "../scripts/figure.py"

@@ -17,10 +17,13 @@ rule profile_nsys:
         trace=CFG["nsys"]["trace"],
         extra=CFG["nsys"]["args"],
         python=PYTHON,
+        root=ROOT,
     resources:
         gpu=1 if MACHINE.device == "cuda" else 0,
+    conda:
+        ENV
     shell:
-        "nsys profile -t {params.trace} {params.extra} --force-overwrite true "
+        "PYTHONPATH={params.root} nsys profile -t {params.trace} {params.extra} --force-overwrite true "
         "-o {output.rep}.tmp {params.python} -m experiments.run {params.args} "
         "--profiler nsys --out {output.run} > {log} 2>&1 "
         "&& mv {output.rep}.tmp.nsys-rep {output.rep}"
@@ -37,9 +40,12 @@ rule profile_torch:
     params:
         args=runner_args,
         python=PYTHON,
+        root=ROOT,
     resources:
         gpu=1 if MACHINE.device == "cuda" else 0,
+    conda:
+        ENV
     shell:
-        "{params.python} -m experiments.run {params.args} --profiler torch "
+        "PYTHONPATH={params.root} {params.python} -m experiments.run {params.args} --profiler torch "
         "--trace {output.trace} --out {output.run} > {log} 2>&1 "
         "&& (test -e {output.trace} || echo '{{\"traceEvents\": []}}' > {output.trace})"

@@ -1,4 +1,8 @@
 """Snakemake adapter: metrics.json of one run (analysis.run_metrics)."""
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1]))  # noqa: F821  (the project root)
 import contextlib
 
 from analysis.run_metrics import main

@@ -1,4 +1,8 @@
 """Snakemake adapter: tidy tables of the sweep (analysis.tables)."""
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1]))  # noqa: F821  (the project root)
 from analysis import tables
 
 o = snakemake.output  # noqa: F821

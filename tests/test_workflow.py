@@ -1,0 +1,98 @@
+"""The workflow end to end on the CPU smoke config, as a user runs it, with faults
+injected: a killed sweep, an OOM and a raising experiment, a corrupt profile."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pandas as pd
+import pytest
+import yaml
+
+from conftest import ROOT
+
+SNAKE = [sys.executable, "-m", "snakemake"]
+
+
+def snake(*args, env=None, check=True, timeout=900):
+    p = subprocess.run(SNAKE + list(args), cwd=ROOT, capture_output=True, text=True,
+                       env={**os.environ, **(env or {})}, timeout=timeout)
+    if check and p.returncode != 0:
+        raise AssertionError(p.stdout[-3000:] + p.stderr[-3000:])
+    return p
+
+
+def test_lint_clean():
+    p = snake("--lint", check=False)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+@pytest.mark.parametrize("override, words", [
+    ({"models": ["resnet"]}, ["models[0]", "'resnet'", "allowed values", "mlp"]),
+    ({"batch_sizes": [0]}, ["batch_sizes[0]", ">= 1"]),
+    ({"batch_sizes": []}, ["batch_sizes", "empty"]),
+    ({"batch_sizes": "big"}, ["batch_sizes", "'big'", "array"]),
+    ({"colour": "red"}, ["'colour'", "allowed keys"]),
+    ({"variants": ["eager; rm -rf ~"]}, ["variants[0]", "allowed values"]),
+])
+def test_bad_config_stops_before_running(tmp_path, override, words):
+    cfg = tmp_path / "bad.yaml"
+    cfg.write_text(yaml.safe_dump({**override, "results": f"{tmp_path}/r"}))
+    p = snake("-n", "--configfile", str(cfg), check=False)
+    assert p.returncode != 0
+    out = p.stdout + p.stderr
+    for w in words:
+        assert w in out, (w, out[-2000:])
+    assert not (tmp_path / "r").exists()
+
+
+def test_smoke_sweep_end_to_end(tmp_path):
+    res = str(tmp_path / "results")
+    common = ["all", "--cores", "2", "--configfile", "config/smoke.yaml", "--config", f"results={res}"]
+    faults = {"FUSIONLAB_INJECT_FAULT": "mlp:compile:32=oom,pointwise_heavy:eager:8=error"}
+
+    # 1. a sweep killed mid-run leaves nothing that looks complete
+    proc = subprocess.Popen(SNAKE + common, cwd=ROOT, env={**os.environ, **faults},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 300
+    while time.time() < deadline and not any(f == "run.json" for _, _, fs in os.walk(res) for f in fs):
+        time.sleep(0.5)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+    # 2. rerunning completes it (after --unlock: the killed Snakemake left its lock);
+    #    failures are recorded and the sweep goes on
+    snake(*common, "--unlock")
+    snake(*common, "--rerun-incomplete", "--keep-going", env=faults)
+    runs = pd.read_csv(f"{res}/tables/runs.csv")
+    assert len(runs) == 3 * 2 * 2
+    st = {(r.model, r.variant, r.batch): r.status for r in runs.itertuples()}
+    assert st.pop(("mlp", "compile", 32)) == "oom"
+    assert st.pop(("pointwise_heavy", "eager", 8)) == "error"
+    assert set(st.values()) == {"ok"}
+    assert (runs["backend"] == "torch").all() and (runs["device"] == "cpu").all()
+    ok = runs[runs.status == "ok"]
+    assert ok["wall_time_per_iter_ms"].gt(0).all() and ok["kernels_per_iter"].gt(0).all()
+    pw = ok[(ok.model == "pointwise_heavy")].set_index(["variant", "batch"])["kernels_per_iter"]
+    assert pw[("eager", 32)] == 35 and pw[("compile", 32)] == 1
+    sp = pd.read_csv(f"{res}/tables/speedups.csv")
+    bad = sp[(sp.model == "mlp") & (sp.variant == "compile") & (sp.batch == 32)].iloc[0]
+    assert bad.status == "oom" and pd.isna(bad.speedup_wall)
+    long = pd.read_parquet(f"{res}/tables/metrics_long.parquet")
+    assert {"metric", "value", "status"} <= set(long.columns)
+    for fig in ("speedup_vs_batch", "kernels_per_iter", "launch_overhead"):
+        for ext in ("png", "svg"):
+            assert os.path.getsize(f"{res}/figures/{fig}.{ext}") > 1000
+    assert not [f for _, _, fs in os.walk(res) for f in fs if ".tmp" in f]
+
+    # 3. a corrupt profile: one-line reason in the table, the other runs still analysed
+    d = f"{res}/runs/torch/mlp/eager/inference_float32/bs8/r0"
+    with open(f"{d}/trace.json", "w") as f:
+        f.write('{"traceEvents": [trunc')
+    snake(*common, "--keep-going", env=faults)
+    runs = pd.read_csv(f"{res}/tables/runs.csv")
+    row = runs[(runs.model == "mlp") & (runs.variant == "eager") & (runs.batch == 8)].iloc[0]
+    assert row.status == "error" and "trace.json: not a torch.profiler Chrome trace" in row.reason
+    assert (runs.status == "ok").sum() == 9
