@@ -60,7 +60,7 @@ def runner(model, variant, batch, warmup, iters, trace=None, extra="", workdir="
     with open(out) as f:
         wall = json.load(f)["timing"]["wall_time_per_iter_ms"]
     gpu = None
-    if trace and "cuda" in trace:
+    if trace and "cuda" in trace and "nvtx" in trace:
         from analysis import metrics, nsys_sqlite
         subprocess.run(["nsys", "export", "--type", "sqlite", "--force-overwrite", "true",
                         "-o", rep + ".sqlite", rep + ".nsys-rep"], check=True, capture_output=True)
