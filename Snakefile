@@ -45,6 +45,16 @@ wildcard_constraints:
     repeat=r"[0-9]+",
 
 
+# on a cluster only the profiling jobs are submitted; the rest runs on the submitting host
+localrules:
+    all,
+    nsys_export_sqlite,
+    nsys_stats,
+    run_metrics,
+    tables,
+    figure,
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/profile.smk"
 include: "workflow/rules/nsys.smk"

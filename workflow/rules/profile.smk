@@ -18,6 +18,7 @@ rule profile_nsys:
         extra=CFG["nsys"]["args"],
         python=PYTHON,
         root=ROOT,
+    threads: workflow.cores  # nothing else runs beside a measurement (host-bound runs are sensitive)
     resources:
         gpu=1 if MACHINE.device == "cuda" else 0,
     conda:
@@ -41,6 +42,7 @@ rule profile_torch:
         args=runner_args,
         python=PYTHON,
         root=ROOT,
+    threads: workflow.cores  # nothing else runs beside a measurement (host-bound runs are sensitive)
     resources:
         gpu=1 if MACHINE.device == "cuda" else 0,
     conda:
