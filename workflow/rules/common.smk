@@ -7,6 +7,15 @@ def run_dirs():
     return [sweep.run_dir(RES, **r) for r in RUNS]
 
 
+def measure_threads():
+    """A measurement takes every local core, so nothing runs beside it (host-bound runs
+    are sensitive to contention). On a cluster the profile's set-threads decides."""
+    try:
+        return workflow.cores
+    except Exception:  # no --cores: cluster execution
+        return 1
+
+
 TABLES = [
     f"{RES}/tables/runs.csv",
     f"{RES}/tables/runs.parquet",

@@ -18,7 +18,7 @@ rule profile_nsys:
         extra=CFG["nsys"]["args"],
         python=PYTHON,
         root=ROOT,
-    threads: workflow.cores  # nothing else runs beside a measurement (host-bound runs are sensitive)
+    threads: measure_threads()
     resources:
         gpu=1 if MACHINE.device == "cuda" else 0,
     conda:
@@ -42,7 +42,7 @@ rule profile_torch:
         args=runner_args,
         python=PYTHON,
         root=ROOT,
-    threads: workflow.cores  # nothing else runs beside a measurement (host-bound runs are sensitive)
+    threads: measure_threads()
     resources:
         gpu=1 if MACHINE.device == "cuda" else 0,
     conda:
