@@ -24,7 +24,7 @@ rule profile_nsys:
     conda:
         ENV
     shell:
-        "PYTHONPATH={params.root} nsys profile -t {params.trace} {params.extra} --force-overwrite true "
+        "PYTHONPATH={params.root}${{PYTHONPATH:+:$PYTHONPATH}} nsys profile -t {params.trace} {params.extra} --force-overwrite true "
         "-o {output.rep}.tmp {params.python} -m experiments.run {params.args} "
         "--profiler nsys --out {output.run} > {log} 2>&1 "
         "&& mv {output.rep}.tmp.nsys-rep {output.rep}"
@@ -48,6 +48,6 @@ rule profile_torch:
     conda:
         ENV
     shell:
-        "PYTHONPATH={params.root} {params.python} -m experiments.run {params.args} --profiler torch "
+        "PYTHONPATH={params.root}${{PYTHONPATH:+:$PYTHONPATH}} {params.python} -m experiments.run {params.args} --profiler torch "
         "--trace {output.trace} --out {output.run} > {log} 2>&1 "
         "&& (test -e {output.trace} || echo '{{\"traceEvents\": []}}' > {output.trace})"
