@@ -15,7 +15,7 @@ import sqlite3
 import pandas as pd
 
 from analysis.trace import (API_COLUMNS, KERNEL_COLUMNS, RANGE_COLUMNS, ReportError,
-                            Trace, empty)
+                            Trace, empty, join_launches)
 
 # NVTX event types (ENUM_NSYS_EVENT_TYPE): push/pop and start/end ranges, domain create
 NVTX_PUSHPOP, NVTX_STARTEND, NVTX_DOMAIN_CREATE = 59, 60, 75
@@ -120,11 +120,7 @@ def _kernels(con, strings, api: pd.DataFrame) -> pd.DataFrame:
                           f"FROM CUPTI_ACTIVITY_KIND_KERNEL", con)
     if pd.api.types.is_integer_dtype(k["name"]):
         k["name"] = k["name"].map(strings).fillna("")
-    launches = api.loc[api["is_launch"], ["correlation", "start", "end", "tid", "name"]].rename(
-        columns={"start": "launch_start", "end": "launch_end", "name": "launch_name"})
-    k = k.merge(launches.drop_duplicates("correlation"), on="correlation", how="left")
-    # a kernel whose launch call was not recorded cannot be attributed to a range
-    k = k.dropna(subset=["launch_start"]).astype({"launch_start": "int64", "launch_end": "int64", "tid": "int64"})
+    k = join_launches(k, api)
     return k[KERNEL_COLUMNS].sort_values("start", ignore_index=True)
 
 

@@ -15,7 +15,7 @@ import os
 import pandas as pd
 
 from analysis.nsys_sqlite import LAUNCH_API
-from analysis.trace import API_COLUMNS, KERNEL_COLUMNS, RANGE_COLUMNS, ReportError, Trace, empty
+from analysis.trace import API_COLUMNS, KERNEL_COLUMNS, RANGE_COLUMNS, ReportError, Trace, empty, join_launches
 from experiments import ranges as R
 
 # aten ops that only create, reshape or alias tensors: no work, not counted as kernels
@@ -61,10 +61,7 @@ def load(path: str) -> Trace:
     api_df = pd.DataFrame(api, columns=API_COLUMNS + ["correlation"])
     if kern:
         k = pd.DataFrame(kern, columns=["name", "start", "end", "correlation", "stream"])
-        launches = api_df.loc[api_df["is_launch"], ["correlation", "start", "end", "tid", "name"]].rename(
-            columns={"start": "launch_start", "end": "launch_end", "name": "launch_name"})
-        k = k.merge(launches.drop_duplicates("correlation"), on="correlation", how="left")
-        k = k.dropna(subset=["launch_start"]).astype({"launch_start": "int64", "launch_end": "int64", "tid": "int64"})
+        k = join_launches(k, api_df)
         device = "cuda"
     else:
         k = _cpu_kernels(ops)

@@ -37,3 +37,12 @@ class Trace:
     kernels: pd.DataFrame = field(default_factory=lambda: empty(KERNEL_COLUMNS))
     tool_version: str | None = None
     gpu: str | None = None
+
+
+def join_launches(kernels: pd.DataFrame, api: pd.DataFrame) -> pd.DataFrame:
+    """Join each kernel to the launch call with its correlation id (cuda_kern_exec);
+    a kernel whose launch call was not recorded cannot be attributed to a range."""
+    launches = api.loc[api["is_launch"].astype(bool), ["correlation", "start", "end", "tid", "name"]].rename(
+        columns={"start": "launch_start", "end": "launch_end", "name": "launch_name"})
+    k = kernels.merge(launches.drop_duplicates("correlation"), on="correlation", how="left")
+    return k.dropna(subset=["launch_start"]).astype({"launch_start": "int64", "launch_end": "int64", "tid": "int64"})
