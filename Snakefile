@@ -3,6 +3,9 @@
 #
 #   snakemake --cores 1 all                                  # the sweep in config.yaml
 #   snakemake --cores 1 all --configfile config/smoke.yaml   # CPU smoke run (< 5 min)
+#   snakemake --cores 1 regenerate --forceall --config regenerate=1   # tables, figures and
+#       summary again from the profiles already under results/: no profiling, no GPU
+#   snakemake --report results/report.html                   # Snakemake's HTML report
 import sys
 
 from snakemake.utils import min_version
@@ -21,16 +24,21 @@ from analysis.plots import FIGURES  # noqa: E402
 configfile: "config.yaml"
 
 
+REGENERATE = bool(config.pop("regenerate", False))
 try:
     CFG = sweep.validate(config)
-    MACHINE = sweep.resolve(CFG)
+    if REGENERATE:  # the runs are those already profiled under results/
+        RUNS = sweep.existing_runs(CFG)
+        MACHINE = sweep.recorded_machine(CFG, RUNS)
+    else:
+        MACHINE = sweep.resolve(CFG)
+        RUNS = sweep.runs(CFG, MACHINE.profiler)
 except sweep.ConfigError as e:
     sys.exit(f"fusionlab: {e}")
 
 print(MACHINE.note, file=sys.stderr)
 RES = CFG["results"]
 BACKEND = MACHINE.profiler
-RUNS = sweep.runs(CFG, BACKEND)
 PYTHON = sys.executable
 RUN = f"{RES}/runs/{{backend}}/{{model}}/{{variant}}/{{mode}}_{{dtype}}/bs{{batch}}/r{{repeat}}"
 
@@ -48,23 +56,42 @@ wildcard_constraints:
 # on a cluster only the profiling jobs are submitted; the rest runs on the submitting host
 localrules:
     all,
+    regenerate,
     nsys_export_sqlite,
     nsys_stats,
     run_metrics,
+    model_costs,
     tables,
-    figure,
+    summary,
+    fusion_map,
 
 
 include: "workflow/rules/common.smk"
-include: "workflow/rules/profile.smk"
-include: "workflow/rules/nsys.smk"
+
+
+if not REGENERATE:
+
+    include: "workflow/rules/profile.smk"
+    include: "workflow/rules/nsys.smk"
+
+
 include: "workflow/rules/analysis.smk"
 include: "workflow/rules/plots.smk"
 
 
+workflow._localrules.update(f"figure_{f}" for f in FIGURES)  # the figure rules, made in a loop
+
+
+ANALYSIS = [*TABLES.values(), SUMMARY, FUSION_MAP, *[f for fig in FIGURES for f in figure_files(fig)]]
+
+
 rule all:
     input:
-        tables=TABLES,
-        figures=expand(f"{RES}/figures/{{fig}}.{{ext}}", fig=FIGURES, ext=("png", "svg")),
+        ANALYSIS,
         stats=[f"{d}/stats" for d in run_dirs()] if BACKEND == "nsys" else [],
     default_target: True
+
+
+rule regenerate:
+    input:
+        ANALYSIS,

@@ -3,6 +3,8 @@
     python -m analysis report.sqlite            # nsys SQLite export
     python -m analysis report.nsys-rep          # exported to SQLite first (needs nsys)
     python -m analysis trace.json               # torch.profiler Chrome trace
+    python -m analysis diff A B                 # kernel diff of two runs (run folders or profiles)
+    python -m analysis compare RES_A RES_B --out DIR   # two sweeps: compare.csv + figure
 
 Prints one object per range name ("domain:name"), with the metrics of analysis.metrics.
 A file that cannot be analysed gives a one-line reason and exit status 2.
@@ -47,7 +49,45 @@ def analyse(path: str) -> dict:
             "tool_version": trace.tool_version, "gpu": trace.gpu, "ranges": out}
 
 
+def main_diff(argv) -> int:
+    from analysis.compare import run_kernels
+    from analysis.fusion import kernel_diff
+    p = argparse.ArgumentParser(prog="python -m analysis diff",
+                                description="kernel-by-kernel diff of two runs (HTA TraceDiff classes)")
+    p.add_argument("a"); p.add_argument("b")
+    p.add_argument("--csv", help="write the diff table here too")
+    a = p.parse_args(argv)
+    d = kernel_diff(run_kernels(a.a), run_kernels(a.b))
+    if a.csv:
+        d.to_csv(a.csv, index=False)
+    show = d.assign(kernel=d.iloc[:, 0].str.slice(0, 70)).drop(columns=d.columns[0])
+    print(show.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
+    return 0
+
+
+def main_compare(argv) -> int:
+    from analysis.compare import main_compare as run
+    p = argparse.ArgumentParser(prog="python -m analysis compare", description="compare two sweeps")
+    p.add_argument("a", help="results folder of sweep A"); p.add_argument("b", help="results folder of sweep B")
+    p.add_argument("--out", default="compare", help="output folder (compare.csv, compare.png/svg)")
+    a = p.parse_args(argv)
+    m = run(a.a, a.b, a.out)
+    cols = ["model", "variant", "batch", "wall_time_per_iter_ms_a", "wall_time_per_iter_ms_b", "time_ratio_wall",
+            "speedup_wall_a", "speedup_wall_b"]
+    print(m[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    print(f"wrote {a.out}/compare.csv and compare.png/svg")
+    return 0
+
+
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    sub = {"diff": main_diff, "compare": main_compare}
+    if argv and argv[0] in sub:
+        try:
+            return sub[argv[0]](argv[1:])
+        except ReportError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
     p = argparse.ArgumentParser(prog="python -m analysis", description=__doc__.split("\n\n")[0])
     p.add_argument("report", nargs="+", help=".sqlite, .nsys-rep or torch trace .json")
     a = p.parse_args(argv)

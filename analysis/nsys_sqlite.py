@@ -115,11 +115,13 @@ def _kernels(con, strings, api: pd.DataFrame) -> pd.DataFrame:
     corr = _pick(cols, "correlationId", "correlation")
     if not name or not corr:
         raise ReportError(f"CUPTI_ACTIVITY_KIND_KERNEL lacks a name or correlationId column (columns: {sorted(cols)})")
+    full = _pick(cols, "demangledName", "mangledName") or name
     stream = "streamId" if "streamId" in cols else "0"
-    k = pd.read_sql_query(f"SELECT start, end, {name} AS name, {corr} AS correlation, {stream} AS stream "
-                          f"FROM CUPTI_ACTIVITY_KIND_KERNEL", con)
-    if pd.api.types.is_integer_dtype(k["name"]):
-        k["name"] = k["name"].map(strings).fillna("")
+    k = pd.read_sql_query(f"SELECT start, end, {name} AS name, {full} AS full_name, {corr} AS correlation, "
+                          f"{stream} AS stream FROM CUPTI_ACTIVITY_KIND_KERNEL", con)
+    for c in ("name", "full_name"):
+        if pd.api.types.is_integer_dtype(k[c]):
+            k[c] = k[c].map(strings).fillna("")
     k = join_launches(k, api)
     return k[KERNEL_COLUMNS].sort_values("start", ignore_index=True)
 

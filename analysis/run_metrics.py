@@ -1,4 +1,6 @@
-"""Metrics of one run: run.json (what the runner recorded) + its profile -> metrics.json.
+"""Metrics of one run: run.json (what the runner recorded) + its profile -> metrics.json,
+and the run's kernels in the measured range -> kernels.csv (analysis.metrics.kernel_table,
+annotated with analysis.fusion: the fusion map).
 
 A run whose experiment failed keeps its status and reason; a profile that cannot be
 read turns the run's status to `error` with the one-line reason. Neither raises, so
@@ -9,7 +11,9 @@ from __future__ import annotations
 import json
 import os
 
-from analysis import metrics, nsys_sqlite, torch_trace
+import pandas as pd
+
+from analysis import fusion, metrics, nsys_sqlite, torch_trace
 from analysis.trace import ReportError
 from experiments import ranges as R
 from experiments.run import write_json_atomic
@@ -26,7 +30,7 @@ def load_profile(path: str):
     raise ReportError(f"{path}: unknown profile type (expected .sqlite or a torch trace .json)")
 
 
-def compute(run_json: str, profile: str | None, backend: str) -> dict:
+def compute(run_json: str, profile: str | None, backend: str) -> tuple[dict, pd.DataFrame]:
     with open(run_json) as f:
         run = json.load(f)
     row = {k: run.get(k) for k in KEYS}
@@ -41,8 +45,9 @@ def compute(run_json: str, profile: str | None, backend: str) -> dict:
                runner_wall_time_per_iter_ms=(run.get("timing") or {}).get("wall_time_per_iter_ms"),
                cuda_event_time_per_iter_ms=(run.get("timing") or {}).get("cuda_event_time_per_iter_ms"),
                measure_iters=run.get("measure_iters"))
+    kernels = pd.DataFrame()
     if row["status"] != "ok" or profile is None:
-        return row
+        return row, kernels
     try:
         trace = load_profile(profile)
         m = metrics.range_metrics(trace, R.MEASURE)
@@ -50,13 +55,23 @@ def compute(run_json: str, profile: str | None, backend: str) -> dict:
             raise ReportError(f"{profile}: no '{R.DOMAIN}:{R.MEASURE}' NVTX range in the profile")
     except ReportError as e:
         row.update(status="error", reason=str(e))
-        return row
+        return row, kernels
     row.update({k: v for k, v in m.items() if k not in ("range", "domain", "instances")})
     row["profiler_version"] = trace.tool_version
-    return metrics.clean(row)
+    kernels = fusion.annotate(metrics.kernel_table(trace))
+    return metrics.clean(row), kernels
 
 
-def main(run_json: str, profile: str | None, backend: str, out: str) -> dict:
-    row = compute(run_json, profile if profile and os.path.exists(profile) else None, backend)
+KERNEL_FILE_COLUMNS = ["name", "kind", "ops", "n_ops", "calls_per_iter", "time_per_iter_us",
+                       "median_us", "calls", "total_us", "full_name"]
+
+
+def main(run_json: str, profile: str | None, backend: str, out: str, kernels_out: str | None = None) -> dict:
+    row, kernels = compute(run_json, profile if profile and os.path.exists(profile) else None, backend)
+    if kernels_out:
+        k = kernels.reindex(columns=KERNEL_FILE_COLUMNS)
+        tmp = kernels_out + ".tmp"
+        k.to_csv(tmp, index=False)
+        os.replace(tmp, kernels_out)
     write_json_atomic(out, row)
     return row

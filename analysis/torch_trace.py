@@ -62,6 +62,7 @@ def load(path: str) -> Trace:
     if kern:
         k = pd.DataFrame(kern, columns=["name", "start", "end", "correlation", "stream"])
         k = join_launches(k, api_df)
+        k["full_name"] = k["name"]
         device = "cuda"
     else:
         k = _cpu_kernels(ops)
@@ -88,6 +89,6 @@ def _cpu_kernels(ops) -> pd.DataFrame:
                 continue
             if name in VIEW_OPS or name.startswith(WRAPPER_PREFIXES):
                 continue
-            out.append((name, start, end, tid, start, end, name, 0))
+            out.append((name, start, end, tid, start, end, name, 0, name))
             covered_until = end
     return pd.DataFrame(out, columns=KERNEL_COLUMNS) if out else empty(KERNEL_COLUMNS)

@@ -3,7 +3,8 @@
 All times are integer nanoseconds on the profile's own clock.
 - ranges:  name, domain, start, end, tid            (NVTX push/pop or record_function)
 - api:     name, start, end, tid, is_launch          (CUDA runtime/driver calls)
-- kernels: name, start, end, tid, launch_start, launch_end, launch_name, stream
+- kernels: name, start, end, tid, launch_start, launch_end, launch_name, stream, full_name
+  (name: the short name nsys stats shows; full_name: demangled, with template arguments)
   (each kernel joined to the API call that launched it through its correlation id; on
   the CPU backend, a "kernel" is a leaf operator and is its own launch)
 """
@@ -15,7 +16,7 @@ import pandas as pd
 
 RANGE_COLUMNS = ["name", "domain", "start", "end", "tid"]
 API_COLUMNS = ["name", "start", "end", "tid", "is_launch"]
-KERNEL_COLUMNS = ["name", "start", "end", "tid", "launch_start", "launch_end", "launch_name", "stream"]
+KERNEL_COLUMNS = ["name", "start", "end", "tid", "launch_start", "launch_end", "launch_name", "stream", "full_name"]
 
 
 class ReportError(Exception):
@@ -23,7 +24,7 @@ class ReportError(Exception):
 
 
 def empty(columns) -> pd.DataFrame:
-    return pd.DataFrame({c: pd.Series(dtype="object" if c in ("name", "domain", "launch_name") else "int64")
+    return pd.DataFrame({c: pd.Series(dtype="object" if c in ("name", "domain", "launch_name", "full_name") else "int64")
                          for c in columns})
 
 

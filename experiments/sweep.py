@@ -167,3 +167,33 @@ def runs(cfg: dict, backend: str) -> list[dict]:
 
 def run_dir(results: str, **keys) -> str:
     return os.path.join(results, "runs", RUN_PATTERN.format(**keys))
+
+
+def existing_runs(cfg: dict) -> list[dict]:
+    """The runs already profiled under the results folder (a run.json and its profile),
+    for regenerating tables and figures without profiling again."""
+    root = os.path.join(cfg["results"], "runs")
+    pat = re.compile(r"^(?P<backend>nsys|torch)/(?P<model>[^/]+)/(?P<variant>[^/]+)/(?P<mode>inference|train)_"
+                     r"(?P<dtype>\w+)/bs(?P<batch>\d+)/r(?P<repeat>\d+)/run\.json$")
+    found = []
+    for dirpath, _, files in os.walk(root):
+        if "run.json" not in files:
+            continue
+        m = pat.match(os.path.relpath(os.path.join(dirpath, "run.json"), root).replace(os.sep, "/"))
+        prof = "report.sqlite" if m and m["backend"] == "nsys" else "trace.json"
+        if m and os.path.exists(os.path.join(dirpath, prof)):
+            found.append({**m.groupdict(), "batch": int(m["batch"]), "repeat": int(m["repeat"])})
+    if not found:
+        raise ConfigError(f"config key results: no profiled runs under {root} to regenerate from "
+                          "(run the sweep first, or point results: at a copied results folder)")
+    return sorted(found, key=lambda r: tuple(str(v) for v in r.values()))
+
+
+def recorded_machine(cfg: dict, found: list[dict]) -> Machine:
+    backends = sorted({r["backend"] for r in found})
+    if len(backends) > 1:
+        raise ConfigError(f"config key results: {cfg['results']} mixes backends {backends}; "
+                          "regenerate one at a time (separate results folders)")
+    return Machine("recorded", backends[0], None,
+                   f"fusionlab: regenerating from {len(found)} recorded {backends[0]} runs in "
+                   f"{cfg['results']} (no profiling)")

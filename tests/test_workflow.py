@@ -82,9 +82,7 @@ def test_smoke_sweep_end_to_end(tmp_path):
     assert bad.status == "oom" and pd.isna(bad.speedup_wall)
     long = pd.read_parquet(f"{res}/tables/metrics_long.parquet")
     assert {"metric", "value", "status"} <= set(long.columns)
-    for fig in ("speedup_vs_batch", "kernels_per_iter", "launch_overhead"):
-        for ext in ("png", "svg"):
-            assert os.path.getsize(f"{res}/figures/{fig}.{ext}") > 1000
+    check_analysis_outputs(res)
     assert not [f for _, _, fs in os.walk(res) for f in fs if ".tmp" in f]
 
     # 3. a corrupt profile: one-line reason in the table, the other runs still analysed
@@ -96,3 +94,37 @@ def test_smoke_sweep_end_to_end(tmp_path):
     row = runs[(runs.model == "mlp") & (runs.variant == "eager") & (runs.batch == 8)].iloc[0]
     assert row.status == "error" and "trace.json: not a torch.profiler Chrome trace" in row.reason
     assert (runs.status == "ok").sum() == 9
+
+    # 4. figures, tables and summary again from the recorded profiles alone (no profiling),
+    #    then Snakemake's HTML report
+    before = {p: os.path.getmtime(p) for p in (f"{d}/trace.json", f"{d}/run.json")}
+    p = snake("regenerate", "--cores", "2", "--forceall", "--configfile", "config/smoke.yaml",
+              "--config", f"results={res}", "regenerate=1")
+    assert "regenerating from 12 recorded torch runs" in p.stderr
+    assert "profile_torch" not in p.stdout + p.stderr
+    assert {p: os.path.getmtime(p) for p in before} == before
+    assert pd.read_csv(f"{res}/tables/runs.csv").equals(runs)
+    check_analysis_outputs(res)
+    snake("--report", f"{res}/report.html", "--configfile", "config/smoke.yaml", "--config", f"results={res}")
+    assert os.path.getsize(f"{res}/report.html") > 100_000
+
+
+def check_analysis_outputs(res):
+    from analysis.plots import FIGURES
+    for fig, (_, scope, _) in FIGURES.items():
+        for s in (["mlp", "matmul_heavy", "pointwise_heavy"] if scope == "model" else ["all"]):
+            for ext in ("png", "svg"):
+                assert os.path.getsize(f"{res}/figures/{fig}/{s}.{ext}") > 1000, (fig, s)
+    summary = open(f"{res}/summary.md").read()
+    assert "## Speedup over eager at batch 32" in summary and "| mlp | oom |" in summary
+    assert "## Crossover batch size" in summary
+    fm = open(f"{res}/figures/fusion_map.html").read()
+    assert "cpp_fused" in fm and "aten::sin" in fm
+    k = pd.read_csv(f"{res}/tables/kernels.csv")
+    fused = k[(k.model == "pointwise_heavy") & (k.variant == "compile")]
+    assert set(fused["kind"]) == {"cpp"} and fused["n_ops"].max() >= 9
+    cross = pd.read_csv(f"{res}/tables/crossover.csv")
+    assert set(cross["model"]) == {"mlp", "matmul_heavy", "pointwise_heavy"}
+    runs = pd.read_csv(f"{res}/tables/runs.csv")
+    assert runs["bytes_fused"].gt(0).all() and runs.loc[runs.model == "mlp", "flops"].gt(0).all()
+    assert runs.loc[runs.status == "ok", "copy_bandwidth_frac"].gt(0).all()

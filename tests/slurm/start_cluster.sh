@@ -7,7 +7,12 @@ if ! command -v slurmctld >/dev/null; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -q slurm-wlm munge >/dev/null
 fi
 pip show snakemake-executor-plugin-slurm >/dev/null 2>&1 || pip install -q snakemake-executor-plugin-slurm
-if sinfo -h -o %T 2>/dev/null | grep -q idle; then echo "slurm: already up"; exit 0; fi
+if sinfo -h -o %T 2>/dev/null | grep -qx idle; then echo "slurm: already up"; exit 0; fi
+# A cluster left over from an earlier boot (same disk, dead jobs, node allocated)
+# is restarted from a clean state: -c discards saved jobs.
+pkill -x slurmctld 2>/dev/null || true
+pkill -x slurmd 2>/dev/null || true
+sleep 1
 host=$(hostname -s)
 cpus=$(nproc)
 mem=$(( $(awk '/MemTotal/{print $2}' /proc/meminfo) / 1024 - 2048 ))
@@ -41,12 +46,13 @@ fi
 chown -R munge:munge /etc/munge /run/munge /var/lib/munge /var/log/munge 2>/dev/null || true
 chmod 400 /etc/munge/munge.key
 pgrep -x munged >/dev/null || runuser -u munge -- munged
-pgrep -x slurmctld >/dev/null || slurmctld
-pgrep -x slurmd >/dev/null || slurmd
+slurmctld -c
+slurmd -c
 for _ in $(seq 60); do
-  sinfo -h -o %T 2>/dev/null | grep -q idle && { echo "slurm: one node up ($host, $cpus CPUs)"; exit 0; }
+  sinfo -h -o %T 2>/dev/null | grep -qx idle && { echo "slurm: one node up ($host, $cpus CPUs)"; exit 0; }
   sleep 1
 done
 echo "slurm: node did not come up; see /var/log/slurm/" >&2
-tail -5 /var/log/slurm/slurmctld.log /var/log/slurm/slurmd.log >&2 || true
+sinfo >&2 || true
+tail -n 5 /var/log/slurm/slurmctld.log /var/log/slurm/slurmd.log >&2 || true
 exit 1

@@ -1,11 +1,12 @@
-# Metrics of each run, then the tidy tables of the sweep.
+# Metrics of each run, the model costs, then the tidy tables and the summary of the sweep.
 
 
 rule run_metrics:
     input:
         unpack(profile_input),
     output:
-        f"{RUN}/metrics.json",
+        metrics=f"{RUN}/metrics.json",
+        kernels=f"{RUN}/kernels.csv",
     log:
         f"{RUN}/metrics.log",
     conda:
@@ -14,18 +15,62 @@ rule run_metrics:
         "../scripts/run_metrics.py"
 
 
+rule model_costs:
+    output:
+        COSTS,
+    params:
+        experiments=sorted({(r["model"], r["batch"], r["mode"], r["dtype"]) for r in RUNS}),
+    log:
+        f"{RES}/logs/model_costs.log",
+    conda:
+        ENV
+    script:
+        "../scripts/model_costs.py"
+
+
 rule tables:
     input:
-        [f"{d}/metrics.json" for d in run_dirs()],
+        metrics=[f"{d}/metrics.json" for d in run_dirs()],
+        kernels=[f"{d}/kernels.csv" for d in run_dirs()],
+        costs=COSTS,
+        peaks=PEAKS_INPUT,
     output:
-        runs=f"{RES}/tables/runs.csv",
-        runs_pq=f"{RES}/tables/runs.parquet",
-        long=f"{RES}/tables/metrics_long.csv",
-        long_pq=f"{RES}/tables/metrics_long.parquet",
-        speedups=f"{RES}/tables/speedups.csv",
+        **TABLES,
+    params:
+        noise_cv=CFG["noise_cv"],
     log:
         f"{RES}/logs/tables.log",
     conda:
         ENV
     script:
         "../scripts/tables.py"
+
+
+rule summary:
+    input:
+        runs=TABLES["runs"],
+        speedups=TABLES["speedups"],
+        crossover=TABLES["crossover"],
+        peaks=PEAKS_INPUT,
+    output:
+        report(SUMMARY, caption="../report/summary.rst", category="0. Summary"),
+    log:
+        f"{RES}/logs/summary.log",
+    conda:
+        ENV
+    script:
+        "../scripts/summary.py"
+
+
+rule fusion_map:
+    input:
+        TABLES["kernels"],
+    output:
+        report(FUSION_MAP, caption="../report/fusion_map.rst", category="2. Kernels and fusion",
+               subcategory="all models", labels={"figure": "fusion map"}),
+    log:
+        f"{RES}/logs/fusion_map.log",
+    conda:
+        ENV
+    script:
+        "../scripts/fusion_map.py"

@@ -1,4 +1,6 @@
-# Helpers shared by the rules: run folders and the runner's command line.
+# Helpers shared by the rules: run folders, the runner's command line, the outputs.
+
+import os
 
 ENV = "../../environment.yml"
 
@@ -16,13 +18,31 @@ def measure_threads():
         return 1
 
 
-TABLES = [
-    f"{RES}/tables/runs.csv",
-    f"{RES}/tables/runs.parquet",
-    f"{RES}/tables/metrics_long.csv",
-    f"{RES}/tables/metrics_long.parquet",
-    f"{RES}/tables/speedups.csv",
-]
+TABLE_NAMES = {
+    "runs": "runs.csv",
+    "runs_pq": "runs.parquet",
+    "long": "metrics_long.csv",
+    "long_pq": "metrics_long.parquet",
+    "speedups": "speedups.csv",
+    "crossover": "crossover.csv",
+    "kernels": "kernels.csv",
+}
+TABLES = {k: f"{RES}/tables/{v}" for k, v in TABLE_NAMES.items()}
+COSTS = f"{RES}/tables/costs.csv"
+PEAKS = f"{RES}/device/peaks.json"
+SUMMARY = f"{RES}/summary.md"
+FUSION_MAP = f"{RES}/figures/fusion_map.html"
+# regenerating from results copied without the device measurement: no roofline ceilings
+PEAKS_INPUT = [] if (REGENERATE and not os.path.exists(PEAKS)) else PEAKS
+MODELS_SWEPT = sorted({r["model"] for r in RUNS})
+
+
+def figure_scopes(fig):
+    return MODELS_SWEPT if FIGURES[fig][1] == "model" else ["all"]
+
+
+def figure_files(fig):
+    return [f"{RES}/figures/{fig}/{s}.{ext}" for s in figure_scopes(fig) for ext in ("png", "svg")]
 
 
 def runner_args(wildcards):

@@ -1,23 +1,35 @@
-# Figures from the tidy tables (PNG for the report, SVG for papers).
+# Figures from the tidy tables (PNG for the report, SVG for papers): one job per figure,
+# one file per model (or one for the whole sweep), each annotated for the report.
 
+for _fig, (_fn, _scope, _category) in FIGURES.items():
 
-rule figure:
-    input:
-        runs=f"{RES}/tables/runs.csv",
-        speedups=f"{RES}/tables/speedups.csv",
-    output:
-        png=report(
-            f"{RES}/figures/{{fig}}.png",
-            caption="../report/{fig}.rst",
-            category="Sweep",
-            labels={"figure": "{fig}"},
-        ),
-        svg=f"{RES}/figures/{{fig}}.svg",
-    wildcard_constraints:
-        fig="|".join(FIGURES),
-    log:
-        f"{RES}/logs/figure_{{fig}}.log",
-    conda:
-        ENV
-    script:
-        "../scripts/figure.py"
+    rule:
+        name:
+            f"figure_{_fig}"
+        input:
+            runs=TABLES["runs"],
+            speedups=TABLES["speedups"],
+            crossover=TABLES["crossover"],
+            peaks=PEAKS_INPUT,
+        output:
+            **{
+                f"{s}_png": report(
+                    f"{RES}/figures/{_fig}/{s}.png",
+                    caption=f"../report/{_fig}.rst",
+                    category=_category,
+                    subcategory=s if s != "all" else "all models",
+                    labels={"figure": _fig.replace("_", " "), "model": s,
+                            "variants": " ".join(CFG["variants"]),
+                            "batch sizes": " ".join(map(str, CFG["batch_sizes"]))},
+                )
+                for s in figure_scopes(_fig)
+            },
+            **{f"{s}_svg": f"{RES}/figures/{_fig}/{s}.svg" for s in figure_scopes(_fig)},
+        params:
+            fig=_fig,
+        log:
+            f"{RES}/logs/figure_{_fig}.log",
+        conda:
+            ENV
+        script:
+            "../scripts/figure.py"

@@ -51,3 +51,23 @@ rule profile_torch:
         "PYTHONPATH={params.root}${{PYTHONPATH:+:$PYTHONPATH}} {params.python} -m experiments.run {params.args} --profiler torch "
         "--trace {output.trace} --out {output.run} > {log} 2>&1 "
         "&& (test -e {output.trace} || echo '{{\"traceEvents\": []}}' > {output.trace})"
+
+
+rule device_peaks:
+    output:
+        PEAKS,
+    log:
+        f"{RES}/logs/device_peaks.log",
+    params:
+        python=PYTHON,
+        root=ROOT,
+        device=MACHINE.device,
+        dtype=CFG["dtype"],
+    threads: measure_threads()
+    resources:
+        gpu=1 if MACHINE.device == "cuda" else 0,
+    conda:
+        ENV
+    shell:
+        "PYTHONPATH={params.root}${{PYTHONPATH:+:$PYTHONPATH}} {params.python} -m experiments.peaks "
+        "--device {params.device} --dtype {params.dtype} --out {output} > {log} 2>&1"

@@ -1,0 +1,77 @@
+"""The device's measured ceilings, once per sweep, for the roofline:
+
+- copy_bandwidth_Bps: device-to-device copy y.copy_(x) of a large buffer (bytes read +
+  written per second, as metrics.md's anchor: 3.00 TB/s on the H100).
+- matmul_flops: the FLOP rate of a large square matmul in the sweep's dtype.
+
+Median of timed repetitions after warm-up; CUDA events on the GPU, perf_counter on the
+CPU. No profiler runs: these are the ceilings, not experiments.
+
+    python -m experiments.peaks --device cuda --dtype float32 --out peaks.json
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+
+
+def _time(torch, fn, device: str, reps: int) -> float:
+    """Median seconds per call."""
+    for _ in range(3):
+        fn()
+    times = []
+    for _ in range(reps):
+        if device == "cuda":
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            a.record(); fn(); b.record(); b.synchronize()
+            times.append(a.elapsed_time(b) / 1e3)
+        else:
+            t0 = time.perf_counter(); fn(); times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def measure(device: str = "auto", dtype: str = "float32", copy_mib: int | None = None,
+            matmul_n: int | None = None, reps: int = 20) -> dict:
+    import torch
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    cuda = device == "cuda"
+    copy_mib = copy_mib or (1024 if cuda else 64)
+    matmul_n = matmul_n or (8192 if cuda else 512)
+    dt = getattr(torch, dtype)
+    x = torch.empty(copy_mib * 2**20 // 4, dtype=torch.float32, device=device).uniform_()
+    y = torch.empty_like(x)
+    t_copy = _time(torch, lambda: y.copy_(x), device, reps)
+    nbytes = 2 * x.numel() * x.element_size()
+    del x, y
+    a = torch.randn(matmul_n, matmul_n, device=device, dtype=dt)
+    b = torch.randn(matmul_n, matmul_n, device=device, dtype=dt)
+    t_mm = _time(torch, lambda: a @ b, device, reps)
+    return {"device": device,
+            "name": torch.cuda.get_device_name(0) if cuda else "cpu",
+            "dtype": dtype, "copy_bytes": nbytes, "copy_s": t_copy,
+            "copy_bandwidth_Bps": nbytes / t_copy,
+            "matmul_n": matmul_n, "matmul_s": t_mm, "matmul_flops": 2 * matmul_n ** 3 / t_mm,
+            "torch": torch.__version__}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m experiments.peaks", description=__doc__.split("\n\n")[0])
+    p.add_argument("--device", default="auto", choices=["auto", "cuda", "cpu"])
+    p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
+    p.add_argument("--out", help="write JSON here (atomically) instead of stdout")
+    a = p.parse_args(argv)
+    res = measure(a.device, a.dtype)
+    if a.out:
+        from experiments.run import write_json_atomic
+        write_json_atomic(a.out, res)
+    else:
+        print(json.dumps(res, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,138 @@
+"""The analysis of issue 4 on real nsys reports (checked against the `nsys stats` CSVs of
+the same file) and on small tables whose answers are known exactly."""
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis import fusion, metrics, nsys_sqlite, stats, tables
+from conftest import DATA
+
+GPU = ["nsys2025_h200/mlp_eager", "nsys2025_h200/mlp_compile",
+       "nsys2025_h200/pointwise_heavy_eager", "nsys2025_h200/pointwise_heavy_compile"]
+
+
+def csv(name, canon):
+    return pd.read_csv(os.path.join(DATA, name, f"{canon}.csv"))
+
+
+@pytest.mark.parametrize("name", GPU)
+def test_kernel_table_matches_nvtx_kern_sum_per_kernel(report, name):
+    t = nsys_sqlite.load(report(name))
+    k = metrics.kernel_table(t).set_index("full_name")
+    nk = csv(name, "nvtx_kern_sum")
+    nk = nk[nk["NVTX Range"] == "fusionlab:measure"].set_index("Kernel Name")
+    assert set(k.index) == set(nk.index)
+    for kname, row in nk.iterrows():
+        assert k.loc[kname, "calls"] == row["Kern Inst"]
+        assert round(k.loc[kname, "total_us"] * 1e3) == row["Total Time (ns)"]
+        assert k.loc[kname, "median_us"] * 1e3 == pytest.approx(row["Med (ns)"], abs=0.5)
+
+
+@pytest.mark.parametrize("name", GPU)
+def test_launch_path_matches_kern_exec_sum(report, name):
+    """API, queue and kernel durations per kernel (cuda_kern_exec_sum: AMed, QMed, KMed)."""
+    t = nsys_sqlite.load(report(name))
+    ex = csv(name, "kern_exec_sum")
+    for _, row in ex.iterrows():
+        k = t.kernels[t.kernels["full_name"] == row["Kernel Name"]]
+        assert len(k) == row["Count"]
+        lp = metrics.launch_path(k)
+        assert lp["launch_api_us"] * 1e3 == pytest.approx(row["AMed (ns)"], abs=0.5)
+        assert float(np.median(k["end"] - k["start"])) == pytest.approx(row["KMed (ns)"], abs=0.5)
+        q = k["start"] - k["launch_end"]
+        assert int((q >= 0).sum()) == row["QCount"]
+        if row["QCount"]:
+            assert lp["queue_us"] * 1e3 == pytest.approx(row["QMed (ns)"], abs=0.5)
+
+
+@pytest.mark.parametrize("name", GPU)
+def test_idle_breakdown_adds_up(report, name):
+    m = metrics.range_metrics(nsys_sqlite.load(report(name)), "measure")
+    total = m["gpu_busy_fraction"] + m["idle_host_wait_frac"] + m["idle_kernel_wait_frac"] + m["idle_other_frac"]
+    assert total == pytest.approx(1.0, abs=1e-12)
+    assert m["bound"] == "cpu"   # all four recorded runs are small and host-bound (busy < 15%)
+    assert 0 <= m["short_kernel_share"] <= 1
+
+
+def test_idle_breakdown_by_hand():
+    # range [0, 100] ns, three kernels (start, end, launch start)
+    k = pd.DataFrame({"start": [10, 23, 60], "end": [20, 40, 70], "launch_start": [0, 15, 45]})
+    out = metrics.idle_breakdown(k, 0, 100, kernel_wait_us=0.005)   # 5 ns threshold
+    # gap 0->10: launch 0 not after 0, 10 ns > 5 ns -> other; 20->23: launch 15 < 20, 3 ns -> kernel wait;
+    # 40->60: launch 45 > 40 -> host wait 20; tail 70->100 -> other 30
+    assert out == {"host_wait": 20, "kernel_wait": 3, "other": 40}
+
+
+def test_fusion_names():
+    assert fusion.classify("triton_poi_fused_add_relu_0") == ("pointwise", ["add", "relu"])
+    assert fusion.classify("triton_per_fused__softmax_1") == ("persistent reduction", ["_softmax"])
+    assert fusion.classify("triton_red_fused_native_layer_norm_2") == ("reduction", ["native_layer_norm"])
+    assert fusion.classify("cpp_fused_add_relu_0") == ("cpp", ["add", "relu"])
+    assert fusion.classify("aten::addmm") == ("aten", ["addmm"])
+    assert fusion.classify("x", "void at::native::vectorized_elementwise_kernel<(int)4, "
+                           "at::native::sin_kernel_cuda(at::TensorIteratorBase &)") == ("eager", ["sin"])
+    assert fusion.classify("Kernel2", "void cutlass::Kernel2<cutlass_80_simt_sgemm>") == ("library", ["mm"])
+    assert fusion.classify("weird_kernel") == ("other", ["weird_kernel"])
+
+
+def test_fusion_map_and_diff_pointwise(report):
+    """Eager's 35 kernels per iteration (12 distinct) against compile's one fused kernel."""
+    e = fusion.annotate(metrics.kernel_table(nsys_sqlite.load(report("nsys2025_h200/pointwise_heavy_eager"))))
+    c = fusion.annotate(metrics.kernel_table(nsys_sqlite.load(report("nsys2025_h200/pointwise_heavy_compile"))))
+    assert e["calls_per_iter"].sum() == 35 and len(e) == 12
+    assert set(e["ops"]) == {"mul", "add", "cos", "sin", "sigmoid", "tanh", "clamp", "div", "abs"}
+    assert c["ops"].tolist() == ["abs+add+cos+div+mul+relu+sigmoid+sin+tanh"] and c["n_ops"].tolist() == [9]
+    d = fusion.kernel_diff(e, c)
+    assert (d["class"] == "deleted").sum() == 12 and (d["class"] == "added").sum() == 1
+
+
+def _runs(wall):
+    rows = []
+    for (model, variant, batch), ts in wall.items():
+        for i, w in enumerate(ts):
+            rows.append(dict(model=model, variant=variant, batch=batch, mode="inference", dtype="float32",
+                             repeat=i, backend="nsys", device="cuda", status="ok", reason=None,
+                             wall_time_per_iter_ms=w, gpu_time_per_iter_ms=w / 2, kernels_per_iter=10,
+                             compile_latency_s=0.0, peak_memory_bytes=100))
+    return pd.DataFrame(rows)
+
+
+def test_speedups_cis_and_noisy_flag():
+    runs = _runs({("m", "eager", 8): [2.0, 2.0, 2.0], ("m", "compile", 8): [1.0, 1.0, 1.0],
+                  ("m", "eager", 64): [2.0, 2.0, 2.0], ("m", "compile", 64): [1.0, 1.5, 0.5]})
+    runs.loc[(runs.variant == "compile"), "kernels_per_iter"] = 2
+    sp = tables.speedups(runs, noise_cv=0.05).set_index(["variant", "batch"])
+    a, b = sp.loc[("compile", 8)], sp.loc[("compile", 64)]
+    assert a.speedup_wall == 2.0 and a.speedup_wall_lo == 2.0 and a.speedup_wall_hi == 2.0
+    assert not a.noisy and a.cv_wall == 0.0
+    assert b.speedup_wall == 2.0          # the median, not the mean of the noisy repeats
+    assert b.cv_wall == pytest.approx(0.5) and b.noisy
+    assert b.speedup_wall_lo < 2.0 < b.speedup_wall_hi
+    assert a.kernel_reduction == 5.0 and a.repeats == 3
+    assert not sp.loc[("eager", 8)].noisy
+
+
+def test_failed_repeat_is_listed_not_averaged():
+    runs = _runs({("m", "eager", 8): [2.0, 2.0], ("m", "compile", 8): [1.0, 1.0]})
+    runs.loc[(runs.variant == "compile") & (runs.repeat == 1), ["status", "reason"]] = ["oom", "CUDA out of memory"]
+    r = tables.speedups(runs).set_index("variant").loc["compile"]
+    assert r.status == "ok,oom" and r.repeats_ok == 1 and "out of memory" in r.reason
+
+
+def test_crossover():
+    assert stats.crossover([128, 1024, 4096], [0.5, 0.8, 1.6]) == pytest.approx(
+        (2 ** (10 + 0.25 * 2), "starts to beat eager between batch 1024 and 4096"))
+    assert stats.crossover([8, 32], [1.1, 1.2])[0] == 8
+    b, note = stats.crossover([8, 32], [0.5, 0.9])
+    assert np.isnan(b) and "does not beat eager up to batch 32" in note
+
+
+def test_model_cost_mlp_exact():
+    from experiments.cost import count
+    c = count("mlp", 128)
+    assert c["flops"] == 2 * (128 * 1 * 1024 + 128 * 1024 * 1024 + 128 * 1024 * 1)
+    params = 1 * 1024 + 1024 + 1024 * 1024 + 1024 + 1024 + 1
+    assert c["bytes_fused"] == 4 * (128 + params + 128)
+    assert c["bytes_unfused"] > c["bytes_fused"]
