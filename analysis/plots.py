@@ -40,7 +40,7 @@ def _empty(ax, text):
 
 
 def _title(fig, what, t, model=None):
-    fig.suptitle(f"{what}{' - ' + model if model else ''} ({_label(t['runs'])})", fontsize=9)
+    fig.suptitle(f"{what}{' - ' + model if model else ''}\n{_label(t['runs'])}", fontsize=8)
 
 
 def _m(df, model):

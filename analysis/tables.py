@@ -73,6 +73,8 @@ def runs_table(metric_files: list[str], costs: pd.DataFrame | None = None,
     fl = (peaks or {}).get("matmul_flops")
     df["copy_bandwidth_frac"] = df["achieved_bandwidth_Bps"] / bw if bw else np.nan
     df["flops_frac"] = df["achieved_flops"] / fl if fl else np.nan
+    first = ID + ["status", "reason"]
+    df = df[first + sorted(c for c in df.columns if c not in first)]   # the same order whatever the file order
     return df.sort_values(ID, ignore_index=True)
 
 

@@ -1,20 +1,12 @@
 """The analysis of issue 4 on real nsys reports (checked against the `nsys stats` CSVs of
 the same file) and on small tables whose answers are known exactly."""
-import os
-
 import numpy as np
 import pandas as pd
 import pytest
 
 from analysis import fusion, metrics, nsys_sqlite, stats, tables
-from conftest import DATA
-
-GPU = ["nsys2025_h200/mlp_eager", "nsys2025_h200/mlp_compile",
-       "nsys2025_h200/pointwise_heavy_eager", "nsys2025_h200/pointwise_heavy_compile"]
-
-
-def csv(name, canon):
-    return pd.read_csv(os.path.join(DATA, name, f"{canon}.csv"))
+from test_nsys_reader import GPU
+from test_nsys_reader import stats as csv
 
 
 @pytest.mark.parametrize("name", GPU)

@@ -103,7 +103,7 @@ def test_smoke_sweep_end_to_end(tmp_path):
     assert "regenerating from 12 recorded torch runs" in p.stderr
     assert "profile_torch" not in p.stdout + p.stderr
     assert {p: os.path.getmtime(p) for p in before} == before
-    assert pd.read_csv(f"{res}/tables/runs.csv").equals(runs)
+    pd.testing.assert_frame_equal(pd.read_csv(f"{res}/tables/runs.csv"), runs)
     check_analysis_outputs(res)
     snake("--report", f"{res}/report.html", "--configfile", "config/smoke.yaml", "--config", f"results={res}")
     assert os.path.getsize(f"{res}/report.html") > 100_000
