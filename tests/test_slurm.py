@@ -30,7 +30,7 @@ def test_smoke_sweep_through_slurm_matches_local(tmp_path):
     cfg = ["--configfile", "config/smoke.yaml"]
     p = snake("all", "--profile", "workflow/profiles/slurm", *cfg, "--config", f"results={cluster}",
           "--slurm-status-command", "squeue", "--default-resources", "slurm_partition=debug",
-          "mem_mb=2000", "runtime=30", "--set-threads", "profile_torch=1", "--jobs", "2",
+          "mem_mb=2000", "runtime=30", "--set-threads", "profile_torch=1", "device_peaks=1", "--jobs", "2",
           timeout=1500)
     snake("all", "--cores", "2", *cfg, "--config", f"results={local}")
     a = pd.read_csv(f"{cluster}/tables/runs.csv")
