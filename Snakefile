@@ -79,8 +79,6 @@ include: "workflow/rules/analysis.smk"
 include: "workflow/rules/plots.smk"
 
 
-workflow._localrules.update(f"figure_{f}" for f in FIGURES)  # the figure rules, made in a loop
-
 
 ANALYSIS = [*TABLES.values(), SUMMARY, FUSION_MAP, *[f for fig in FIGURES for f in figure_files(fig)]]
 

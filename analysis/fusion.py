@@ -58,16 +58,12 @@ def split_ops(fused: str) -> list[str]:
     """'add_relu' -> [add, relu]; '_softmax_add' -> [_softmax, add]."""
     ops, rest = [], fused
     while rest:
-        rest = rest.lstrip("_") if not any(rest.startswith(m) for m in MULTI if m.startswith("_")) else rest
-        m = next((m for m in MULTI if rest == m or rest.startswith(m + "_")), None)
-        if m is None:
-            m = rest.split("_", 1)[0]
-        if m:
-            ops.append(m)
-        rest = rest[len(m):]
-        rest = rest[1:] if rest.startswith("_") and not any(rest.startswith(x) for x in MULTI if x.startswith("_")) else rest
-        if not m:
-            break
+        op = next((m for m in MULTI if rest == m or rest.startswith(m + "_")), None) or rest.split("_", 1)[0]
+        if not op:              # a separator underscore
+            rest = rest[1:]
+            continue
+        ops.append(op)
+        rest = rest[len(op):].removeprefix("_")
     return ops
 
 

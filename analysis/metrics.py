@@ -81,28 +81,40 @@ def union_ns(starts, ends, lo=None, hi=None) -> int:
     return int(total)
 
 
-def range_metrics(trace: Trace, name: str, domain: str | None = R.DOMAIN) -> dict:
+def _instances(trace: Trace, name: str, domain: str | None) -> pd.DataFrame:
+    """The range's instances (of that domain, where the trace has one)."""
     rs = trace.ranges[trace.ranges["name"] == name]
     if domain is not None and (trace.ranges["domain"] == domain).any():
         rs = rs[rs["domain"] == domain]
+    return rs
+
+
+def _iterations(trace: Trace, rs: pd.DataFrame, name: str) -> int:
+    """ITERATION ranges nested in the instances, else the instances themselves."""
+    if name == R.ITERATION:
+        return len(rs)
+    its = trace.ranges[trace.ranges["name"] == R.ITERATION]
+    return sum(int(_inside(its, r).sum()) for r in rs.itertuples()) or len(rs)
+
+
+def range_metrics(trace: Trace, name: str, domain: str | None = R.DOMAIN) -> dict:
+    rs = _instances(trace, name, domain)
     m = {"range": name, "domain": domain or "", "instances": int(len(rs))}
     if rs.empty:
         return m
-    its = trace.ranges[(trace.ranges["name"] == R.ITERATION)]
     k_mask = pd.Series(False, index=trace.kernels.index)
     a_mask = pd.Series(False, index=trace.api.index)
-    n_iter, busy = 0, 0
+    busy = 0
     idle = {"host_wait": 0, "kernel_wait": 0, "other": 0}
     for r in rs.itertuples():
         kin = _inside(trace.kernels, r, "launch_start", "launch_end")
         k_mask |= kin
         a_mask |= _inside(trace.api, r) & trace.api["is_launch"].astype(bool)
-        n_iter += int(_inside(its, r).sum()) if name != R.ITERATION else 1
         kk = trace.kernels[kin]
         busy += union_ns(kk["start"], kk["end"], r.start, r.end)
         for key, v in idle_breakdown(kk, r.start, r.end).items():
             idle[key] += v
-    iters = n_iter or len(rs)
+    iters = _iterations(trace, rs, name)
     dur = int((rs["end"] - rs["start"]).sum())
     k = trace.kernels[k_mask]
     a = trace.api[a_mask]
@@ -182,18 +194,13 @@ def kernel_table(trace: Trace, name: str = R.MEASURE, domain: str | None = R.DOM
     eager's sin and cos kernels stay apart though both are `vectorized_elementwise_kernel`):
     calls, total and median duration (cuda_gpu_kern_sum restricted to the range)."""
     cols = ["name", "full_name", "calls", "calls_per_iter", "total_us", "time_per_iter_us", "median_us"]
-    rs = trace.ranges[trace.ranges["name"] == name]
-    if domain is not None and (trace.ranges["domain"] == domain).any():
-        rs = rs[rs["domain"] == domain]
+    rs = _instances(trace, name, domain)
     if rs.empty:
         return pd.DataFrame(columns=cols)
-    its = trace.ranges[trace.ranges["name"] == R.ITERATION]
     mask = pd.Series(False, index=trace.kernels.index)
-    n_iter = 0
     for r in rs.itertuples():
         mask |= _inside(trace.kernels, r, "launch_start", "launch_end")
-        n_iter += int(_inside(its, r).sum())
-    iters = n_iter or len(rs)
+    iters = _iterations(trace, rs, name)
     k = trace.kernels[mask].assign(dur=lambda d: (d["end"] - d["start"]) / 1e3)
     if k.empty:
         return pd.DataFrame(columns=cols)

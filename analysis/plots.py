@@ -17,6 +17,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from experiments.run import atomic_path  # noqa: E402
+
 SWEEP = "all"
 
 
@@ -229,17 +231,18 @@ def load_tables(runs_csv, speedups_csv, crossover_csv=None, peaks_json=None) -> 
     t = {"runs": pd.read_csv(runs_csv), "speedups": pd.read_csv(speedups_csv)}
     t["crossover"] = pd.read_csv(crossover_csv) if crossover_csv and os.path.exists(crossover_csv) \
         else pd.DataFrame(columns=["model", "variant", "crossover_batch", "note"])
-    t["peaks"] = json.load(open(peaks_json)) if peaks_json and os.path.exists(peaks_json) else {}
+    t["peaks"] = {}
+    if peaks_json and os.path.exists(peaks_json):
+        with open(peaks_json) as f:
+            t["peaks"] = json.load(f)
     return t
 
 
 def save(fig, png: str, svg: str | None = None) -> None:
     fig.tight_layout()
     for path in filter(None, (png, svg)):
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        tmp = path + ".tmp" + os.path.splitext(path)[1]
-        fig.savefig(tmp, dpi=110)
-        os.replace(tmp, path)
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, dpi=110)
     plt.close(fig)
 
 

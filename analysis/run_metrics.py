@@ -16,7 +16,7 @@ import pandas as pd
 from analysis import fusion, metrics, nsys_sqlite, torch_trace
 from analysis.trace import ReportError
 from experiments import ranges as R
-from experiments.run import write_json_atomic
+from experiments.run import atomic_path, write_json_atomic
 
 KEYS = ("model", "variant", "batch", "mode", "dtype", "repeat")
 
@@ -69,9 +69,7 @@ KERNEL_FILE_COLUMNS = ["name", "kind", "ops", "n_ops", "calls_per_iter", "time_p
 def main(run_json: str, profile: str | None, backend: str, out: str, kernels_out: str | None = None) -> dict:
     row, kernels = compute(run_json, profile if profile and os.path.exists(profile) else None, backend)
     if kernels_out:
-        k = kernels.reindex(columns=KERNEL_FILE_COLUMNS)
-        tmp = kernels_out + ".tmp"
-        k.to_csv(tmp, index=False)
-        os.replace(tmp, kernels_out)
+        with atomic_path(kernels_out) as tmp:
+            kernels.reindex(columns=KERNEL_FILE_COLUMNS).to_csv(tmp, index=False)
     write_json_atomic(out, row)
     return row

@@ -3,9 +3,10 @@ tables only."""
 from __future__ import annotations
 
 import html
-import os
 
 import pandas as pd
+
+from experiments.run import atomic_path
 
 
 def _fmt_speedup(r) -> str:
@@ -95,8 +96,5 @@ def fusion_map_html(kernels: pd.DataFrame, top: int = 12) -> str:
 
 
 def write_text(path: str, text: str) -> None:
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
+    with atomic_path(path) as tmp, open(tmp, "w") as f:
         f.write(text)
-    os.replace(tmp, path)

@@ -33,6 +33,7 @@ import pandas as pd
 
 from analysis import stats
 from analysis.run_metrics import KEYS
+from experiments.run import atomic_path
 
 ID = list(KEYS) + ["backend", "device"]
 GROUP = ["model", "batch", "mode", "dtype", "backend", "device"]
@@ -87,13 +88,11 @@ def long_table(runs: pd.DataFrame) -> pd.DataFrame:
 def speedups(runs: pd.DataFrame, noise_cv: float = NOISE_CV) -> pd.DataFrame:
     rows = []
     ok = runs[runs["status"] == "ok"]
+    eagers = dict(iter(ok[ok["variant"] == "eager"].groupby(GROUP, dropna=False, sort=False)))
     for key, g in runs.groupby(GROUP + ["variant"], dropna=False, sort=True):
         row = dict(zip(GROUP + ["variant"], key))
         good = g[g["status"] == "ok"]
-        e = ok
-        for c, v in zip(GROUP, key):
-            e = e[e[c] == v] if v == v else e[e[c].isna()]
-        e = e[e["variant"] == "eager"]
+        e = eagers.get(key[:-1], ok.iloc[:0])
         row["repeats"] = len(g)
         row["repeats_ok"] = len(good)
         row["status"] = "ok" if (g["status"] == "ok").all() else ",".join(sorted(set(g["status"])))
@@ -149,16 +148,11 @@ def kernels_table(pairs: list[tuple[str, str]]) -> pd.DataFrame:
 
 
 def write(df: pd.DataFrame, csv: str, parquet: str | None = None) -> None:
-    for path in (csv, parquet):
-        if path:
-            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    tmp = csv + ".tmp"
-    df.to_csv(tmp, index=False)
-    os.replace(tmp, csv)
+    with atomic_path(csv) as tmp:
+        df.to_csv(tmp, index=False)
     if parquet:
-        tmp = parquet + ".tmp"
-        df.to_parquet(tmp, index=False)
-        os.replace(tmp, parquet)
+        with atomic_path(parquet) as tmp:
+            df.to_parquet(tmp, index=False)
 
 
 def build(metric_files, kernel_files, costs_csv, peaks_json, out: dict, noise_cv: float = NOISE_CV) -> None:

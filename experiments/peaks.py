@@ -33,6 +33,13 @@ def _time(torch, fn, device: str, reps: int) -> float:
     return statistics.median(times)
 
 
+def _time_op(torch, op, shape, dtype, device: str, reps: int) -> float:
+    """Median seconds of op(a, b) on two fresh random tensors (freed on return)."""
+    a = torch.rand(shape, dtype=dtype, device=device)
+    b = torch.rand(shape, dtype=dtype, device=device)
+    return _time(torch, lambda: op(a, b), device, reps)
+
+
 def measure(device: str = "auto", dtype: str = "float32", copy_mib: int | None = None,
             matmul_n: int | None = None, reps: int = 20) -> dict:
     import torch
@@ -42,14 +49,9 @@ def measure(device: str = "auto", dtype: str = "float32", copy_mib: int | None =
     copy_mib = copy_mib or (1024 if cuda else 64)
     matmul_n = matmul_n or (8192 if cuda else 512)
     dt = getattr(torch, dtype)
-    x = torch.empty(copy_mib * 2**20 // 4, dtype=torch.float32, device=device).uniform_()
-    y = torch.empty_like(x)
-    t_copy = _time(torch, lambda: y.copy_(x), device, reps)
-    nbytes = 2 * x.numel() * x.element_size()
-    del x, y
-    a = torch.randn(matmul_n, matmul_n, device=device, dtype=dt)
-    b = torch.randn(matmul_n, matmul_n, device=device, dtype=dt)
-    t_mm = _time(torch, lambda: a @ b, device, reps)
+    nbytes = 2 * copy_mib * 2**20   # read + written
+    t_copy = _time_op(torch, lambda x, y: y.copy_(x), (copy_mib * 2**20 // 4,), torch.float32, device, reps)
+    t_mm = _time_op(torch, lambda a, b: a @ b, (matmul_n, matmul_n), dt, device, reps)
     return {"device": device,
             "name": torch.cuda.get_device_name(0) if cuda else "cpu",
             "dtype": dtype, "copy_bytes": nbytes, "copy_s": t_copy,

@@ -36,14 +36,26 @@ PROFILERS = ("nsys", "torch", "none")
 TOLERANCE = {"float32": (1e-3, 1e-4), "bfloat16": (1.6e-2, 1e-2), "float16": (5e-3, 1e-3)}
 
 
-def write_json_atomic(path: str, obj: dict) -> None:
-    """Write to a temporary name, then rename: a killed run never leaves half a file."""
+@contextlib.contextmanager
+def atomic_path(path: str):
+    """Yield a temporary name next to path (same extension, so writers that pick the
+    format by it still work); rename it to path when the block ends. A killed or
+    failing writer never leaves half a file under the real name."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w") as f:
+    root, ext = os.path.splitext(path)
+    tmp = f"{root}.tmp{os.getpid()}{ext}"
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def write_json_atomic(path: str, obj: dict) -> None:
+    with atomic_path(path) as tmp, open(tmp, "w") as f:
         json.dump(obj, f, indent=2, sort_keys=True, default=str)
         f.write("\n")
-    os.replace(tmp, path)
 
 
 def tool_version(cmd: list[str]) -> str | None:
@@ -235,10 +247,8 @@ def run(args, rec: dict) -> dict:
         wall = time.perf_counter() - t0
     if prof is not None:
         prof.__exit__(None, None, None)
-        os.makedirs(os.path.dirname(os.path.abspath(args.trace)), exist_ok=True)
-        tmp = f"{args.trace}.tmp{os.getpid()}.json"
-        prof.export_chrome_trace(tmp)
-        os.replace(tmp, args.trace)
+        with atomic_path(args.trace) as tmp:
+            prof.export_chrome_trace(tmp)
 
     rec["timing"] = {"wall_time_per_iter_ms": wall * 1e3 / args.iters,
                      "cuda_event_time_per_iter_ms":

@@ -173,8 +173,10 @@ def existing_runs(cfg: dict) -> list[dict]:
     """The runs already profiled under the results folder (a run.json and its profile),
     for regenerating tables and figures without profiling again."""
     root = os.path.join(cfg["results"], "runs")
-    pat = re.compile(r"^(?P<backend>nsys|torch)/(?P<model>[^/]+)/(?P<variant>[^/]+)/(?P<mode>inference|train)_"
-                     r"(?P<dtype>\w+)/bs(?P<batch>\d+)/r(?P<repeat>\d+)/run\.json$")
+    pat = re.compile("^" + RUN_PATTERN.format(
+        backend="(?P<backend>nsys|torch)", model="(?P<model>[^/]+)", variant="(?P<variant>[^/]+)",
+        mode="(?P<mode>inference|train)", dtype=r"(?P<dtype>\w+)", batch=r"(?P<batch>\d+)",
+        repeat=r"(?P<repeat>\d+)") + r"/run\.json$")
     found = []
     for dirpath, _, files in os.walk(root):
         if "run.json" not in files:

@@ -1,6 +1,5 @@
 """The workflow end to end on the CPU smoke config, as a user runs it, with faults
 injected: a killed sweep, an OOM and a raising experiment, a corrupt profile."""
-import json
 import os
 import signal
 import subprocess

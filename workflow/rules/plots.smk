@@ -6,6 +6,7 @@ for _fig, (_fn, _scope, _category) in FIGURES.items():
     rule:
         name:
             f"figure_{_fig}"
+        localrule: True
         input:
             runs=TABLES["runs"],
             speedups=TABLES["speedups"],
