@@ -24,6 +24,15 @@ class ModelSpec:
     seed: str                     # where the definition comes from
     default_batch: int
     modes: tuple = ("inference", "train")
+    # what rewrites can see in it: matmul_bias, add_relu, conv_bn, lstm, hand (has a
+    # forward_hand(ops, *inputs) for the hand-written kernels), gelu_tanh, library_op
+    tags: frozenset = frozenset()
+
+
+class Unsupported(Exception):
+    """Raised by a variant's apply() when it finds, on the built model, that it cannot
+    apply (a pattern it rewrites is absent, a dtype its kernel lacks). The runner records
+    the run as `unsupported` with this message as the reason."""
 
 
 @dataclass(frozen=True)
@@ -36,13 +45,33 @@ class VariantSpec:
 
 
 def register_model(name: str, *, description: str, seed: str, default_batch: int,
-                   modes=("inference", "train")):
+                   modes=("inference", "train"), tags=()):
     def deco(build):
         if name in MODELS:
             raise ValueError(f"model {name!r} registered twice")
-        MODELS[name] = ModelSpec(name, build, description, seed, default_batch, tuple(modes))
+        MODELS[name] = ModelSpec(name, build, description, seed, default_batch, tuple(modes),
+                                 frozenset(tags))
         return build
     return deco
+
+
+def requires(*, tag: str | None = None, devices=None, modes=None, why: str = "") -> Callable:
+    """A supports() from declared needs: a model tag, devices, modes. The reason names
+    what is missing and, with `why`, the cause."""
+    def supports(model: str, device: str, mode: str):
+        spec = MODELS.get(model)
+        if tag and (spec is None or tag not in spec.tags):
+            return f"applies only to models tagged {tag!r} ({', '.join(tagged(tag)) or 'none'})"
+        if devices and device not in devices:
+            return f"needs device {'/'.join(devices)}, this run is on {device}{why}"
+        if modes and mode not in modes:
+            return f"{'/'.join(modes)} mode only{why}"
+        return None
+    return supports
+
+
+def tagged(tag: str) -> list[str]:
+    return sorted(n for n, m in MODELS.items() if tag in m.tags)
 
 
 def register_variant(name: str, *, description: str,

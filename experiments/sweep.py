@@ -46,6 +46,11 @@ def _message(err: jsonschema.ValidationError) -> str:
     if v == "enum":
         return (f"config key {key}: {err.instance!r} is not allowed; allowed values: "
                 + ", ".join(map(str, err.validator_value)))
+    if v == "anyOf":  # one value or a list (mode, dtype)
+        enums = [sub["enum"] for sub in err.validator_value if "enum" in sub]
+        if enums:
+            return (f"config key {key}: {err.instance!r} is not allowed; allowed values: "
+                    + ", ".join(map(str, enums[0])) + " (one, or a list of them)")
     if v == "additionalProperties":
         allowed = ", ".join(sorted(err.schema.get("properties", {})))
         extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
@@ -84,6 +89,9 @@ def validate(config: dict) -> dict:
         raise ConfigError(_message(errors[0]))
     cfg = copy.deepcopy(config)
     _defaults(s, cfg)
+    for key in ("mode", "dtype"):  # one value or a list: always a list from here on
+        if isinstance(cfg[key], str):
+            cfg[key] = [cfg[key]]
     if "eager" not in cfg["variants"]:
         cfg["variants"] = ["eager"] + cfg["variants"]
     return cfg
@@ -159,10 +167,9 @@ RUN_PATTERN = ("{backend}/{model}/{variant}/{mode}_{dtype}/bs{batch}/r{repeat}")
 
 
 def runs(cfg: dict, backend: str) -> list[dict]:
-    return [dict(backend=backend, model=m, variant=v, mode=cfg["mode"], dtype=cfg["dtype"],
-                 batch=b, repeat=r)
-            for m in cfg["models"] for v in cfg["variants"] for b in cfg["batch_sizes"]
-            for r in range(cfg["repeats"])]
+    return [dict(backend=backend, model=m, variant=v, mode=mode, dtype=dtype, batch=b, repeat=r)
+            for m in cfg["models"] for v in cfg["variants"] for mode in cfg["mode"]
+            for dtype in cfg["dtype"] for b in cfg["batch_sizes"] for r in range(cfg["repeats"])]
 
 
 def run_dir(results: str, **keys) -> str:

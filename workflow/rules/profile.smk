@@ -62,7 +62,7 @@ rule device_peaks:
         python=PYTHON,
         root=ROOT,
         device=MACHINE.device,
-        dtype=CFG["dtype"],
+        dtype=CFG["dtype"][0],
     threads: measure_threads()
     resources:
         gpu=1 if MACHINE.device == "cuda" else 0,

@@ -1,0 +1,230 @@
+// fusionlab hand-written CUDA kernels (built by cuda_ops.py with load_inline, cached).
+// Math in fp32 whatever the storage type; 16-byte vector loads and stores where the
+// pointers and sizes allow, so each kernel reads every input once and writes once.
+#include <torch/extension.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
+
+namespace {
+
+template <typename T, int N>
+struct alignas(sizeof(T) * N) Pack {
+  T v[N];
+};
+
+enum Op { GELU_TANH = 0, GELU_ERF = 1, RELU = 2 };
+
+template <int OP>
+__device__ __forceinline__ float act(float v) {
+  if (OP == GELU_TANH) return 0.5f * v * (1.0f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
+  if (OP == GELU_ERF) return 0.5f * v * (1.0f + erff(v * 0.7071067811865476f));
+  return fmaxf(v, 0.0f);
+}
+
+__device__ __forceinline__ float sigmoidf(float v) { return 1.0f / (1.0f + __expf(-v)); }
+
+inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+inline int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// out = act(x [+ y]); y has x's numel (ylen == n) or is broadcast with period ylen.
+// VEC: N elements per thread per step (16 bytes); ylen % N == 0 and 16-byte aligned.
+template <typename T, int OP, int N>
+__global__ void pointwise_kernel(const T* __restrict__ x, const T* __restrict__ y, T* __restrict__ out,
+                                 int64_t n, int64_t ylen) {
+  using P = Pack<T, N>;
+  const int64_t npack = n / N;
+  const int64_t p = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (p < npack) {
+    P xv = reinterpret_cast<const P*>(x)[p];
+    P yv;
+    if (y != nullptr) yv = reinterpret_cast<const P*>(y)[ylen == n ? p : ((p * N) % ylen) / N];
+    P o;
+#pragma unroll
+    for (int k = 0; k < N; k++) {
+      float v = static_cast<float>(xv.v[k]);
+      if (y != nullptr) v += static_cast<float>(yv.v[k]);
+      o.v[k] = static_cast<T>(act<OP>(v));
+    }
+    reinterpret_cast<P*>(out)[p] = o;
+  }
+  // the tail that does not fill a pack (only when N > 1)
+  const int64_t i = npack * N + p;
+  if (N > 1 && p < N && i < n) {
+    float v = static_cast<float>(x[i]);
+    if (y != nullptr) v += static_cast<float>(y[i % ylen]);
+    out[i] = static_cast<T>(act<OP>(v));
+  }
+}
+
+template <int OP>
+torch::Tensor pointwise(torch::Tensor x, c10::optional<torch::Tensor> y_opt) {
+  TORCH_CHECK(x.is_cuda() && x.is_contiguous(), "x must be a contiguous CUDA tensor");
+  const at::cuda::OptionalCUDAGuard guard(x.device());
+  torch::Tensor y;
+  if (y_opt.has_value()) {
+    y = y_opt->contiguous();
+    TORCH_CHECK(y.scalar_type() == x.scalar_type(), "x and y must have the same dtype");
+    TORCH_CHECK(y.numel() == x.numel() || (y.dim() == 1 && y.numel() == x.size(-1)),
+                "y must have x's shape or be a vector of x's last axis");
+  }
+  auto out = torch::empty_like(x);
+  const int64_t n = x.numel();
+  if (n == 0) return out;
+  const int64_t ylen = y.defined() ? y.numel() : 1;
+  auto stream = at::cuda::getCurrentCUDAStream();
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::ScalarType::Half, at::ScalarType::BFloat16, x.scalar_type(), "pointwise", [&] {
+    constexpr int N = 16 / sizeof(scalar_t);
+    const scalar_t* yp = y.defined() ? y.data_ptr<scalar_t>() : nullptr;
+    const bool vec = aligned16(x.data_ptr()) && aligned16(out.data_ptr()) &&
+                     (yp == nullptr || (aligned16(yp) && ylen % N == 0));
+    const int threads = 256;
+    if (vec) {
+      pointwise_kernel<scalar_t, OP, N><<<cdiv(std::max<int64_t>(n / N, N), threads), threads, 0, stream>>>(
+          x.data_ptr<scalar_t>(), yp, out.data_ptr<scalar_t>(), n, ylen);
+    } else {
+      pointwise_kernel<scalar_t, OP, 1><<<cdiv(n, threads), threads, 0, stream>>>(
+          x.data_ptr<scalar_t>(), yp, out.data_ptr<scalar_t>(), n, ylen);
+    }
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  });
+  return out;
+}
+
+template <typename Red>
+__device__ __forceinline__ float block_reduce(float v, float* smem, Red red, float identity) {
+  for (int o = 16; o > 0; o >>= 1) v = red(v, __shfl_xor_sync(0xffffffff, v, o));
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, nwarps = blockDim.x / 32;
+  __syncthreads();  // smem may still be read from a previous reduction
+  if (lane == 0) smem[warp] = v;
+  __syncthreads();
+  v = lane < nwarps ? smem[lane] : identity;
+  for (int o = 16; o > 0; o >>= 1) v = red(v, __shfl_xor_sync(0xffffffff, v, o));
+  return v;
+}
+
+// One block per row; the row stays in registers (MAXP packs per thread), so HBM sees one
+// read and one write of it.
+template <typename T, int N, int MAXP>
+__global__ void softmax_kernel(const T* __restrict__ x, T* __restrict__ out, int64_t ncols) {
+  using P = Pack<T, N>;
+  __shared__ float smem[32];
+  const int64_t npack = ncols / N;
+  const P* xr = reinterpret_cast<const P*>(x + blockIdx.x * ncols);
+  P* outr = reinterpret_cast<P*>(out + blockIdx.x * ncols);
+  float v[MAXP][N];
+  float m = -INFINITY;
+#pragma unroll
+  for (int j = 0; j < MAXP; j++) {
+    const int64_t p = threadIdx.x + (int64_t)j * blockDim.x;
+    if (p < npack) {
+      P xv = xr[p];
+#pragma unroll
+      for (int k = 0; k < N; k++) { v[j][k] = static_cast<float>(xv.v[k]); m = fmaxf(m, v[j][k]); }
+    }
+  }
+  m = block_reduce(m, smem, [](float a, float b) { return fmaxf(a, b); }, -INFINITY);
+  float s = 0.0f;
+#pragma unroll
+  for (int j = 0; j < MAXP; j++) {
+    const int64_t p = threadIdx.x + (int64_t)j * blockDim.x;
+    if (p < npack) {
+#pragma unroll
+      for (int k = 0; k < N; k++) { v[j][k] = __expf(v[j][k] - m); s += v[j][k]; }
+    }
+  }
+  s = block_reduce(s, smem, [](float a, float b) { return a + b; }, 0.0f);
+  const float inv = 1.0f / s;
+#pragma unroll
+  for (int j = 0; j < MAXP; j++) {
+    const int64_t p = threadIdx.x + (int64_t)j * blockDim.x;
+    if (p < npack) {
+      P o;
+#pragma unroll
+      for (int k = 0; k < N; k++) o.v[k] = static_cast<T>(v[j][k] * inv);
+      outr[p] = o;
+    }
+  }
+}
+
+torch::Tensor softmax(torch::Tensor x) {
+  TORCH_CHECK(x.is_cuda() && x.is_contiguous(), "x must be a contiguous CUDA tensor");
+  const at::cuda::OptionalCUDAGuard guard(x.device());
+  auto out = torch::empty_like(x);
+  const int64_t ncols = x.size(-1), rows = x.numel() / std::max<int64_t>(ncols, 1);
+  if (x.numel() == 0) return out;
+  auto stream = at::cuda::getCurrentCUDAStream();
+  bool done = false;
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::ScalarType::Half, at::ScalarType::BFloat16, x.scalar_type(), "softmax", [&] {
+    constexpr int N = 16 / sizeof(scalar_t);
+    constexpr int MAXP = 4;
+    const int64_t npack = ncols / N;
+    if (ncols % N == 0 && aligned16(x.data_ptr()) && aligned16(out.data_ptr()) && npack <= 1024 * MAXP) {
+      int threads = 32;
+      while (threads < 1024 && threads * MAXP < npack) threads *= 2;
+      if (threads < 128 && npack >= 128) threads = 128;
+      softmax_kernel<scalar_t, N, MAXP><<<rows, threads, 0, stream>>>(
+          x.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), ncols);
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+      done = true;
+    }
+  });
+  TORCH_CHECK(done, "softmax kernel: the last axis (", ncols, ") must be a multiple of 16 bytes and at most ",
+              "4096 x 16 bytes long");
+  return out;
+}
+
+template <typename T>
+__global__ void lstm_kernel(const T* __restrict__ gx, const T* __restrict__ gh, const T* __restrict__ b,
+                            const T* __restrict__ c, T* __restrict__ h_out, T* __restrict__ c_out,
+                            int64_t n, int64_t H) {
+  const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const int64_t row = i / H, col = i % H, g0 = row * 4 * H + col;
+  float g[4];
+#pragma unroll
+  for (int k = 0; k < 4; k++)
+    g[k] = static_cast<float>(gx[g0 + k * H]) + static_cast<float>(gh[g0 + k * H]) +
+           static_cast<float>(b[col + k * H]);
+  const float c_new = sigmoidf(g[1]) * static_cast<float>(c[i]) + sigmoidf(g[0]) * tanhf(g[2]);
+  c_out[i] = static_cast<T>(c_new);
+  h_out[i] = static_cast<T>(sigmoidf(g[3]) * tanhf(c_new));
+}
+
+std::vector<torch::Tensor> lstm_gates(torch::Tensor gx, torch::Tensor gh, torch::Tensor bias, torch::Tensor c) {
+  for (auto* t : {&gx, &gh, &bias, &c})
+    TORCH_CHECK(t->is_cuda() && t->is_contiguous(), "inputs must be contiguous CUDA tensors");
+  const at::cuda::OptionalCUDAGuard guard(c.device());
+  const int64_t B = c.size(0), H = c.size(1), n = B * H;
+  TORCH_CHECK(gx.size(0) == B && gx.size(1) == 4 * H && gh.sizes() == gx.sizes() && bias.numel() == 4 * H,
+              "expected gx, gh (B, 4H), bias (4H), c (B, H)");
+  auto h_out = torch::empty_like(c), c_out = torch::empty_like(c);
+  if (n == 0) return {h_out, c_out};
+  auto stream = at::cuda::getCurrentCUDAStream();
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::ScalarType::Half, at::ScalarType::BFloat16, c.scalar_type(), "lstm_gates", [&] {
+    lstm_kernel<scalar_t><<<cdiv(n, 256), 256, 0, stream>>>(
+        gx.data_ptr<scalar_t>(), gh.data_ptr<scalar_t>(), bias.data_ptr<scalar_t>(), c.data_ptr<scalar_t>(),
+        h_out.data_ptr<scalar_t>(), c_out.data_ptr<scalar_t>(), n, H);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  });
+  return {h_out, c_out};
+}
+
+}  // namespace
+
+torch::Tensor gelu(torch::Tensor x, bool approx_tanh) {
+  return approx_tanh ? pointwise<GELU_TANH>(x, c10::nullopt) : pointwise<GELU_ERF>(x, c10::nullopt);
+}
+
+torch::Tensor bias_gelu(torch::Tensor x, torch::Tensor bias, bool approx_tanh) {
+  return approx_tanh ? pointwise<GELU_TANH>(x, bias) : pointwise<GELU_ERF>(x, bias);
+}
+
+torch::Tensor add_relu(torch::Tensor x, torch::Tensor y) { return pointwise<RELU>(x, y); }
+
+torch::Tensor softmax_rows(torch::Tensor x) { return softmax(x); }
+
+std::vector<torch::Tensor> lstm_gates_fused(torch::Tensor gx, torch::Tensor gh, torch::Tensor bias, torch::Tensor c) {
+  return lstm_gates(gx, gh, bias, c);
+}

@@ -1,0 +1,120 @@
+"""Every registered (model, variant) pair runs through the runner on this machine's
+device: supported pairs must be `ok` (checked against eager before timing), the others
+`unsupported` with the reason their supports() gives. On the CPU machine the GPU-only
+variants (CUDA graphs, Triton and CUDA kernels) are the unsupported ones; on the GPU
+machine the same test runs them."""
+import json
+
+import pytest
+import torch
+
+from experiments import run
+from experiments.registry import MODELS, VARIANTS
+
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+PAIRS = [(m, v) for m in sorted(MODELS) for v in sorted(VARIANTS)]
+# train mode on the CPU: every rewrite, and compile on the models with a backward worth checking
+TRAIN = [(m, v) for m, v in PAIRS if "train" in MODELS[m].modes
+         and (not v.startswith("compile") or (v == "compile" and m in ("mlp", "lstm_cell", "conv_bn_relu")))]
+
+
+def go(tmp_path, model, variant, mode="inference", dtype="float32", batch=2):
+    out = tmp_path / "run.json"
+    assert run.main(["--model", model, "--variant", variant, "--batch", str(batch), "--warmup", "1",
+                     "--iters", "1", "--device", DEVICE, "--mode", mode, "--dtype", dtype,
+                     "--out", str(out)]) == 0
+    return json.loads(out.read_text())
+
+
+def expect(r, model, variant, mode):
+    why = VARIANTS[variant].supports(model, DEVICE, mode) or \
+        (None if mode in MODELS[model].modes else f"model {model} has no {mode} mode")
+    if why:
+        assert r["status"] == "unsupported" and r["reason"] == why
+        assert "timing" not in r
+    else:
+        assert r["status"] == "ok", f"{model}/{variant}/{mode}: {r['status']}: {r.get('reason')}"
+        assert r["correctness"]["passed"]
+        assert r["timing"]["wall_time_per_iter_ms"] > 0
+
+
+@pytest.mark.parametrize("model,variant", PAIRS, ids=[f"{m}-{v}" for m, v in PAIRS])
+def test_pair_inference(tmp_path, model, variant):
+    expect(go(tmp_path, model, variant), model, variant, "inference")
+
+
+@pytest.mark.parametrize("model,variant", TRAIN, ids=[f"{m}-{v}" for m, v in TRAIN])
+def test_pair_train(tmp_path, model, variant):
+    expect(go(tmp_path, model, variant, mode="train"), model, variant, "train")
+
+
+def test_every_model_and_variant_documented():
+    for spec in [*MODELS.values(), *VARIANTS.values()]:
+        assert spec.description
+    for spec in MODELS.values():
+        assert spec.seed and spec.default_batch > 0
+
+
+def test_jit_script_deprecation_recorded(tmp_path):
+    r = go(tmp_path, "mlp", "jit_script")
+    assert r["status"] == "ok"
+    assert any("DeprecationWarning" in w and "torch.jit.script" in w for w in r["warnings"])
+
+
+def test_compile_introspection_recorded(tmp_path):
+    r = go(tmp_path, "pointwise_heavy", "compile")
+    c = r["compile"]
+    assert c["graphs"] == 1 and c["graph_breaks"] == 0 and c["generated_kernels"] >= 1
+
+
+def test_compile_debug_artifacts_kept(tmp_path):
+    out = tmp_path / "run.json"
+    dbg = tmp_path / "compile_debug"
+    import subprocess
+    import sys
+    # a fresh process: TORCH_COMPILE_DEBUG is read when torch is imported
+    subprocess.run([sys.executable, "-m", "experiments.run", "--model", "reduction", "--variant", "compile",
+                    "--batch", "4", "--warmup", "1", "--iters", "1", "--device", DEVICE,
+                    "--compile-debug", str(dbg), "--out", str(out)], check=True, capture_output=True)
+    r = json.loads(out.read_text())
+    assert r["status"] == "ok"
+    files = r["compile_debug"]["files"]
+    assert files["output_code.py"] and files["ir_post_fusion.txt"]
+    code = (dbg / files["output_code.py"][0]).read_text()
+    assert "fused" in code  # the generated kernel of (x * 2 + 1).sum(dim=1)
+
+
+def test_rewrites_change_the_graph():
+    from experiments.variants.fx_add_relu import fuse_add_relu
+    from experiments.variants.nn_linear import matmul_bias_to_addmm
+    import torch.fx as fx
+    model, _ = MODELS["mlp"].build(4, torch.float32, "cpu")
+    gm = fx.symbolic_trace(model)
+    assert matmul_bias_to_addmm(gm) == 3
+    assert [n.target for n in gm.graph.nodes if n.op == "call_function"].count(torch.addmm) == 3
+    gm = fx.symbolic_trace(model)
+    assert fuse_add_relu(gm) == 2      # the last layer has no relu
+    gm = fx.symbolic_trace(MODELS["mlp_linear"].build(4, torch.float32, "cpu")[0])
+    assert matmul_bias_to_addmm(gm) == 0 and fuse_add_relu(gm) == 0   # nothing to rewrite
+
+
+def test_conv_bn_fold_matches_seed_formula():
+    from experiments.variants.conv_bn_fold import apply
+    model, (x,) = MODELS["conv_bn_relu"].build(2, torch.float32, "cpu")
+    model.eval()
+    folded = apply(model, (x,), {})
+    conv, bn = model.conv, model.bn
+    rsqrt = torch.rsqrt(bn.running_var + bn.eps)
+    w = conv.weight * (bn.weight * rsqrt).view(-1, 1, 1, 1)
+    b = (conv.bias - bn.running_mean) * bn.weight * rsqrt + bn.bias
+    fconv = [m for m in folded.modules() if isinstance(m, torch.nn.Conv2d)][0]
+    assert not any(isinstance(m, torch.nn.BatchNorm2d) for m in folded.modules())
+    torch.testing.assert_close(fconv.weight, w)
+    torch.testing.assert_close(fconv.bias, b)
+
+
+def test_unsupported_dtype_of_seed_kernel_is_unsupported_not_error(tmp_path):
+    if DEVICE != "cuda":
+        pytest.skip("the seed's CUDA kernel needs a GPU")
+    r = go(tmp_path, "gelu", "cuda_seed", dtype="bfloat16", batch=4)
+    assert r["status"] == "unsupported" and "fp32 only" in r["reason"]
