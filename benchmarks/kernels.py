@@ -30,6 +30,7 @@ from experiments.kernels import aten_ops, load, seed  # noqa: E402
 from experiments.models.gelu import ManualGelu  # noqa: E402
 from experiments.models.lstm_cell import LSTMCell  # noqa: E402
 from experiments.models.softmax import ManualSoftmax  # noqa: E402
+from experiments.registry import Unsupported  # noqa: E402
 from experiments.run import compare  # noqa: E402
 
 BW_TARGET, COMPILE_TARGET = 0.90, 0.95
@@ -123,7 +124,11 @@ def main(argv=None) -> int:
                            "copy_bandwidth_Bps": copy_bps}
                     try:
                         chk = compare(torch, fn(*args), ref, dname)
-                    except Exception as e:  # e.g. the seed's CUDA kernel in bf16
+                    except Unsupported as e:  # the seed's kernels in bf16
+                        row.update(status="unsupported", reason=str(e)[:160])
+                        rows.append(row)
+                        continue
+                    except Exception as e:
                         row.update(status="error", reason=f"{type(e).__name__}: {str(e).splitlines()[0][:120]}")
                         rows.append(row)
                         continue

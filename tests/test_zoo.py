@@ -118,3 +118,5 @@ def test_unsupported_dtype_of_seed_kernel_is_unsupported_not_error(tmp_path):
         pytest.skip("the seed's CUDA kernel needs a GPU")
     r = go(tmp_path, "gelu", "cuda_seed", dtype="bfloat16", batch=4)
     assert r["status"] == "unsupported" and "fp32 only" in r["reason"]
+    r = go(tmp_path, "gelu", "triton_seed", dtype="bfloat16", batch=4)
+    assert r["status"] == "unsupported" and "fp32/fp64 only" in r["reason"]

@@ -15,14 +15,28 @@ struct alignas(sizeof(T) * N) Pack {
 
 enum Op { GELU_TANH = 0, GELU_ERF = 1, RELU = 2 };
 
-template <int OP>
-__device__ __forceinline__ float act(float v) {
-  if (OP == GELU_TANH) return 0.5f * v * (1.0f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
-  if (OP == GELU_ERF) return 0.5f * v * (1.0f + erff(v * 0.7071067811865476f));
-  return fmaxf(v, 0.0f);
+// 1 / (1 + exp(-v)) with the hardware exp and a fast divide: exact limits 0 and 1
+__device__ __forceinline__ float sigmoidf(float v) { return __fdividef(1.0f, 1.0f + __expf(-v)); }
+
+// tanh(v) = 2 sigmoid(2v) - 1
+__device__ __forceinline__ float fast_tanhf(float v) { return 2.0f * sigmoidf(2.0f * v) - 1.0f; }
+
+// erf by Abramowitz & Stegun 7.1.26 (max abs error 1.5e-7), for 16-bit storage where the
+// libm erff would make the kernel compute-bound; fp32 keeps erff.
+__device__ __forceinline__ float erf_as(float v) {
+  const float a = fabsf(v);
+  const float t = __fdividef(1.0f, 1.0f + 0.3275911f * a);
+  const float p = t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
+  return copysignf(1.0f - p * __expf(-a * a), v);
 }
 
-__device__ __forceinline__ float sigmoidf(float v) { return 1.0f / (1.0f + __expf(-v)); }
+template <int OP, bool HALF>
+__device__ __forceinline__ float act(float v) {
+  // GELU tanh: 0.5 v (1 + tanh(a)) = v sigmoid(2a)
+  if (OP == GELU_TANH) return v * sigmoidf(1.5957691216057308f * (v + 0.044715f * v * v * v));
+  if (OP == GELU_ERF) return 0.5f * v * (1.0f + (HALF ? erf_as(v * 0.7071067811865476f) : erff(v * 0.7071067811865476f)));
+  return fmaxf(v, 0.0f);
+}
 
 inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
@@ -45,7 +59,7 @@ __global__ void pointwise_kernel(const T* __restrict__ x, const T* __restrict__ 
     for (int k = 0; k < N; k++) {
       float v = static_cast<float>(xv.v[k]);
       if (y != nullptr) v += static_cast<float>(yv.v[k]);
-      o.v[k] = static_cast<T>(act<OP>(v));
+      o.v[k] = static_cast<T>(act<OP, (sizeof(T) == 2)>(v));
     }
     reinterpret_cast<P*>(out)[p] = o;
   }
@@ -54,7 +68,7 @@ __global__ void pointwise_kernel(const T* __restrict__ x, const T* __restrict__ 
   if (N > 1 && p < N && i < n) {
     float v = static_cast<float>(x[i]);
     if (y != nullptr) v += static_cast<float>(y[i % ylen]);
-    out[i] = static_cast<T>(act<OP>(v));
+    out[i] = static_cast<T>(act<OP, (sizeof(T) == 2)>(v));
   }
 }
 
@@ -175,37 +189,63 @@ torch::Tensor softmax(torch::Tensor x) {
   return out;
 }
 
-template <typename T>
+// grid (column packs, rows): no division or modulo per element; N columns per thread
+template <typename T, int N>
 __global__ void lstm_kernel(const T* __restrict__ gx, const T* __restrict__ gh, const T* __restrict__ b,
-                            const T* __restrict__ c, T* __restrict__ h_out, T* __restrict__ c_out,
-                            int64_t n, int64_t H) {
-  const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const int64_t row = i / H, col = i % H, g0 = row * 4 * H + col;
-  float g[4];
+                            const T* __restrict__ c, T* __restrict__ h_out, T* __restrict__ c_out, int64_t H) {
+  using P = Pack<T, N>;
+  const int64_t col = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) * N;
+  if (col >= H) return;
+  const int64_t row = blockIdx.y;
+  const int64_t g0 = row * 4 * H + col, i = row * H + col;
+  float g[4][N];
 #pragma unroll
-  for (int k = 0; k < 4; k++)
-    g[k] = static_cast<float>(gx[g0 + k * H]) + static_cast<float>(gh[g0 + k * H]) +
-           static_cast<float>(b[col + k * H]);
-  const float c_new = sigmoidf(g[1]) * static_cast<float>(c[i]) + sigmoidf(g[0]) * tanhf(g[2]);
-  c_out[i] = static_cast<T>(c_new);
-  h_out[i] = static_cast<T>(sigmoidf(g[3]) * tanhf(c_new));
+  for (int k = 0; k < 4; k++) {
+    P xv = *reinterpret_cast<const P*>(gx + g0 + k * H);
+    P hv = *reinterpret_cast<const P*>(gh + g0 + k * H);
+    P bv = *reinterpret_cast<const P*>(b + col + k * H);
+#pragma unroll
+    for (int e = 0; e < N; e++)
+      g[k][e] = static_cast<float>(xv.v[e]) + static_cast<float>(hv.v[e]) + static_cast<float>(bv.v[e]);
+  }
+  P cv = *reinterpret_cast<const P*>(c + i);
+  P ho, co;
+#pragma unroll
+  for (int e = 0; e < N; e++) {
+    const float c_new = sigmoidf(g[1][e]) * static_cast<float>(cv.v[e]) + sigmoidf(g[0][e]) * fast_tanhf(g[2][e]);
+    co.v[e] = static_cast<T>(c_new);
+    ho.v[e] = static_cast<T>(sigmoidf(g[3][e]) * fast_tanhf(c_new));
+  }
+  *reinterpret_cast<P*>(c_out + i) = co;
+  *reinterpret_cast<P*>(h_out + i) = ho;
 }
 
 std::vector<torch::Tensor> lstm_gates(torch::Tensor gx, torch::Tensor gh, torch::Tensor bias, torch::Tensor c) {
   for (auto* t : {&gx, &gh, &bias, &c})
     TORCH_CHECK(t->is_cuda() && t->is_contiguous(), "inputs must be contiguous CUDA tensors");
   const at::cuda::OptionalCUDAGuard guard(c.device());
-  const int64_t B = c.size(0), H = c.size(1), n = B * H;
+  const int64_t B = c.size(0), H = c.size(1), n = B * H;  // n == 0: nothing to launch
   TORCH_CHECK(gx.size(0) == B && gx.size(1) == 4 * H && gh.sizes() == gx.sizes() && bias.numel() == 4 * H,
               "expected gx, gh (B, 4H), bias (4H), c (B, H)");
   auto h_out = torch::empty_like(c), c_out = torch::empty_like(c);
   if (n == 0) return {h_out, c_out};
   auto stream = at::cuda::getCurrentCUDAStream();
+  TORCH_CHECK(B <= 65535, "lstm_gates: batch ", B, " > 65535 (grid y)");
   AT_DISPATCH_FLOATING_TYPES_AND2(at::ScalarType::Half, at::ScalarType::BFloat16, c.scalar_type(), "lstm_gates", [&] {
-    lstm_kernel<scalar_t><<<cdiv(n, 256), 256, 0, stream>>>(
-        gx.data_ptr<scalar_t>(), gh.data_ptr<scalar_t>(), bias.data_ptr<scalar_t>(), c.data_ptr<scalar_t>(),
-        h_out.data_ptr<scalar_t>(), c_out.data_ptr<scalar_t>(), n, H);
+    constexpr int N = 16 / sizeof(scalar_t);
+    const bool vec = H % N == 0 && aligned16(gx.data_ptr()) && aligned16(gh.data_ptr()) &&
+                     aligned16(bias.data_ptr()) && aligned16(c.data_ptr()) && aligned16(h_out.data_ptr()) &&
+                     aligned16(c_out.data_ptr());
+    const int threads = 128;
+    if (vec) {
+      lstm_kernel<scalar_t, N><<<dim3(cdiv(H / N, threads), B), threads, 0, stream>>>(
+          gx.data_ptr<scalar_t>(), gh.data_ptr<scalar_t>(), bias.data_ptr<scalar_t>(), c.data_ptr<scalar_t>(),
+          h_out.data_ptr<scalar_t>(), c_out.data_ptr<scalar_t>(), H);
+    } else {
+      lstm_kernel<scalar_t, 1><<<dim3(cdiv(H, threads), B), threads, 0, stream>>>(
+          gx.data_ptr<scalar_t>(), gh.data_ptr<scalar_t>(), bias.data_ptr<scalar_t>(), c.data_ptr<scalar_t>(),
+          h_out.data_ptr<scalar_t>(), c_out.data_ptr<scalar_t>(), H);
+    }
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   });
   return {h_out, c_out};

@@ -83,6 +83,10 @@ def _triton_kernel():
 
 def triton_gelu(x: torch.Tensor) -> torch.Tensor:
     import triton
+    if x.dtype != torch.float32:
+        from experiments.registry import Unsupported
+        raise Unsupported(f"the seed's Triton GELU kernel computes in the storage dtype and tl.exp "
+                          f"takes fp32/fp64 only (CompilationError on {x.dtype})")
     assert x.is_cuda
     assert x.is_contiguous()
     y = torch.empty_like(x)

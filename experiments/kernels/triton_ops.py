@@ -16,47 +16,77 @@ _POINTWISE_CONFIGS = [
 
 
 @triton.jit
-def _tanh(a):
-    # tanh(a) = 1 - 2 / (exp(2a) + 1): exact limits +-1 when exp over- or underflows
-    return 1.0 - 2.0 / (tl.exp(2.0 * a) + 1.0)
+def _erf_as(v):
+    # Abramowitz & Stegun 7.1.26, max abs error 1.5e-7: for 16-bit storage, where libdevice
+    # erf would make the kernel compute-bound (fp32 keeps tl.erf)
+    a = tl.abs(v)
+    t = 1.0 / (1.0 + 0.3275911 * a)
+    p = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
+    r = 1.0 - p * tl.exp(-a * a)
+    return tl.where(v < 0, -r, r)
 
 
 @triton.jit
-def _act(v, OP: tl.constexpr):
-    if OP == 0:
-        return 0.5 * v * (1.0 + _tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)))
+def _act(v, OP: tl.constexpr, HALF: tl.constexpr):
+    if OP == 0:  # 0.5 v (1 + tanh(a)) = v sigmoid(2a)
+        return v * tl.sigmoid(1.5957691216057308 * (v + 0.044715 * v * v * v))
     elif OP == 1:
+        if HALF:
+            return 0.5 * v * (1.0 + _erf_as(v * 0.7071067811865476))
         return 0.5 * v * (1.0 + tl.erf(v * 0.7071067811865476))
     else:
         return tl.maximum(v, 0.0)
 
 
-@triton.autotune(configs=_POINTWISE_CONFIGS, key=["n", "HAS_Y", "BROADCAST"])
+@triton.autotune(configs=_POINTWISE_CONFIGS, key=["n", "HAS_Y"])
 @triton.jit
-def _pointwise_kernel(x_ptr, y_ptr, out_ptr, n, ylen, OP: tl.constexpr, HAS_Y: tl.constexpr,
-                      BROADCAST: tl.constexpr, BLOCK: tl.constexpr):
+def _pointwise_kernel(x_ptr, y_ptr, out_ptr, n, OP: tl.constexpr, HAS_Y: tl.constexpr,
+                      HALF: tl.constexpr, BLOCK: tl.constexpr):
     pid = tl.program_id(0).to(tl.int64)
     offs = pid * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     v = tl.load(x_ptr + offs, mask=mask).to(tl.float32)
     if HAS_Y:
-        yoffs = offs % ylen if BROADCAST else offs
-        v += tl.load(y_ptr + yoffs, mask=mask).to(tl.float32)
-    tl.store(out_ptr + offs, _act(v, OP).to(out_ptr.dtype.element_ty), mask=mask)
+        v += tl.load(y_ptr + offs, mask=mask).to(tl.float32)
+    tl.store(out_ptr + offs, _act(v, OP, HALF).to(out_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _rowwise_kernel(x_ptr, y_ptr, out_ptr, rows, cols, OP: tl.constexpr, HALF: tl.constexpr,
+                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    # x (rows, cols) + y (cols,): tiles of BLOCK_M x BLOCK_N, y loaded once per tile,
+    # no division or modulo per element
+    r = tl.program_id(1).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
+    c = tl.program_id(0).to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)
+    mask = (r[:, None] < rows) & (c[None, :] < cols)
+    offs = r[:, None] * cols + c[None, :]
+    y = tl.load(y_ptr + c, mask=c < cols).to(tl.float32)
+    v = tl.load(x_ptr + offs, mask=mask).to(tl.float32) + y[None, :]
+    tl.store(out_ptr + offs, _act(v, OP, HALF).to(out_ptr.dtype.element_ty), mask=mask)
 
 
 def _pointwise(x, y, op):
     assert x.is_cuda and x.is_contiguous(), "x must be a contiguous CUDA tensor"
     out = torch.empty_like(x)
     n = x.numel()
+    if n == 0:
+        return out
+    half = x.element_size() == 2
     if y is not None:
         y = y.contiguous()
         assert y.numel() == n or (y.dim() == 1 and y.numel() == x.shape[-1]), \
             "y must have x's shape or be a vector of x's last axis"
-    ylen = y.numel() if y is not None else 1
+    if y is not None and y.numel() != n:   # bias broadcast along the rows
+        cols = y.numel()
+        rows = n // cols
+        block_n = min(triton.next_power_of_2(cols), 1024)
+        block_m = max(1, 4096 // block_n)
+        assert triton.cdiv(rows, block_m) <= 65535, "too many rows for grid axis 1"
+        _rowwise_kernel[(triton.cdiv(cols, block_n), triton.cdiv(rows, block_m))](
+            x, y, out, rows, cols, OP=op, HALF=half, BLOCK_M=block_m, BLOCK_N=block_n, num_warps=8)
+        return out
     grid = lambda meta: (triton.cdiv(n, meta["BLOCK"]),)  # noqa: E731
-    _pointwise_kernel[grid](x, y if y is not None else x, out, n, ylen, OP=op,
-                            HAS_Y=y is not None, BROADCAST=y is not None and ylen != n)
+    _pointwise_kernel[grid](x, y if y is not None else x, out, n, OP=op, HAS_Y=y is not None, HALF=half)
     return out
 
 
@@ -95,13 +125,13 @@ def softmax(x):
 
 
 @triton.jit
-def _lstm_kernel(gx_ptr, gh_ptr, b_ptr, c_ptr, h_out, c_out, n, H, BLOCK: tl.constexpr):
-    pid = tl.program_id(0).to(tl.int64)
-    offs = pid * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    row = offs // H
-    col = offs % H
+def _lstm_kernel(gx_ptr, gh_ptr, b_ptr, c_ptr, h_out, c_out, H, BLOCK: tl.constexpr):
+    # grid (column blocks, rows): no division or modulo per element
+    row = tl.program_id(1).to(tl.int64)
+    col = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = col < H
     g0 = row * 4 * H + col
+
     gi = (tl.load(gx_ptr + g0, mask=mask).to(tl.float32) + tl.load(gh_ptr + g0, mask=mask).to(tl.float32)
           + tl.load(b_ptr + col, mask=mask).to(tl.float32))
     gf = (tl.load(gx_ptr + g0 + H, mask=mask).to(tl.float32) + tl.load(gh_ptr + g0 + H, mask=mask).to(tl.float32)
@@ -112,11 +142,11 @@ def _lstm_kernel(gx_ptr, gh_ptr, b_ptr, c_ptr, h_out, c_out, n, H, BLOCK: tl.con
     go = (tl.load(gx_ptr + g0 + 3 * H, mask=mask).to(tl.float32)
           + tl.load(gh_ptr + g0 + 3 * H, mask=mask).to(tl.float32)
           + tl.load(b_ptr + col + 3 * H, mask=mask).to(tl.float32))
-    c = tl.load(c_ptr + offs, mask=mask).to(tl.float32)
-    c_new = tl.sigmoid(gf) * c + tl.sigmoid(gi) * _tanh(gg)
-    h_new = tl.sigmoid(go) * _tanh(c_new)
-    tl.store(c_out + offs, c_new.to(c_out.dtype.element_ty), mask=mask)
-    tl.store(h_out + offs, h_new.to(h_out.dtype.element_ty), mask=mask)
+    c = tl.load(c_ptr + row * H + col, mask=mask).to(tl.float32)
+    c_new = tl.sigmoid(gf) * c + tl.sigmoid(gi) * (2.0 * tl.sigmoid(2.0 * gg) - 1.0)
+    h_new = tl.sigmoid(go) * (2.0 * tl.sigmoid(2.0 * c_new) - 1.0)
+    tl.store(c_out + row * H + col, c_new.to(c_out.dtype.element_ty), mask=mask)
+    tl.store(h_out + row * H + col, h_new.to(h_out.dtype.element_ty), mask=mask)
 
 
 def lstm_gates(gx, gh, bias, c):
@@ -125,7 +155,10 @@ def lstm_gates(gx, gh, bias, c):
     B, H = c.shape
     assert gx.shape == gh.shape == (B, 4 * H) and bias.shape == (4 * H,)
     h_new, c_new = torch.empty_like(c), torch.empty_like(c)
-    n = B * H
-    block = 1024
-    _lstm_kernel[(triton.cdiv(n, block),)](gx, gh, bias, c, h_new, c_new, n, H, BLOCK=block, num_warps=4)
+    if B * H == 0:
+        return h_new, c_new
+    assert B <= 65535, f"lstm_gates: batch {B} > 65535 (grid axis 1)"
+    block = min(triton.next_power_of_2(H), 1024)
+    _lstm_kernel[(triton.cdiv(H, block), B)](gx, gh, bias, c, h_new, c_new, H, BLOCK=block,
+                                             num_warps=4 if block <= 512 else 8)
     return h_new, c_new
