@@ -56,6 +56,7 @@ wildcard_constraints:
 # on a cluster only the profiling jobs are submitted; the rest runs on the submitting host
 localrules:
     all,
+    record_unsupported,
     regenerate,
     nsys_export_sqlite,
     nsys_stats,
@@ -86,7 +87,7 @@ ANALYSIS = [*TABLES.values(), SUMMARY, FUSION_MAP, *[f for fig in FIGURES for f 
 rule all:
     input:
         ANALYSIS,
-        stats=[f"{d}/stats" for d in run_dirs()] if BACKEND == "nsys" else [],
+        stats=[f"{d}/stats" for d in profiled_run_dirs()] if BACKEND == "nsys" else [],
     default_target: True
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import jsonschema
 import yaml
 
-from experiments.registry import MODEL_NAMES, VARIANT_NAMES
+from experiments.registry import MODEL_NAMES, MODELS, VARIANT_NAMES, VARIANTS
 
 SCHEMA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                       "workflow", "schemas", "config.schema.yaml")
@@ -169,7 +169,23 @@ RUN_PATTERN = ("{backend}/{model}/{variant}/{mode}_{dtype}/bs{batch}/r{repeat}")
 def runs(cfg: dict, backend: str) -> list[dict]:
     return [dict(backend=backend, model=m, variant=v, mode=mode, dtype=dtype, batch=b, repeat=r)
             for m in cfg["models"] for v in cfg["variants"] for mode in cfg["mode"]
-            for dtype in cfg["dtype"] for b in cfg["batch_sizes"] for r in range(cfg["repeats"])]
+            for dtype in cfg["dtype"] for b in batch_sizes(cfg, m) for r in range(cfg["repeats"])]
+
+
+def batch_sizes(cfg: dict, model: str) -> list[int]:
+    """The configured batch sizes, or the model's own default (batch_sizes: default)."""
+    return [MODELS[model].default_batch] if cfg["batch_sizes"] == "default" else cfg["batch_sizes"]
+
+
+def unsupported_reason(run: dict, device: str) -> str | None:
+    """Why this run cannot happen on the device, known before running it (the model has
+    no such mode, the variant's supports() says no); None if it can. These runs are
+    recorded as `unsupported` without being profiled."""
+    if device not in ("cuda", "cpu"):
+        return None
+    if run["mode"] not in MODELS[run["model"]].modes:
+        return f"model {run['model']} has no {run['mode']} mode"
+    return VARIANTS[run["variant"]].supports(run["model"], device, run["mode"])
 
 
 def run_dir(results: str, **keys) -> str:
@@ -177,25 +193,32 @@ def run_dir(results: str, **keys) -> str:
 
 
 def existing_runs(cfg: dict) -> list[dict]:
-    """The runs already profiled under the results folder (a run.json and its profile),
-    for regenerating tables and figures without profiling again."""
+    """The runs already recorded under the results folder (a run.json and its profile, or
+    the unsupported.json of a run that was not profiled: "skipped": True), for regenerating
+    tables and figures without profiling again."""
     root = os.path.join(cfg["results"], "runs")
     pat = re.compile("^" + RUN_PATTERN.format(
         backend="(?P<backend>nsys|torch)", model="(?P<model>[^/]+)", variant="(?P<variant>[^/]+)",
         mode="(?P<mode>inference|train)", dtype=r"(?P<dtype>\w+)", batch=r"(?P<batch>\d+)",
-        repeat=r"(?P<repeat>\d+)") + r"/run\.json$")
+        repeat=r"(?P<repeat>\d+)") + "$")
     found = []
     for dirpath, _, files in os.walk(root):
-        if "run.json" not in files:
+        m = pat.match(os.path.relpath(dirpath, root).replace(os.sep, "/"))
+        if not m:
             continue
-        m = pat.match(os.path.relpath(os.path.join(dirpath, "run.json"), root).replace(os.sep, "/"))
-        prof = "report.sqlite" if m and m["backend"] == "nsys" else "trace.json"
-        if m and os.path.exists(os.path.join(dirpath, prof)):
-            found.append({**m.groupdict(), "batch": int(m["batch"]), "repeat": int(m["repeat"])})
+        prof = "report.sqlite" if m["backend"] == "nsys" else "trace.json"
+        keys = {**m.groupdict(), "batch": int(m["batch"]), "repeat": int(m["repeat"])}
+        if "run.json" in files and prof in files:
+            found.append({**keys, "skipped": False})
+        elif UNSUPPORTED_FILE in files:
+            found.append({**keys, "skipped": True})
     if not found:
         raise ConfigError(f"config key results: no profiled runs under {root} to regenerate from "
                           "(run the sweep first, or point results: at a copied results folder)")
     return sorted(found, key=lambda r: tuple(str(v) for v in r.values()))
+
+
+UNSUPPORTED_FILE = "unsupported.json"
 
 
 def recorded_machine(cfg: dict, found: list[dict]) -> Machine:

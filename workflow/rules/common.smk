@@ -56,8 +56,25 @@ def runner_args(wildcards):
     )
 
 
+def _skip_reasons():
+    """run folder -> why it is not profiled (statically unsupported on this device)."""
+    if REGENERATE:
+        return {sweep.run_dir(RES, **r): "recorded as unsupported" for r in RUNS if r["skipped"]}
+    return {d: why for r in RUNS
+            if (why := sweep.unsupported_reason(r, MACHINE.device)) and (d := sweep.run_dir(RES, **r))}
+
+
+SKIPPED = _skip_reasons()
+
+
+def profiled_run_dirs():
+    return [d for d in run_dirs() if d not in SKIPPED]
+
+
 def profile_input(wildcards):
     d = RUN.format(**wildcards)
+    if d in SKIPPED:
+        return {"run": f"{d}/{sweep.UNSUPPORTED_FILE}"}
     return {
         "run": f"{d}/run.json",
         "profile": f"{d}/report.sqlite" if wildcards.backend == "nsys" else f"{d}/trace.json",

@@ -4,6 +4,24 @@
 # that looks complete, and Snakemake reruns it.
 
 
+rule record_unsupported:
+    # a run the variant or model cannot do on this device (known before running it):
+    # the runner records status unsupported and its reason, with no profiler and no GPU work
+    output:
+        f"{RUN}/{sweep.UNSUPPORTED_FILE}",
+    log:
+        f"{RUN}/unsupported.log",
+    params:
+        args=runner_args,
+        python=PYTHON,
+        root=ROOT,
+    conda:
+        ENV
+    shell:
+        "PYTHONPATH={params.root}${{PYTHONPATH:+:$PYTHONPATH}} {params.python} -m experiments.run {params.args} "
+        "--profiler none --out {output} > {log} 2>&1"
+
+
 rule profile_nsys:
     output:
         rep=f"{RUN}/report.nsys-rep",
