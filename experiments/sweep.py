@@ -46,11 +46,19 @@ def _message(err: jsonschema.ValidationError) -> str:
     if v == "enum":
         return (f"config key {key}: {err.instance!r} is not allowed; allowed values: "
                 + ", ".join(map(str, err.validator_value)))
-    if v == "anyOf":  # one value or a list (mode, dtype)
-        enums = [sub["enum"] for sub in err.validator_value if "enum" in sub]
-        if enums:
-            return (f"config key {key}: {err.instance!r} is not allowed; allowed values: "
-                    + ", ".join(map(str, enums[0])) + " (one, or a list of them)")
+    if v == "anyOf":  # one value or a list (mode, dtype, batch_sizes)
+        branches = err.validator_value
+        if isinstance(err.instance, list):  # say what is wrong inside the list
+            subs = [e for e in err.context if branches[e.schema_path[0]].get("type") == "array"]
+            if subs:
+                return _message(max(subs, key=lambda e: len(e.absolute_path)))
+        enums = [str(x) for b in branches for x in b.get("enum", [])]
+        arrays = [b for b in branches if b.get("type") == "array"]
+        items = arrays[0].get("items", {}) if arrays else {}
+        of = (", ".join(map(str, items["enum"])) if "enum" in items else
+              f"{items.get('type', 'value')}s >= {items['minimum']}" if "minimum" in items else "values")
+        return (f"config key {key}: {err.instance!r} is not allowed; allowed values: "
+                + ", ".join(enums) + (f", or an array (list) of {of}" if arrays else ""))
     if v == "additionalProperties":
         allowed = ", ".join(sorted(err.schema.get("properties", {})))
         extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))

@@ -95,3 +95,28 @@ def test_atomic_json_leaves_no_temp(tmp_path):
     run.write_json_atomic(str(p), {"a": 1})
     assert json.loads(p.read_text()) == {"a": 1}
     assert [f.name for f in p.parent.iterdir()] == ["x.json"]
+
+
+def test_fp64_check_is_the_inductor_harness_fallback():
+    truth = torch.linspace(-3, 3, 1000, dtype=torch.float64)
+    eager = (truth + 1e-3 * torch.sin(truth * 7)).float()    # eager's own rounding error
+    good = (truth + 1.5e-3 * torch.cos(truth * 5)).float()   # as far from the truth, not from eager
+    bad = (truth + 1e-2).float()
+    assert not run.compare(torch, good, eager, "float32")["passed"]
+    ok = run.fp64_check(torch, good, eager, lambda: truth, "float32")
+    assert ok["passed"] and ok["variant_rmse"] <= 2 * ok["eager_rmse"]
+    assert not run.fp64_check(torch, bad, eager, lambda: truth, "float32")["passed"]
+
+
+def test_crash_leaves_a_failed_record(tmp_path):
+    import subprocess
+    import sys
+    out = tmp_path / "run.json"
+    # the process is killed hard in the middle of the run (FUSIONLAB_INJECT_FAULT=...=abort)
+    p = subprocess.run([sys.executable, "-m", "experiments.run", "--model", "mlp", "--variant", "eager",
+                        "--batch", "4", "--device", "cpu", "--out", str(out)],
+                       env={**__import__("os").environ, "FUSIONLAB_INJECT_FAULT": "mlp:eager:4=abort"},
+                       capture_output=True)
+    assert p.returncode != 0
+    r = json.loads(out.read_text())
+    assert r["status"] == "error" and "died" in r["reason"]

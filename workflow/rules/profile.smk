@@ -44,8 +44,10 @@ rule profile_nsys:
     shell:
         "PYTHONPATH={params.root}${{PYTHONPATH:+:$PYTHONPATH}} nsys profile -t {params.trace} {params.extra} --force-overwrite true "
         "-o {output.rep}.tmp {params.python} -m experiments.run {params.args} "
-        "--profiler nsys --out {output.run} > {log} 2>&1 "
-        "&& mv {output.rep}.tmp.nsys-rep {output.rep}"
+        "--profiler nsys --out {output.run} > {log} 2>&1 || echo \"nsys exit status $?\" >> {log}; "
+        # nsys exits non-zero when the profiled process crashed: that run is recorded by
+        # the runner (status error), so only a missing report fails the rule
+        "mv {output.rep}.tmp.nsys-rep {output.rep}"
 
 
 rule profile_torch:
@@ -67,8 +69,8 @@ rule profile_torch:
         ENV
     shell:
         "PYTHONPATH={params.root}${{PYTHONPATH:+:$PYTHONPATH}} {params.python} -m experiments.run {params.args} --profiler torch "
-        "--trace {output.trace} --out {output.run} > {log} 2>&1 "
-        "&& (test -e {output.trace} || echo '{{\"traceEvents\": []}}' > {output.trace})"
+        "--trace {output.trace} --out {output.run} > {log} 2>&1 || echo \"runner exit status $?\" >> {log}; "
+        "test -e {output.run} && (test -e {output.trace} || echo '{{\"traceEvents\": []}}' > {output.trace})"
 
 
 rule device_peaks:
