@@ -8,6 +8,7 @@ import torch.fx as fx
 import torch.nn.functional as F
 
 from experiments.registry import Unsupported, register_variant, requires
+from experiments.variants._fx import rewrite_pairs
 
 ADD = (operator.add, torch.add)
 RELU = (torch.relu, F.relu)
@@ -29,23 +30,13 @@ def _is_relu(gm, node):
 
 
 def fuse_add_relu(gm: fx.GraphModule) -> int:
-    count = 0
-    for node in list(gm.graph.nodes):
-        if not _is_relu(gm, node):
-            continue
-        add = node.args[0]
-        if not (isinstance(add, fx.Node) and add.op == "call_function" and add.target in ADD
-                and len(add.args) == 2 and not add.kwargs and len(add.users) == 1):
-            continue
-        with gm.graph.inserting_after(node):
-            fused = gm.graph.call_function(fused_add_relu, args=add.args)
-        node.replace_all_uses_with(fused)
-        gm.graph.erase_node(node)
-        gm.graph.erase_node(add)
-        count += 1
-    gm.graph.lint()
-    gm.recompile()
-    return count
+    """Rewrite relu(add(x, y)) into fused_add_relu(x, y) in place; returns how many."""
+    return rewrite_pairs(
+        gm,
+        is_outer=lambda n: _is_relu(gm, n),
+        is_inner=lambda n: n.target in ADD and len(n.args) == 2 and not n.kwargs,
+        fused_target=fused_add_relu,
+        fused_args=lambda relu, add: add.args)
 
 
 @register_variant("fx_add_relu", description="FX pass: relu(x + y) -> one scripted fused_add_relu call",

@@ -7,6 +7,7 @@ import torch
 import torch.fx as fx
 
 from experiments.registry import Unsupported, register_variant, requires
+from experiments.variants._fx import rewrite_pairs
 
 MATMUL = (operator.matmul, torch.matmul)
 ADD = (operator.add, torch.add)
@@ -14,23 +15,13 @@ ADD = (operator.add, torch.add)
 
 def matmul_bias_to_addmm(gm: fx.GraphModule) -> int:
     """Rewrite add(matmul(x, W), b) into addmm(b, x, W) in place; returns how many."""
-    count = 0
-    for node in list(gm.graph.nodes):
-        if node.op != "call_function" or node.target not in ADD or len(node.args) != 2 or node.kwargs:
-            continue
-        mm, bias = node.args
-        if not (isinstance(mm, fx.Node) and mm.op == "call_function" and mm.target in MATMUL
-                and len(mm.users) == 1):
-            continue
-        with gm.graph.inserting_before(node):
-            fused = gm.graph.call_function(torch.addmm, (bias, *mm.args))
-        node.replace_all_uses_with(fused)
-        gm.graph.erase_node(node)
-        gm.graph.erase_node(mm)
-        count += 1
-    gm.graph.lint()
-    gm.recompile()
-    return count
+    return rewrite_pairs(
+        gm,
+        is_outer=lambda n: (n.op == "call_function" and n.target in ADD and len(n.args) == 2
+                            and not n.kwargs),
+        is_inner=lambda n: n.target in MATMUL,
+        fused_target=torch.addmm,
+        fused_args=lambda add, mm: (add.args[1], *mm.args))
 
 
 @register_variant("nn_linear", description="FX rewrite of x @ W + b into addmm (what nn.Linear runs)",
