@@ -389,6 +389,10 @@ def main(argv=None) -> int:
     if args.compile_debug:  # read by torch at import and by every compile after it
         os.environ["TORCH_COMPILE_DEBUG"] = "1"
         os.environ["TORCH_COMPILE_DEBUG_DIR"] = os.path.abspath(args.compile_debug)
+        # a cache hit generates no code and so writes no output_code.py: compile cold
+        os.environ["TORCHINDUCTOR_FORCE_DISABLE_CACHES"] = "1"
+        os.environ["TORCHINDUCTOR_FX_GRAPH_CACHE"] = "0"
+        os.environ["TORCHINDUCTOR_AUTOGRAD_CACHE"] = "0"
     rec = base_record(args)
     # a record first: a process that dies hard (a crash in a compiler or a kernel, a kill)
     # still leaves its run recorded as failed, and the sweep goes on
