@@ -44,7 +44,9 @@ def compute(run_json: str, profile: str | None, backend: str) -> tuple[dict, pd.
                peak_memory_bytes=run.get("peak_memory_bytes"),
                runner_wall_time_per_iter_ms=(run.get("timing") or {}).get("wall_time_per_iter_ms"),
                cuda_event_time_per_iter_ms=(run.get("timing") or {}).get("cuda_event_time_per_iter_ms"),
-               measure_iters=run.get("measure_iters"))
+               measure_iters=run.get("measure_iters"),
+               graph_breaks=(run.get("compile") or {}).get("graph_breaks"),
+               generated_kernels=(run.get("compile") or {}).get("generated_kernels"))
     kernels = pd.DataFrame()
     if row["status"] != "ok" or profile is None:
         return row, kernels

@@ -44,7 +44,7 @@ METRICS = ["wall_time_per_iter_ms", "gpu_time_per_iter_ms", "cpu_kernel_time_per
            "idle_host_wait_per_iter_ms", "idle_kernel_wait_per_iter_ms", "idle_other_per_iter_ms",
            "idle_host_wait_frac", "idle_kernel_wait_frac", "idle_other_frac",
            "runner_wall_time_per_iter_ms", "cuda_event_time_per_iter_ms",
-           "compile_latency_s", "peak_memory_bytes", "max_abs_err",
+           "compile_latency_s", "graph_breaks", "generated_kernels", "peak_memory_bytes", "max_abs_err",
            "flops", "bytes_fused", "bytes_unfused", "achieved_bandwidth_Bps", "copy_bandwidth_frac",
            "achieved_flops", "flops_frac", "arithmetic_intensity"]
 NOISE_CV = 0.05
