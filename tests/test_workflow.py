@@ -127,3 +127,32 @@ def check_analysis_outputs(res):
     runs = pd.read_csv(f"{res}/tables/runs.csv")
     assert runs["bytes_fused"].gt(0).all() and runs.loc[runs.model == "mlp", "flops"].gt(0).all()
     assert runs.loc[runs.status == "ok", "copy_bandwidth_frac"].gt(0).all()
+
+
+def test_unsupported_pairs_recorded_without_profiling(tmp_path):
+    """A pair the device cannot run (cuda_graph on a CPU) is a row with its reason, no
+    profiler runs for it, and regenerating keeps it."""
+    res = tmp_path / "results"
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(yaml.safe_dump({"models": ["mlp_small"], "variants": ["eager", "cuda_graph", "nn_linear"],
+                                   "batch_sizes": "default", "warmup_iters": 1, "measure_iters": 2,
+                                   "repeats": 1, "device": "cpu", "results": str(res)}))
+    snake("all", "--cores", "2", "--configfile", str(cfg))
+    runs = pd.read_csv(res / "tables" / "runs.csv").set_index("variant")
+    assert list(runs["batch"]) == [128] * 3                     # the model's default batch
+    assert runs.loc["cuda_graph", "status"] == "unsupported"
+    assert "needs device cuda" in runs.loc["cuda_graph", "reason"]
+    assert runs.loc["nn_linear", "status"] == "ok" and runs.loc["eager", "status"] == "ok"
+    d = res / "runs" / "torch" / "mlp_small" / "cuda_graph" / "inference_float32" / "bs128" / "r0"
+    assert (d / "unsupported.json").exists() and not (d / "trace.json").exists()
+    snake("regenerate", "--cores", "2", "--forceall", "--configfile", str(cfg), "--config", "regenerate=1")
+    again = pd.read_csv(res / "tables" / "runs.csv").set_index("variant")
+    assert again.loc["cuda_graph", "status"] == "unsupported" and len(again) == 3
+
+
+def test_zoo_config_covers_every_model_and_variant():
+    from experiments import sweep
+    from experiments.registry import MODEL_NAMES, VARIANT_NAMES
+    with open(os.path.join(ROOT, "config", "zoo.yaml")) as f:
+        cfg = sweep.validate(yaml.safe_load(f))
+    assert set(cfg["models"]) == set(MODEL_NAMES) and set(cfg["variants"]) == set(VARIANT_NAMES)
