@@ -28,24 +28,12 @@ import torch  # noqa: E402
 
 from experiments.kernels import aten_ops, load, seed  # noqa: E402
 from experiments.models.gelu import ManualGelu  # noqa: E402
-from experiments.models.lstm_cell import LSTMCell  # noqa: E402
 from experiments.models.softmax import ManualSoftmax  # noqa: E402
 from experiments.registry import Unsupported  # noqa: E402
 from experiments.run import compare  # noqa: E402
 
 BW_TARGET, COMPILE_TARGET = 0.90, 0.95
 N_ROWS, N_COLS = 16384, 16384
-
-
-def lstm_math(gx, gh, bias, c):
-    """The cell's own gate math (experiments/models/lstm_cell.py) after its matmuls."""
-    gates = gx + gh + bias
-    i, f, g, o = gates.chunk(4, dim=1)
-    c_new = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
-    return torch.sigmoid(o) * torch.tanh(c_new), c_new
-
-
-assert LSTMCell  # the math above is the one of LSTMCell.forward
 
 
 def cases(dtype):
@@ -64,11 +52,11 @@ def cases(dtype):
                   "aten": lambda x: aten_ops.gelu(x, "tanh"),
                   "triton_seed": seed.triton_gelu, "cuda_seed": seed.cuda_gelu},
                  2 * n * es),
-        "bias_gelu": ((x, b), lambda x, b: torch.nn.functional.gelu(x + b),
+        "bias_gelu": ((x, b), aten_ops.bias_gelu,
                       {"triton": lambda x, b: tri.bias_gelu(x, b, "none"),
                        "cuda": lambda x, b: cu.bias_gelu(x, b, "none")},
                       (2 * n + N_COLS) * es),
-        "add_relu": ((x, b), lambda x, b: torch.relu(x + b),
+        "add_relu": ((x, b), aten_ops.add_relu,
                      {"triton": tri.add_relu, "cuda": cu.add_relu},
                      (2 * n + N_COLS) * es),
         "softmax": ((x.view(-1, 4096),), ManualSoftmax().forward,
@@ -77,7 +65,7 @@ def cases(dtype):
     }
     B, H = N_ROWS * N_COLS // 4 // 1024 // 4, 1024   # gx, gh: 2^26 elements each
     gx, gh, bb, c = r(B, 4 * H), r(B, 4 * H), r(4 * H), r(B, H)
-    out["lstm_gates"] = ((gx, gh, bb, c), lstm_math,
+    out["lstm_gates"] = ((gx, gh, bb, c), aten_ops.lstm_gates,
                          {"triton": tri.lstm_gates, "cuda": cu.lstm_gates},
                          (2 * gx.numel() + 4 * H + 3 * c.numel()) * es)
     return out

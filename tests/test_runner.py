@@ -120,3 +120,11 @@ def test_crash_leaves_a_failed_record(tmp_path):
     assert p.returncode != 0
     r = json.loads(out.read_text())
     assert r["status"] == "error" and "died" in r["reason"]
+
+
+def test_fp64_reference_with_optimizer_step(tmp_path, fake_variant):
+    # a variant off by more than allclose allows goes to the float64 test, also when the
+    # train step includes an optimizer step (the reference uses the parameters as built)
+    fake_variant("drift", lambda model, inputs, opts: (lambda *x: model(*x) * (1 + 3e-3)))
+    r = go(tmp_path, "--mode", "train", "--optimizer", "sgd", variant="drift")
+    assert r["status"] == "incorrect" and r["correctness"]["fp64"]["passed"] is False

@@ -60,8 +60,12 @@ def _skip_reasons():
     """run folder -> why it is not profiled (statically unsupported on this device)."""
     if REGENERATE:
         return {sweep.run_dir(RES, **r): "recorded as unsupported" for r in RUNS if r["skipped"]}
-    return {d: why for r in RUNS
-            if (why := sweep.unsupported_reason(r, MACHINE.device)) and (d := sweep.run_dir(RES, **r))}
+    skipped = {}
+    for r in RUNS:
+        why = sweep.unsupported_reason(r, MACHINE.device)
+        if why:
+            skipped[sweep.run_dir(RES, **r)] = why
+    return skipped
 
 
 SKIPPED = _skip_reasons()
