@@ -83,6 +83,28 @@ def copy_bandwidth():
     return 2 * x.numel() * 4 / (ms * 1e-3), ms
 
 
+HEADER = (f"{'kernel':11s} {'dtype':9s} {'impl':12s} {'ms':>8s} {'TB/s':>7s} {'copy':>6s} "
+          f"{'vs compile':>10s}  status")
+
+
+def fmt(r: dict) -> str:
+    if r["status"] == "ok":
+        return (f"{r['kernel']:11s} {r['dtype']:9s} {r['impl']:12s} {r['ms']:8.3f} "
+                f"{r['bandwidth_Bps'] / 1e12:7.3f} {r['copy_frac']:6.3f} {r.get('vs_compile', float('nan')):10.3f}  ok")
+    return (f"{r['kernel']:11s} {r['dtype']:9s} {r['impl']:12s} {'':8s} {'':7s} {'':6s} {'':10s}  "
+            f"{r['status']}: {r['reason']}")
+
+
+def write_csv(path, rows) -> None:
+    if not path:
+        return
+    keys = sorted({k for r in rows for k in r})
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=keys)
+        w.writeheader()
+        w.writerows(rows)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--dtypes", default="float32,bfloat16")
@@ -98,12 +120,14 @@ def main(argv=None) -> int:
     print(f"{gpu}, torch {torch.__version__}; device-to-device copy: {copy_bps / 1e12:.3f} TB/s "
           f"(1 GiB in {copy_ms:.3f} ms, bytes read + written)")
     rows = []
+    print(HEADER, flush=True)
     for dname in a.dtypes.split(","):
         dtype = getattr(torch, dname)
         for kname, (args, ref_fn, impls, nbytes) in cases(dtype).items():
             if kname not in a.kernels.split(","):
                 continue
             with torch.no_grad():
+                first = len(rows)
                 ref = ref_fn(*args)
                 fns = {"eager": ref_fn, **impls, "compile": torch.compile(ref_fn, dynamic=False)}
                 res = {}
@@ -133,16 +157,14 @@ def main(argv=None) -> int:
                 for row in res.values():
                     if "compile" in res:
                         row["vs_compile"] = res["compile"]["ms"] / row["ms"]
+                for row in rows[first:]:  # as it is measured: a run cut short keeps what it had
+                    print(fmt(row), flush=True)
+                write_csv(a.out, rows)
                 del ref
             torch.cuda.empty_cache()
-    print(f"\n{'kernel':11s} {'dtype':9s} {'impl':12s} {'ms':>8s} {'TB/s':>7s} {'copy':>6s} {'vs compile':>10s}  status")
+    print(f"\n{HEADER}")
     for r in rows:
-        if r["status"] == "ok":
-            print(f"{r['kernel']:11s} {r['dtype']:9s} {r['impl']:12s} {r['ms']:8.3f} {r['bandwidth_Bps'] / 1e12:7.3f} "
-                  f"{r['copy_frac']:6.3f} {r.get('vs_compile', float('nan')):10.3f}  ok")
-        else:
-            print(f"{r['kernel']:11s} {r['dtype']:9s} {r['impl']:12s} {'':8s} {'':7s} {'':6s} {'':10s}  "
-                  f"{r['status']}: {r['reason']}")
+        print(fmt(r))
     print(f"\ntargets: triton and cuda >= {BW_TARGET} of copy bandwidth and >= {COMPILE_TARGET} of compile's speed")
     failed = 0
     for r in rows:
@@ -152,12 +174,7 @@ def main(argv=None) -> int:
             print(f"  {'PASS' if ok else 'MISS'} {r['kernel']:11s} {r['dtype']:9s} {r['impl']:7s} "
                   + (f"copy {r['copy_frac']:.3f}, vs compile {r.get('vs_compile', float('nan')):.3f}"
                      if r["status"] == "ok" else r["status"]))
-    if a.out:
-        keys = sorted({k for r in rows for k in r})
-        with open(a.out, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=keys)
-            w.writeheader()
-            w.writerows(rows)
+    write_csv(a.out, rows)
     print(f"\n{failed} of {sum(r['impl'] in ('triton', 'cuda') for r in rows)} hand-written kernel runs miss a target")
     return 0
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import copy
+import faulthandler
 import json
 import os
 import platform
@@ -23,6 +24,7 @@ import resource
 import shutil
 import subprocess
 import sys
+import threading
 import time
 import traceback
 import warnings
@@ -155,7 +157,7 @@ def injected_fault(args) -> None:
     """Fault injection for the reliability tests and for users checking their setup:
     FUSIONLAB_INJECT_FAULT="mlp:compile:32=oom,pointwise_heavy:eager:8=error" makes the
     named runs raise an out-of-memory error or a RuntimeError in their check step; =abort
-    kills the process (a crash)."""
+    kills the process (a crash); =hang never returns (for --timeout)."""
     spec = os.environ.get("FUSIONLAB_INJECT_FAULT", "")
     for item in filter(None, (s.strip() for s in spec.split(","))):
         key, _, kind = item.partition("=")
@@ -163,6 +165,8 @@ def injected_fault(args) -> None:
             import torch
             if kind == "abort":  # a hard crash: no Python exception, no cleanup
                 os.abort()
+            while kind == "hang":
+                time.sleep(1)
             if kind == "oom":
                 raise torch.OutOfMemoryError("CUDA out of memory (injected by FUSIONLAB_INJECT_FAULT)")
             raise RuntimeError(f"injected fault ({kind or 'error'}) by FUSIONLAB_INJECT_FAULT")
@@ -246,6 +250,7 @@ def run(args, rec: dict) -> dict:
 
     torch._dynamo.reset()  # a run starts from a clean compile state, also in-process
     reset_compile_counters(torch)
+    rec["phase"] = ranges.BUILD
     with rng(ranges.BUILD):
         torch.manual_seed(args.seed)
         model, inputs = mspec.build(args.batch, dtype, device)
@@ -275,6 +280,7 @@ def run(args, rec: dict) -> dict:
 
     if device == "cuda":
         torch.cuda.reset_peak_memory_stats()
+    rec["phase"] = ranges.CHECK
     with rng(ranges.CHECK):
         injected_fault(args)
         t0 = time.perf_counter(); ref = step(ref_model, ref_model); sync()
@@ -301,6 +307,7 @@ def run(args, rec: dict) -> dict:
                    f"rel L2 err {check['rel_l2_err']:.3g}")
         return rec
 
+    rec["phase"] = ranges.WARMUP
     with rng(ranges.WARMUP):
         for _ in range(args.warmup):
             step(fn, model)
@@ -315,6 +322,7 @@ def run(args, rec: dict) -> dict:
         prof.__enter__()
     if device == "cuda":
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    rec["phase"] = ranges.MEASURE
     with rng(ranges.MEASURE):
         t0 = time.perf_counter()
         if device == "cuda":
@@ -341,6 +349,40 @@ def run(args, rec: dict) -> dict:
         rec["peak_memory_kind"] = "process max RSS (CPU)"
     rec.update(status="ok", reason=None)
     return rec
+
+
+def start_watchdog(args, rec: dict):
+    """--timeout: a run still going after that many seconds (a compiler that never
+    finishes, a kernel that hangs) is recorded `timeout`, with the phase it was in, and
+    the process ends with status 3, so it costs its own slot and never the sweep. A
+    Python timer thread writes that record; a hang that never lets go of the GIL is ended
+    by faulthandler's C-level timer 30 s later (its traceback goes to the log), leaving
+    the record written first. Returns the function that disarms both."""
+    if not args.timeout:
+        return lambda: None
+
+    def fire():
+        try:
+            snap = dict(rec)
+        except RuntimeError:  # rec changed size while copied: its first fields will do
+            snap = base_record(args)
+        snap.update(status="timeout", reason=f"did not finish in {args.timeout:g} s (in its "
+                    f"{snap.get('phase', 'start')} phase) and was stopped")
+        snap.pop("phase", None)
+        write_json_atomic(args.out, snap)
+        print(f"[fusionlab] {args.model}/{args.variant}/bs{args.batch}: timeout ({snap['reason']})",
+              file=sys.stderr, flush=True)
+        os._exit(3)
+
+    timer = threading.Timer(args.timeout, fire)
+    timer.daemon = True
+    timer.start()
+    faulthandler.dump_traceback_later(args.timeout + 30, exit=True)
+
+    def disarm():
+        timer.cancel()
+        faulthandler.cancel_dump_traceback_later()
+    return disarm
 
 
 def record_warnings(caught) -> list[str]:
@@ -376,11 +418,14 @@ def parse_args(argv=None):
                    help="train mode: also take an optimizer step (SGD, lr 1e-3) each iteration")
     p.add_argument("--compile-debug", metavar="DIR",
                    help="keep TORCH_COMPILE_DEBUG artifacts (output_code.py, ir_post_fusion.txt) under DIR")
+    p.add_argument("--timeout", default=0, type=float, metavar="S",
+                   help="time limit in seconds (0: none): a run still going after S seconds "
+                        "is recorded `timeout` and stopped")
     p.add_argument("--trace", help="Chrome trace to write (with --profiler torch)")
     p.add_argument("--out", required=True, help="run.json to write")
     a = p.parse_args(argv)
-    if a.batch <= 0 or a.iters <= 0 or a.warmup < 0:
-        p.error("--batch and --iters must be positive and --warmup non-negative")
+    if a.batch <= 0 or a.iters <= 0 or a.warmup < 0 or a.timeout < 0:
+        p.error("--batch and --iters must be positive, --warmup and --timeout non-negative")
     if a.profiler == "torch" and not a.trace:
         p.error("--profiler torch needs --trace")
     return a
@@ -400,7 +445,8 @@ def main(argv=None) -> int:
     # a record first: a process that dies hard (a crash in a compiler or a kernel, a kill)
     # still leaves its run recorded as failed, and the sweep goes on
     write_json_atomic(args.out, {**rec, "reason": "the process died before the run finished "
-                                 "(a crash or a kill); see the run's profile.log"})
+                                 "(a crash, a kill or its time limit); see the run's profile.log"})
+    disarm = start_watchdog(args, rec)
     from experiments.registry import Unsupported
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -414,6 +460,8 @@ def main(argv=None) -> int:
             first = str(e).strip().splitlines()[0] if str(e).strip() else ""
             rec.update(status="oom" if oom else "error", reason=f"{type(e).__name__}: {first}"[:500],
                        traceback=traceback.format_exc())
+    disarm()
+    rec.pop("phase", None)
     rec["warnings"] = record_warnings(caught)
     if args.compile_debug:
         rec["compile_debug"] = {"dir": os.path.abspath(args.compile_debug),

@@ -109,17 +109,39 @@ def test_fp64_check_is_the_inductor_harness_fallback():
 
 
 def test_crash_leaves_a_failed_record(tmp_path):
+    # the process is killed hard in the middle of the run (FUSIONLAB_INJECT_FAULT=...=abort)
+    p, r = run_with_fault(tmp_path, "abort")
+    assert p.returncode != 0
+    assert r["status"] == "error" and "died" in r["reason"]
+
+
+def run_with_fault(tmp_path, fault, *extra):
+    import os
     import subprocess
     import sys
     out = tmp_path / "run.json"
-    # the process is killed hard in the middle of the run (FUSIONLAB_INJECT_FAULT=...=abort)
     p = subprocess.run([sys.executable, "-m", "experiments.run", "--model", "mlp", "--variant", "eager",
-                        "--batch", "4", "--device", "cpu", "--out", str(out)],
-                       env={**__import__("os").environ, "FUSIONLAB_INJECT_FAULT": "mlp:eager:4=abort"},
-                       capture_output=True)
-    assert p.returncode != 0
-    r = json.loads(out.read_text())
-    assert r["status"] == "error" and "died" in r["reason"]
+                        "--batch", "4", "--device", "cpu", "--out", str(out), *extra],
+                       env={**os.environ, "FUSIONLAB_INJECT_FAULT": f"mlp:eager:4={fault}"},
+                       capture_output=True, text=True, timeout=120)
+    return p, json.loads(out.read_text())
+
+
+def test_timeout_is_recorded_with_its_phase(tmp_path):
+    # a run that never finishes (FUSIONLAB_INJECT_FAULT=...=hang, in the check step) is
+    # stopped at --timeout and recorded as such, with the phase it was in
+    p, r = run_with_fault(tmp_path, "hang", "--timeout", "2")
+    assert p.returncode == 3
+    assert r["status"] == "timeout"
+    assert r["reason"] == "did not finish in 2 s (in its check phase) and was stopped"
+    assert "phase" not in r and r["model"] == "mlp" and r["versions"]["torch"]
+    assert "timeout" in p.stderr
+
+
+def test_timeout_not_reached_leaves_the_run_alone(tmp_path):
+    p, r = run_with_fault(tmp_path, "none-such", "--timeout", "600")
+    assert p.returncode == 0 and r["status"] == "error" and "injected fault" in r["reason"]
+    assert "phase" not in r
 
 
 def test_fp64_reference_with_optimizer_step(tmp_path, fake_variant):

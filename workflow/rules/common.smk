@@ -51,7 +51,8 @@ def runner_args(wildcards):
         f"--model {wildcards.model} --variant {wildcards.variant} --batch {wildcards.batch} "
         f"--mode {wildcards.mode} --dtype {wildcards.dtype} --repeat {wildcards.repeat} "
         f"--warmup {CFG['warmup_iters']} --iters {CFG['measure_iters']} "
-        f"--device {MACHINE.device} --compile-mode {CFG['compile_mode']} --optimizer {CFG['optimizer']}"
+        f"--device {MACHINE.device} --compile-mode {CFG['compile_mode']} --optimizer {CFG['optimizer']} "
+        f"--timeout {CFG['timeout_s']}"
         + (f" --compile-debug {RUN.format(**wildcards)}/compile_debug" if CFG["compile_debug"] else "")
     )
 
