@@ -150,3 +150,24 @@ def test_fp64_reference_with_optimizer_step(tmp_path, fake_variant):
     fake_variant("drift", lambda model, inputs, opts: (lambda *x: model(*x) * (1 + 3e-3)))
     r = go(tmp_path, "--mode", "train", "--optimizer", "sgd", variant="drift")
     assert r["status"] == "incorrect" and r["correctness"]["fp64"]["passed"] is False
+
+
+def test_tolerance_key_tf32_where_the_gpu_runs_fp32_in_tf32():
+    import torch
+    from experiments.run import TOLERANCE, tolerance_key
+    conv = torch.nn.Sequential(torch.nn.Conv2d(1, 1, 3), torch.nn.ReLU())
+    lin = torch.nn.Linear(2, 2)
+    cudnn, matmul = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32
+    try:
+        torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = True, False
+        assert tolerance_key(torch, conv, "cuda", "float32") == "tf32"
+        assert tolerance_key(torch, lin, "cuda", "float32") == "float32"
+        assert tolerance_key(torch, conv, "cpu", "float32") == "float32"
+        assert tolerance_key(torch, conv, "cuda", "bfloat16") == "bfloat16"
+        torch.backends.cudnn.allow_tf32 = False
+        assert tolerance_key(torch, conv, "cuda", "float32") == "float32"
+        torch.backends.cuda.matmul.allow_tf32 = True
+        assert tolerance_key(torch, lin, "cuda", "float32") == "tf32"
+    finally:
+        torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = cudnn, matmul
+    assert TOLERANCE["tf32"] == (1e-3, 5e-3)
