@@ -35,6 +35,13 @@ def export_stats(sqlite: str, outdir: str, nsys: str = "nsys") -> dict:
     tmp = outdir.rstrip("/") + ".tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(tmp)
+    if os.path.getsize(sqlite) == 0:  # the marker of a run nsys wrote no report for
+        manifest = {"note": "no report: nsys wrote none for this run (see its run.json)"}
+        with open(os.path.join(tmp, "manifest.json"), "w") as f:
+            json.dump(manifest, f, indent=2)
+        shutil.rmtree(outdir, ignore_errors=True)
+        os.replace(tmp, outdir)
+        return manifest
     picked = choose(available_reports(nsys))
     names = [n for n in picked.values() if n]
     proc = subprocess.run([nsys, "stats", "--force-export=false", "-r", ",".join(names), "-f", "csv",

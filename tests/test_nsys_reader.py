@@ -154,3 +154,48 @@ def test_union_ns():
     assert metrics.union_ns([0, 5, 20], [10, 15, 30]) == 25
     assert metrics.union_ns([0, 5], [10, 15], 2, 12) == 10
     assert metrics.union_ns([], []) == 0
+
+
+NSYS_IMPORT_FAILURE = """\
+Importer error status: Importation failed.
+      Items {
+        Type: ErrorText
+        Value: "Multiple different definitions of the same VmTidToPidInfo"
+      }
+Generated:
+\t/x/report.nsys-rep.tmp.qdstrm
+"""
+
+
+@pytest.mark.parametrize("status,expect", [("timeout", "timeout"), ("ok", "error")])
+def test_no_report_keeps_the_record(tmp_path, status, expect):
+    # nsys's importer failed (its text as an H100 run printed it): the run keeps its record,
+    # says why it has no profile, and an ok run without its profile becomes an error
+    import json
+    from analysis import no_report, run_metrics
+    from analysis.nsys_stats import export_stats
+    run = tmp_path / "run.json"
+    run.write_text(json.dumps({"model": "m", "variant": "v", "batch": 1, "status": status,
+                               "reason": "did not finish" if status != "ok" else None}))
+    log = tmp_path / "profile.log"
+    log.write_text(NSYS_IMPORT_FAILURE)
+    rep = tmp_path / "report.nsys-rep"
+    assert no_report.main([str(run), str(log), str(rep)]) == 0
+    r = json.loads(run.read_text())
+    assert r["profile_error"] == "nsys wrote no report: Multiple different definitions of the same VmTidToPidInfo"
+    assert r["status"] == expect
+    assert r["reason"] == ("did not finish" if status != "ok" else r["profile_error"])
+    assert rep.exists() and rep.stat().st_size == 0
+    # the steps after it read the empty marker as "no report"
+    sqlite = tmp_path / "report.sqlite"
+    sqlite.write_bytes(b"")
+    manifest = export_stats(str(sqlite), str(tmp_path / "stats"))
+    assert "nsys wrote none" in manifest["note"]
+    row = run_metrics.main(str(run), str(sqlite), "nsys", str(tmp_path / "metrics.json"))
+    assert row["status"] == expect
+
+
+def test_no_report_reason_falls_back_to_the_last_line():
+    from analysis.no_report import nsys_error
+    assert nsys_error("a\n\nnsys: something broke\n\n") == "nsys: something broke"
+    assert nsys_error("") == "no output"

@@ -11,8 +11,10 @@ rule nsys_export_sqlite:
     conda:
         ENV
     shell:
-        "nsys export --type sqlite --force-overwrite true -o {output}.tmp.sqlite {input} > {log} 2>&1 "
-        "&& mv {output}.tmp.sqlite {output}"
+        # an empty report is the marker of a run nsys wrote no report for: nothing to export
+        "if [ ! -s {input} ]; then echo 'empty report: nsys wrote none (see run.json)' > {log}; : > {output}; "
+        "else nsys export --type sqlite --force-overwrite true -o {output}.tmp.sqlite {input} > {log} 2>&1 "
+        "&& mv {output}.tmp.sqlite {output}; fi"
 
 
 rule nsys_stats:

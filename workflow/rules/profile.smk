@@ -46,8 +46,11 @@ rule profile_nsys:
         "-o {output.rep}.tmp {params.python} -m experiments.run {params.args} "
         "--profiler nsys --out {output.run} > {log} 2>&1 || echo \"nsys exit status $?\" >> {log}; "
         # nsys exits non-zero when the profiled process crashed: that run is recorded by
-        # the runner (status error), so only a missing report fails the rule
-        "mv {output.rep}.tmp.nsys-rep {output.rep}"
+        # the runner (status error). When nsys writes no report at all, the run's record
+        # says so and the report is left empty (analysis/no_report.py): the sweep goes on.
+        "mv {output.rep}.tmp.nsys-rep {output.rep} 2>/dev/null || "
+        "PYTHONPATH={params.root}${{PYTHONPATH:+:$PYTHONPATH}} {params.python} -m analysis.no_report "
+        "{output.run} {log} {output.rep} 2>> {log}"
 
 
 rule profile_torch:
