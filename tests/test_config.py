@@ -27,6 +27,7 @@ def test_defaults_and_eager_added():
     cfg = sweep.validate({**GOOD, "variants": ["compile"]})
     assert cfg["variants"] == ["eager", "compile"]
     assert cfg["measure_iters"] == 200 and cfg["nsys"]["trace"] == "cuda,nvtx,osrt"
+    assert cfg["timeout_s"] == 1200
 
 
 @pytest.mark.parametrize("bad, words", [
@@ -40,6 +41,8 @@ def test_defaults_and_eager_added():
     ({**GOOD, "mode": "training"}, ["mode", "'training'", "inference, train"]),
     ({**GOOD, "profiler": "ncu"}, ["profiler", "'ncu'", "auto, nsys, torch"]),
     ({**GOOD, "warmup_iters": 1.5}, ["warmup_iters", "1.5", "integer"]),
+    ({**GOOD, "timeout_s": -1}, ["timeout_s", "-1", ">= 0"]),
+    ({**GOOD, "timeout_s": "1h"}, ["timeout_s", "'1h'", "number"]),
     ({**GOOD, "nsys": {"args": "; rm -rf /"}}, ["nsys.args", "characters"]),
     ({}, ["empty"]),
 ])
