@@ -26,9 +26,14 @@ def _sigmoid(v):
 # bf16/fp16 rounding (2^-8 / 2^-11 relative, and the check's tolerance); fp32 keeps the
 # accurate paths above.
 @triton.jit
+def _ptx_f32(v, INSTR: tl.constexpr):
+    # one PTX instruction on an fp32 value: "INSTR out, in;"
+    return tl.inline_asm_elementwise(INSTR + " $0, $1;", "=r,r", [v], dtype=tl.float32, is_pure=True, pack=1)
+
+
+@triton.jit
 def _tanh_fast(v):
-    return tl.inline_asm_elementwise("tanh.approx.f32 $0, $1;", "=r,r", [v], dtype=tl.float32,
-                                     is_pure=True, pack=1)
+    return _ptx_f32(v, "tanh.approx.f32")
 
 
 @triton.jit
@@ -38,26 +43,14 @@ def _sigmoid_fast(v):
 
 
 @triton.jit
-def _rcp_fast(v):
-    return tl.inline_asm_elementwise("rcp.approx.ftz.f32 $0, $1;", "=r,r", [v], dtype=tl.float32,
-                                     is_pure=True, pack=1)
-
-
-@triton.jit
-def _exp2_fast(v):
-    return tl.inline_asm_elementwise("ex2.approx.ftz.f32 $0, $1;", "=r,r", [v], dtype=tl.float32,
-                                     is_pure=True, pack=1)
-
-
-@triton.jit
 def _gelu_erf_fast(v):
     # v Phi(v), Phi from erf by Abramowitz & Stegun 7.1.25 (abs error 2.5e-5, so at most
     # 1.3e-5 |v| in GELU). With z = |v| / sqrt(2), t = 1 / (1 + 0.47047 z):
     # q = (1 - erf(z)) / 2 = t (a1 + t (a2 + t a3)) exp(-z^2) / 2, and Phi(v) = 1 - q for
     # v >= 0, q for v < 0.
-    t = _rcp_fast(1.0 + 0.33267253 * tl.abs(v))  # 0.47047 / sqrt(2)
+    t = _ptx_f32(1.0 + 0.33267253 * tl.abs(v), "rcp.approx.ftz.f32")  # 0.47047 / sqrt(2)
     p = t * (0.1740121 + t * (-0.0479399 + t * 0.3739278))  # A&S a1..a3 halved
-    vq = v * p * _exp2_fast(v * v * -0.7213475204444817)  # exp(-v^2/2) = 2^(-v^2 log2(e)/2)
+    vq = v * p * _ptx_f32(v * v * -0.7213475204444817, "ex2.approx.ftz.f32")  # exp(-v^2/2) = 2^(-v^2 log2(e)/2)
     return tl.where(v < 0, vq, v - vq)
 
 
