@@ -18,7 +18,9 @@ if [ "${FIXTURES:-0}" = 1 ]; then
   snakemake all --configfile config/fixtures.yaml --cores 8 --resources gpu=1 --keep-going > $OUT/fixtures.log 2>&1; echo "fixtures rc=$?"
   tar czf $OUT/fixtures.tgz $(ls -d results/fixtures/runs/*/*/*/*/*/*/{report.nsys-rep,report.sqlite,run.json,metrics.json,stats} 2>/dev/null) results/fixtures/tables
 fi
-timeout $((BUDGET - 90)) snakemake all $CONF --cores 16 --resources gpu=$GPUS --keep-going --rerun-incomplete \
+snakemake --unlock $CONF > /dev/null 2>&1   # a previous call cut short may have left the lock
+# SIGTERM lets running jobs finish (a 300 s time limit can outlast the budget): -k ends it
+timeout -k 60 $((BUDGET - 90)) snakemake all $CONF --cores 16 --resources gpu=$GPUS --keep-going --rerun-incomplete \
   --set-threads profile_nsys=$THREADS device_peaks=$THREADS ${EXTRA:-} > $OUT/sweep.log 2>&1; rc=$?; echo "sweep rc=$rc"
 grep -E "steps \(" $OUT/sweep.log | tail -1
 # SWEEP_ONLY=1: stop here; a next call on the still-warm machine continues the sweep
