@@ -37,11 +37,17 @@ def export_stats(sqlite: str, outdir: str, nsys: str = "nsys") -> dict:
     os.makedirs(tmp)
     if os.path.getsize(sqlite) == 0:  # the marker of a run nsys wrote no report for
         manifest = {"note": "no report: nsys wrote none for this run (see its run.json)"}
-        with open(os.path.join(tmp, "manifest.json"), "w") as f:
-            json.dump(manifest, f, indent=2)
-        shutil.rmtree(outdir, ignore_errors=True)
-        os.replace(tmp, outdir)
-        return manifest
+    else:
+        manifest = _stats_csvs(sqlite, tmp, nsys)
+    with open(os.path.join(tmp, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=2)
+    shutil.rmtree(outdir, ignore_errors=True)
+    os.replace(tmp, outdir)
+    return manifest
+
+
+def _stats_csvs(sqlite: str, tmp: str, nsys: str) -> dict:
+    """Run `nsys stats` into tmp, name the CSVs by their canonical report; the manifest."""
     picked = choose(available_reports(nsys))
     names = [n for n in picked.values() if n]
     proc = subprocess.run([nsys, "stats", "--force-export=false", "-r", ",".join(names), "-f", "csv",
@@ -63,8 +69,4 @@ def export_stats(sqlite: str, outdir: str, nsys: str = "nsys") -> dict:
                 manifest[canon]["note"] = "no data of this kind in the report (empty file)"
         else:
             manifest[canon] = {"report": name, "note": "no data of this kind in the report"}
-    with open(os.path.join(tmp, "manifest.json"), "w") as f:
-        json.dump(manifest, f, indent=2)
-    shutil.rmtree(outdir, ignore_errors=True)
-    os.replace(tmp, outdir)
     return manifest

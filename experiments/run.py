@@ -123,10 +123,14 @@ class Ranges:
             yield
 
 
+def as_list(out) -> list:
+    """A model's outputs as a list: one tensor, or the tensors of a tuple or list."""
+    return list(out) if isinstance(out, (list, tuple)) else [out]
+
+
 def compare(torch, out, ref, dtype: str) -> dict:
     """allclose of every tensor of out against ref, dtype-aware; reports the max errors."""
-    outs = out if isinstance(out, (list, tuple)) else [out]
-    refs = ref if isinstance(ref, (list, tuple)) else [ref]
+    outs, refs = as_list(out), as_list(ref)
     if len(outs) != len(refs):
         return {"passed": False, "reason": f"{len(outs)} outputs, eager has {len(refs)}"}
     rtol, atol = TOLERANCE[dtype]
@@ -152,10 +156,7 @@ def fp64_check(torch, out, ref, run_fp64, dtype: str, multiplier: float = 2.0) -
     allclose to eager (different but equally valid rounding: TF32 convolutions, another
     summation order): with the model run in float64 as the truth, the variant passes if
     its RMSE is at most multiplier x eager's own RMSE + atol / 10, for every output."""
-    ref64 = run_fp64()
-    outs = out if isinstance(out, (list, tuple)) else [out]
-    refs = ref if isinstance(ref, (list, tuple)) else [ref]
-    r64s = ref64 if isinstance(ref64, (list, tuple)) else [ref64]
+    outs, refs, r64s = as_list(out), as_list(ref), as_list(run_fp64())
     atol = TOLERANCE[dtype][1]
     worst = None
     for o, r, t in zip(outs, refs, r64s):
@@ -263,13 +264,18 @@ def run(args, rec: dict) -> dict:
         inductor_config.cpp.enable_kernel_profile = True
 
     rng = Ranges(torch, use_record_function=args.profiler == "torch")
+
+    def phase(name):
+        # a phase of the run: its NVTX range, and its name in rec for a timeout's reason
+        rec["phase"] = name
+        return rng(name)
+
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
     train = args.mode == "train"
 
     torch._dynamo.reset()  # a run starts from a clean compile state, also in-process
     reset_compile_counters(torch)
-    rec["phase"] = ranges.BUILD
-    with rng(ranges.BUILD):
+    with phase(ranges.BUILD):
         torch.manual_seed(args.seed)
         model, inputs = mspec.build(args.batch, dtype, device)
         model.train(train)
@@ -284,7 +290,7 @@ def run(args, rec: dict) -> dict:
         if train:
             m.zero_grad(set_to_none=True)
             out = f(*xs)
-            outs = list(out) if isinstance(out, (list, tuple)) else [out]
+            outs = as_list(out)
             sum(o.float().mean() for o in outs).backward()
             result = outs + [p.grad for p in m.parameters() if p.grad is not None]
             if id(m) in optimizers:  # not the float64 reference
@@ -298,8 +304,7 @@ def run(args, rec: dict) -> dict:
 
     if device == "cuda":
         torch.cuda.reset_peak_memory_stats()
-    rec["phase"] = ranges.CHECK
-    with rng(ranges.CHECK):
+    with phase(ranges.CHECK):
         injected_fault(args)
         t0 = time.perf_counter(); ref = step(ref_model, ref_model); sync()
         eager_first = time.perf_counter() - t0
@@ -330,8 +335,7 @@ def run(args, rec: dict) -> dict:
                       if fp64 else ""))
         return rec
 
-    rec["phase"] = ranges.WARMUP
-    with rng(ranges.WARMUP):
+    with phase(ranges.WARMUP):
         for _ in range(args.warmup):
             step(fn, model)
         sync()
@@ -345,8 +349,7 @@ def run(args, rec: dict) -> dict:
         prof.__enter__()
     if device == "cuda":
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    rec["phase"] = ranges.MEASURE
-    with rng(ranges.MEASURE):
+    with phase(ranges.MEASURE):
         t0 = time.perf_counter()
         if device == "cuda":
             start.record()

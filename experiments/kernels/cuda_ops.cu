@@ -42,6 +42,12 @@ __device__ __forceinline__ float ex2_approx(float v) {
 // sigmoid(v) = 0.5 + 0.5 tanh(v / 2)
 __device__ __forceinline__ float sigmoid_approx(float v) { return fmaf(0.5f, tanh_approx(0.5f * v), 0.5f); }
 
+// the gate math in the storage type's precision: the approximate instructions for 16-bit
+template <bool HALF>
+__device__ __forceinline__ float sigmoid_of(float v) { return HALF ? sigmoid_approx(v) : sigmoidf(v); }
+template <bool HALF>
+__device__ __forceinline__ float tanh_of(float v) { return HALF ? tanh_approx(v) : fast_tanhf(v); }
+
 // v Phi(v), Phi from erf by Abramowitz & Stegun 7.1.25 (abs error 2.5e-5, so at most
 // 1.3e-5 |v| in GELU). With z = |v| / sqrt(2), t = 1 / (1 + 0.47047 z):
 // q = (1 - erf(z)) / 2 = t (a1 + t (a2 + t a3)) exp(-z^2) / 2, and Phi(v) = 1 - q for
@@ -258,16 +264,11 @@ __global__ void lstm_kernel(const T* __restrict__ gx, const T* __restrict__ gh, 
   P ho, co;
 #pragma unroll
   for (int e = 0; e < N; e++) {
-    float c_new, h_new;
-    if (sizeof(T) == 2) {
-      c_new = sigmoid_approx(g[1][e]) * static_cast<float>(cv.v[e]) + sigmoid_approx(g[0][e]) * tanh_approx(g[2][e]);
-      h_new = sigmoid_approx(g[3][e]) * tanh_approx(c_new);
-    } else {
-      c_new = sigmoidf(g[1][e]) * static_cast<float>(cv.v[e]) + sigmoidf(g[0][e]) * fast_tanhf(g[2][e]);
-      h_new = sigmoidf(g[3][e]) * fast_tanhf(c_new);
-    }
+    constexpr bool HALF = sizeof(T) == 2;
+    const float c_new = sigmoid_of<HALF>(g[1][e]) * static_cast<float>(cv.v[e]) +
+                        sigmoid_of<HALF>(g[0][e]) * tanh_of<HALF>(g[2][e]);
     co.v[e] = static_cast<T>(c_new);
-    ho.v[e] = static_cast<T>(h_new);
+    ho.v[e] = static_cast<T>(sigmoid_of<HALF>(g[3][e]) * tanh_of<HALF>(c_new));
   }
   *reinterpret_cast<P*>(c_out + i) = co;
   *reinterpret_cast<P*>(h_out + i) = ho;

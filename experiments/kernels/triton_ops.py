@@ -43,6 +43,20 @@ def _sigmoid_fast(v):
 
 
 @triton.jit
+def _sigmoid_of(v, HALF: tl.constexpr):
+    if HALF:
+        return _sigmoid_fast(v)
+    return _sigmoid(v)
+
+
+@triton.jit
+def _tanh_of(v, HALF: tl.constexpr):
+    if HALF:
+        return _tanh_fast(v)
+    return 2.0 * _sigmoid(2.0 * v) - 1.0
+
+
+@triton.jit
 def _gelu_erf_fast(v):
     # v Phi(v), Phi from erf by Abramowitz & Stegun 7.1.25 (abs error 2.5e-5, so at most
     # 1.3e-5 |v| in GELU). With z = |v| / sqrt(2), t = 1 / (1 + 0.47047 z):
@@ -172,12 +186,8 @@ def _lstm_kernel(gx_ptr, gh_ptr, b_ptr, c_ptr, h_out, c_out, H, HALF: tl.constex
           + tl.load(gh_ptr + g0 + 3 * H, mask=mask).to(tl.float32)
           + tl.load(b_ptr + col + 3 * H, mask=mask).to(tl.float32))
     c = tl.load(c_ptr + row * H + col, mask=mask).to(tl.float32)
-    if HALF:
-        c_new = _sigmoid_fast(gf) * c + _sigmoid_fast(gi) * _tanh_fast(gg)
-        h_new = _sigmoid_fast(go) * _tanh_fast(c_new)
-    else:
-        c_new = _sigmoid(gf) * c + _sigmoid(gi) * (2.0 * _sigmoid(2.0 * gg) - 1.0)
-        h_new = _sigmoid(go) * (2.0 * _sigmoid(2.0 * c_new) - 1.0)
+    c_new = _sigmoid_of(gf, HALF) * c + _sigmoid_of(gi, HALF) * _tanh_of(gg, HALF)
+    h_new = _sigmoid_of(go, HALF) * _tanh_of(c_new, HALF)
     tl.store(c_out + row * H + col, c_new.to(c_out.dtype.element_ty), mask=mask)
     tl.store(h_out + row * H + col, h_new.to(h_out.dtype.element_ty), mask=mask)
 
