@@ -1,8 +1,13 @@
 """Per-range metrics of a normalised Trace.
 
 Definitions (see ../shared/reference/metrics.md and the report's captions):
-- a kernel belongs to a range if the API call that launched it lies inside the range
-  on the same thread (nsys nvtx_gpu_proj_trace); a launch call likewise.
+- a kernel belongs to a range if the API call that launched it lies inside the range's
+  time window, by one of two attribution rules:
+  - `process` (the pipeline's own runs): a call of any thread of the range's process.
+    PyTorch launches the backward pass from autograd's device thread and CUDA graphs
+    replay from a graph launch, so only this rule counts a training step's kernels.
+  - `same_thread`: a call of the thread that opened the range (nsys nvtx_gpu_proj_trace).
+  A launch call likewise.
 - iterations: the ITERATION ranges nested in the range (else the range's instances).
 - wall_time_per_iter_ms: summed range duration / iterations (the measure range ends
   after a device synchronize, so this is host-observed time per iteration).
@@ -55,8 +60,26 @@ KERNEL_WAIT_US = 5.0   # gaps up to this between already-queued kernels are "ker
 SHORT_CALL_US = 50.0   # HTA: a short kernel's launch call is at most 50 us
 
 
-def _inside(df: pd.DataFrame, r, start_col="start", end_col="end") -> pd.Series:
-    return (df[start_col] >= r.start) & (df[end_col] <= r.end) & (df["tid"] == r.tid)
+ATTRIBUTIONS = ("process", "same_thread")
+
+
+def pid_of(tid):
+    """The process of an nsys globalTid (PID = (globalTid >> 24) & 0xFFFFFF); a torch
+    trace's thread ids are plain (one process per trace) and give 0. Works on a Series."""
+    if isinstance(tid, pd.Series):
+        return (tid.astype("int64") // (1 << 24)) % (1 << 24)
+    return (int(tid) >> 24) & 0xFFFFFF
+
+
+def _inside(df: pd.DataFrame, r, start_col="start", end_col="end", attribution="same_thread") -> pd.Series:
+    """Rows of df whose [start_col, end_col] lies in range r, launched by r's thread or
+    (attribution `process`) by any thread of r's process."""
+    window = (df[start_col] >= r.start) & (df[end_col] <= r.end)
+    if attribution == "process":
+        return window & (pid_of(df["tid"]) == pid_of(r.tid))
+    if attribution != "same_thread":
+        raise ValueError(f"attribution {attribution!r}: one of {ATTRIBUTIONS}")
+    return window & (df["tid"] == r.tid)
 
 
 def union_ns(starts, ends, lo=None, hi=None) -> int:
@@ -97,9 +120,12 @@ def _iterations(trace: Trace, rs: pd.DataFrame, name: str) -> int:
     return sum(int(_inside(its, r).sum()) for r in rs.itertuples()) or len(rs)
 
 
-def range_metrics(trace: Trace, name: str, domain: str | None = R.DOMAIN) -> dict:
+def range_metrics(trace: Trace, name: str, domain: str | None = R.DOMAIN,
+                  attribution: str = "process") -> dict:
+    """The metrics of the module doc over every instance of range `name`; kernels and launch
+    calls attributed by `attribution` (`process` or `same_thread`)."""
     rs = _instances(trace, name, domain)
-    m = {"range": name, "domain": domain or "", "instances": int(len(rs))}
+    m = {"range": name, "domain": domain or "", "attribution": attribution, "instances": int(len(rs))}
     if rs.empty:
         return m
     k_mask = pd.Series(False, index=trace.kernels.index)
@@ -107,9 +133,9 @@ def range_metrics(trace: Trace, name: str, domain: str | None = R.DOMAIN) -> dic
     busy = 0
     idle = {"host_wait": 0, "kernel_wait": 0, "other": 0}
     for r in rs.itertuples():
-        kin = _inside(trace.kernels, r, "launch_start", "launch_end")
+        kin = _inside(trace.kernels, r, "launch_start", "launch_end", attribution)
         k_mask |= kin
-        a_mask |= _inside(trace.api, r) & trace.api["is_launch"].astype(bool)
+        a_mask |= _inside(trace.api, r, attribution=attribution) & trace.api["is_launch"].astype(bool)
         kk = trace.kernels[kin]
         busy += union_ns(kk["start"], kk["end"], r.start, r.end)
         for key, v in idle_breakdown(kk, r.start, r.end).items():
@@ -189,7 +215,8 @@ def idle_breakdown(k: pd.DataFrame, lo: int, hi: int, kernel_wait_us: float = KE
     return out
 
 
-def kernel_table(trace: Trace, name: str = R.MEASURE, domain: str | None = R.DOMAIN) -> pd.DataFrame:
+def kernel_table(trace: Trace, name: str = R.MEASURE, domain: str | None = R.DOMAIN,
+                 attribution: str = "process") -> pd.DataFrame:
     """The kernels launched inside the range, one row per kernel (its demangled name, so
     eager's sin and cos kernels stay apart though both are `vectorized_elementwise_kernel`):
     calls, total and median duration (cuda_gpu_kern_sum restricted to the range)."""
@@ -199,7 +226,7 @@ def kernel_table(trace: Trace, name: str = R.MEASURE, domain: str | None = R.DOM
         return pd.DataFrame(columns=cols)
     mask = pd.Series(False, index=trace.kernels.index)
     for r in rs.itertuples():
-        mask |= _inside(trace.kernels, r, "launch_start", "launch_end")
+        mask |= _inside(trace.kernels, r, "launch_start", "launch_end", attribution)
     iters = _iterations(trace, rs, name)
     k = trace.kernels[mask].assign(dur=lambda d: (d["end"] - d["start"]) / 1e3)
     if k.empty:
@@ -211,12 +238,12 @@ def kernel_table(trace: Trace, name: str = R.MEASURE, domain: str | None = R.DOM
     return g[cols].sort_values("total_us", ascending=False, ignore_index=True)
 
 
-def all_range_metrics(trace: Trace) -> dict:
+def all_range_metrics(trace: Trace, attribution: str = "process") -> dict:
     """One object per range name (domain:name where the range has a domain)."""
     out = {}
     for (domain, name), _ in trace.ranges.groupby(["domain", "name"], sort=True):
         key = f"{domain}:{name}" if domain else name
-        out[key] = range_metrics(trace, name, domain or None)
+        out[key] = range_metrics(trace, name, domain or None, attribution)
     return out
 
 

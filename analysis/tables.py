@@ -11,7 +11,9 @@
                matmul rate; arithmetic_intensity = flops / bytes_fused.
 - metrics_long: the same in long format (one row per run and metric).
 - speedups:  one row per (model, batch, mode, dtype, backend, device, variant), over the
-             repeats: medians with 95% bootstrap CIs, CV and the `noisy` flag
+             repeats: medians with 95% bootstrap CIs, CV and the `noisy` flag (wall time:
+             the untraced timing of analysis.run_metrics, never a traced one; the median
+             profiler_overhead beside it)
              (analysis.stats), speedup over eager (wall and GPU) with CIs, kernel
              reduction, and compile cost as the Inductor harness defines it:
              compilation_latency_s (first call of the variant - first call of eager) and
@@ -43,6 +45,8 @@ METRICS = ["wall_time_per_iter_ms", "gpu_time_per_iter_ms", "cpu_kernel_time_per
            "p90_kernel_us", "launch_api_us", "queue_us", "launch_delay_us", "short_kernel_share",
            "idle_host_wait_per_iter_ms", "idle_kernel_wait_per_iter_ms", "idle_other_per_iter_ms",
            "idle_host_wait_frac", "idle_kernel_wait_frac", "idle_other_frac",
+           "untraced_wall_time_per_iter_ms", "untraced_wall_cv", "traced_wall_time_per_iter_ms",
+           "profiler_overhead", "injected_wall_time_per_iter_ms", "injection_overhead",
            "runner_wall_time_per_iter_ms", "cuda_event_time_per_iter_ms",
            "compile_latency_s", "graph_breaks", "generated_kernels", "peak_memory_bytes", "max_abs_err",
            "flops", "bytes_fused", "bytes_unfused", "achieved_bandwidth_Bps", "copy_bandwidth_frac",
@@ -111,6 +115,7 @@ def speedups(runs: pd.DataFrame, noise_cv: float = NOISE_CV) -> pd.DataFrame:
             row[f"speedup_{kind}"] = row[f"eager_{m}"] / row[m] if row[m] else np.nan
             lo, hi = stats.ratio_ci(e[m], good[m])
             row[f"speedup_{kind}_lo"], row[f"speedup_{kind}_hi"] = lo, hi
+        row["profiler_overhead"] = good["profiler_overhead"].median() if "profiler_overhead" in good and len(good) else np.nan
         row["kernel_reduction"] = row["eager_kernels_per_iter"] / row["kernels_per_iter"] \
             if row["kernels_per_iter"] else np.nan
         row["compilation_latency_s"] = good["compile_latency_s"].median() if len(good) else np.nan

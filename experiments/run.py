@@ -224,6 +224,74 @@ def debug_artifacts(root: str) -> dict:
     return {k: sorted(v) for k, v in sorted(found.items())}
 
 
+def time_windows(step, sync, windows: int, iters: int) -> list[float]:
+    """Wall time per iteration (ms) of `windows` back-to-back windows of `iters` iterations,
+    each ended by a device synchronize, with Python's garbage collector paused (a
+    collection inside one window is noise, not the variant's cost). No NVTX range or
+    record_function is opened inside: nothing here is traced or annotated."""
+    import gc
+    out = []
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(windows):
+            sync()
+            t0 = time.perf_counter()
+            for _ in range(iters):
+                step()
+            sync()
+            out.append((time.perf_counter() - t0) * 1e3 / iters)
+    finally:
+        gc.enable()
+    return out
+
+
+def windows_context(profiler: str, capture: bool) -> str:
+    """What ran around the timing windows: `untraced` (no profiler, or torch.profiler not
+    yet started), `nsys-injected` (nsys loaded but its capture range not yet open), or
+    `nsys-traced` (nsys tracing the whole process)."""
+    if profiler != "nsys":
+        return "untraced"
+    return "nsys-injected" if capture else "nsys-traced"
+
+
+def timing_record(windows: list[float], args, measure_s: float, device: str,
+                  cuda_event_ms: float | None, capture: bool) -> dict:
+    """run.json's timing: the windows (see time_windows) with their median and CV, and the
+    measured range (under the profiler, when there is one)."""
+    import statistics
+    med = statistics.median(windows) if windows else None
+    cv = (statistics.stdev(windows) / statistics.fmean(windows)) if len(windows) > 1 else None
+    ctx = windows_context(args.profiler, capture)
+    measure_ms = measure_s * 1e3 / args.iters
+    return {"windows_ms": windows, "window_iters": args.iters, "windows_context": ctx,
+            "window_median_ms": med, "window_cv": cv,
+            "untraced_wall_time_per_iter_ms": med if ctx == "untraced" else None,
+            "measure_wall_time_per_iter_ms": measure_ms,
+            "traced_wall_time_per_iter_ms": measure_ms if args.profiler != "none" else None,
+            "capture_range": bool(capture),
+            "wall_time_per_iter_ms": med if ctx == "untraced" else measure_ms,
+            "cuda_event_time_per_iter_ms": cuda_event_ms}
+
+
+def pin_cpus(spec: str, device: str) -> list[int] | None:
+    """Pin this process to a few cores (sched_setaffinity) to steady host-bound timings.
+    spec: `none`; a list such as `2,3`; or `auto`: on cuda, the last two cores this process
+    may use (two: the main thread and autograd's device thread), on the CPU none (the
+    CPU's own kernels use every core). Returns the cores pinned to, or None."""
+    if spec == "none" or not hasattr(os, "sched_setaffinity"):
+        return None
+    allowed = sorted(os.sched_getaffinity(0))
+    if spec == "auto":
+        if device != "cuda" or len(allowed) < 4:
+            return None
+        cpus = allowed[-2:]
+    else:
+        cpus = [int(c) for c in spec.split(",")]
+    os.sched_setaffinity(0, cpus)
+    return cpus
+
+
 def base_record(args) -> dict:
     import torch
     device = args.device
@@ -232,7 +300,8 @@ def base_record(args) -> dict:
     return {"model": args.model, "variant": args.variant, "batch": args.batch,
             "mode": args.mode, "dtype": args.dtype, "device": device,
             "profiler": args.profiler, "warmup_iters": args.warmup,
-            "measure_iters": args.iters, "repeat": args.repeat, "seed": args.seed,
+            "measure_iters": args.iters, "timing_windows": args.windows,
+            "repeat": args.repeat, "seed": args.seed,
             "status": "error", "reason": None,
             "nvtx": {"domain": ranges.DOMAIN, "measure": ranges.MEASURE, "iteration": ranges.ITERATION}}
 
@@ -250,6 +319,7 @@ def run(args, rec: dict) -> dict:
         rec.update(status="unsupported", reason="device cuda asked for, but torch sees no GPU")
         return rec
     rec["gpu"] = torch.cuda.get_device_name(0) if device == "cuda" else None
+    rec["cpus"] = pin_cpus(args.pin_cpus, device)
     if args.mode not in mspec.modes:
         rec.update(status="unsupported", reason=f"model {args.model} has no {args.mode} mode")
         return rec
@@ -340,6 +410,11 @@ def run(args, rec: dict) -> dict:
             step(fn, model)
         sync()
 
+    # untraced timing: whole windows of iterations, before any profiler traces this process
+    # (torch.profiler starts below; under nsys the capture range opens below)
+    rec["phase"] = "timing"
+    windows = time_windows(lambda: step(fn, model), sync, args.windows, args.iters)
+
     prof = None
     if args.profiler == "torch":
         acts = [torch.profiler.ProfilerActivity.CPU]
@@ -347,6 +422,9 @@ def run(args, rec: dict) -> dict:
             acts.append(torch.profiler.ProfilerActivity.CUDA)
         prof = torch.profiler.profile(activities=acts)
         prof.__enter__()
+    capture = args.profiler == "nsys" and args.capture_range and device == "cuda"
+    if capture:  # nsys --capture-range=cudaProfilerApi: tracing starts here
+        torch.cuda.profiler.start()
     if device == "cuda":
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     with phase(ranges.MEASURE):
@@ -360,14 +438,16 @@ def run(args, rec: dict) -> dict:
             end.record()
         sync()
         wall = time.perf_counter() - t0
+    if capture:
+        torch.cuda.profiler.stop()
     if prof is not None:
         prof.__exit__(None, None, None)
         with atomic_path(args.trace) as tmp:
             prof.export_chrome_trace(tmp)
 
-    rec["timing"] = {"wall_time_per_iter_ms": wall * 1e3 / args.iters,
-                     "cuda_event_time_per_iter_ms":
-                         start.elapsed_time(end) / args.iters if device == "cuda" else None}
+    rec["timing"] = timing_record(windows, args, wall, device,
+                                  start.elapsed_time(end) / args.iters if device == "cuda" else None,
+                                  capture)
     if device == "cuda":
         rec["peak_memory_bytes"] = torch.cuda.max_memory_allocated()
     else:
@@ -436,6 +516,12 @@ def parse_args(argv=None):
     p.add_argument("--iters", default=200, type=int)
     p.add_argument("--repeat", default=0, type=int, help="repeat index (recorded only)")
     p.add_argument("--seed", default=0, type=int)
+    p.add_argument("--windows", default=5, type=int,
+                   help="untraced timing windows of --iters iterations each, before the measured range")
+    p.add_argument("--pin-cpus", default="auto", metavar="auto|none|LIST",
+                   help="cores to pin the process to (auto: two cores on cuda, none on the CPU)")
+    p.add_argument("--capture-range", action="store_true",
+                   help="under `nsys profile --capture-range=cudaProfilerApi`: open it around the measured range")
     p.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"))
     p.add_argument("--profiler", default="none", choices=PROFILERS,
                    help="which profiler wraps this run (nsys: run under `nsys profile`)")
@@ -450,8 +536,10 @@ def parse_args(argv=None):
     p.add_argument("--trace", help="Chrome trace to write (with --profiler torch)")
     p.add_argument("--out", required=True, help="run.json to write")
     a = p.parse_args(argv)
-    if a.batch <= 0 or a.iters <= 0 or a.warmup < 0 or a.timeout < 0:
-        p.error("--batch and --iters must be positive, --warmup and --timeout non-negative")
+    if a.batch <= 0 or a.iters <= 0 or a.warmup < 0 or a.timeout < 0 or a.windows < 0:
+        p.error("--batch and --iters must be positive, --warmup, --windows and --timeout non-negative")
+    if a.pin_cpus not in ("auto", "none") and not all(c.isdigit() for c in a.pin_cpus.split(",")):
+        p.error(f"--pin-cpus {a.pin_cpus!r}: auto, none or a list of core numbers such as 2,3")
     if a.profiler == "torch" and not a.trace:
         p.error("--profiler torch needs --trace")
     return a

@@ -52,7 +52,7 @@ def runner_args(wildcards):
         f"--mode {wildcards.mode} --dtype {wildcards.dtype} --repeat {wildcards.repeat} "
         f"--warmup {CFG['warmup_iters']} --iters {CFG['measure_iters']} "
         f"--device {MACHINE.device} --compile-mode {CFG['compile_mode']} --optimizer {CFG['optimizer']} "
-        f"--timeout {CFG['timeout_s']}"
+        f"--timeout {CFG['timeout_s']} --windows {CFG['timing_windows']} --pin-cpus {CFG['pin_cpus']}"
         + (f" --compile-debug {RUN.format(**wildcards)}/compile_debug" if CFG["compile_debug"] else "")
     )
 
@@ -70,6 +70,10 @@ def _skip_reasons():
 
 
 SKIPPED = _skip_reasons()
+# nsys options and runner flag of the capture range: on the GPU nsys traces only the
+# measured range (cudaProfilerStart/Stop); a CPU-only run has no CUDA API to open it
+NSYS_CAPTURE = (("--capture-range=cudaProfilerApi --capture-range-end=stop", "--capture-range")
+                if MACHINE.device == "cuda" else ("", ""))
 
 
 def profiled_run_dirs():
@@ -80,7 +84,6 @@ def profile_input(wildcards):
     d = RUN.format(**wildcards)
     if d in SKIPPED:
         return {"run": f"{d}/{sweep.UNSUPPORTED_FILE}"}
-    return {
-        "run": f"{d}/run.json",
-        "profile": f"{d}/report.sqlite" if wildcards.backend == "nsys" else f"{d}/trace.json",
-    }
+    if wildcards.backend == "nsys":
+        return {"run": f"{d}/run.json", "profile": f"{d}/report.sqlite", "timing": f"{d}/timing.json"}
+    return {"run": f"{d}/run.json", "profile": f"{d}/trace.json"}

@@ -22,6 +22,30 @@ rule record_unsupported:
         "--profiler none --out {output} > {log} 2>&1"
 
 
+rule time_untraced:
+    # the run's wall time, in a process no profiler touches (nsys's injection slows a
+    # process even outside its capture range): the same build, check and warm-up, then
+    # the timing windows; its record is timing.json, merged by run_metrics
+    output:
+        f"{RUN}/timing.json",
+    wildcard_constraints:
+        backend="nsys",
+    log:
+        f"{RUN}/timing.log",
+    params:
+        args=runner_args,
+        python=PYTHON,
+        root=ROOT,
+    threads: measure_threads()
+    resources:
+        gpu=1 if MACHINE.device == "cuda" else 0,
+    conda:
+        ENV
+    shell:
+        "PYTHONPATH={params.root}${{PYTHONPATH:+:$PYTHONPATH}} {params.python} -m experiments.run {params.args} "
+        "--profiler none --out {output} > {log} 2>&1 || echo \"runner exit status $?\" >> {log}; test -e {output}"
+
+
 rule profile_nsys:
     output:
         rep=f"{RUN}/report.nsys-rep",
@@ -34,6 +58,8 @@ rule profile_nsys:
         args=runner_args,
         trace=CFG["nsys"]["trace"],
         extra=CFG["nsys"]["args"],
+        # on the GPU only the measured range is traced (the runner opens the capture range)
+        capture=NSYS_CAPTURE,
         python=PYTHON,
         root=ROOT,
     threads: measure_threads()

@@ -10,5 +10,6 @@ from analysis.run_metrics import main
 with open(snakemake.log[0], "w") as log, contextlib.redirect_stderr(log):  # noqa: F821
     row = main(snakemake.input.run, getattr(snakemake.input, "profile", None),  # noqa: F821
                snakemake.wildcards.backend, snakemake.output.metrics,  # noqa: F821
-               snakemake.output.kernels)  # noqa: F821
+               snakemake.output.kernels,  # noqa: F821
+               timing_json=getattr(snakemake.input, "timing", None))  # noqa: F821
     print(f"{row['status']}: {row.get('reason') or ''}", file=log)
