@@ -1,0 +1,208 @@
+"""Benchmark of issue 10 (GPU machine): is the wall time the pipeline reports the wall time
+of an untraced process, and are its speedups the untraced speedups?
+
+For each configuration of the grid (GRID below), side by side in one session:
+- the pipeline: `snakemake all` (the real path: untraced timing process, nsys-traced
+  process, export, metrics, tables) with `--repeats` processes per configuration; its
+  tables/speedups.csv gives the median wall time per iteration and the speedup over eager;
+- the reference: a plain Python process with no profiler loaded and no pinning (a user's
+  own loop: build, warm up, time `--iters` iterations with perf_counter and a final
+  synchronize), `--repeats` processes per configuration, interleaved over the grid.
+
+    python benchmarks/untraced_timing.py sweep --results results/bench10 --repeats 5
+    python benchmarks/untraced_timing.py reference --results results/bench10 --repeats 5
+    python benchmarks/untraced_timing.py report --results results/bench10
+
+Each step resumes where a previous call stopped (Snakemake's own resumption; the
+reference CSV keeps its rows). `report` prints, per configuration: pipeline / reference
+wall time (target within 5%), pipeline / reference speedup (within 5%), the traced wall
+time / reference (what the pipeline reported before: the bias removed), profiler_overhead,
+injection_overhead (nsys loaded, capture range not yet open) and the CVs.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+# (sweep name, models, variants, batch sizes, mode): the grid of issue 10
+SWEEPS = [
+    ("inference", ["pointwise_heavy", "mlp"], ["eager", "compile", "compile_reduce_overhead"], [256, 2048], "inference"),
+    ("matmul", ["matmul_heavy"], ["eager", "compile", "compile_reduce_overhead"], [1024], "inference"),
+    ("train", ["deep_gelu_mlp"], ["eager", "compile"], [256], "train"),
+]
+GRID = [(m, v, b, mode) for _, ms, vs, bs, mode in SWEEPS for m in ms for v in vs for b in bs]
+WARMUP, ITERS = 50, 200
+
+
+def sweep_config(results: str, name: str, repeats: int, windows: int) -> str:
+    import yaml
+    _, models, variants, batches, mode = next(s for s in SWEEPS if s[0] == name)
+    path = os.path.join(results, f"{name}.yaml")
+    os.makedirs(results, exist_ok=True)
+    with open(path, "w") as f:
+        yaml.safe_dump({"models": models, "variants": variants, "batch_sizes": batches, "mode": mode,
+                        "warmup_iters": WARMUP, "measure_iters": ITERS, "repeats": repeats,
+                        "timing_windows": windows, "results": os.path.join(results, name)}, f)
+    return path
+
+
+def cmd_sweep(a) -> int:
+    rc = 0
+    for name, *_ in SWEEPS:
+        cfg = sweep_config(a.results, name, a.repeats, a.windows)
+        t0 = time.time()
+        subprocess.run([sys.executable, "-m", "snakemake", "--unlock", "--configfile", cfg], cwd=ROOT,
+                       capture_output=True)
+        p = subprocess.run([sys.executable, "-m", "snakemake", "all", "--configfile", cfg, "--cores", str(a.cores),
+                            "--resources", "gpu=1", "--keep-going", "--rerun-incomplete"], cwd=ROOT,
+                           capture_output=True, text=True)
+        with open(os.path.join(a.results, f"{name}.log"), "a") as f:
+            f.write(p.stdout + p.stderr)
+        print(f"sweep {name}: snakemake exit {p.returncode} in {time.time() - t0:.0f} s", flush=True)
+        rc = rc or p.returncode
+    return rc
+
+
+def reference_loop(model: str, variant: str, batch: int, mode: str, warmup: int, iters: int) -> float:
+    """ms per iteration of a plain loop in this process (no profiler, no NVTX, no pinning)."""
+    import torch
+    from experiments.registry import MODELS, VARIANTS
+    torch.manual_seed(0)
+    train = mode == "train"
+    net, inputs = MODELS[model].build(batch, torch.float32, "cuda")
+    net.train(train)
+    fn = VARIANTS[variant].apply(net, inputs, {"compile_mode": "default", "dtype": "float32",
+                                               "device": "cuda", "mode": mode})
+
+    def step():
+        if train:
+            net.zero_grad(set_to_none=True)
+            out = fn(*inputs)
+            outs = list(out) if isinstance(out, (list, tuple)) else [out]
+            sum(o.float().mean() for o in outs).backward()
+        else:
+            with torch.no_grad():
+                fn(*inputs)
+    for _ in range(warmup):
+        step()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(iters):
+        step()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - t0) * 1e3 / iters
+
+
+def cmd_reference(a) -> int:
+    import pandas as pd
+    out = os.path.join(a.results, "reference.csv")
+    done = pd.read_csv(out) if os.path.exists(out) else pd.DataFrame(columns=["model", "variant", "batch", "mode", "process"])
+    have = {(r.model, r.variant, int(r.batch), r.mode, int(r.process)) for r in done.itertuples()}
+    deadline = time.time() + a.budget_s
+    for proc in range(a.repeats):   # interleaved: every configuration once, then again
+        for model, variant, batch, mode in GRID:
+            if (model, variant, batch, mode, proc) in have:
+                continue
+            if time.time() > deadline:
+                print("reference: time budget reached; rerun to continue", flush=True)
+                return 0
+            p = subprocess.run([sys.executable, __file__, "_loop", model, variant, str(batch), mode,
+                                str(WARMUP), str(a.iters)], cwd=ROOT, capture_output=True, text=True)
+            try:
+                ms = float(p.stdout.strip().splitlines()[-1])
+            except (ValueError, IndexError):
+                print(f"reference {model}/{variant}/{batch}/{mode}: failed: {p.stderr[-500:]}", flush=True)
+                ms = float("nan")
+            row = dict(model=model, variant=variant, batch=batch, mode=mode, process=proc, ms_per_iter=ms)
+            done = pd.concat([done, pd.DataFrame([row])], ignore_index=True)
+            done.to_csv(out, index=False)
+            print(f"reference {model}/{variant}/{batch}/{mode} #{proc}: {ms:.4f} ms", flush=True)
+    return 0
+
+
+def pipeline_rows(results: str):
+    import pandas as pd
+    frames = []
+    for name, *_ in SWEEPS:
+        f = os.path.join(results, name, "tables", "speedups.csv")
+        r = os.path.join(results, name, "tables", "runs.csv")
+        if os.path.exists(f):
+            sp = pd.read_csv(f)
+            runs = pd.read_csv(r)
+            g = runs[runs.status == "ok"].groupby(["model", "variant", "batch", "mode"])
+            extra = g.agg(traced_wall_ms=("traced_wall_time_per_iter_ms", "median"),
+                          injection_overhead=("injection_overhead", "median"),
+                          untraced_window_cv=("untraced_wall_cv", "median")).reset_index()
+            frames.append(sp.merge(extra, on=["model", "variant", "batch", "mode"], how="left"))
+    return pd.concat(frames, ignore_index=True) if frames else None
+
+
+def cmd_report(a) -> int:
+    import pandas as pd
+    sp = pipeline_rows(a.results)
+    ref = pd.read_csv(os.path.join(a.results, "reference.csv"))
+    agg = ref.groupby(["model", "variant", "batch", "mode"])["ms_per_iter"]
+    r = agg.median().rename("ref_ms").to_frame().join(
+        agg.apply(lambda x: statistics.stdev(x) / statistics.fmean(x) if len(x.dropna()) > 1 else float("nan"))
+        .rename("ref_cv")).join(agg.count().rename("ref_processes")).reset_index()
+    eager = r[r.variant == "eager"][["model", "batch", "mode", "ref_ms"]].rename(columns={"ref_ms": "ref_eager_ms"})
+    r = r.merge(eager, on=["model", "batch", "mode"])
+    r["ref_speedup"] = r["ref_eager_ms"] / r["ref_ms"]
+    t = sp.merge(r, on=["model", "variant", "batch", "mode"], how="inner")
+    t["wall_vs_ref"] = t["wall_time_per_iter_ms"] / t["ref_ms"]
+    t["traced_vs_ref"] = t["traced_wall_ms"] / t["ref_ms"]
+    t["speedup_vs_ref"] = t["speedup_wall"] / t["ref_speedup"]
+    eager_traced = t[t.variant == "eager"][["model", "batch", "mode", "traced_wall_ms"]].rename(
+        columns={"traced_wall_ms": "eager_traced_ms"})
+    t = t.merge(eager_traced, on=["model", "batch", "mode"], how="left")
+    t["traced_speedup_vs_ref"] = (t["eager_traced_ms"] / t["traced_wall_ms"]) / t["ref_speedup"]
+    cols = ["model", "mode", "batch", "variant", "repeats_ok", "ref_processes", "wall_time_per_iter_ms", "ref_ms",
+            "wall_vs_ref", "cv_wall", "ref_cv", "speedup_wall", "ref_speedup", "speedup_vs_ref",
+            "traced_vs_ref", "traced_speedup_vs_ref", "profiler_overhead", "injection_overhead"]
+    t = t[cols].sort_values(["model", "mode", "batch", "variant"], ignore_index=True)
+    t.to_csv(os.path.join(a.results, "untraced_timing.csv"), index=False)
+    pd.set_option("display.width", 300)
+    print(t.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    within = lambda s: int((s.sub(1).abs() <= 0.05).sum())  # noqa: E731
+    n = len(t)
+    print(f"\nwall time within 5% of the untraced reference: {within(t.wall_vs_ref)} of {n} "
+          f"(traced wall time, as reported before: {within(t.traced_vs_ref)} of {n})")
+    print(f"speedup within 5% of the untraced speedup: {within(t.speedup_vs_ref)} of {n} "
+          f"(traced speedup: {within(t.traced_speedup_vs_ref)} of {n})")
+    print(f"profiler_overhead: median {t.profiler_overhead.median():.3f}, range {t.profiler_overhead.min():.3f}-"
+          f"{t.profiler_overhead.max():.3f}; injection_overhead: median {t.injection_overhead.median():.3f}, "
+          f"range {t.injection_overhead.min():.3f}-{t.injection_overhead.max():.3f}")
+    print(f"CV over processes: pipeline median {t.cv_wall.median():.3f} (max {t.cv_wall.max():.3f}), "
+          f"reference median {t.ref_cv.median():.3f} (max {t.ref_cv.max():.3f})")
+    return 0
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "_loop":
+        m, v, b, mode, w, n = argv[1:7]
+        print(reference_loop(m, v, int(b), mode, int(w), int(n)))
+        return 0
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("step", choices=["sweep", "reference", "report"])
+    p.add_argument("--results", default="results/bench10")
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--windows", type=int, default=5)
+    p.add_argument("--iters", type=int, default=WARMUP * 0 + ITERS * 5,
+                   help="reference: timed iterations per process (default: the pipeline's windows x iters)")
+    p.add_argument("--cores", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--budget-s", type=float, default=1e9, help="reference: stop starting processes after this")
+    a = p.parse_args(argv)
+    return {"sweep": cmd_sweep, "reference": cmd_reference, "report": cmd_report}[a.step](a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
