@@ -518,8 +518,8 @@ def parse_args(argv=None):
     p.add_argument("--seed", default=0, type=int)
     p.add_argument("--windows", default=5, type=int,
                    help="untraced timing windows of --iters iterations each, before the measured range")
-    p.add_argument("--pin-cpus", default="auto", metavar="auto|none|LIST",
-                   help="cores to pin the process to (auto: two cores on cuda, none on the CPU)")
+    p.add_argument("--pin-cpus", default="none", metavar="auto|none|LIST",
+                   help="cores to pin the process to (none; auto: two cores on cuda, none on the CPU; or a list)")
     p.add_argument("--capture-range", action="store_true",
                    help="under `nsys profile --capture-range=cudaProfilerApi`: open it around the measured range")
     p.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"))

@@ -59,7 +59,8 @@ rule profile_nsys:
         trace=CFG["nsys"]["trace"],
         extra=CFG["nsys"]["args"],
         # on the GPU only the measured range is traced (the runner opens the capture range)
-        capture=NSYS_CAPTURE,
+        capture_nsys=NSYS_CAPTURE[0],
+        capture_runner=NSYS_CAPTURE[1],
         python=PYTHON,
         root=ROOT,
     threads: measure_threads()
