@@ -31,7 +31,7 @@ if [ "${PILOT:-0}" = 1 ]; then
 fi
 if [ "${BENCH:-0}" = 1 ]; then
   timeout -k 30 ${SWEEP_S:-400} python benchmarks/untraced_timing.py sweep --results results/bench10 --repeats ${REPEATS:-3}
-  [ -n "${REF_S:-}" ] && python benchmarks/untraced_timing.py reference --results results/bench10 --repeats ${REPEATS:-3} --budget-s $REF_S
+  [ -n "${REF_S:-}" ] && python benchmarks/untraced_timing.py reference --results results/bench10 --repeats ${REF_REPEATS:-5} --budget-s $REF_S
   python benchmarks/untraced_timing.py report --results results/bench10 2>&1 | tee $OUT/report.txt
   tar czf $OUT/bench10.tgz results/bench10/*.csv results/bench10/*.yaml results/bench10/*.log results/bench10/*/tables results/bench10/*/summary.md \
     $(ls results/bench10/*/runs/*/*/*/*/*/*/{run.json,timing.json,metrics.json,*.log} 2>/dev/null) 2>/dev/null
