@@ -74,7 +74,8 @@ def cmd_sweep(a) -> int:
         # proceed beside them on the other half
         half = max(1, a.cores // 2)
         p = subprocess.run([sys.executable, "-m", "snakemake", "all", "--configfile", cfg, "--cores", str(a.cores),
-                            "--resources", "gpu=1", "--keep-going", "--rerun-incomplete", "--set-threads",
+                            "--resources", "gpu=1", "--keep-going", "--rerun-incomplete", "--rerun-triggers", "mtime",
+                            "--set-threads",
                             f"time_untraced={half}", f"profile_nsys={half}", f"device_peaks={half}"], cwd=ROOT,
                            capture_output=True, text=True)
         with open(os.path.join(a.results, f"{name}.log"), "a") as f:

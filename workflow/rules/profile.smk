@@ -69,9 +69,9 @@ rule profile_nsys:
     conda:
         ENV
     shell:
-        "PYTHONPATH={params.root}${{PYTHONPATH:+:$PYTHONPATH}} nsys profile -t {params.trace} {params.extra} --force-overwrite true "
-        "-o {output.rep}.tmp {params.python} -m experiments.run {params.args} "
-        "--profiler nsys --out {output.run} > {log} 2>&1 || echo \"nsys exit status $?\" >> {log}; "
+        "PYTHONPATH={params.root}${{PYTHONPATH:+:$PYTHONPATH}} nsys profile -t {params.trace} {params.extra} {params.capture_nsys} "
+        "--force-overwrite true -o {output.rep}.tmp {params.python} -m experiments.run {params.args} "
+        "--profiler nsys {params.capture_runner} --out {output.run} > {log} 2>&1 || echo \"nsys exit status $?\" >> {log}; "
         # nsys exits non-zero when the profiled process crashed: that run is recorded by
         # the runner (status error). When nsys writes no report at all, the run's record
         # says so and the report is left empty (analysis/no_report.py): the sweep goes on.
