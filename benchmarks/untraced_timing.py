@@ -48,6 +48,8 @@ GRIDS = {
           ("mlp", ["mlp"], ["eager", "compile"], [2048], "inference")],
     "b": [("train", ["deep_gelu_mlp"], ["eager", "compile"], [256], "train"),
           ("pointwise2048", ["pointwise_heavy"], ["eager", "compile"], [2048], "inference")],
+    "c": [("train", ["deep_gelu_mlp"], ["eager", "compile"], [256], "train"),
+          ("mlp", ["mlp"], ["eager", "compile"], [2048], "inference")],
     "full": FULL,
 }
 SWEEPS = GRIDS[os.environ.get("FUSIONLAB_BENCH_GRID", "a")]
