@@ -50,6 +50,7 @@ GRIDS = {
           ("pointwise2048", ["pointwise_heavy"], ["eager", "compile"], [2048], "inference")],
     "c": [("train", ["deep_gelu_mlp"], ["eager", "compile"], [256], "train"),
           ("mlp", ["mlp"], ["eager", "compile"], [2048], "inference")],
+    "d": [("mlp", ["mlp"], ["eager", "compile"], [2048], "inference")],
     "full": FULL,
 }
 SWEEPS = GRIDS[os.environ.get("FUSIONLAB_BENCH_GRID", "a")]
