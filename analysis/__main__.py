@@ -6,7 +6,11 @@
     python -m analysis diff A B                 # kernel diff of two runs (run folders or profiles)
     python -m analysis compare RES_A RES_B --out DIR   # two sweeps: compare.csv + figure
 
-Prints one object per range name ("domain:name"), with the metrics of analysis.metrics.
+Prints one object per range name ("domain:name") with the metrics of analysis.metrics
+under both attribution rules, labelled: "process" (every kernel the range's process
+launched while the range was open: autograd's backward thread, CUDA graph replays) and
+"same_thread" (nsys's nvtx_gpu_proj rule: only the range's own thread). The two differ
+where other threads launch work; the pipeline's own numbers use "process".
 A file that cannot be analysed gives a one-line reason and exit status 2.
 """
 from __future__ import annotations
@@ -44,9 +48,13 @@ def analyse(path: str) -> dict:
             trace = load_profile(export_sqlite(path, os.path.join(d, "report.sqlite")))
     else:
         trace = load_profile(path)
-    out = {k: metrics.clean(v) for k, v in metrics.all_range_metrics(trace).items()}
+    views = {a: metrics.all_range_metrics(trace, a) for a in metrics.ATTRIBUTIONS}
+    out = {name: {a: metrics.clean(views[a][name]) for a in metrics.ATTRIBUTIONS} for name in views["process"]}
     return {"file": path, "backend": trace.backend, "device": trace.device,
-            "tool_version": trace.tool_version, "gpu": trace.gpu, "ranges": out}
+            "tool_version": trace.tool_version, "gpu": trace.gpu,
+            "attribution": {"process": "kernels launched by any thread of the range's process while it was open",
+                            "same_thread": "kernels launched by the range's own thread (nsys nvtx_gpu_proj_trace)"},
+            "ranges": out}
 
 
 def main_diff(argv) -> int:

@@ -40,7 +40,8 @@ def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks:
     n = runs["status"].value_counts().to_dict()
     out += ["", f"Runs: {len(runs)} ({', '.join(f'{v} {k}' for k, v in sorted(n.items()))}). "
             "Speedup = median eager wall time / median variant wall time per iteration over "
-            "repeats, [95% bootstrap CI]; `noisy`: the repeats' coefficient of variation exceeds "
+            "repeats, [95% bootstrap CI]; wall times come from untraced iterations (no profiler "
+            "tracing them; see 'The profiler's own cost'); `noisy`: the repeats' coefficient of variation exceeds "
             f"{sp['noise_cv_threshold'].iloc[0] if len(sp) else ''}.", ""]
     for batch, g in sp[sp["variant"] != "eager"].groupby("batch"):
         g = g.assign(cell=g.apply(_fmt_speedup, axis=1))
@@ -59,6 +60,17 @@ def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks:
                 "Shares of the measured range: GPU busy, and idle split into host wait / kernel wait / "
                 "other (HTA); copy_bandwidth_frac = ideal fused bytes / GPU time over the measured "
                 "copy bandwidth; bound = cpu when host wait exceeds busy time.", "", _md(g), ""]
+    if "profiler_overhead" in ok and ok["profiler_overhead"].notna().any():
+        cols = ["untraced_wall_time_per_iter_ms", "traced_wall_time_per_iter_ms", "profiler_overhead",
+                "injection_overhead", "untraced_wall_cv"]
+        cols = [c for c in cols if c in ok and ok[c].notna().any()]
+        g = ok.groupby(["model", "variant", "batch"])[cols].median().round(4).reset_index()
+        out += ["## The profiler's own cost (medians over repeats)", "",
+                "profiler_overhead = wall time per iteration under tracing / untraced wall time "
+                "per iteration (ms); injection_overhead = the traced process's own iterations timed "
+                "before its nsys capture range opened / untraced; untraced_wall_cv = CV of the "
+                "untraced timing windows. Kernel metrics come from the traced iterations, wall "
+                "times and speedups from the untraced ones.", "", _md(g), ""]
     if len(cross):
         c = cross[["model", "variant", "crossover_batch", "note"]].round(0)
         out += ["## Crossover batch size (variant starts to beat eager)", "", _md(c), ""]

@@ -172,3 +172,37 @@ def test_tolerance_key_tf32_where_the_gpu_runs_fp32_in_tf32():
     finally:
         torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = cudnn, matmul
     assert TOLERANCE["tf32"] == (1e-3, 5e-3)
+
+
+def test_timing_windows_are_untraced_and_recorded(tmp_path):
+    r = go(tmp_path, "--windows", "3")
+    t = r["timing"]
+    assert r["status"] == "ok" and r["timing_windows"] == 3 and r["cpus"] is None
+    assert len(t["windows_ms"]) == 3 and t["window_iters"] == 2 and t["windows_context"] == "untraced"
+    assert t["wall_time_per_iter_ms"] == t["untraced_wall_time_per_iter_ms"] == sorted(t["windows_ms"])[1]
+    assert t["traced_wall_time_per_iter_ms"] is None and t["capture_range"] is False
+
+
+def test_windows_context_names_what_ran_around_them():
+    assert run.windows_context("none", False) == "untraced"
+    assert run.windows_context("torch", False) == "untraced"       # the profiler starts after
+    assert run.windows_context("nsys", True) == "nsys-injected"
+    assert run.windows_context("nsys", False) == "nsys-traced"
+
+
+def test_pin_cpus(tmp_path):
+    import os
+    before = os.sched_getaffinity(0)
+    try:
+        assert run.pin_cpus("none", "cuda") is None
+        assert run.pin_cpus("auto", "cpu") is None                   # CPU kernels use every core
+        one = sorted(before)[0]
+        assert run.pin_cpus(str(one), "cuda") == [one] and os.sched_getaffinity(0) == {one}
+    finally:
+        os.sched_setaffinity(0, before)
+
+
+def test_bad_pin_and_windows_arguments(tmp_path):
+    for bad in (["--pin-cpus", "two"], ["--windows", "-1"]):
+        with pytest.raises(SystemExit):
+            run.main(["--model", "mlp", "--variant", "eager", "--batch", "2", "--out", str(tmp_path / "r.json"), *bad])

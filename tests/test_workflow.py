@@ -74,9 +74,16 @@ def test_smoke_sweep_end_to_end(tmp_path):
     assert (runs["backend"] == "torch").all() and (runs["device"] == "cpu").all()
     ok = runs[runs.status == "ok"]
     assert ok["wall_time_per_iter_ms"].gt(0).all() and ok["kernels_per_iter"].gt(0).all()
+    # wall time from the untraced windows, the traced range beside it, and their ratio
+    assert (ok["wall_time_per_iter_ms"] == ok["untraced_wall_time_per_iter_ms"]).all()
+    assert ok["traced_wall_time_per_iter_ms"].gt(0).all()
+    assert ((ok["profiler_overhead"] - ok["traced_wall_time_per_iter_ms"] / ok["wall_time_per_iter_ms"]).abs()
+            < 1e-12).all()
+    assert (ok["attribution"] == "process").all()
     pw = ok[(ok.model == "pointwise_heavy")].set_index(["variant", "batch"])["kernels_per_iter"]
     assert pw[("eager", 32)] == 35 and pw[("compile", 32)] == 1
     sp = pd.read_csv(f"{res}/tables/speedups.csv")
+    assert sp.loc[sp.status == "ok", "profiler_overhead"].gt(0).all()
     bad = sp[(sp.model == "mlp") & (sp.variant == "compile") & (sp.batch == 32)].iloc[0]
     assert bad.status == "oom" and pd.isna(bad.speedup_wall)
     long = pd.read_parquet(f"{res}/tables/metrics_long.parquet")
