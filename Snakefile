@@ -16,9 +16,9 @@ min_version("8.0")
 sys.path.insert(0, workflow.basedir)
 ROOT = workflow.basedir
 
-from experiments import sweep  # noqa: E402
-from experiments.registry import MODEL_NAMES, VARIANT_NAMES  # noqa: E402
-from analysis.plots import FIGURES  # noqa: E402
+from fusionlab.experiments import sweep  # noqa: E402
+from fusionlab.experiments.registry import MODEL_NAMES, VARIANT_NAMES  # noqa: E402
+from fusionlab.analysis.plots import FIGURES  # noqa: E402
 
 
 configfile: "config.yaml"

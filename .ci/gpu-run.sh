@@ -12,7 +12,7 @@ CONF=${CONFIG:+--configfile $CONFIG}   # CONFIG=config/zoo.yaml for the coverage
 export RES=${RES:-results}               # its results: folder
 GPUS=${GPUS:-1}                          # profiling jobs at once (1 = exclusive measurement)
 # build the CUDA extensions once, beside the first jobs (they wait on its lock)
-python -c "from experiments.kernels import cuda_ops, seed; cuda_ops.extension(); seed._cuda_module()" > $OUT/cuda_build.log 2>&1 &
+python -c "from fusionlab.experiments.kernels import cuda_ops, seed; cuda_ops.extension(); seed._cuda_module()" > $OUT/cuda_build.log 2>&1 &
 THREADS=${THREADS:-16}   # threads per profiling job (16 = the whole host: exclusive measurement)
 if [ "${FIXTURES:-0}" = 1 ]; then
   snakemake all --configfile config/fixtures.yaml --cores 8 --resources gpu=1 --keep-going > $OUT/fixtures.log 2>&1; echo "fixtures rc=$?"

@@ -34,7 +34,7 @@ sys.path.insert(0, ROOT)
 def bench(model_name, variant_name, batch):
     import torch
     import triton.testing
-    from experiments.registry import MODELS, VARIANTS
+    from fusionlab.experiments.registry import MODELS, VARIANTS
     torch.manual_seed(0)
     model, inputs = MODELS[model_name].build(batch, torch.float32, "cuda")
     model.eval()
@@ -50,7 +50,7 @@ def bench(model_name, variant_name, batch):
 
 def runner(model, variant, batch, warmup, iters, trace=None, extra="", workdir="."):
     out = os.path.join(workdir, "run.json")
-    cmd = [sys.executable, "-m", "experiments.run", "--model", model, "--variant", variant,
+    cmd = [sys.executable, "-m", "fusionlab.experiments.run", "--model", model, "--variant", variant,
            "--batch", str(batch), "--warmup", str(warmup), "--iters", str(iters),
            "--profiler", "nsys" if trace else "none", "--out", out]
     if trace:
@@ -61,7 +61,7 @@ def runner(model, variant, batch, warmup, iters, trace=None, extra="", workdir="
         wall = json.load(f)["timing"]["wall_time_per_iter_ms"]
     gpu = None
     if trace and "cuda" in trace and "nvtx" in trace:
-        from analysis import metrics, nsys_sqlite
+        from fusionlab.analysis import metrics, nsys_sqlite
         subprocess.run(["nsys", "export", "--type", "sqlite", "--force-overwrite", "true",
                         "-o", rep + ".sqlite", rep + ".nsys-rep"], check=True, capture_output=True)
         gpu = metrics.range_metrics(nsys_sqlite.load(rep + ".sqlite"), "measure")["gpu_time_per_iter_ms"]

@@ -95,7 +95,7 @@ def cmd_sweep(a) -> int:
 def reference_loop(model: str, variant: str, batch: int, mode: str, warmup: int, iters: int) -> float:
     """ms per iteration of a plain loop in this process (no profiler, no NVTX, no pinning)."""
     import torch
-    from experiments.registry import MODELS, VARIANTS
+    from fusionlab.experiments.registry import MODELS, VARIANTS
     torch.manual_seed(0)
     train = mode == "train"
     net, inputs = MODELS[model].build(batch, torch.float32, "cuda")

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import fusion, metrics, nsys_sqlite, stats, tables
+from fusionlab.analysis import fusion, metrics, nsys_sqlite, stats, tables
 from test_nsys_reader import GPU
 from test_nsys_reader import stats as csv
 
@@ -122,7 +122,7 @@ def test_crossover():
 
 
 def test_model_cost_mlp_exact():
-    from experiments.cost import count
+    from fusionlab.experiments.cost import count
     c = count("mlp", 128)
     assert c["flops"] == 2 * (128 * 1 * 1024 + 128 * 1024 * 1024 + 128 * 1024 * 1)
     params = 1 * 1024 + 1024 + 1024 * 1024 + 1024 + 1024 + 1

@@ -2,8 +2,8 @@
 import pytest
 import yaml
 
-from experiments import sweep
-from experiments.registry import MODEL_NAMES, VARIANT_NAMES
+from fusionlab.experiments import sweep
+from fusionlab.experiments.registry import MODEL_NAMES, VARIANT_NAMES
 from conftest import ROOT
 
 GOOD = {"models": ["mlp"], "variants": ["eager"], "batch_sizes": [8]}

@@ -4,8 +4,8 @@ vector or a block, broadcast and same-shape operands, and every supported dtype.
 import pytest
 import torch
 
-from experiments.kernels import aten_ops, load, seed
-from experiments.run import compare
+from fusionlab.experiments.kernels import aten_ops, load, seed
+from fusionlab.experiments.run import compare
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="hand-written kernels need a GPU")
 IMPLS = ["triton", "cuda"]
@@ -60,5 +60,5 @@ def test_seed_kernels_match_the_manual_gelu():
 
 
 def test_cuda_extension_is_cached():
-    from experiments.kernels import cuda_ops
+    from fusionlab.experiments.kernels import cuda_ops
     assert cuda_ops.extension() is cuda_ops.extension()

@@ -5,8 +5,8 @@ import os
 import pandas as pd
 import pytest
 
-from analysis import metrics, nsys_sqlite
-from analysis.trace import ReportError
+from fusionlab.analysis import metrics, nsys_sqlite
+from fusionlab.analysis.trace import ReportError
 from conftest import DATA
 
 GPU = ["nsys2025_h200/mlp_eager", "nsys2025_h200/mlp_compile",
@@ -172,8 +172,8 @@ def test_no_report_keeps_the_record(tmp_path, status, expect):
     # nsys's importer failed (its text as an H100 run printed it): the run keeps its record,
     # says why it has no profile, and an ok run without its profile becomes an error
     import json
-    from analysis import no_report, run_metrics
-    from analysis.nsys_stats import export_stats
+    from fusionlab.analysis import no_report, run_metrics
+    from fusionlab.analysis.nsys_stats import export_stats
     run = tmp_path / "run.json"
     run.write_text(json.dumps({"model": "m", "variant": "v", "batch": 1, "status": status,
                                "reason": "did not finish" if status != "ok" else None}))
@@ -196,6 +196,6 @@ def test_no_report_keeps_the_record(tmp_path, status, expect):
 
 
 def test_no_report_reason_falls_back_to_the_last_line():
-    from analysis.no_report import nsys_error
+    from fusionlab.analysis.no_report import nsys_error
     assert nsys_error("a\n\nnsys: something broke\n\n") == "nsys: something broke"
     assert nsys_error("") == "no output"

@@ -4,8 +4,8 @@ import json
 import pytest
 import torch
 
-from experiments import registry, run
-from experiments.registry import MODELS, VARIANTS, VariantSpec
+from fusionlab.experiments import registry, run
+from fusionlab.experiments.registry import MODELS, VARIANTS, VariantSpec
 
 
 def go(tmp_path, *extra, model="mlp", variant="eager"):
@@ -120,7 +120,7 @@ def run_with_fault(tmp_path, fault, *extra):
     import subprocess
     import sys
     out = tmp_path / "run.json"
-    p = subprocess.run([sys.executable, "-m", "experiments.run", "--model", "mlp", "--variant", "eager",
+    p = subprocess.run([sys.executable, "-m", "fusionlab.experiments.run", "--model", "mlp", "--variant", "eager",
                         "--batch", "4", "--device", "cpu", "--out", str(out), *extra],
                        env={**os.environ, "FUSIONLAB_INJECT_FAULT": f"mlp:eager:4={fault}"},
                        capture_output=True, text=True, timeout=120)
@@ -155,7 +155,7 @@ def test_fp64_reference_with_optimizer_step(tmp_path, fake_variant):
 
 def test_tolerance_key_tf32_where_the_gpu_runs_fp32_in_tf32():
     import torch
-    from experiments.run import TOLERANCE, tolerance_key
+    from fusionlab.experiments.run import TOLERANCE, tolerance_key
     conv = torch.nn.Sequential(torch.nn.Conv2d(1, 1, 3), torch.nn.ReLU())
     lin = torch.nn.Linear(2, 2)
     cudnn, matmul = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32

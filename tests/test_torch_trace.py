@@ -4,8 +4,8 @@ import os
 
 import pytest
 
-from analysis import metrics, torch_trace
-from analysis.trace import ReportError
+from fusionlab.analysis import metrics, torch_trace
+from fusionlab.analysis.trace import ReportError
 from conftest import DATA
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from conftest import DATA, ROOT
 
-from analysis import metrics, nsys_sqlite, run_metrics
+from fusionlab.analysis import metrics, nsys_sqlite, run_metrics
 
 FIXTURES = ["nsys2025_h100_train/deep_gelu_mlp_eager", "nsys2025_h100_train/deep_gelu_mlp_compile_reduce_overhead"]
 # counted once by hand (tests/data/README.md): kernels and summed kernel ns in the measured
@@ -98,7 +98,7 @@ def test_failed_untraced_process_fails_the_run(report, tmp_path):
 
 
 def test_cli_shows_both_attributions_labelled(report):
-    p = subprocess.run([sys.executable, "-m", "analysis", report(FIXTURES[0])], cwd=ROOT,
+    p = subprocess.run([sys.executable, "-m", "fusionlab.analysis", report(FIXTURES[0])], cwd=ROOT,
                        capture_output=True, text=True, check=True)
     out = json.loads(p.stdout)
     m = out["ranges"]["fusionlab:measure"]

@@ -116,7 +116,7 @@ def test_smoke_sweep_end_to_end(tmp_path):
 
 
 def check_analysis_outputs(res):
-    from analysis.plots import FIGURES
+    from fusionlab.analysis.plots import FIGURES
     for fig, (_, scope, _) in FIGURES.items():
         for s in (["mlp", "matmul_heavy", "pointwise_heavy"] if scope == "model" else ["all"]):
             for ext in ("png", "svg"):
@@ -158,8 +158,8 @@ def test_unsupported_pairs_recorded_without_profiling(tmp_path):
 
 
 def test_zoo_config_covers_every_model_and_variant():
-    from experiments import sweep
-    from experiments.registry import MODEL_NAMES, VARIANT_NAMES
+    from fusionlab.experiments import sweep
+    from fusionlab.experiments.registry import MODEL_NAMES, VARIANT_NAMES
     with open(os.path.join(ROOT, "config", "zoo.yaml")) as f:
         cfg = sweep.validate(yaml.safe_load(f))
     assert set(cfg["models"]) == set(MODEL_NAMES) and set(cfg["variants"]) == set(VARIANT_NAMES)

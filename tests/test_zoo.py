@@ -8,8 +8,8 @@ import json
 import pytest
 import torch
 
-from experiments import run
-from experiments.registry import MODELS, VARIANTS
+from fusionlab.experiments import run
+from fusionlab.experiments.registry import MODELS, VARIANTS
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 PAIRS = [(m, v) for m in sorted(MODELS) for v in sorted(VARIANTS)]
@@ -50,7 +50,7 @@ def test_pair_inference(tmp_path, model, variant):
         import subprocess
         import sys
         out = tmp_path / "run.json"
-        p = subprocess.run([sys.executable, "-m", "experiments.run", "--model", model, "--variant", variant,
+        p = subprocess.run([sys.executable, "-m", "fusionlab.experiments.run", "--model", model, "--variant", variant,
                             "--batch", "2", "--warmup", "1", "--iters", "1", "--timeout", "60",
                             "--out", str(out)], capture_output=True, text=True, timeout=200)
         r = json.loads(out.read_text())
@@ -89,7 +89,7 @@ def test_compile_debug_artifacts_kept(tmp_path):
     import subprocess
     import sys
     # a fresh process: TORCH_COMPILE_DEBUG is read when torch is imported
-    subprocess.run([sys.executable, "-m", "experiments.run", "--model", "reduction", "--variant", "compile",
+    subprocess.run([sys.executable, "-m", "fusionlab.experiments.run", "--model", "reduction", "--variant", "compile",
                     "--batch", "4", "--warmup", "1", "--iters", "1", "--device", DEVICE,
                     "--compile-debug", str(dbg), "--out", str(out)], check=True, capture_output=True)
     r = json.loads(out.read_text())
@@ -101,8 +101,8 @@ def test_compile_debug_artifacts_kept(tmp_path):
 
 
 def test_rewrites_change_the_graph():
-    from experiments.variants.fx_add_relu import fuse_add_relu
-    from experiments.variants.nn_linear import matmul_bias_to_addmm
+    from fusionlab.experiments.variants.fx_add_relu import fuse_add_relu
+    from fusionlab.experiments.variants.nn_linear import matmul_bias_to_addmm
     import torch.fx as fx
     model, _ = MODELS["mlp"].build(4, torch.float32, "cpu")
     gm = fx.symbolic_trace(model)
@@ -115,7 +115,7 @@ def test_rewrites_change_the_graph():
 
 
 def test_conv_bn_fold_matches_seed_formula():
-    from experiments.variants.conv_bn_fold import apply
+    from fusionlab.experiments.variants.conv_bn_fold import apply
     model, (x,) = MODELS["conv_bn_relu"].build(2, torch.float32, "cpu")
     model.eval()
     folded = apply(model, (x,), {})
@@ -142,7 +142,7 @@ def test_cudnn_lstm_runs_at_eager_matmul_precision():
     # cuDNN's RNN defaults to TF32 for fp32 (an H100 gave RMSE 1.1e-4 against 2.0e-7 for
     # eager): the variant sets it to what eager's matmuls use, and restores it after
     import torch
-    from experiments.variants.cudnn_lstm import eager_matmul_precision
+    from fusionlab.experiments.variants.cudnn_lstm import eager_matmul_precision
     rnn = torch.backends.cudnn.rnn
     before, matmul = rnn.fp32_precision, torch.backends.cuda.matmul.allow_tf32
     try:

@@ -18,7 +18,7 @@ rule record_unsupported:
     conda:
         ENV
     shell:
-        "PYTHONPATH={params.root}${{PYTHONPATH:+:$PYTHONPATH}} {params.python} -m experiments.run {params.args} "
+        "PYTHONPATH={params.root}${{PYTHONPATH:+:$PYTHONPATH}} {params.python} -m fusionlab.experiments.run {params.args} "
         "--profiler none --out {output} > {log} 2>&1"
 
 
@@ -42,7 +42,7 @@ rule time_untraced:
     conda:
         ENV
     shell:
-        "PYTHONPATH={params.root}${{PYTHONPATH:+:$PYTHONPATH}} {params.python} -m experiments.run {params.args} "
+        "PYTHONPATH={params.root}${{PYTHONPATH:+:$PYTHONPATH}} {params.python} -m fusionlab.experiments.run {params.args} "
         "--profiler none --out {output} > {log} 2>&1 || echo \"runner exit status $?\" >> {log}; test -e {output}"
 
 
@@ -70,13 +70,13 @@ rule profile_nsys:
         ENV
     shell:
         "PYTHONPATH={params.root}${{PYTHONPATH:+:$PYTHONPATH}} nsys profile -t {params.trace} {params.extra} {params.capture_nsys} "
-        "--force-overwrite true -o {output.rep}.tmp {params.python} -m experiments.run {params.args} "
+        "--force-overwrite true -o {output.rep}.tmp {params.python} -m fusionlab.experiments.run {params.args} "
         "--profiler nsys {params.capture_runner} --out {output.run} > {log} 2>&1 || echo \"nsys exit status $?\" >> {log}; "
         # nsys exits non-zero when the profiled process crashed: that run is recorded by
         # the runner (status error). When nsys writes no report at all, the run's record
         # says so and the report is left empty (analysis/no_report.py): the sweep goes on.
         "mv {output.rep}.tmp.nsys-rep {output.rep} 2>/dev/null || "
-        "PYTHONPATH={params.root}${{PYTHONPATH:+:$PYTHONPATH}} {params.python} -m analysis.no_report "
+        "PYTHONPATH={params.root}${{PYTHONPATH:+:$PYTHONPATH}} {params.python} -m fusionlab.analysis.no_report "
         "{output.run} {log} {output.rep} 2>> {log}"
 
 
@@ -98,7 +98,7 @@ rule profile_torch:
     conda:
         ENV
     shell:
-        "PYTHONPATH={params.root}${{PYTHONPATH:+:$PYTHONPATH}} {params.python} -m experiments.run {params.args} --profiler torch "
+        "PYTHONPATH={params.root}${{PYTHONPATH:+:$PYTHONPATH}} {params.python} -m fusionlab.experiments.run {params.args} --profiler torch "
         "--trace {output.trace} --out {output.run} > {log} 2>&1 || echo \"runner exit status $?\" >> {log}; "
         "test -e {output.run} && (test -e {output.trace} || echo '{{\"traceEvents\": []}}' > {output.trace})"
 
@@ -119,5 +119,5 @@ rule device_peaks:
     conda:
         ENV
     shell:
-        "PYTHONPATH={params.root}${{PYTHONPATH:+:$PYTHONPATH}} {params.python} -m experiments.peaks "
+        "PYTHONPATH={params.root}${{PYTHONPATH:+:$PYTHONPATH}} {params.python} -m fusionlab.experiments.peaks "
         "--device {params.device} --dtype {params.dtype} --out {output} > {log} 2>&1"

@@ -5,6 +5,6 @@ from pathlib import Path  # noqa: E402
 sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1]))  # noqa: F821  (the project root)
 import pandas as pd
 
-from analysis.summary import fusion_map_html, write_text
+from fusionlab.analysis.summary import fusion_map_html, write_text
 
 write_text(snakemake.output[0], fusion_map_html(pd.read_csv(snakemake.input[0])))  # noqa: F821

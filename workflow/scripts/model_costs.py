@@ -5,7 +5,7 @@ from pathlib import Path  # noqa: E402
 sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1]))  # noqa: F821  (the project root)
 import pandas as pd
 
-from analysis.tables import write
-from experiments.cost import table
+from fusionlab.analysis.tables import write
+from fusionlab.experiments.cost import table
 
 write(pd.DataFrame(table(snakemake.params.experiments)), snakemake.output[0])  # noqa: F821

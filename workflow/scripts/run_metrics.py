@@ -5,7 +5,7 @@ from pathlib import Path  # noqa: E402
 sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1]))  # noqa: F821  (the project root)
 import contextlib
 
-from analysis.run_metrics import main
+from fusionlab.analysis.run_metrics import main
 
 with open(snakemake.log[0], "w") as log, contextlib.redirect_stderr(log):  # noqa: F821
     row = main(snakemake.input.run, getattr(snakemake.input, "profile", None),  # noqa: F821

@@ -3,8 +3,8 @@ import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1]))  # noqa: F821  (the project root)
-from analysis.plots import load_tables
-from analysis.summary import summary_md, write_text
+from fusionlab.analysis.plots import load_tables
+from fusionlab.analysis.summary import summary_md, write_text
 
 i = snakemake.input  # noqa: F821
 t = load_tables(i.runs, i.speedups, i.crossover, i.peaks or None)

@@ -3,7 +3,7 @@ import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1]))  # noqa: F821  (the project root)
-from analysis import tables
+from fusionlab.analysis import tables
 
 i = snakemake.input  # noqa: F821
 tables.build(i.metrics, i.kernels, i.costs, i.peaks or None, dict(snakemake.output.items()),  # noqa: F821

@@ -1,0 +1,71 @@
+"""Compare two sweeps (two GPUs, two torch versions, ...) or two runs.
+
+    python -m fusionlab.analysis compare results_a results_b --out compare/   # tables + figure
+    python -m fusionlab.analysis diff RUN_DIR_A RUN_DIR_B                       # kernel diff (HTA TraceDiff classes)
+
+compare joins the two sweeps' speedups tables on (model, variant, batch, mode, dtype) and
+reports, per configuration, the median wall and GPU times of both, time_ratio = B / A
+(below 1: B is faster) and both speedups over their own eager; configurations in only
+one sweep are kept with the other side empty.
+"""
+from __future__ import annotations
+
+import os
+
+import pandas as pd
+
+from fusionlab.analysis import fusion, plots
+from fusionlab.analysis.trace import ReportError
+
+KEY = ["model", "variant", "batch", "mode", "dtype"]
+COLS = ["wall_time_per_iter_ms", "gpu_time_per_iter_ms", "kernels_per_iter", "speedup_wall", "status"]
+
+
+def _speedups(results: str) -> pd.DataFrame:
+    p = os.path.join(results, "tables", "speedups.csv")
+    if not os.path.exists(p):
+        raise ReportError(f"{results}: no tables/speedups.csv (run the sweep or `snakemake regenerate` there first)")
+    return pd.read_csv(p)
+
+
+def compare(a: str, b: str) -> pd.DataFrame:
+    sa, sb = _speedups(a), _speedups(b)
+    m = sa[KEY + COLS].merge(sb[KEY + COLS], on=KEY, how="outer", suffixes=("_a", "_b"))
+    m["time_ratio_wall"] = m["wall_time_per_iter_ms_b"] / m["wall_time_per_iter_ms_a"]
+    m["time_ratio_gpu"] = m["gpu_time_per_iter_ms_b"] / m["gpu_time_per_iter_ms_a"]
+    return m.sort_values(KEY, ignore_index=True)
+
+
+def figure(m: pd.DataFrame, a: str, b: str):
+    fig, (ax,) = plots._fig(w=7.0)
+    d = m.dropna(subset=["time_ratio_wall"])
+    if d.empty:
+        plots._empty(ax, "no configuration ran ok in both sweeps")
+    else:
+        labels = [f"{r.model}/{r.variant}/{r.batch}" for r in d.itertuples()]
+        ax.bar(range(len(d)), d["time_ratio_wall"], color=["#55a868" if v < 1 else "#c44e52" for v in d["time_ratio_wall"]])
+        ax.axhline(1.0, color="grey", lw=0.8, ls="--")
+        ax.set_xticks(range(len(d))); ax.set_xticklabels(labels, rotation=90, fontsize=6)
+        ax.set_yscale("log"); ax.set_ylabel("wall time B / A (below 1: B faster)")
+    fig.suptitle(f"A = {a}\nB = {b}", fontsize=8)
+    return fig
+
+
+def main_compare(a: str, b: str, out: str) -> pd.DataFrame:
+    from fusionlab.analysis.tables import write
+    m = compare(a, b)
+    write(m, os.path.join(out, "compare.csv"))
+    plots.save(figure(m, a, b), os.path.join(out, "compare.png"), os.path.join(out, "compare.svg"))
+    return m
+
+
+def run_kernels(run: str) -> pd.DataFrame:
+    """A run folder's kernels.csv, or the measured range's kernels of a profile."""
+    if os.path.isdir(run):
+        p = os.path.join(run, "kernels.csv")
+        if not os.path.exists(p):
+            raise ReportError(f"{run}: no kernels.csv (its metrics have not been computed)")
+        return pd.read_csv(p)
+    from fusionlab.analysis import metrics
+    from fusionlab.analysis.run_metrics import load_profile
+    return fusion.annotate(metrics.kernel_table(load_profile(run)))

@@ -1,0 +1,259 @@
+"""Per-range metrics of a normalised Trace.
+
+Definitions (see ../shared/reference/metrics.md and the report's captions):
+- a kernel belongs to a range if the API call that launched it lies inside the range's
+  time window, by one of two attribution rules:
+  - `process` (the pipeline's own runs): a call of any thread of the range's process.
+    PyTorch launches the backward pass from autograd's device thread and CUDA graphs
+    replay from a graph launch, so only this rule counts a training step's kernels.
+  - `same_thread`: a call of the thread that opened the range (nsys nvtx_gpu_proj_trace).
+  A launch call likewise.
+- iterations: the ITERATION ranges nested in the range (else the range's instances).
+- wall_time_per_iter_ms: summed range duration / iterations (the measure range ends
+  after a device synchronize, so this is host-observed time per iteration).
+- gpu_time_per_iter_ms: summed kernel duration (end - start) / iterations (the Total
+  Time of cuda_gpu_kern_sum restricted to the range).
+- kernels_per_iter, launch_calls_per_iter: counts / iterations.
+- launch_overhead_ratio: summed launch-API duration / summed kernel duration.
+- gpu_busy_fraction: union of the range's kernel intervals, clipped to the range,
+  over the range duration (1 - HTA's idle share of the range).
+- gpu_span_per_iter_ms: first kernel start to last kernel end / iterations
+  (nvtx_gpu_proj_trace's projected duration).
+- median_kernel_us, p10_kernel_us, p90_kernel_us: kernel duration percentiles.
+
+Launch path, per kernel (cuda_kern_exec_trace, join of launch call and kernel on the
+correlation id), reported as medians over the range's kernels:
+- launch_api_us: API Dur = call end - call start.
+- queue_us: Queue Dur = kernel start - call end (negative values dropped, as nsys does).
+- launch_delay_us: HTA's launch delay = kernel start - call end, clipped at 0 (the
+  median of the clipped values, so it is 0 when most kernels start before their call
+  returns).
+- short_kernel_share: HTA's short kernels: kernel duration < its launch call's duration
+  and the call <= 50 us; the share of the range's kernels that are short.
+
+GPU idle time inside the range (HTA's idle breakdown, applied per range instance on
+the merged kernel timeline): each gap before a kernel (from the range start or the end
+of the previous kernel) is
+- host wait if the kernel's launch call started after the previous kernel ended (the
+  GPU ran dry waiting for the CPU);
+- kernel wait if not, and the gap is at most KERNEL_WAIT_US (GPU-side launch latency
+  between queued kernels);
+- other otherwise; the tail from the last kernel's end to the range end (the final
+  synchronize) is other too.
+idle_{host_wait,kernel_wait,other}_per_iter_ms and *_frac (share of the range); the
+three add up to 1 - gpu_busy_fraction.
+- bound: "cpu" when the GPU waits on the host for more of the range than it computes
+  (idle_host_wait_frac > gpu_busy_fraction), else "gpu".
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from fusionlab.analysis.trace import Trace
+from fusionlab.core import ranges as R
+
+NAN = float("nan")
+KERNEL_WAIT_US = 5.0   # gaps up to this between already-queued kernels are "kernel wait"
+SHORT_CALL_US = 50.0   # HTA: a short kernel's launch call is at most 50 us
+
+
+ATTRIBUTIONS = ("process", "same_thread")
+
+
+def pid_of(tid):
+    """The process of an nsys globalTid (PID = (globalTid >> 24) & 0xFFFFFF); a torch
+    trace's thread ids are plain (one process per trace) and give 0. Works on a Series."""
+    if isinstance(tid, pd.Series):
+        return (tid.astype("int64") // (1 << 24)) % (1 << 24)
+    return (int(tid) >> 24) & 0xFFFFFF
+
+
+def _inside(df: pd.DataFrame, r, start_col="start", end_col="end", attribution="same_thread") -> pd.Series:
+    """Rows of df whose [start_col, end_col] lies in range r, launched by r's thread or
+    (attribution `process`) by any thread of r's process."""
+    window = (df[start_col] >= r.start) & (df[end_col] <= r.end)
+    if attribution == "process":
+        return window & (pid_of(df["tid"]) == pid_of(r.tid))
+    if attribution != "same_thread":
+        raise ValueError(f"attribution {attribution!r}: one of {ATTRIBUTIONS}")
+    return window & (df["tid"] == r.tid)
+
+
+def union_ns(starts, ends, lo=None, hi=None) -> int:
+    """Length of the union of intervals [start, end), optionally clipped to [lo, hi]."""
+    iv = sorted(zip(starts, ends))
+    total, cur_s, cur_e = 0, None, None
+    for s, e in iv:
+        if lo is not None:
+            s = max(s, lo)
+        if hi is not None:
+            e = min(e, hi)
+        if e <= s:
+            continue
+        if cur_e is None or s > cur_e:
+            if cur_e is not None:
+                total += cur_e - cur_s
+            cur_s, cur_e = s, e
+        else:
+            cur_e = max(cur_e, e)
+    if cur_e is not None:
+        total += cur_e - cur_s
+    return int(total)
+
+
+def _instances(trace: Trace, name: str, domain: str | None) -> pd.DataFrame:
+    """The range's instances (of that domain, where the trace has one)."""
+    rs = trace.ranges[trace.ranges["name"] == name]
+    if domain is not None and (trace.ranges["domain"] == domain).any():
+        rs = rs[rs["domain"] == domain]
+    return rs
+
+
+def _iterations(trace: Trace, rs: pd.DataFrame, name: str) -> int:
+    """ITERATION ranges nested in the instances, else the instances themselves."""
+    if name == R.ITERATION:
+        return len(rs)
+    its = trace.ranges[trace.ranges["name"] == R.ITERATION]
+    return sum(int(_inside(its, r).sum()) for r in rs.itertuples()) or len(rs)
+
+
+def range_metrics(trace: Trace, name: str, domain: str | None = R.DOMAIN,
+                  attribution: str = "process") -> dict:
+    """The metrics of the module doc over every instance of range `name`; kernels and launch
+    calls attributed by `attribution` (`process` or `same_thread`)."""
+    rs = _instances(trace, name, domain)
+    m = {"range": name, "domain": domain or "", "attribution": attribution, "instances": int(len(rs))}
+    if rs.empty:
+        return m
+    k_mask = pd.Series(False, index=trace.kernels.index)
+    a_mask = pd.Series(False, index=trace.api.index)
+    busy = 0
+    idle = {"host_wait": 0, "kernel_wait": 0, "other": 0}
+    for r in rs.itertuples():
+        kin = _inside(trace.kernels, r, "launch_start", "launch_end", attribution)
+        k_mask |= kin
+        a_mask |= _inside(trace.api, r, attribution=attribution) & trace.api["is_launch"].astype(bool)
+        kk = trace.kernels[kin]
+        busy += union_ns(kk["start"], kk["end"], r.start, r.end)
+        for key, v in idle_breakdown(kk, r.start, r.end).items():
+            idle[key] += v
+    iters = _iterations(trace, rs, name)
+    dur = int((rs["end"] - rs["start"]).sum())
+    k = trace.kernels[k_mask]
+    a = trace.api[a_mask]
+    kdur = (k["end"] - k["start"]).astype("int64")
+    ktime = int(kdur.sum())
+    api_time = int((a["end"] - a["start"]).sum()) if trace.device == "cuda" else None
+    cuda = trace.device == "cuda"
+    m.update({
+        "iterations": iters,
+        "duration_ms": dur / 1e6,
+        "wall_time_per_iter_ms": dur / 1e6 / iters,
+        "kernels": int(len(k)),
+        "kernels_per_iter": len(k) / iters,
+        "launch_calls": int(len(a)) if trace.device == "cuda" else None,
+        "launch_calls_per_iter": len(a) / iters if trace.device == "cuda" else None,
+        "kernel_time_ms": ktime / 1e6,
+        "gpu_time_per_iter_ms": ktime / 1e6 / iters if trace.device == "cuda" else None,
+        "cpu_kernel_time_per_iter_ms": ktime / 1e6 / iters if trace.device == "cpu" else None,
+        "launch_api_time_ms": api_time / 1e6 if api_time is not None else None,
+        "launch_overhead_ratio": (api_time / ktime) if (api_time is not None and ktime) else None,
+        "gpu_busy_fraction": busy / dur if (dur and trace.device == "cuda") else None,
+        "gpu_span_per_iter_ms": ((k["end"].max() - k["start"].min()) / 1e6 / iters)
+        if (len(k) and trace.device == "cuda") else None,
+        "median_kernel_us": float(np.median(kdur)) / 1e3 if len(k) else None,
+        "p10_kernel_us": float(np.percentile(kdur, 10)) / 1e3 if len(k) else None,
+        "p90_kernel_us": float(np.percentile(kdur, 90)) / 1e3 if len(k) else None,
+    })
+    if cuda:
+        m.update(launch_path(k))
+        for key, v in idle.items():
+            m[f"idle_{key}_per_iter_ms"] = v / 1e6 / iters
+            m[f"idle_{key}_frac"] = v / dur if dur else None
+        if m["gpu_busy_fraction"] is not None and m["idle_host_wait_frac"] is not None:
+            m["bound"] = "cpu" if m["idle_host_wait_frac"] > m["gpu_busy_fraction"] else "gpu"
+    return m
+
+
+def launch_path(k: pd.DataFrame) -> dict:
+    """Medians of the launch path of kernels k (see the module doc)."""
+    if k.empty:
+        return {}
+    api = (k["launch_end"] - k["launch_start"]).astype("int64")
+    gap = (k["start"] - k["launch_end"]).astype("int64")
+    kdur = (k["end"] - k["start"]).astype("int64")
+    queue = gap[gap >= 0]
+    short = (kdur < api) & (api <= SHORT_CALL_US * 1e3)
+    return {
+        "launch_api_us": float(np.median(api)) / 1e3,
+        "queue_us": float(np.median(queue)) / 1e3 if len(queue) else None,
+        "launch_delay_us": float(np.median(gap.clip(lower=0))) / 1e3,
+        "short_kernel_share": float(short.mean()),
+    }
+
+
+def idle_breakdown(k: pd.DataFrame, lo: int, hi: int, kernel_wait_us: float = KERNEL_WAIT_US) -> dict:
+    """GPU idle ns inside [lo, hi] split into host wait / kernel wait / other (HTA)."""
+    out = {"host_wait": 0, "kernel_wait": 0, "other": 0}
+    prev_end = lo
+    for s, e, ls in sorted(zip(k["start"], k["end"], k["launch_start"])):
+        s, e = max(int(s), lo), min(int(e), hi)
+        gap = s - prev_end
+        if gap > 0:
+            if ls > prev_end:
+                out["host_wait"] += gap
+            elif gap <= kernel_wait_us * 1e3:
+                out["kernel_wait"] += gap
+            else:
+                out["other"] += gap
+        prev_end = max(prev_end, e)
+    if hi > prev_end:
+        out["other"] += hi - prev_end
+    return out
+
+
+def kernel_table(trace: Trace, name: str = R.MEASURE, domain: str | None = R.DOMAIN,
+                 attribution: str = "process") -> pd.DataFrame:
+    """The kernels launched inside the range, one row per kernel (its demangled name, so
+    eager's sin and cos kernels stay apart though both are `vectorized_elementwise_kernel`):
+    calls, total and median duration (cuda_gpu_kern_sum restricted to the range)."""
+    cols = ["name", "full_name", "calls", "calls_per_iter", "total_us", "time_per_iter_us", "median_us"]
+    rs = _instances(trace, name, domain)
+    if rs.empty:
+        return pd.DataFrame(columns=cols)
+    mask = pd.Series(False, index=trace.kernels.index)
+    for r in rs.itertuples():
+        mask |= _inside(trace.kernels, r, "launch_start", "launch_end", attribution)
+    iters = _iterations(trace, rs, name)
+    k = trace.kernels[mask].assign(dur=lambda d: (d["end"] - d["start"]) / 1e3)
+    if k.empty:
+        return pd.DataFrame(columns=cols)
+    g = k.groupby("full_name", sort=False).agg(name=("name", "first"), calls=("dur", "size"),
+                                         total_us=("dur", "sum"), median_us=("dur", "median")).reset_index()
+    g["calls_per_iter"] = g["calls"] / iters
+    g["time_per_iter_us"] = g["total_us"] / iters
+    return g[cols].sort_values("total_us", ascending=False, ignore_index=True)
+
+
+def all_range_metrics(trace: Trace, attribution: str = "process") -> dict:
+    """One object per range name (domain:name where the range has a domain)."""
+    out = {}
+    for (domain, name), _ in trace.ranges.groupby(["domain", "name"], sort=True):
+        key = f"{domain}:{name}" if domain else name
+        out[key] = range_metrics(trace, name, domain or None, attribution)
+    return out
+
+
+def clean(d: dict) -> dict:
+    """JSON-safe: NaN and numpy scalars to plain Python (None for missing)."""
+    out = {}
+    for k, v in d.items():
+        if isinstance(v, (np.floating, float)):
+            v = None if math.isnan(float(v)) else float(v)
+        elif isinstance(v, np.integer):
+            v = int(v)
+        out[k] = v
+    return out

@@ -1,0 +1,124 @@
+"""Metrics of one run: run.json (what the runner recorded) + its profile (+ timing.json, the
+untraced timing process of an nsys run) -> metrics.json,
+and the run's kernels in the measured range -> kernels.csv (analysis.metrics.kernel_table,
+annotated with analysis.fusion: the fusion map).
+
+Wall time (the headline, and every speedup built on it) is never taken under tracing:
+- wall_time_per_iter_ms: median of the untraced timing windows (runner.time_windows): of
+  timing.json for nsys runs (a process with no profiler), of run.json for torch.profiler
+  runs (timed before the profiler starts); untraced_wall_cv is their CV.
+- traced_wall_time_per_iter_ms: the measured range's wall time per iteration in the trace.
+- profiler_overhead = traced / untraced wall time per iteration (the profiler's own cost).
+- injected_wall_time_per_iter_ms, injection_overhead: the nsys process's windows timed
+  before its capture range opened (nsys loaded, not tracing) / untraced.
+Kernel metrics (counts, GPU time, launch path, idle) come from the traced range, with
+every thread of the process counted (attribution `process`, analysis.metrics).
+
+A run whose experiment failed keeps its status and reason; a profile that cannot be
+read turns the run's status to `error` with the one-line reason. Neither raises, so
+the analysis of the other runs goes on.
+"""
+from __future__ import annotations
+
+import json
+import os
+
+import pandas as pd
+
+from fusionlab.analysis import fusion, metrics, nsys_sqlite, torch_trace
+from fusionlab.analysis.trace import ReportError
+from fusionlab.core import ranges as R
+from fusionlab.core.io import atomic_path, write_json_atomic
+
+KEYS = ("model", "variant", "batch", "mode", "dtype", "repeat")
+
+
+def load_profile(path: str):
+    """A Trace from an nsys SQLite export or a torch.profiler Chrome trace."""
+    if path.endswith((".sqlite", ".db")):
+        return nsys_sqlite.load(path)
+    if path.endswith(".json"):
+        return torch_trace.load(path)
+    raise ReportError(f"{path}: unknown profile type (expected .sqlite or a torch trace .json)")
+
+
+def _read(path: str) -> dict:
+    with open(path) as f:
+        return json.load(f)
+
+
+def timing_fields(run: dict, timing: dict | None) -> dict:
+    """The wall-time fields of the module doc from run.json and the untraced timing record."""
+    t = run.get("timing") or {}
+    untraced = timing.get("timing") or {} if timing is not None else t
+    u = untraced.get("untraced_wall_time_per_iter_ms")
+    out = {"wall_time_per_iter_ms": u, "untraced_wall_time_per_iter_ms": u,
+           "untraced_wall_cv": untraced.get("window_cv") if u is not None else None,
+           "untraced_cpus": ",".join(map(str, (timing or run).get("cpus") or [])) or None,
+           "traced_wall_time_per_iter_ms": t.get("traced_wall_time_per_iter_ms"),
+           "injected_wall_time_per_iter_ms": t.get("window_median_ms")
+           if t.get("windows_context") == "nsys-injected" else None}
+    out["profiler_overhead"] = _ratio(out["traced_wall_time_per_iter_ms"], u)
+    out["injection_overhead"] = _ratio(out["injected_wall_time_per_iter_ms"], u)
+    return out
+
+
+def _ratio(a, b):
+    return a / b if (a is not None and b) else None
+
+
+def compute(run_json: str, profile: str | None, backend: str,
+            timing_json: str | None = None) -> tuple[dict, pd.DataFrame]:
+    run = _read(run_json)
+    timing = _read(timing_json) if timing_json else None
+    row = {k: run.get(k) for k in KEYS}
+    row.update(backend=backend, device=run.get("device"), status=run.get("status", "error"),
+               reason=run.get("reason"), gpu=run.get("gpu"),
+               torch=(run.get("versions") or {}).get("torch"),
+               nsys=(run.get("versions") or {}).get("nsys"),
+               correct=(run.get("correctness") or {}).get("passed"),
+               max_abs_err=(run.get("correctness") or {}).get("max_abs_err"),
+               compile_latency_s=run.get("compile_latency_s"),
+               peak_memory_bytes=run.get("peak_memory_bytes"),
+               runner_wall_time_per_iter_ms=(run.get("timing") or {}).get("measure_wall_time_per_iter_ms"),
+               cuda_event_time_per_iter_ms=(run.get("timing") or {}).get("cuda_event_time_per_iter_ms"),
+               measure_iters=run.get("measure_iters"),
+               graph_breaks=(run.get("compile") or {}).get("graph_breaks"),
+               generated_kernels=(run.get("compile") or {}).get("generated_kernels"))
+    if timing is not None and row["status"] == "ok" and timing.get("status") != "ok":
+        row.update(status=timing.get("status", "error"),
+                   reason=f"untraced timing process: {timing.get('reason')}")
+    kernels = pd.DataFrame()
+    if row["status"] != "ok" or profile is None:
+        return row, kernels
+    try:
+        trace = load_profile(profile)
+        m = metrics.range_metrics(trace, R.MEASURE)
+        if not m.get("instances"):
+            raise ReportError(f"{profile}: no '{R.DOMAIN}:{R.MEASURE}' NVTX range in the profile")
+    except ReportError as e:
+        row.update(status="error", reason=str(e))
+        return row, kernels
+    traced_wall = m.pop("wall_time_per_iter_ms")
+    row.update({k: v for k, v in m.items() if k not in ("range", "domain", "instances")})
+    row.update(timing_fields(run, timing))
+    row["traced_wall_time_per_iter_ms"] = traced_wall   # the trace's own measure range
+    row["profiler_overhead"] = _ratio(traced_wall, row["untraced_wall_time_per_iter_ms"])
+    row["profiler_version"] = trace.tool_version
+    kernels = fusion.annotate(metrics.kernel_table(trace))
+    return metrics.clean(row), kernels
+
+
+KERNEL_FILE_COLUMNS = ["name", "kind", "ops", "n_ops", "calls_per_iter", "time_per_iter_us",
+                       "median_us", "calls", "total_us", "full_name"]
+
+
+def main(run_json: str, profile: str | None, backend: str, out: str, kernels_out: str | None = None,
+         timing_json: str | None = None) -> dict:
+    row, kernels = compute(run_json, profile if profile and os.path.exists(profile) else None, backend,
+                           timing_json)
+    if kernels_out:
+        with atomic_path(kernels_out) as tmp:
+            kernels.reindex(columns=KERNEL_FILE_COLUMNS).to_csv(tmp, index=False)
+    write_json_atomic(out, row)
+    return row

@@ -1,0 +1,174 @@
+"""Tidy tables of a sweep, built only from per-run files, so they regenerate anywhere.
+
+- runs:      one row per run (model, variant, batch, mode, dtype, repeat, backend,
+             device) with status, reason, every metric, the model's cost (FLOPs, bytes)
+             and the roofline quantities:
+             achieved_bandwidth_Bps = bytes_fused / GPU time per iteration (the least
+               traffic the computation needs, per second; CPU backend: CPU kernel time),
+             copy_bandwidth_frac    = achieved_bandwidth_Bps / the device's measured copy
+               bandwidth (experiments.peaks),
+             achieved_flops         = flops / GPU time; flops_frac against the measured
+               matmul rate; arithmetic_intensity = flops / bytes_fused.
+- metrics_long: the same in long format (one row per run and metric).
+- speedups:  one row per (model, batch, mode, dtype, backend, device, variant), over the
+             repeats: medians with 95% bootstrap CIs, CV and the `noisy` flag (wall time:
+             the untraced timing of analysis.run_metrics, never a traced one; the median
+             profiler_overhead beside it)
+             (analysis.stats), speedup over eager (wall and GPU) with CIs, kernel
+             reduction, and compile cost as the Inductor harness defines it:
+             compilation_latency_s (first call of the variant - first call of eager) and
+             compression_ratio (eager peak memory / variant peak memory).
+             Runs that are not ok (incorrect, oom, error, unsupported) get no speedup; their
+             status is listed, never dropped.
+- crossover: per (model, variant, ...) the batch size where the variant starts to beat
+             eager (wall-time speedup crosses 1).
+- kernels:   the fusion map: one row per run and kernel in the measured range, with its
+             kind and the ops it computes (analysis.fusion).
+"""
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pandas as pd
+
+from fusionlab.analysis import stats
+from fusionlab.analysis.run_metrics import KEYS
+from fusionlab.core.io import atomic_path
+
+ID = list(KEYS) + ["backend", "device"]
+GROUP = ["model", "batch", "mode", "dtype", "backend", "device"]
+METRICS = ["wall_time_per_iter_ms", "gpu_time_per_iter_ms", "cpu_kernel_time_per_iter_ms",
+           "kernels_per_iter", "launch_calls_per_iter", "launch_overhead_ratio",
+           "gpu_busy_fraction", "gpu_span_per_iter_ms", "median_kernel_us", "p10_kernel_us",
+           "p90_kernel_us", "launch_api_us", "queue_us", "launch_delay_us", "short_kernel_share",
+           "idle_host_wait_per_iter_ms", "idle_kernel_wait_per_iter_ms", "idle_other_per_iter_ms",
+           "idle_host_wait_frac", "idle_kernel_wait_frac", "idle_other_frac",
+           "untraced_wall_time_per_iter_ms", "untraced_wall_cv", "traced_wall_time_per_iter_ms",
+           "profiler_overhead", "injected_wall_time_per_iter_ms", "injection_overhead",
+           "runner_wall_time_per_iter_ms", "cuda_event_time_per_iter_ms",
+           "compile_latency_s", "graph_breaks", "generated_kernels", "peak_memory_bytes", "max_abs_err",
+           "flops", "bytes_fused", "bytes_unfused", "achieved_bandwidth_Bps", "copy_bandwidth_frac",
+           "achieved_flops", "flops_frac", "arithmetic_intensity"]
+NOISE_CV = 0.05
+
+
+def _read_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def runs_table(metric_files: list[str], costs: pd.DataFrame | None = None,
+               peaks: dict | None = None) -> pd.DataFrame:
+    df = pd.DataFrame([_read_json(p) for p in metric_files])
+    for c in ID + ["status", "reason", "bound"] + METRICS:
+        if c not in df:
+            df[c] = np.nan
+    if costs is not None and len(costs):
+        cost_cols = [c for c in ("flops", "bytes_fused", "bytes_unfused", "cost_error") if c in costs]
+        df = df.drop(columns=[c for c in cost_cols if c in df]).merge(
+            costs[["model", "batch", "mode", "dtype"] + cost_cols], on=["model", "batch", "mode", "dtype"], how="left")
+    t = (df["gpu_time_per_iter_ms"].where(df["device"] == "cuda", df["cpu_kernel_time_per_iter_ms"])) / 1e3
+    t = t.where(t > 0)
+    df["achieved_bandwidth_Bps"] = df["bytes_fused"] / t
+    df["achieved_flops"] = (df["flops"] / t).where(df["flops"] > 0)
+    df["arithmetic_intensity"] = (df["flops"] / df["bytes_fused"]).where(df["flops"] > 0)
+    bw = (peaks or {}).get("copy_bandwidth_Bps")
+    fl = (peaks or {}).get("matmul_flops")
+    df["copy_bandwidth_frac"] = df["achieved_bandwidth_Bps"] / bw if bw else np.nan
+    df["flops_frac"] = df["achieved_flops"] / fl if fl else np.nan
+    first = ID + ["status", "reason"]
+    df = df[first + sorted(c for c in df.columns if c not in first)]   # the same order whatever the file order
+    return df.sort_values(ID, ignore_index=True)
+
+
+def long_table(runs: pd.DataFrame) -> pd.DataFrame:
+    present = [m for m in METRICS if m in runs]
+    long = runs.melt(id_vars=ID + ["status"], value_vars=present, var_name="metric", value_name="value")
+    return long.dropna(subset=["value"]).reset_index(drop=True)
+
+
+def speedups(runs: pd.DataFrame, noise_cv: float = NOISE_CV) -> pd.DataFrame:
+    rows = []
+    ok = runs[runs["status"] == "ok"]
+    eagers = dict(iter(ok[ok["variant"] == "eager"].groupby(GROUP, dropna=False, sort=False)))
+    for key, g in runs.groupby(GROUP + ["variant"], dropna=False, sort=True):
+        row = dict(zip(GROUP + ["variant"], key))
+        good = g[g["status"] == "ok"]
+        e = eagers.get(key[:-1], ok.iloc[:0])
+        row["repeats"] = len(g)
+        row["repeats_ok"] = len(good)
+        row["status"] = "ok" if (g["status"] == "ok").all() else ",".join(sorted(set(g["status"])))
+        row["reason"] = "; ".join(sorted(set(g["reason"].dropna().astype(str))))[:300] or None
+        for m in ("wall_time_per_iter_ms", "gpu_time_per_iter_ms", "kernels_per_iter"):
+            x = good[m].dropna()
+            row[m] = x.median() if len(x) else np.nan
+            lo, hi = stats.median_ci(x)
+            row[f"{m}_lo"], row[f"{m}_hi"] = lo, hi
+            row[f"eager_{m}"] = e[m].median() if e[m].notna().any() else np.nan
+        row["cv_wall"] = stats.cv(good["wall_time_per_iter_ms"])
+        row["cv_gpu"] = stats.cv(good["gpu_time_per_iter_ms"])
+        row["noisy"] = any(v > noise_cv for v in (row["cv_wall"], row["cv_gpu"]) if v == v)
+        row["noise_cv_threshold"] = noise_cv
+        for kind, m in (("wall", "wall_time_per_iter_ms"), ("gpu", "gpu_time_per_iter_ms")):
+            row[f"speedup_{kind}"] = row[f"eager_{m}"] / row[m] if row[m] else np.nan
+            lo, hi = stats.ratio_ci(e[m], good[m])
+            row[f"speedup_{kind}_lo"], row[f"speedup_{kind}_hi"] = lo, hi
+        row["profiler_overhead"] = good["profiler_overhead"].median() if "profiler_overhead" in good and len(good) else np.nan
+        row["kernel_reduction"] = row["eager_kernels_per_iter"] / row["kernels_per_iter"] \
+            if row["kernels_per_iter"] else np.nan
+        row["compilation_latency_s"] = good["compile_latency_s"].median() if len(good) else np.nan
+        pm, epm = good["peak_memory_bytes"].median(), e["peak_memory_bytes"].median()
+        row["compression_ratio"] = epm / pm if (pm and pm == pm and epm == epm) else np.nan
+        rows.append(row)
+    return pd.DataFrame(rows).sort_values(GROUP + ["variant"], ignore_index=True)
+
+
+def crossover(sp: pd.DataFrame) -> pd.DataFrame:
+    keys = ["model", "variant", "mode", "dtype", "backend", "device"]
+    rows = []
+    for key, g in sp[sp["variant"] != "eager"].groupby(keys, dropna=False, sort=True):
+        b, note = stats.crossover(g["batch"], g["speedup_wall"])
+        rows.append({**dict(zip(keys, key)), "crossover_batch": b, "note": note,
+                     "batches": " ".join(str(int(x)) for x in sorted(g["batch"]))})
+    return pd.DataFrame(rows, columns=keys + ["crossover_batch", "note", "batches"])
+
+
+def kernels_table(pairs: list[tuple[str, str]]) -> pd.DataFrame:
+    """The per-run kernels.csv files (with the run's metrics.json for its keys)."""
+    frames = []
+    for metrics_json, kernels_csv in pairs:
+        row = _read_json(metrics_json)
+        try:
+            k = pd.read_csv(kernels_csv)
+        except (pd.errors.EmptyDataError, FileNotFoundError):
+            continue
+        if k.empty:
+            continue
+        for c in reversed(ID):
+            k.insert(0, c, row.get(c))
+        frames.append(k)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=ID + ["name"])
+
+
+def write(df: pd.DataFrame, csv: str, parquet: str | None = None) -> None:
+    with atomic_path(csv) as tmp:
+        df.to_csv(tmp, index=False)
+    if parquet:
+        with atomic_path(parquet) as tmp:
+            df.to_parquet(tmp, index=False)
+
+
+def build(metric_files, kernel_files, costs_csv, peaks_json, out: dict, noise_cv: float = NOISE_CV) -> None:
+    """Every table of the sweep; out maps runs, runs_pq, long, long_pq, speedups,
+    crossover, kernels to paths."""
+    costs = pd.read_csv(costs_csv) if costs_csv and os.path.exists(costs_csv) else None
+    peaks = _read_json(peaks_json) if peaks_json and os.path.exists(peaks_json) else None
+    runs = runs_table(list(metric_files), costs, peaks)
+    write(runs, out["runs"], out.get("runs_pq"))
+    write(long_table(runs), out["long"], out.get("long_pq"))
+    sp = speedups(runs, noise_cv)
+    write(sp, out["speedups"])
+    write(crossover(sp), out["crossover"])
+    write(kernels_table(list(zip(metric_files, kernel_files))), out["kernels"])

@@ -1,0 +1,62 @@
+"""The `fusionlab` command: what users do outside the workflow.
+
+    fusionlab run --model mlp --variant compile --batch 128 --out run.json   # one experiment
+    fusionlab analyse report.sqlite [more ...]     # per-range metrics of any profile
+    fusionlab diff RUN_A RUN_B                     # kernels added / deleted / changed
+    fusionlab compare RESULTS_A RESULTS_B --out compare/   # two sweeps
+    fusionlab list [--device cuda]                 # models, variants and what each supports
+
+The sweep itself is `snakemake all` (see README). Each subcommand imports only its own
+layer: `analyse`, `diff` and `compare` never load torch.
+"""
+from __future__ import annotations
+
+import sys
+
+USAGE = __doc__.split("\n\n")[1]
+COMMANDS = ("run", "analyse", "diff", "compare", "list")
+
+
+def list_registry(argv) -> int:
+    """Print every model (seed, default batch, modes) and variant, with the models each
+    variant supports on the device."""
+    import argparse
+    p = argparse.ArgumentParser(prog="fusionlab list", description="models, variants and what each supports")
+    p.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
+    p.add_argument("--mode", default="inference", choices=("inference", "train"))
+    a = p.parse_args(argv)
+    from fusionlab.experiments.registry import MODELS, VARIANTS
+    print("models:")
+    for m in MODELS.values():
+        print(f"  {m.name:<18} batch {m.default_batch:<6} {'/'.join(m.modes):<16} seed {m.seed}: {m.description}")
+    print(f"\nvariants (models supported on {a.device}, {a.mode}):")
+    for v in VARIANTS.values():
+        ok = [m for m in MODELS if v.supports(m, a.device, a.mode) is None]
+        which = "all" if len(ok) == len(MODELS) else (", ".join(ok) or "none")
+        print(f"  {v.name:<36} {which}\n      {v.description}")
+    return 0
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print("usage: fusionlab {" + ",".join(COMMANDS) + "} ...\n\n" + USAGE)
+        return 0 if argv else 2
+    cmd, rest = argv[0], argv[1:]
+    if cmd == "run":
+        from fusionlab.experiments.run import main as run_main
+        return run_main(rest)
+    if cmd in ("analyse", "analyze"):
+        from fusionlab.analysis.__main__ import main as analysis_main
+        return analysis_main(rest)
+    if cmd in ("diff", "compare"):
+        from fusionlab.analysis.__main__ import main as analysis_main
+        return analysis_main([cmd] + rest)
+    if cmd == "list":
+        return list_registry(rest)
+    print(f"fusionlab: unknown command {cmd!r}; one of {', '.join(COMMANDS)}", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""What every layer shares: the NVTX contract (ranges) and atomic file writes (io)."""

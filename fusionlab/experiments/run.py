@@ -1,0 +1,571 @@
+"""The runner of one experiment: build, check against eager, warm up, measure.
+
+    python -m fusionlab.experiments.run --model mlp --variant compile --batch 128 --out run.json
+
+Runs with or without Snakemake and with or without a profiler around it. The measured
+iterations sit inside the NVTX ranges of experiments.ranges; under nsys those are what
+the analysis reads. With --profiler torch the same ranges are also labelled for
+torch.profiler and a Chrome trace is written (the CPU / no-nsys path).
+
+The process always writes run.json and exits 0 for an experiment that fails in a known
+way (status oom / error / unsupported / incorrect), so one bad experiment never stops
+a sweep. It exits non-zero only on bad arguments.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import copy
+import faulthandler
+import json
+import os
+import platform
+import resource
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import traceback
+import warnings
+
+from fusionlab.core import ranges
+from fusionlab.core.io import atomic_path, write_json_atomic
+
+DTYPES = ("float32", "bfloat16", "float16")
+MODES = ("inference", "train")
+PROFILERS = ("nsys", "torch", "none")
+
+# allclose tolerances per dtype (rtol, atol); atol is scaled by max(1, max|ref|)
+TOLERANCE = {"float32": (1e-3, 1e-4), "bfloat16": (1.6e-2, 1e-2), "float16": (5e-3, 1e-3),
+             # fp32 math that the GPU runs in TF32 (10 mantissa bits): PyTorch's own tests
+             # compare TF32 results with atol 5e-3 (tf32_on_and_off(0.005))
+             "tf32": (1e-3, 5e-3)}
+
+
+def tolerance_key(torch, model, device: str, dtype: str) -> str:
+    """The TOLERANCE row of a run: its dtype, or "tf32" where fp32 on the GPU goes through
+    TF32 by PyTorch's settings: convolutions (cuDNN allows TF32 by default) or matmuls
+    (when the user allowed it). Two correct conv programs (eager, and compile or a folded
+    conv, which pick other cuDNN algorithms) then differ by TF32 rounding, ~1e-3."""
+    if device != "cuda" or dtype != "float32":
+        return dtype
+    if torch.backends.cuda.matmul.allow_tf32:
+        return "tf32"
+    conv = torch.nn.modules.conv._ConvNd
+    if torch.backends.cudnn.allow_tf32 and any(isinstance(m, conv) for m in model.modules()):
+        return "tf32"
+    return dtype
+
+
+def tool_version(cmd: list[str]) -> str | None:
+    if not shutil.which(cmd[0]):
+        return None
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=30).stdout.strip()
+        return out.splitlines()[0] if out else None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def versions(torch, device: str, profiler: str) -> dict:
+    v = {"python": platform.python_version(), "torch": torch.__version__,
+         "cuda": torch.version.cuda, "triton": None, "driver": None,
+         "nsys": tool_version(["nsys", "--version"]) if profiler == "nsys" else None,
+         "host": platform.node(), "cpu": platform.processor() or platform.machine()}
+    try:
+        import triton
+        v["triton"] = triton.__version__
+    except Exception:  # triton is optional on CPU machines
+        pass
+    if device == "cuda":
+        v["driver"] = tool_version(["nvidia-smi", "--query-gpu=driver_version",
+                                    "--format=csv,noheader"])
+    return v
+
+
+class Ranges:
+    """Opens a range in NVTX and, when torch.profiler records, as record_function."""
+
+    def __init__(self, torch, use_record_function: bool):
+        import nvtx
+        self._nvtx = nvtx
+        self._torch = torch
+        self._rf = use_record_function
+
+    @contextlib.contextmanager
+    def __call__(self, name: str):
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(self._nvtx.annotate(name, domain=ranges.DOMAIN))
+            if self._rf:
+                stack.enter_context(self._torch.profiler.record_function(ranges.torch_label(name)))
+            yield
+
+
+def as_list(out) -> list:
+    """A model's outputs as a list: one tensor, or the tensors of a tuple or list."""
+    return list(out) if isinstance(out, (list, tuple)) else [out]
+
+
+def compare(torch, out, ref, dtype: str) -> dict:
+    """allclose of every tensor of out against ref, dtype-aware; reports the max errors."""
+    outs, refs = as_list(out), as_list(ref)
+    if len(outs) != len(refs):
+        return {"passed": False, "reason": f"{len(outs)} outputs, eager has {len(refs)}"}
+    rtol, atol = TOLERANCE[dtype]
+    max_abs = max_rel = 0.0
+    passed = True
+    for o, r in zip(outs, refs):
+        if o.shape != r.shape:
+            return {"passed": False, "reason": f"shape {tuple(o.shape)} != eager {tuple(r.shape)}"}
+        o64, r64 = o.detach().double().cpu(), r.detach().double().cpu()
+        if not torch.isfinite(o64).all() and torch.isfinite(r64).all():
+            return {"passed": False, "reason": "non-finite values where eager has none"}
+        scale = max(1.0, r64.abs().max().item())
+        diff = (o64 - r64).abs()
+        max_abs = max(max_abs, diff.max().item())
+        max_rel = max(max_rel, (diff.norm() / max(r64.norm().item(), 1e-30)).item())
+        passed &= bool(torch.allclose(o64, r64, rtol=rtol, atol=atol * scale))
+    return {"passed": passed, "max_abs_err": max_abs, "rel_l2_err": max_rel,
+            "rtol": rtol, "atol": atol}
+
+
+def fp64_check(torch, out, ref, run_fp64, dtype: str, multiplier: float = 2.0) -> dict:
+    """The Inductor benchmark harness's fallback accuracy test, for outputs that are not
+    allclose to eager (different but equally valid rounding: TF32 convolutions, another
+    summation order): with the model run in float64 as the truth, the variant passes if
+    its RMSE is at most multiplier x eager's own RMSE + atol / 10, for every output."""
+    outs, refs, r64s = as_list(out), as_list(ref), as_list(run_fp64())
+    atol = TOLERANCE[dtype][1]
+    worst = None
+    for o, r, t in zip(outs, refs, r64s):
+        t = t.detach().double().cpu()
+        var = (o.detach().double().cpu() - t).pow(2).mean().sqrt().item()
+        eag = (r.detach().double().cpu() - t).pow(2).mean().sqrt().item()
+        ok = var <= multiplier * eag + atol / 10
+        if worst is None or not ok:
+            worst = {"variant_rmse": var, "eager_rmse": eag, "passed": ok}
+        if not ok:
+            break
+    return {**worst, "multiplier": multiplier,
+            "criterion": "RMSE vs float64 <= multiplier * eager RMSE vs float64 + atol/10"}
+
+
+def injected_fault(args) -> None:
+    """Fault injection for the reliability tests and for users checking their setup:
+    FUSIONLAB_INJECT_FAULT="mlp:compile:32=oom,pointwise_heavy:eager:8=error" makes the
+    named runs raise an out-of-memory error or a RuntimeError in their check step; =abort
+    kills the process (a crash); =hang never returns (for --timeout)."""
+    spec = os.environ.get("FUSIONLAB_INJECT_FAULT", "")
+    for item in filter(None, (s.strip() for s in spec.split(","))):
+        key, _, kind = item.partition("=")
+        if key == f"{args.model}:{args.variant}:{args.batch}":
+            import torch
+            if kind == "abort":  # a hard crash: no Python exception, no cleanup
+                os.abort()
+            while kind == "hang":
+                time.sleep(1)
+            if kind == "oom":
+                raise torch.OutOfMemoryError("CUDA out of memory (injected by FUSIONLAB_INJECT_FAULT)")
+            raise RuntimeError(f"injected fault ({kind or 'error'}) by FUSIONLAB_INJECT_FAULT")
+
+
+def reset_compile_counters(torch) -> None:
+    """Clear dynamo's and Inductor's counters, so compile_introspection sees this run only."""
+    from torch._dynamo.utils import counters
+    from torch._inductor import metrics as inductor_metrics
+    counters.clear()
+    inductor_metrics.reset()
+
+
+def compile_introspection(torch) -> dict | None:
+    """Graph breaks, graphs and Inductor kernels generated by torch.compile since the last
+    reset_compile_counters (None when compile did not run)."""
+    from torch._dynamo.utils import counters
+    from torch._inductor import metrics as inductor_metrics
+    graphs = counters["stats"].get("unique_graphs", 0)
+    if not graphs and not inductor_metrics.generated_kernel_count:
+        return None
+    return {"graph_breaks": int(sum(counters["graph_break"].values())),
+            "graph_break_reasons": sorted(counters["graph_break"])[:20],
+            "graphs": int(graphs),
+            "generated_kernels": int(inductor_metrics.generated_kernel_count)}
+
+
+def debug_artifacts(root: str) -> dict:
+    """The TORCH_COMPILE_DEBUG files kept for this run: name -> paths under root."""
+    keep = ("output_code.py", "ir_post_fusion.txt", "ir_pre_fusion.txt", "fx_graph_readable.py")
+    found = {}
+    for dirpath, _, files in os.walk(root):
+        for f in files:
+            if f in keep:
+                found.setdefault(f, []).append(os.path.relpath(os.path.join(dirpath, f), root))
+    return {k: sorted(v) for k, v in sorted(found.items())}
+
+
+def time_windows(step, sync, windows: int, iters: int) -> list[float]:
+    """Wall time per iteration (ms) of `windows` back-to-back windows of `iters` iterations,
+    each ended by a device synchronize, with Python's garbage collector paused (a
+    collection inside one window is noise, not the variant's cost). No NVTX range or
+    record_function is opened inside: nothing here is traced or annotated."""
+    import gc
+    out = []
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(windows):
+            sync()
+            t0 = time.perf_counter()
+            for _ in range(iters):
+                step()
+            sync()
+            out.append((time.perf_counter() - t0) * 1e3 / iters)
+    finally:
+        gc.enable()
+    return out
+
+
+def windows_context(profiler: str, capture: bool) -> str:
+    """What ran around the timing windows: `untraced` (no profiler, or torch.profiler not
+    yet started), `nsys-injected` (nsys loaded but its capture range not yet open), or
+    `nsys-traced` (nsys tracing the whole process)."""
+    if profiler != "nsys":
+        return "untraced"
+    return "nsys-injected" if capture else "nsys-traced"
+
+
+def timing_record(windows: list[float], args, measure_s: float, device: str,
+                  cuda_event_ms: float | None, capture: bool) -> dict:
+    """run.json's timing: the windows (see time_windows) with their median and CV, and the
+    measured range (under the profiler, when there is one)."""
+    import statistics
+    med = statistics.median(windows) if windows else None
+    cv = (statistics.stdev(windows) / statistics.fmean(windows)) if len(windows) > 1 else None
+    ctx = windows_context(args.profiler, capture)
+    measure_ms = measure_s * 1e3 / args.iters
+    return {"windows_ms": windows, "window_iters": args.iters, "windows_context": ctx,
+            "window_median_ms": med, "window_cv": cv,
+            "untraced_wall_time_per_iter_ms": med if ctx == "untraced" else None,
+            "measure_wall_time_per_iter_ms": measure_ms,
+            "traced_wall_time_per_iter_ms": measure_ms if args.profiler != "none" else None,
+            "capture_range": bool(capture),
+            "wall_time_per_iter_ms": med if ctx == "untraced" else measure_ms,
+            "cuda_event_time_per_iter_ms": cuda_event_ms}
+
+
+def pin_cpus(spec: str, device: str) -> list[int] | None:
+    """Pin this process to a few cores (sched_setaffinity) to steady host-bound timings.
+    spec: `none`; a list such as `2,3`; or `auto`: on cuda, the last two cores this process
+    may use (two: the main thread and autograd's device thread), on the CPU none (the
+    CPU's own kernels use every core). Returns the cores pinned to, or None."""
+    if spec == "none" or not hasattr(os, "sched_setaffinity"):
+        return None
+    allowed = sorted(os.sched_getaffinity(0))
+    if spec == "auto":
+        if device != "cuda" or len(allowed) < 4:
+            return None
+        cpus = allowed[-2:]
+    else:
+        cpus = [int(c) for c in spec.split(",")]
+    os.sched_setaffinity(0, cpus)
+    return cpus
+
+
+def base_record(args) -> dict:
+    import torch
+    device = args.device
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    return {"model": args.model, "variant": args.variant, "batch": args.batch,
+            "mode": args.mode, "dtype": args.dtype, "device": device,
+            "profiler": args.profiler, "warmup_iters": args.warmup,
+            "measure_iters": args.iters, "timing_windows": args.windows,
+            "repeat": args.repeat, "seed": args.seed,
+            "status": "error", "reason": None,
+            "nvtx": {"domain": ranges.DOMAIN, "measure": ranges.MEASURE, "iteration": ranges.ITERATION}}
+
+
+def run(args, rec: dict) -> dict:
+    """Fill rec (from base_record) with the outcome; exceptions propagate to main."""
+    import torch
+    from fusionlab.experiments.registry import MODELS, VARIANTS
+
+    device = rec["device"]
+    dtype = getattr(torch, args.dtype)
+    rec["versions"] = versions(torch, device, args.profiler)
+    mspec, vspec = MODELS[args.model], VARIANTS[args.variant]
+    if device == "cuda" and not torch.cuda.is_available():
+        rec.update(status="unsupported", reason="device cuda asked for, but torch sees no GPU")
+        return rec
+    rec["gpu"] = torch.cuda.get_device_name(0) if device == "cuda" else None
+    rec["cpus"] = pin_cpus(args.pin_cpus, device)
+    if args.mode not in mspec.modes:
+        rec.update(status="unsupported", reason=f"model {args.model} has no {args.mode} mode")
+        return rec
+    why_not = vspec.supports(args.model, device, args.mode)
+    if why_not:
+        rec.update(status="unsupported", reason=why_not)
+        return rec
+
+    if device == "cpu" and args.profiler == "torch":
+        # make Inductor's generated C++ kernels visible as profiler events on the CPU
+        import torch._inductor.config as inductor_config
+        inductor_config.cpp.enable_kernel_profile = True
+
+    rng = Ranges(torch, use_record_function=args.profiler == "torch")
+
+    def phase(name):
+        # a phase of the run: its NVTX range, and its name in rec for a timeout's reason
+        rec["phase"] = name
+        return rng(name)
+
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    train = args.mode == "train"
+
+    torch._dynamo.reset()  # a run starts from a clean compile state, also in-process
+    reset_compile_counters(torch)
+    with phase(ranges.BUILD):
+        torch.manual_seed(args.seed)
+        model, inputs = mspec.build(args.batch, dtype, device)
+        model.train(train)
+        ref_model = copy.deepcopy(model)
+        fn = vspec.apply(model, inputs, {"compile_mode": args.compile_mode, "dtype": args.dtype,
+                                         "device": device, "mode": args.mode})
+    optimizers = {}
+    if train and args.optimizer == "sgd":
+        optimizers = {id(m): torch.optim.SGD(m.parameters(), lr=1e-3) for m in (model, ref_model)}
+
+    def step(f, m, xs=inputs):
+        if train:
+            m.zero_grad(set_to_none=True)
+            out = f(*xs)
+            outs = as_list(out)
+            sum(o.float().mean() for o in outs).backward()
+            result = outs + [p.grad for p in m.parameters() if p.grad is not None]
+            if id(m) in optimizers:  # not the float64 reference
+                optimizers[id(m)].step()
+            return result
+        with torch.no_grad():
+            return f(*xs)
+
+    # the fp64 reference needs the parameters as they were; only an optimizer step changes them
+    pristine = copy.deepcopy(ref_model) if optimizers else ref_model
+
+    if device == "cuda":
+        torch.cuda.reset_peak_memory_stats()
+    with phase(ranges.CHECK):
+        injected_fault(args)
+        t0 = time.perf_counter(); ref = step(ref_model, ref_model); sync()
+        eager_first = time.perf_counter() - t0
+        t0 = time.perf_counter(); out = step(fn, model); sync()
+        variant_first = time.perf_counter() - t0
+        tol = tolerance_key(torch, pristine, device, args.dtype)
+        check = compare(torch, out, ref, tol)
+        check["tolerance"] = tol
+        if not check["passed"] and "reason" not in check:
+            m64 = copy.deepcopy(pristine).double()
+            check["fp64"] = fp64_check(torch, out, ref, lambda: step(
+                m64, m64,
+                tuple(x.double() if x.is_floating_point() else x for x in inputs)), tol)
+            check["passed"] = check["fp64"]["passed"]
+    del ref, out, pristine
+    rec["compile"] = compile_introspection(torch)
+    rec["correctness"] = check
+    rec["first_call_s"] = variant_first
+    rec["eager_first_call_s"] = eager_first
+    rec["compile_latency_s"] = variant_first - eager_first
+    if not check["passed"]:
+        fp64 = check.get("fp64")
+        rec.update(status="incorrect",
+                   reason=check.get("reason") or
+                   f"not allclose to eager: max abs err {check['max_abs_err']:.3g}, "
+                   f"rel L2 err {check['rel_l2_err']:.3g}"
+                   + (f"; RMSE vs float64 {fp64['variant_rmse']:.3g}, eager's {fp64['eager_rmse']:.3g}"
+                      if fp64 else ""))
+        return rec
+
+    with phase(ranges.WARMUP):
+        for _ in range(args.warmup):
+            step(fn, model)
+        sync()
+
+    # untraced timing: whole windows of iterations, before any profiler traces this process
+    # (torch.profiler starts below; under nsys the capture range opens below)
+    rec["phase"] = "timing"
+    windows = time_windows(lambda: step(fn, model), sync, args.windows, args.iters)
+
+    prof = None
+    if args.profiler == "torch":
+        acts = [torch.profiler.ProfilerActivity.CPU]
+        if device == "cuda":
+            acts.append(torch.profiler.ProfilerActivity.CUDA)
+        prof = torch.profiler.profile(activities=acts)
+        prof.__enter__()
+    capture = args.profiler == "nsys" and args.capture_range and device == "cuda"
+    if capture:  # nsys --capture-range=cudaProfilerApi: tracing starts here
+        torch.cuda.profiler.start()
+    if device == "cuda":
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    with phase(ranges.MEASURE):
+        t0 = time.perf_counter()
+        if device == "cuda":
+            start.record()
+        for _ in range(args.iters):
+            with rng(ranges.ITERATION):
+                step(fn, model)
+        if device == "cuda":
+            end.record()
+        sync()
+        wall = time.perf_counter() - t0
+    if capture:
+        torch.cuda.profiler.stop()
+    if prof is not None:
+        prof.__exit__(None, None, None)
+        with atomic_path(args.trace) as tmp:
+            prof.export_chrome_trace(tmp)
+
+    rec["timing"] = timing_record(windows, args, wall, device,
+                                  start.elapsed_time(end) / args.iters if device == "cuda" else None,
+                                  capture)
+    if device == "cuda":
+        rec["peak_memory_bytes"] = torch.cuda.max_memory_allocated()
+    else:
+        rec["peak_memory_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        rec["peak_memory_kind"] = "process max RSS (CPU)"
+    rec.update(status="ok", reason=None)
+    return rec
+
+
+def start_watchdog(args, rec: dict):
+    """--timeout: a run still going after that many seconds (a compiler that never
+    finishes, a kernel that hangs) is recorded `timeout`, with the phase it was in, and
+    the process ends with status 3, so it costs its own slot and never the sweep. A
+    Python timer thread writes that record; a hang that never lets go of the GIL is ended
+    by faulthandler's C-level timer 30 s later (its traceback goes to the log), leaving
+    the record written first. Returns the function that disarms both."""
+    if not args.timeout:
+        return lambda: None
+
+    def fire():
+        try:
+            snap = dict(rec)
+        except RuntimeError:  # rec changed size while copied: its first fields will do
+            snap = base_record(args)
+        snap.update(status="timeout", reason=f"did not finish in {args.timeout:g} s (in its "
+                    f"{snap.get('phase', 'start')} phase) and was stopped")
+        snap.pop("phase", None)
+        write_json_atomic(args.out, snap)
+        print(f"[fusionlab] {args.model}/{args.variant}/bs{args.batch}: timeout ({snap['reason']})",
+              file=sys.stderr, flush=True)
+        os._exit(3)
+
+    timer = threading.Timer(args.timeout, fire)
+    timer.daemon = True
+    timer.start()
+    faulthandler.dump_traceback_later(args.timeout + 30, exit=True)
+
+    def disarm():
+        timer.cancel()
+        faulthandler.cancel_dump_traceback_later()
+    return disarm
+
+
+def record_warnings(caught) -> list[str]:
+    """Every distinct warning of the run, kept in run.json and shown in the log (not
+    hidden: a deprecation such as TorchScript's is part of the result)."""
+    seen = []
+    for w in caught:
+        line = f"{w.category.__name__}: {str(w.message).strip().splitlines()[0] if str(w.message).strip() else ''}"
+        if line not in seen:
+            seen.append(line[:300])
+            print(f"[fusionlab] warning: {warnings.formatwarning(w.message, w.category, w.filename, w.lineno).strip()}",
+                  file=sys.stderr)
+    return seen
+
+
+def parse_args(argv=None):
+    from fusionlab.experiments.registry import MODELS, VARIANTS
+    p = argparse.ArgumentParser(prog="python -m fusionlab.experiments.run", description=__doc__.split("\n\n")[0])
+    p.add_argument("--model", required=True, choices=sorted(MODELS))
+    p.add_argument("--variant", required=True, choices=sorted(VARIANTS))
+    p.add_argument("--batch", required=True, type=int)
+    p.add_argument("--mode", default="inference", choices=MODES)
+    p.add_argument("--dtype", default="float32", choices=DTYPES)
+    p.add_argument("--warmup", default=50, type=int)
+    p.add_argument("--iters", default=200, type=int)
+    p.add_argument("--repeat", default=0, type=int, help="repeat index (recorded only)")
+    p.add_argument("--seed", default=0, type=int)
+    p.add_argument("--windows", default=5, type=int,
+                   help="untraced timing windows of --iters iterations each, before the measured range")
+    p.add_argument("--pin-cpus", default="none", metavar="auto|none|LIST",
+                   help="cores to pin the process to (none; auto: two cores on cuda, none on the CPU; or a list)")
+    p.add_argument("--capture-range", action="store_true",
+                   help="under `nsys profile --capture-range=cudaProfilerApi`: open it around the measured range")
+    p.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"))
+    p.add_argument("--profiler", default="none", choices=PROFILERS,
+                   help="which profiler wraps this run (nsys: run under `nsys profile`)")
+    p.add_argument("--compile-mode", default="default")
+    p.add_argument("--optimizer", default="none", choices=("none", "sgd"),
+                   help="train mode: also take an optimizer step (SGD, lr 1e-3) each iteration")
+    p.add_argument("--compile-debug", metavar="DIR",
+                   help="keep TORCH_COMPILE_DEBUG artifacts (output_code.py, ir_post_fusion.txt) under DIR")
+    p.add_argument("--timeout", default=0, type=float, metavar="S",
+                   help="time limit in seconds (0: none): a run still going after S seconds "
+                        "is recorded `timeout` and stopped")
+    p.add_argument("--trace", help="Chrome trace to write (with --profiler torch)")
+    p.add_argument("--out", required=True, help="run.json to write")
+    a = p.parse_args(argv)
+    if a.batch <= 0 or a.iters <= 0 or a.warmup < 0 or a.timeout < 0 or a.windows < 0:
+        p.error("--batch and --iters must be positive, --warmup, --windows and --timeout non-negative")
+    if a.pin_cpus not in ("auto", "none") and not all(c.isdigit() for c in a.pin_cpus.split(",")):
+        p.error(f"--pin-cpus {a.pin_cpus!r}: auto, none or a list of core numbers such as 2,3")
+    if a.profiler == "torch" and not a.trace:
+        p.error("--profiler torch needs --trace")
+    return a
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    t0 = time.time()
+    if args.compile_debug:  # read by torch at import and by every compile after it
+        os.environ["TORCH_COMPILE_DEBUG"] = "1"
+        os.environ["TORCH_COMPILE_DEBUG_DIR"] = os.path.abspath(args.compile_debug)
+        # a cache hit generates no code and so writes no output_code.py: compile cold
+        os.environ["TORCHINDUCTOR_FORCE_DISABLE_CACHES"] = "1"
+        os.environ["TORCHINDUCTOR_FX_GRAPH_CACHE"] = "0"
+        os.environ["TORCHINDUCTOR_AUTOGRAD_CACHE"] = "0"
+    rec = base_record(args)
+    # a record first: a process that dies hard (a crash in a compiler or a kernel, a kill)
+    # still leaves its run recorded as failed, and the sweep goes on
+    write_json_atomic(args.out, {**rec, "reason": "the process died before the run finished "
+                                 "(a crash, a kill or its time limit); see the run's profile.log"})
+    disarm = start_watchdog(args, rec)
+    from fusionlab.experiments.registry import Unsupported
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            run(args, rec)
+        except Unsupported as e:  # the variant found it cannot apply to this model
+            rec.update(status="unsupported", reason=str(e)[:500])
+        except Exception as e:  # recorded, never raised: the sweep goes on
+            import torch
+            oom = isinstance(e, torch.OutOfMemoryError) or "out of memory" in str(e).lower()
+            first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+            rec.update(status="oom" if oom else "error", reason=f"{type(e).__name__}: {first}"[:500],
+                       traceback=traceback.format_exc())
+    disarm()
+    rec.pop("phase", None)
+    rec["warnings"] = record_warnings(caught)
+    if args.compile_debug:
+        rec["compile_debug"] = {"dir": os.path.abspath(args.compile_debug),
+                                "files": debug_artifacts(args.compile_debug)}
+    rec["elapsed_s"] = time.time() - t0
+    rec["argv"] = sys.argv
+    write_json_atomic(args.out, rec)
+    print(f"[fusionlab] {args.model}/{args.variant}/bs{args.batch}: {rec['status']}"
+          + (f" ({rec['reason']})" if rec.get("reason") else ""), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

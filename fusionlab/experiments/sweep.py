@@ -1,0 +1,238 @@
+"""The sweep: validate config.yaml, resolve device and profiler, expand the runs.
+
+Used by the Snakefile and the tests; runs without Snakemake. Every config error is
+one line naming the key, the bad value and the allowed values.
+"""
+from __future__ import annotations
+
+import copy
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+
+import jsonschema
+import yaml
+
+from fusionlab.experiments.registry import MODEL_NAMES, MODELS, VARIANT_NAMES, VARIANTS
+
+SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "config.schema.yaml")
+
+
+class ConfigError(ValueError):
+    pass
+
+
+def schema() -> dict:
+    with open(SCHEMA) as f:
+        s = yaml.safe_load(f)
+    s["properties"]["models"]["items"]["enum"] = list(MODEL_NAMES)
+    s["properties"]["variants"]["items"]["enum"] = list(VARIANT_NAMES)
+    return s
+
+
+def _key(path) -> str:
+    out = ""
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out or "(top level)"
+
+
+def _message(err: jsonschema.ValidationError) -> str:
+    key = _key(err.absolute_path)
+    v = err.validator
+    if v == "enum":
+        return (f"config key {key}: {err.instance!r} is not allowed; allowed values: "
+                + ", ".join(map(str, err.validator_value)))
+    if v == "anyOf":  # one value or a list (mode, dtype, batch_sizes)
+        branches = err.validator_value
+        if isinstance(err.instance, list):  # say what is wrong inside the list
+            subs = [e for e in err.context if branches[e.schema_path[0]].get("type") == "array"]
+            if subs:
+                return _message(max(subs, key=lambda e: len(e.absolute_path)))
+        enums = [str(x) for b in branches for x in b.get("enum", [])]
+        arrays = [b for b in branches if b.get("type") == "array"]
+        items = arrays[0].get("items", {}) if arrays else {}
+        of = (", ".join(map(str, items["enum"])) if "enum" in items else
+              f"{items.get('type', 'value')}s >= {items['minimum']}" if "minimum" in items else "values")
+        return (f"config key {key}: {err.instance!r} is not allowed; allowed values: "
+                + ", ".join(enums) + (f", or an array (list) of {of}" if arrays else ""))
+    if v == "additionalProperties":
+        allowed = ", ".join(sorted(err.schema.get("properties", {})))
+        extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
+        return f"config key {key}: unknown key(s) {', '.join(map(repr, extra))}; allowed keys: {allowed}"
+    if v == "minimum":
+        return f"config key {key}: {err.instance!r} is too small; allowed values: integers >= {err.validator_value}"
+    if v == "minItems":
+        return f"config key {key}: empty list; give at least {err.validator_value} value(s)"
+    if v == "type":
+        return f"config key {key}: {err.instance!r} is not of type {err.validator_value}"
+    if v == "required":
+        return f"config: {err.message}"
+    if v == "uniqueItems":
+        return f"config key {key}: {err.instance!r} has repeated values"
+    if v == "pattern":
+        return f"config key {key}: {err.instance!r} has characters outside {err.validator_value}"
+    return f"config key {key}: {err.message}"
+
+
+def _defaults(s: dict, cfg: dict) -> None:
+    for k, sub in s.get("properties", {}).items():
+        if k not in cfg and "default" in sub:
+            cfg[k] = copy.deepcopy(sub["default"])
+        if isinstance(cfg.get(k), dict) and sub.get("type") == "object":
+            _defaults(sub, cfg[k])
+
+
+def validate(config: dict) -> dict:
+    """Return the config with defaults filled in, or raise ConfigError (one line)."""
+    if not isinstance(config, dict) or not config:
+        raise ConfigError("config: empty; give models, variants and batch_sizes (see config.yaml)")
+    s = schema()
+    errors = sorted(jsonschema.Draft202012Validator(s).iter_errors(config),
+                    key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
+    if errors:
+        raise ConfigError(_message(errors[0]))
+    cfg = copy.deepcopy(config)
+    _defaults(s, cfg)
+    for key in ("mode", "dtype"):  # one value or a list: always a list from here on
+        if isinstance(cfg[key], str):
+            cfg[key] = [cfg[key]]
+    if "eager" not in cfg["variants"]:
+        cfg["variants"] = ["eager"] + cfg["variants"]
+    return cfg
+
+
+# --- the machine ----------------------------------------------------------------------
+
+def gpu_visible() -> bool:
+    if os.environ.get("CUDA_VISIBLE_DEVICES", None) in ("", "-1"):
+        return False
+    if shutil.which("nvidia-smi"):
+        try:
+            return subprocess.run(["nvidia-smi", "-L"], capture_output=True, timeout=30).returncode == 0
+        except (OSError, subprocess.SubprocessError):
+            return False
+    return os.path.exists("/dev/nvidia0")
+
+
+def nsys_version() -> str | None:
+    """The version of the nsys on PATH ('2025.3.1.90'), or None if there is none."""
+    if not shutil.which("nsys"):
+        return None
+    try:
+        out = subprocess.run(["nsys", "--version"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    m = re.search(r"(\d{4}\.\d+(?:\.\d+)*)", out)
+    return m.group(1) if m else None
+
+
+def _vtuple(v: str) -> tuple:
+    return tuple(int(x) for x in re.findall(r"\d+", v))
+
+
+@dataclass(frozen=True)
+class Machine:
+    device: str        # cuda | cpu
+    profiler: str      # nsys | torch
+    nsys: str | None   # version found
+    note: str          # one line for the log: what was picked and why
+
+
+def resolve(cfg: dict, gpu: bool | None = None, nsys: str | None | bool = False) -> Machine:
+    """Pick device and profiler for this machine. Raise ConfigError if the config asks
+    for what the machine lacks (nsys missing or too old, cuda without a GPU)."""
+    gpu = gpu_visible() if gpu is None else gpu
+    nsys = nsys_version() if nsys is False else nsys
+    device = cfg["device"] if cfg["device"] != "auto" else ("cuda" if gpu else "cpu")
+    if device == "cuda" and not gpu:
+        raise ConfigError("config key device: 'cuda' but no GPU is visible on this machine "
+                          "(nvidia-smi -L failed); allowed values: auto, cuda, cpu")
+    want = cfg["profiler"]
+    minv = cfg["nsys"]["min_version"]
+    nsys_ok = nsys is not None and _vtuple(nsys) >= _vtuple(minv)
+    if want == "nsys" and not nsys_ok:
+        found = f"found nsys {nsys}" if nsys else "no nsys on PATH"
+        raise ConfigError(f"config key profiler: 'nsys' needs Nsight Systems >= {minv}, {found}; "
+                          "install it (README: Nsight Systems) or set profiler: torch")
+    if want == "auto":
+        profiler = "nsys" if (nsys_ok and device == "cuda") else "torch"
+        why = ("nsys and a GPU found" if profiler == "nsys" else
+               f"{'no GPU' if device == 'cpu' else 'no usable nsys'}: torch.profiler fallback, CPU numbers only"
+               if device == "cpu" or not nsys_ok else "")
+    else:
+        profiler, why = want, "as configured"
+    return Machine(device, profiler, nsys, f"fusionlab: device={device} profiler={profiler} "
+                   f"(nsys {nsys or 'not found'}; {why})")
+
+
+# --- the runs -----------------------------------------------------------------------
+
+RUN_PATTERN = ("{backend}/{model}/{variant}/{mode}_{dtype}/bs{batch}/r{repeat}")
+
+
+def runs(cfg: dict, backend: str) -> list[dict]:
+    return [dict(backend=backend, model=m, variant=v, mode=mode, dtype=dtype, batch=b, repeat=r)
+            for m in cfg["models"] for v in cfg["variants"] for mode in cfg["mode"]
+            for dtype in cfg["dtype"] for b in batch_sizes(cfg, m) for r in range(cfg["repeats"])]
+
+
+def batch_sizes(cfg: dict, model: str) -> list[int]:
+    """The configured batch sizes, or the model's own default (batch_sizes: default)."""
+    return [MODELS[model].default_batch] if cfg["batch_sizes"] == "default" else cfg["batch_sizes"]
+
+
+def unsupported_reason(run: dict, device: str) -> str | None:
+    """Why this run cannot happen on the device, known before running it (the model has
+    no such mode, the variant's supports() says no); None if it can. These runs are
+    recorded as `unsupported` without being profiled."""
+    if device not in ("cuda", "cpu"):
+        return None
+    if run["mode"] not in MODELS[run["model"]].modes:
+        return f"model {run['model']} has no {run['mode']} mode"
+    return VARIANTS[run["variant"]].supports(run["model"], device, run["mode"])
+
+
+def run_dir(results: str, **keys) -> str:
+    return os.path.join(results, "runs", RUN_PATTERN.format(**keys))
+
+
+def existing_runs(cfg: dict) -> list[dict]:
+    """The runs already recorded under the results folder (a run.json and its profile, or
+    the unsupported.json of a run that was not profiled: "skipped": True), for regenerating
+    tables and figures without profiling again."""
+    root = os.path.join(cfg["results"], "runs")
+    pat = re.compile("^" + RUN_PATTERN.format(
+        backend="(?P<backend>nsys|torch)", model="(?P<model>[^/]+)", variant="(?P<variant>[^/]+)",
+        mode="(?P<mode>inference|train)", dtype=r"(?P<dtype>\w+)", batch=r"(?P<batch>\d+)",
+        repeat=r"(?P<repeat>\d+)") + "$")
+    found = []
+    for dirpath, _, files in os.walk(root):
+        m = pat.match(os.path.relpath(dirpath, root).replace(os.sep, "/"))
+        if not m:
+            continue
+        prof = "report.sqlite" if m["backend"] == "nsys" else "trace.json"
+        keys = {**m.groupdict(), "batch": int(m["batch"]), "repeat": int(m["repeat"])}
+        if "run.json" in files and prof in files:
+            found.append({**keys, "skipped": False})
+        elif UNSUPPORTED_FILE in files:
+            found.append({**keys, "skipped": True})
+    if not found:
+        raise ConfigError(f"config key results: no profiled runs under {root} to regenerate from "
+                          "(run the sweep first, or point results: at a copied results folder)")
+    return sorted(found, key=lambda r: tuple(str(v) for v in r.values()))
+
+
+UNSUPPORTED_FILE = "unsupported.json"
+
+
+def recorded_machine(cfg: dict, found: list[dict]) -> Machine:
+    backends = sorted({r["backend"] for r in found})
+    if len(backends) > 1:
+        raise ConfigError(f"config key results: {cfg['results']} mixes backends {backends}; "
+                          "regenerate one at a time (separate results folders)")
+    return Machine("recorded", backends[0], None,
+                   f"fusionlab: regenerating from {len(found)} recorded {backends[0]} runs in "
+                   f"{cfg['results']} (no profiling)")
