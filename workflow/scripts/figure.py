@@ -1,4 +1,5 @@
 """Snakemake adapter: one figure, one file per model or for the sweep (analysis.plots)."""
+import contextlib  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -7,5 +8,7 @@ from fusionlab.analysis.plots import load_tables, render
 
 i, o = snakemake.input, snakemake.output  # noqa: F821
 scopes = [k[:-4] for k in o.keys() if k.endswith("_png")]
-render(snakemake.params.fig, load_tables(i.runs, i.speedups, i.crossover, i.peaks or None),  # noqa: F821
-       {s: (o[f"{s}_png"], o[f"{s}_svg"]) for s in scopes})
+with open(snakemake.log[0], "w") as log, contextlib.redirect_stderr(log):  # noqa: F821
+    render(snakemake.params.fig, load_tables(i.runs, i.speedups, i.crossover, i.peaks or None),  # noqa: F821
+           {s: (o[f"{s}_png"], o[f"{s}_svg"]) for s in scopes})
+    print(f"figure {snakemake.params.fig}: {', '.join(scopes)}", file=log)  # noqa: F821

@@ -1,4 +1,5 @@
 """Snakemake adapter: summary.md from the tidy tables (analysis.summary)."""
+import contextlib  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -7,5 +8,7 @@ from fusionlab.analysis.plots import load_tables
 from fusionlab.analysis.summary import summary_md, write_text
 
 i = snakemake.input  # noqa: F821
-t = load_tables(i.runs, i.speedups, i.crossover, i.peaks or None)
-write_text(snakemake.output[0], summary_md(t["runs"], t["speedups"], t["crossover"], t["peaks"]))  # noqa: F821
+with open(snakemake.log[0], "w") as log, contextlib.redirect_stderr(log):  # noqa: F821
+    t = load_tables(i.runs, i.speedups, i.crossover, i.peaks or None)
+    write_text(snakemake.output[0], summary_md(t["runs"], t["speedups"], t["crossover"], t["peaks"]))  # noqa: F821
+    print(f"summary of {len(t['runs'])} runs: {snakemake.output[0]}", file=log)  # noqa: F821
