@@ -6,8 +6,6 @@ from pathlib import Path  # noqa: E402
 sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1]))  # noqa: F821  (the project root)
 from fusionlab.analysis import tables
 
-import contextlib
-
 i = snakemake.input  # noqa: F821
 with open(snakemake.log[0], "w") as log, contextlib.redirect_stderr(log):  # noqa: F821
     tables.build(i.metrics, i.kernels, i.costs, i.peaks or None, dict(snakemake.output.items()),  # noqa: F821
