@@ -285,61 +285,38 @@ def base_record(args) -> dict:
             "nvtx": {"domain": ranges.DOMAIN, "measure": ranges.MEASURE, "iteration": ranges.ITERATION}}
 
 
-def run(args, rec: dict) -> dict:
-    """Fill rec (from base_record) with the outcome; exceptions propagate to main."""
-    import torch
+def why_unsupported(torch, args, device: str) -> str | None:
+    """Why this run cannot happen here (no GPU, a mode the model lacks, a variant that does
+    not apply), known before anything is built; None when it can."""
     from fusionlab.experiments.registry import MODELS, VARIANTS
-
-    device = rec["device"]
-    dtype = getattr(torch, args.dtype)
-    rec["versions"] = versions(torch, device, args.profiler)
-    mspec, vspec = MODELS[args.model], VARIANTS[args.variant]
     if device == "cuda" and not torch.cuda.is_available():
-        rec.update(status="unsupported", reason="device cuda asked for, but torch sees no GPU")
-        return rec
-    rec["gpu"] = torch.cuda.get_device_name(0) if device == "cuda" else None
-    rec["cpus"] = pin_cpus(args.pin_cpus, device)
-    if args.mode not in mspec.modes:
-        rec.update(status="unsupported", reason=f"model {args.model} has no {args.mode} mode")
-        return rec
-    why_not = vspec.supports(args.model, device, args.mode)
-    if why_not:
-        rec.update(status="unsupported", reason=why_not)
-        return rec
+        return "device cuda asked for, but torch sees no GPU"
+    if args.mode not in MODELS[args.model].modes:
+        return f"model {args.model} has no {args.mode} mode"
+    return VARIANTS[args.variant].supports(args.model, device, args.mode)
 
-    if device == "cpu" and args.profiler == "torch":
-        # make Inductor's generated C++ kernels visible as profiler events on the CPU
-        import torch._inductor.config as inductor_config
-        inductor_config.cpp.enable_kernel_profile = True
 
-    rng = Ranges(torch, use_record_function=args.profiler == "torch")
+def build(torch, args, device: str):
+    """Build: the model and its inputs (seeded), an untouched copy for eager, and the
+    variant applied to the model. Returns (model, ref_model, fn, inputs)."""
+    from fusionlab.experiments.registry import MODELS, VARIANTS
+    torch.manual_seed(args.seed)
+    model, inputs = MODELS[args.model].build(args.batch, getattr(torch, args.dtype), device)
+    model.train(args.mode == "train")
+    ref_model = copy.deepcopy(model)
+    fn = VARIANTS[args.variant].apply(model, inputs, {"compile_mode": args.compile_mode, "dtype": args.dtype,
+                                                      "device": device, "mode": args.mode})
+    return model, ref_model, fn, inputs
 
-    def phase(name):
-        # a phase of the run: its NVTX range, and its name in rec for a timeout's reason
-        rec["phase"] = name
-        return rng(name)
 
-    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
-    train = args.mode == "train"
-
-    torch._dynamo.reset()  # a run starts from a clean compile state, also in-process
-    reset_compile_counters(torch)
-    with phase(ranges.BUILD):
-        torch.manual_seed(args.seed)
-        model, inputs = mspec.build(args.batch, dtype, device)
-        model.train(train)
-        ref_model = copy.deepcopy(model)
-        fn = vspec.apply(model, inputs, {"compile_mode": args.compile_mode, "dtype": args.dtype,
-                                         "device": device, "mode": args.mode})
-    optimizers = {}
-    if train and args.optimizer == "sgd":
-        optimizers = {id(m): torch.optim.SGD(m.parameters(), lr=1e-3) for m in (model, ref_model)}
-
+def make_step(torch, args, inputs, optimizers: dict):
+    """One iteration, step(f, m, xs=inputs): inference is f(*xs) under no_grad; train is
+    zero_grad, forward, backward of the mean of the outputs, and the optimizer step of m
+    when it has one. Returns the outputs (train: and the gradients)."""
     def step(f, m, xs=inputs):
-        if train:
+        if args.mode == "train":
             m.zero_grad(set_to_none=True)
-            out = f(*xs)
-            outs = as_list(out)
+            outs = as_list(f(*xs))
             sum(o.float().mean() for o in outs).backward()
             result = outs + [p.grad for p in m.parameters() if p.grad is not None]
             if id(m) in optimizers:  # not the float64 reference
@@ -347,53 +324,41 @@ def run(args, rec: dict) -> dict:
             return result
         with torch.no_grad():
             return f(*xs)
+    return step
 
-    # the fp64 reference needs the parameters as they were; only an optimizer step changes them
-    pristine = copy.deepcopy(ref_model) if optimizers else ref_model
 
-    if device == "cuda":
-        torch.cuda.reset_peak_memory_stats()
-    with phase(ranges.CHECK):
-        injected_fault(args)
-        t0 = time.perf_counter(); ref = step(ref_model, ref_model); sync()
-        eager_first = time.perf_counter() - t0
-        t0 = time.perf_counter(); out = step(fn, model); sync()
-        variant_first = time.perf_counter() - t0
-        tol = tolerance_key(torch, pristine, device, args.dtype)
-        check = compare(torch, out, ref, tol)
-        check["tolerance"] = tol
-        if not check["passed"] and "reason" not in check:
-            m64 = copy.deepcopy(pristine).double()
-            check["fp64"] = fp64_check(torch, out, ref, lambda: step(
-                m64, m64,
-                tuple(x.double() if x.is_floating_point() else x for x in inputs)), tol)
-            check["passed"] = check["fp64"]["passed"]
-    del ref, out, pristine
-    rec["compile"] = compile_introspection(torch)
-    rec["correctness"] = check
-    rec["first_call_s"] = variant_first
-    rec["eager_first_call_s"] = eager_first
-    rec["compile_latency_s"] = variant_first - eager_first
-    if not check["passed"]:
-        fp64 = check.get("fp64")
-        rec.update(status="incorrect",
-                   reason=check.get("reason") or
-                   f"not allclose to eager: max abs err {check['max_abs_err']:.3g}, "
-                   f"rel L2 err {check['rel_l2_err']:.3g}"
-                   + (f"; RMSE vs float64 {fp64['variant_rmse']:.3g}, eager's {fp64['eager_rmse']:.3g}"
-                      if fp64 else ""))
-        return rec
+def check_against_eager(torch, args, device, step, fn, model, ref_model, pristine, inputs, sync) -> dict:
+    """Check: the variant's first call against eager's (compare, then the float64 test for
+    outputs that are not allclose). Returns the check record with both first-call times."""
+    injected_fault(args)
+    t0 = time.perf_counter(); ref = step(ref_model, ref_model); sync()
+    eager_first = time.perf_counter() - t0
+    t0 = time.perf_counter(); out = step(fn, model); sync()
+    variant_first = time.perf_counter() - t0
+    tol = tolerance_key(torch, pristine, device, args.dtype)
+    check = compare(torch, out, ref, tol)
+    check["tolerance"] = tol
+    if not check["passed"] and "reason" not in check:
+        m64 = copy.deepcopy(pristine).double()
+        check["fp64"] = fp64_check(torch, out, ref, lambda: step(
+            m64, m64, tuple(x.double() if x.is_floating_point() else x for x in inputs)), tol)
+        check["passed"] = check["fp64"]["passed"]
+    check["first_call_s"], check["eager_first_call_s"] = variant_first, eager_first
+    return check
 
-    with phase(ranges.WARMUP):
-        for _ in range(args.warmup):
-            step(fn, model)
-        sync()
 
-    # untraced timing: whole windows of iterations, before any profiler traces this process
-    # (torch.profiler starts below; under nsys the capture range opens below)
-    rec["phase"] = "timing"
-    windows = time_windows(lambda: step(fn, model), sync, args.windows, args.iters)
+def incorrect_reason(check: dict) -> str:
+    """The one-line reason of a run whose check failed."""
+    fp64 = check.get("fp64")
+    return check.get("reason") or (
+        f"not allclose to eager: max abs err {check['max_abs_err']:.3g}, rel L2 err {check['rel_l2_err']:.3g}"
+        + (f"; RMSE vs float64 {fp64['variant_rmse']:.3g}, eager's {fp64['eager_rmse']:.3g}" if fp64 else ""))
 
+
+def traced_measure(torch, args, device: str, rng, phase, run_iter, sync) -> tuple[float, float | None, bool]:
+    """Trace: the measured iterations inside the MEASURE range (and one ITERATION range
+    each), under the profiler: torch.profiler started here, or nsys's capture range opened
+    here (--capture-range). Returns (wall seconds, CUDA-event ms per iteration, capture)."""
     prof = None
     if args.profiler == "torch":
         acts = [torch.profiler.ProfilerActivity.CPU]
@@ -412,7 +377,7 @@ def run(args, rec: dict) -> dict:
             start.record()
         for _ in range(args.iters):
             with rng(ranges.ITERATION):
-                step(fn, model)
+                run_iter()
         if device == "cuda":
             end.record()
         sync()
@@ -423,15 +388,80 @@ def run(args, rec: dict) -> dict:
         prof.__exit__(None, None, None)
         with atomic_path(args.trace) as tmp:
             prof.export_chrome_trace(tmp)
+    return wall, (start.elapsed_time(end) / args.iters if device == "cuda" else None), capture
 
-    rec["timing"] = timing_record(windows, args, wall, device,
-                                  start.elapsed_time(end) / args.iters if device == "cuda" else None,
-                                  capture)
+
+def peak_memory(torch, device: str) -> dict:
+    """Record: the run's peak memory (GPU allocator peak, or the process's max RSS on the CPU)."""
     if device == "cuda":
-        rec["peak_memory_bytes"] = torch.cuda.max_memory_allocated()
-    else:
-        rec["peak_memory_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-        rec["peak_memory_kind"] = "process max RSS (CPU)"
+        return {"peak_memory_bytes": torch.cuda.max_memory_allocated()}
+    return {"peak_memory_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+            "peak_memory_kind": "process max RSS (CPU)"}
+
+
+def run(args, rec: dict) -> dict:
+    """One experiment, in order: support checks, build, check against eager, warm-up,
+    untraced timing windows, the traced measured range, the record. Fills rec (from
+    base_record); exceptions propagate to main."""
+    import torch
+
+    device = rec["device"]
+    rec["versions"] = versions(torch, device, args.profiler)
+    rec["gpu"] = torch.cuda.get_device_name(0) if (device == "cuda" and torch.cuda.is_available()) else None
+    why_not = why_unsupported(torch, args, device)
+    if why_not:
+        rec.update(status="unsupported", reason=why_not)
+        return rec
+    rec["cpus"] = pin_cpus(args.pin_cpus, device)
+    if device == "cpu" and args.profiler == "torch":
+        # make Inductor's generated C++ kernels visible as profiler events on the CPU
+        import torch._inductor.config as inductor_config
+        inductor_config.cpp.enable_kernel_profile = True
+
+    rng = Ranges(torch, use_record_function=args.profiler == "torch")
+
+    def phase(name):
+        # a phase of the run: its NVTX range, and its name in rec for a timeout's reason
+        rec["phase"] = name
+        return rng(name)
+
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    torch._dynamo.reset()  # a run starts from a clean compile state, also in-process
+    reset_compile_counters(torch)
+    with phase(ranges.BUILD):
+        model, ref_model, fn, inputs = build(torch, args, device)
+    optimizers = {}
+    if args.mode == "train" and args.optimizer == "sgd":
+        optimizers = {id(m): torch.optim.SGD(m.parameters(), lr=1e-3) for m in (model, ref_model)}
+    step = make_step(torch, args, inputs, optimizers)
+    # the fp64 reference needs the parameters as they were; only an optimizer step changes them
+    pristine = copy.deepcopy(ref_model) if optimizers else ref_model
+
+    if device == "cuda":
+        torch.cuda.reset_peak_memory_stats()
+    with phase(ranges.CHECK):
+        check = check_against_eager(torch, args, device, step, fn, model, ref_model, pristine, inputs, sync)
+    del pristine
+    rec["compile"] = compile_introspection(torch)
+    rec["first_call_s"] = check.pop("first_call_s")
+    rec["eager_first_call_s"] = check.pop("eager_first_call_s")
+    rec["compile_latency_s"] = rec["first_call_s"] - rec["eager_first_call_s"]
+    rec["correctness"] = check
+    if not check["passed"]:
+        rec.update(status="incorrect", reason=incorrect_reason(check))
+        return rec
+
+    with phase(ranges.WARMUP):
+        for _ in range(args.warmup):
+            step(fn, model)
+        sync()
+    # untraced timing: whole windows of iterations, before any profiler traces this process
+    rec["phase"] = "timing"
+    windows = time_windows(lambda: step(fn, model), sync, args.windows, args.iters)
+    wall, cuda_event_ms, capture = traced_measure(torch, args, device, rng, phase, lambda: step(fn, model), sync)
+
+    rec["timing"] = timing_record(windows, args, wall, device, cuda_event_ms, capture)
+    rec.update(peak_memory(torch, device))
     rec.update(status="ok", reason=None)
     return rec
 
