@@ -17,8 +17,8 @@ sys.path.insert(0, workflow.basedir)
 ROOT = workflow.basedir
 
 from fusionlab.experiments import sweep  # noqa: E402
-from fusionlab.experiments.registry import MODEL_NAMES, VARIANT_NAMES  # noqa: E402
-from fusionlab.analysis.plots import FIGURES  # noqa: E402
+from fusionlab.experiments import catalog  # noqa: E402
+from fusionlab.analysis.figures import FIGURES  # noqa: E402
 
 
 configfile: "config.yaml"
@@ -45,8 +45,8 @@ RUN = f"{RES}/runs/{{backend}}/{{model}}/{{variant}}/{{mode}}_{{dtype}}/bs{{batc
 
 wildcard_constraints:
     backend="nsys|torch",
-    model="|".join(MODEL_NAMES),
-    variant="|".join(VARIANT_NAMES),
+    model="|".join(catalog.model_names()),
+    variant="|".join(catalog.variant_names()),
     mode="inference|train",
     dtype="float32|bfloat16|float16",
     batch=r"[1-9][0-9]*",

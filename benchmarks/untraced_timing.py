@@ -22,7 +22,6 @@ injection_overhead (nsys loaded, capture range not yet open) and the CVs.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess

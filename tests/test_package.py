@@ -53,3 +53,27 @@ def test_list_shows_models_and_support():
                        capture_output=True, text=True, cwd=ROOT)
     assert p.returncode == 0
     assert "pointwise_heavy" in p.stdout and "cuda_graph" in p.stdout and "none" in p.stdout
+
+
+def test_catalog_matches_the_registry():
+    """catalog.json (what the Snakefile reads) is the registry's own metadata; after adding a
+    model or variant: python -m fusionlab.experiments.catalog --write."""
+    from fusionlab.experiments import catalog
+    assert catalog.from_registry() == catalog.load(), \
+        "catalog.json is stale: run python -m fusionlab.experiments.catalog --write"
+
+
+DRY_RUN = """
+import sys
+from snakemake.cli import main
+try:
+    main(["-n", "all", "--configfile", "config/smoke.yaml", "--config", "results=%s", "--quiet"])
+except SystemExit as e:
+    code = e.code
+print("HEAVY", sorted(m for m in ("torch", "matplotlib") if m in sys.modules), "EXIT", code)
+"""
+
+
+def test_dag_builds_without_torch_or_matplotlib(tmp_path):
+    p = subprocess.run([sys.executable, "-c", DRY_RUN % (tmp_path / "r")], capture_output=True, text=True, cwd=ROOT)
+    assert "HEAVY [] EXIT 0" in p.stdout, p.stdout[-2000:] + p.stderr[-2000:]

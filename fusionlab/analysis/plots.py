@@ -17,6 +17,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from fusionlab.analysis import figures  # noqa: E402
 from fusionlab.core.io import atomic_path  # noqa: E402
 
 SWEEP = "all"
@@ -215,16 +216,8 @@ def compile_cost(t, model):
     return fig
 
 
-FIGURES = {  # name: (function, scope, report category)
-    "speedup_vs_batch": (speedup_vs_batch, "model", "1. Speedup"),
-    "kernels_per_iter": (kernels_per_iter, "model", "2. Kernels and fusion"),
-    "kernel_durations": (kernel_durations, "model", "2. Kernels and fusion"),
-    "launch_overhead": (launch_overhead, "model", "3. Launch overhead and idle time"),
-    "idle_breakdown": (idle_breakdown, "model", "3. Launch overhead and idle time"),
-    "roofline": (roofline, "sweep", "4. Roofline"),
-    "crossover": (crossover, "sweep", "5. Crossover"),
-    "compile_cost": (compile_cost, "sweep", "6. Compile cost"),
-}
+# name: (function, scope, report category); names, scopes and categories from analysis.figures
+FIGURES = {name: (globals()[name], scope, category) for name, (scope, category) in figures.FIGURES.items()}
 
 
 def load_tables(runs_csv, speedups_csv, crossover_csv=None, peaks_json=None) -> dict:

@@ -17,7 +17,6 @@ import argparse
 import contextlib
 import copy
 import faulthandler
-import json
 import os
 import platform
 import resource

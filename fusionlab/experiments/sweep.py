@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import jsonschema
 import yaml
 
-from fusionlab.experiments.registry import MODEL_NAMES, MODELS, VARIANT_NAMES, VARIANTS
+from fusionlab.experiments import catalog
 
 SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "config.schema.yaml")
 
@@ -27,8 +27,8 @@ class ConfigError(ValueError):
 def schema() -> dict:
     with open(SCHEMA) as f:
         s = yaml.safe_load(f)
-    s["properties"]["models"]["items"]["enum"] = list(MODEL_NAMES)
-    s["properties"]["variants"]["items"]["enum"] = list(VARIANT_NAMES)
+    s["properties"]["models"]["items"]["enum"] = list(catalog.model_names())
+    s["properties"]["variants"]["items"]["enum"] = list(catalog.variant_names())
     return s
 
 
@@ -181,7 +181,7 @@ def runs(cfg: dict, backend: str) -> list[dict]:
 
 def batch_sizes(cfg: dict, model: str) -> list[int]:
     """The configured batch sizes, or the model's own default (batch_sizes: default)."""
-    return [MODELS[model].default_batch] if cfg["batch_sizes"] == "default" else cfg["batch_sizes"]
+    return [catalog.default_batch(model)] if cfg["batch_sizes"] == "default" else cfg["batch_sizes"]
 
 
 def unsupported_reason(run: dict, device: str) -> str | None:
@@ -190,9 +190,9 @@ def unsupported_reason(run: dict, device: str) -> str | None:
     recorded as `unsupported` without being profiled."""
     if device not in ("cuda", "cpu"):
         return None
-    if run["mode"] not in MODELS[run["model"]].modes:
+    if run["mode"] not in catalog.modes(run["model"]):
         return f"model {run['model']} has no {run['mode']} mode"
-    return VARIANTS[run["variant"]].supports(run["model"], device, run["mode"])
+    return catalog.unsupported_reason(run["model"], run["variant"], device, run["mode"])
 
 
 def run_dir(results: str, **keys) -> str:

@@ -38,7 +38,7 @@ MODELS_SWEPT = sorted({r["model"] for r in RUNS})
 
 
 def figure_scopes(fig):
-    return MODELS_SWEPT if FIGURES[fig][1] == "model" else ["all"]
+    return MODELS_SWEPT if FIGURES[fig][0] == "model" else ["all"]
 
 
 def figure_files(fig):

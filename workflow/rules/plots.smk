@@ -1,7 +1,7 @@
 # Figures from the tidy tables (PNG for the report, SVG for papers): one job per figure,
 # one file per model (or one for the whole sweep), each annotated for the report.
 
-for _fig, (_fn, _scope, _category) in FIGURES.items():
+for _fig, (_scope, _category) in FIGURES.items():
 
     rule:
         name:
