@@ -17,6 +17,7 @@ sys.path.insert(0, workflow.basedir)
 ROOT = workflow.basedir
 
 from fusionlab.experiments import sweep  # noqa: E402
+from fusionlab.core import axes  # noqa: E402
 from fusionlab.experiments import catalog  # noqa: E402
 from fusionlab.analysis.figures import FIGURES  # noqa: E402
 
@@ -47,8 +48,8 @@ wildcard_constraints:
     backend="nsys|torch",
     model="|".join(catalog.model_names()),
     variant="|".join(catalog.variant_names()),
-    mode="inference|train",
-    dtype="float32|bfloat16|float16",
+    mode="|".join(axes.MODES),
+    dtype="|".join(axes.DTYPES),
     batch=r"[1-9][0-9]*",
     repeat=r"[0-9]+",
 

@@ -4,12 +4,13 @@ vector or a block, broadcast and same-shape operands, and every supported dtype.
 import pytest
 import torch
 
+from fusionlab.core import axes
 from fusionlab.experiments.kernels import aten_ops, load, seed
 from fusionlab.experiments.run import compare
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="hand-written kernels need a GPU")
 IMPLS = ["triton", "cuda"]
-DTYPES = ["float32", "bfloat16", "float16"]
+DTYPES = list(axes.DTYPES)
 SHAPES = [(1, 1), (3, 5), (7, 1000), (256, 4096), (33, 16384)]
 
 

@@ -15,6 +15,8 @@ import argparse
 import json
 import sys
 
+from fusionlab.core.axes import DTYPES
+
 # operators that alias or describe tensors without moving data
 NO_TRAFFIC = {"view", "_unsafe_view", "reshape", "expand", "as_strided", "t", "transpose", "permute",
               "unsqueeze", "squeeze", "detach", "alias", "slice", "select", "_reshape_alias",
@@ -87,7 +89,7 @@ def main(argv=None) -> int:
     p.add_argument("--model", required=True)
     p.add_argument("--batch", required=True, type=int)
     p.add_argument("--mode", default="inference", choices=["inference", "train"])
-    p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
+    p.add_argument("--dtype", default="float32", choices=DTYPES)
     a = p.parse_args(argv)
     print(json.dumps(count(a.model, a.batch, a.mode, a.dtype), indent=2))
     return 0

@@ -17,6 +17,8 @@ import statistics
 import sys
 import time
 
+from fusionlab.core.axes import DTYPES
+
 
 def _time(torch, fn, device: str, reps: int) -> float:
     """Median seconds per call."""
@@ -63,7 +65,7 @@ def measure(device: str = "auto", dtype: str = "float32", copy_mib: int | None =
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m fusionlab.experiments.peaks", description=__doc__.split("\n\n")[0])
     p.add_argument("--device", default="auto", choices=["auto", "cuda", "cpu"])
-    p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
+    p.add_argument("--dtype", default="float32", choices=DTYPES)
     p.add_argument("--out", help="write JSON here (atomically) instead of stdout")
     a = p.parse_args(argv)
     res = measure(a.device, a.dtype)

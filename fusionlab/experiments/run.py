@@ -29,11 +29,9 @@ import traceback
 import warnings
 
 from fusionlab.core import ranges
+from fusionlab.core.axes import DTYPES, MODES, PROFILERS
 from fusionlab.core.io import atomic_path, write_json_atomic
 
-DTYPES = ("float32", "bfloat16", "float16")
-MODES = ("inference", "train")
-PROFILERS = ("nsys", "torch", "none")
 
 # allclose tolerances per dtype (rtol, atol); atol is scaled by max(1, max|ref|)
 TOLERANCE = {"float32": (1e-3, 1e-4), "bfloat16": (1.6e-2, 1e-2), "float16": (5e-3, 1e-3),

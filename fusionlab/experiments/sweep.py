@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import jsonschema
 import yaml
 
+from fusionlab.core import axes
 from fusionlab.experiments import catalog
 
 SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "config.schema.yaml")
@@ -29,6 +30,8 @@ def schema() -> dict:
         s = yaml.safe_load(f)
     s["properties"]["models"]["items"]["enum"] = list(catalog.model_names())
     s["properties"]["variants"]["items"]["enum"] = list(catalog.variant_names())
+    dtype = s["properties"]["dtype"]["anyOf"]
+    dtype[0]["enum"] = dtype[1]["items"]["enum"] = list(axes.DTYPES)
     return s
 
 

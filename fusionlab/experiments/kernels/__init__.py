@@ -16,7 +16,6 @@ from __future__ import annotations
 import importlib
 
 IMPLEMENTATIONS = {"triton": "triton_ops", "cuda": "cuda_ops", "aten": "aten_ops"}
-DTYPES = ("float32", "bfloat16", "float16")
 
 
 def load(name: str):
