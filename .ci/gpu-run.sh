@@ -21,7 +21,7 @@ fi
 snakemake --unlock $CONF > /dev/null 2>&1   # a previous call cut short may have left the lock
 # SIGTERM lets running jobs finish (a 300 s time limit can outlast the budget): -k ends it
 timeout -k 60 $((BUDGET - 90)) snakemake all $CONF --cores 16 --resources gpu=$GPUS --keep-going --rerun-incomplete \
-  --set-threads profile_nsys=$THREADS device_peaks=$THREADS ${EXTRA:-} > $OUT/sweep.log 2>&1; rc=$?; echo "sweep rc=$rc"
+  --set-threads time_untraced=$THREADS profile_nsys=$THREADS device_peaks=$THREADS ${EXTRA:-} > $OUT/sweep.log 2>&1; rc=$?; echo "sweep rc=$rc"
 grep -E "steps \(" $OUT/sweep.log | tail -1
 # SWEEP_ONLY=1: stop here; a next call on the still-warm machine continues the sweep
 [ "${SWEEP_ONLY:-0}" = 1 ] && { grep -c "profile_nsys" $OUT/sweep.log; exit 0; }

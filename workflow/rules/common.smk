@@ -85,5 +85,9 @@ def profile_input(wildcards):
     if d in SKIPPED:
         return {"run": f"{d}/{sweep.UNSUPPORTED_FILE}"}
     if wildcards.backend == "nsys":
-        return {"run": f"{d}/run.json", "profile": f"{d}/report.sqlite", "timing": f"{d}/timing.json"}
+        inputs = {"run": f"{d}/run.json", "profile": f"{d}/report.sqlite", "timing": f"{d}/timing.json"}
+        if REGENERATE and not os.path.exists(inputs["timing"]):
+            # recorded before untraced timing existed: no untraced wall time (never a traced one)
+            del inputs["timing"]
+        return inputs
     return {"run": f"{d}/run.json", "profile": f"{d}/trace.json"}
