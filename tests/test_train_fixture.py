@@ -104,3 +104,13 @@ def test_cli_shows_both_attributions_labelled(report):
     m = out["ranges"]["fusionlab:measure"]
     assert set(out["attribution"]) == {"process", "same_thread"}
     assert (m["process"]["kernels"], m["same_thread"]["kernels"]) == (170, 55)
+
+
+def test_run_without_untraced_timing_has_no_wall_time(report):
+    """A run recorded before untraced timing (no timing.json, nothing timed outside the
+    trace) reports its traced wall time as such, and no wall time or speedup base."""
+    d = os.path.join(DATA, "nsys2025_h200/mlp_eager")
+    row, _ = run_metrics.compute(os.path.join(d, "run.json"), report("nsys2025_h200/mlp_eager"), "nsys")
+    assert row["status"] == "ok"
+    assert row["wall_time_per_iter_ms"] is None and row["profiler_overhead"] is None
+    assert row["traced_wall_time_per_iter_ms"] > 0
