@@ -47,20 +47,20 @@ def _read(path: str) -> dict:
         return json.load(f)
 
 
-def timing_fields(run: dict, timing: dict | None) -> dict:
-    """The wall-time fields of the module doc from run.json and the untraced timing record."""
+def timing_fields(run: dict, timing: dict | None, traced_wall_ms: float | None) -> dict:
+    """The wall-time fields of the module doc: untraced from timing.json (nsys runs) or
+    run.json (torch runs), traced from the trace's measured range (traced_wall_ms)."""
     t = run.get("timing") or {}
-    untraced = timing.get("timing") or {} if timing is not None else t
+    untraced = (timing.get("timing") or {}) if timing is not None else t
     u = untraced.get("untraced_wall_time_per_iter_ms")
-    out = {"wall_time_per_iter_ms": u, "untraced_wall_time_per_iter_ms": u,
-           "untraced_wall_cv": untraced.get("window_cv") if u is not None else None,
-           "untraced_cpus": ",".join(map(str, (timing or run).get("cpus") or [])) or None,
-           "traced_wall_time_per_iter_ms": t.get("traced_wall_time_per_iter_ms"),
-           "injected_wall_time_per_iter_ms": t.get("window_median_ms")
-           if t.get("windows_context") == "nsys-injected" else None}
-    out["profiler_overhead"] = _ratio(out["traced_wall_time_per_iter_ms"], u)
-    out["injection_overhead"] = _ratio(out["injected_wall_time_per_iter_ms"], u)
-    return out
+    injected = t.get("window_median_ms") if t.get("windows_context") == "nsys-injected" else None
+    return {"wall_time_per_iter_ms": u, "untraced_wall_time_per_iter_ms": u,
+            "untraced_wall_cv": untraced.get("window_cv") if u is not None else None,
+            "untraced_cpus": ",".join(map(str, (timing or run).get("cpus") or [])) or None,
+            "traced_wall_time_per_iter_ms": traced_wall_ms,
+            "profiler_overhead": _ratio(traced_wall_ms, u),
+            "injected_wall_time_per_iter_ms": injected,
+            "injection_overhead": _ratio(injected, u)}
 
 
 def _ratio(a, b):
@@ -99,11 +99,9 @@ def compute(run_json: str, profile: str | None, backend: str,
     except ReportError as e:
         row.update(status="error", reason=str(e))
         return row, kernels
-    traced_wall = m.pop("wall_time_per_iter_ms")
+    traced_wall = m.pop("wall_time_per_iter_ms")   # the trace's own measured range
     row.update({k: v for k, v in m.items() if k not in ("range", "domain", "instances")})
-    row.update(timing_fields(run, timing))
-    row["traced_wall_time_per_iter_ms"] = traced_wall   # the trace's own measure range
-    row["profiler_overhead"] = _ratio(traced_wall, row["untraced_wall_time_per_iter_ms"])
+    row.update(timing_fields(run, timing, traced_wall))
     row["profiler_version"] = trace.tool_version
     kernels = fusion.annotate(metrics.kernel_table(trace))
     return metrics.clean(row), kernels
