@@ -19,6 +19,7 @@ ROOT = workflow.basedir
 from fusionlab.experiments import sweep  # noqa: E402
 from fusionlab.core import axes  # noqa: E402
 from fusionlab.experiments import catalog  # noqa: E402
+from fusionlab.experiments import progress, slots  # noqa: E402
 from fusionlab.analysis.figures import FIGURES  # noqa: E402
 
 
@@ -83,6 +84,11 @@ include: "workflow/rules/plots.smk"
 
 
 ANALYSIS = [*TABLES.values(), SUMMARY, FUSION_MAP, *[f for fig in FIGURES for f in figure_files(fig)]]
+
+
+onstart:
+    if not REGENERATE:
+        progress.write_plan(RES, run_dirs(), len(SLOTS) if SLOTS else 1)
 
 
 rule all:

@@ -5,6 +5,7 @@
     fusionlab diff RUN_A RUN_B                     # kernels added / deleted / changed
     fusionlab compare RESULTS_A RESULTS_B --out compare/   # two sweeps
     fusionlab list [--device cuda]                 # models, variants and what each supports
+    fusionlab progress RESULTS                     # how far a running sweep is, time left
 
 The sweep itself is `snakemake all` (see README). Each subcommand imports only its own
 layer: `analyse`, `diff` and `compare` never load torch.
@@ -14,7 +15,7 @@ from __future__ import annotations
 import sys
 
 USAGE = __doc__.split("\n\n")[1]
-COMMANDS = ("run", "analyse", "diff", "compare", "list")
+COMMANDS = ("run", "analyse", "diff", "compare", "list", "progress")
 
 
 def list_registry(argv) -> int:
@@ -54,6 +55,10 @@ def main(argv=None) -> int:
         return analysis_main([cmd] + rest)
     if cmd == "list":
         return list_registry(rest)
+    if cmd == "progress":
+        from fusionlab.experiments.progress import line
+        print(line(rest[0] if rest else "results"))
+        return 0
     print(f"fusionlab: unknown command {cmd!r}; one of {', '.join(COMMANDS)}", file=sys.stderr)
     return 2
 

@@ -67,8 +67,18 @@ def main(argv=None) -> int:
     p.add_argument("--device", default="auto", choices=["auto", "cuda", "cpu"])
     p.add_argument("--dtype", default="float32", choices=DTYPES)
     p.add_argument("--out", help="write JSON here (atomically) instead of stdout")
+    p.add_argument("--slots", help="the sweep's GPU slots (experiments.slots): measure holding one")
     a = p.parse_args(argv)
-    res = measure(a.device, a.dtype)
+    import contextlib
+    import os
+    from fusionlab.experiments import slots
+    with contextlib.ExitStack() as held:
+        if a.slots and a.device == "cuda" and not os.environ.get("SLURM_JOB_ID"):
+            slot = slots.claim(slots.parse_slots(a.slots))
+            os.environ["CUDA_VISIBLE_DEVICES"] = slot.gpu
+            held.callback(slots.release_claim, slot)
+            held.enter_context(slots.hold(slot))
+        res = measure(a.device, a.dtype)
     if a.out:
         from fusionlab.core.io import write_json_atomic
         write_json_atomic(a.out, res)

@@ -120,6 +120,32 @@ def gpu_visible() -> bool:
     return os.path.exists("/dev/nvidia0")
 
 
+def gpu_indices(spec: str = "auto") -> list[str]:
+    """The GPUs a sweep may use, as CUDA_VISIBLE_DEVICES names them: the configured list,
+    or (auto) the visible ones: CUDA_VISIBLE_DEVICES when set, else every GPU nvidia-smi
+    lists. Raise ConfigError for a configured GPU that is not visible."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible not in (None, ""):
+        found = [g.strip() for g in visible.split(",") if g.strip()]
+    else:
+        found = []
+        if shutil.which("nvidia-smi"):
+            try:
+                out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30).stdout
+                found = [str(i) for i, line in enumerate(l for l in out.splitlines() if l.startswith("GPU "))]
+            except (OSError, subprocess.SubprocessError):
+                pass
+        found = found or ["0"]
+    if spec == "auto":
+        return found
+    want = [g for g in spec.split(",")]
+    missing = [g for g in want if g not in found]
+    if missing:
+        raise ConfigError(f"config key gpus: {spec!r} names GPU(s) {', '.join(missing)} that are not visible; "
+                          f"allowed values: auto, or a list of {', '.join(found)}")
+    return want
+
+
 def nsys_version() -> str | None:
     """The version of the nsys on PATH ('2025.3.1.90'), or None if there is none."""
     if not shutil.which("nsys"):

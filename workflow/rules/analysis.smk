@@ -9,6 +9,10 @@ rule run_metrics:
         kernels=f"{RUN}/kernels.csv",
     log:
         f"{RUN}/metrics.log",
+    benchmark:
+        f"{RUN}/benchmarks/run_metrics.tsv"
+    params:
+        results=lambda wildcards: RES,  # the sweep plan of the progress line
     conda:
         ENV
     script:

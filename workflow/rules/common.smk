@@ -9,9 +9,45 @@ def run_dirs():
     return [sweep.run_dir(RES, **r) for r in RUNS]
 
 
+def _local_exec():
+    try:
+        return bool(workflow.local_exec)
+    except Exception:
+        return True
+
+
+def gpu_slots_plan():
+    """The GPU slots of a local GPU sweep (experiments.slots): each GPU its own measure
+    cores; Snakemake itself, and so every job it starts, runs on the other cores. None
+    where there are no slots: a CPU run, a cluster (its scheduler assigns GPUs),
+    regenerating."""
+    if REGENERATE or MACHINE.device != "cuda" or not _local_exec():
+        return None
+    try:
+        gpus = sweep.gpu_indices(CFG["gpus"])
+    except sweep.ConfigError as e:
+        sys.exit(f"fusionlab: {e}")
+    planned, rest = slots.plan(gpus, sorted(os.sched_getaffinity(0)))
+    slots.pin_process(rest)
+    in_flight = len(gpus) * CFG["jobs_per_gpu"]
+    if "gpu" not in workflow.global_resources:  # --resources gpu=N on the command line wins
+        workflow.register_resource("gpu", in_flight)
+    print(f"fusionlab: {len(gpus)} GPU slot(s) {slots.format_slots(planned)} (GPU=measure cores), "
+          f"up to {workflow.global_resources['gpu'].value if hasattr(workflow.global_resources['gpu'], 'value') else workflow.global_resources['gpu']} "
+          f"profiling jobs in flight; everything else on cores {slots.format_cpus(rest)}", file=sys.stderr)
+    return planned
+
+
+SLOTS = gpu_slots_plan()
+
+
 def measure_threads():
-    """A measurement takes every local core, so nothing runs beside it (host-bound runs
-    are sensitive to contention). On a cluster the profile's set-threads decides."""
+    """CPU runs: a measurement takes every local core, so nothing runs beside it (CPU
+    kernels use them all). GPU runs with slots: one (the job's measuring happens on its
+    GPU slot's own cores, outside Snakemake's count). On a cluster the profile's
+    set-threads decides."""
+    if SLOTS:
+        return 1
     try:
         return workflow.cores
     except Exception:  # no --cores: cluster execution
@@ -54,6 +90,7 @@ def runner_args(wildcards):
         f"--device {MACHINE.device} --compile-mode {CFG['compile_mode']} --optimizer {CFG['optimizer']} "
         f"--timeout {CFG['timeout_s']} --windows {CFG['timing_windows']} --pin-cpus {CFG['pin_cpus']}"
         + (f" --compile-debug {RUN.format(**wildcards)}/compile_debug" if CFG["compile_debug"] else "")
+        + (f" --slots {slots.format_slots(SLOTS)}" if SLOTS else "")
     )
 
 

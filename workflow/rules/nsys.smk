@@ -8,6 +8,8 @@ rule nsys_export_sqlite:
         f"{RUN}/report.sqlite",
     log:
         f"{RUN}/export.log",
+    benchmark:
+        f"{RUN}/benchmarks/nsys_export_sqlite.tsv"
     conda:
         ENV
     shell:
@@ -24,6 +26,8 @@ rule nsys_stats:
         directory(f"{RUN}/stats"),
     log:
         f"{RUN}/stats.log",
+    benchmark:
+        f"{RUN}/benchmarks/nsys_stats.tsv"
     conda:
         ENV
     script:

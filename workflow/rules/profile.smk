@@ -32,6 +32,8 @@ rule time_untraced:
         backend="nsys",
     log:
         f"{RUN}/timing.log",
+    benchmark:
+        f"{RUN}/benchmarks/time_untraced.tsv"
     params:
         args=runner_args,
         python=PYTHON,
@@ -54,11 +56,14 @@ rule profile_nsys:
         backend="nsys",
     log:
         f"{RUN}/profile.log",
+    benchmark:
+        f"{RUN}/benchmarks/profile_nsys.tsv"
     params:
         args=runner_args,
         trace=CFG["nsys"]["trace"],
         extra=CFG["nsys"]["args"],
-        # on the GPU only the measured range is traced (the runner opens the capture range)
+        # on the GPU only the measured range is traced (the runner opens the capture range);
+        # the wall time is time_untraced's: here one injected window (injection_overhead) will do
         capture_nsys=NSYS_CAPTURE[0],
         capture_runner=NSYS_CAPTURE[1],
         python=PYTHON,
@@ -71,7 +76,7 @@ rule profile_nsys:
     shell:
         "PYTHONPATH={params.root}${{PYTHONPATH:+:$PYTHONPATH}} nsys profile -t {params.trace} {params.extra} {params.capture_nsys} "
         "--force-overwrite true -o {output.rep}.tmp {params.python} -m fusionlab.experiments.run {params.args} "
-        "--profiler nsys {params.capture_runner} --out {output.run} > {log} 2>&1 || echo \"nsys exit status $?\" >> {log}; "
+        "--profiler nsys {params.capture_runner} --windows 1 --out {output.run} > {log} 2>&1 || echo \"nsys exit status $?\" >> {log}; "
         # nsys exits non-zero when the profiled process crashed: that run is recorded by
         # the runner (status error). When nsys writes no report at all, the run's record
         # says so and the report is left empty (analysis/no_report.py): the sweep goes on.
@@ -88,6 +93,8 @@ rule profile_torch:
         backend="torch",
     log:
         f"{RUN}/profile.log",
+    benchmark:
+        f"{RUN}/benchmarks/profile_torch.tsv"
     params:
         args=runner_args,
         python=PYTHON,
@@ -113,6 +120,7 @@ rule device_peaks:
         root=ROOT,
         device=MACHINE.device,
         dtype=CFG["dtype"][0],
+        slots=f"--slots {slots.format_slots(SLOTS)}" if SLOTS else "",
     threads: measure_threads()
     resources:
         gpu=1 if MACHINE.device == "cuda" else 0,
@@ -120,4 +128,4 @@ rule device_peaks:
         ENV
     shell:
         "PYTHONPATH={params.root}${{PYTHONPATH:+:$PYTHONPATH}} {params.python} -m fusionlab.experiments.peaks "
-        "--device {params.device} --dtype {params.dtype} --out {output} > {log} 2>&1"
+        "--device {params.device} --dtype {params.dtype} {params.slots} --out {output} > {log} 2>&1"

@@ -6,6 +6,7 @@ sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1]))  # noqa: F821  (th
 import contextlib
 
 from fusionlab.analysis.run_metrics import main
+from fusionlab.experiments import progress
 
 with open(snakemake.log[0], "w") as log, contextlib.redirect_stderr(log):  # noqa: F821
     row = main(snakemake.input.run, getattr(snakemake.input, "profile", None),  # noqa: F821
@@ -13,3 +14,4 @@ with open(snakemake.log[0], "w") as log, contextlib.redirect_stderr(log):  # noq
                snakemake.output.kernels,  # noqa: F821
                timing_json=getattr(snakemake.input, "timing", None))  # noqa: F821
     print(f"{row['status']}: {row.get('reason') or ''}", file=log)
+print(progress.line(snakemake.params.results), file=sys.stderr)  # noqa: F821  (on the terminal)

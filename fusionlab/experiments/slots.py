@@ -1,0 +1,163 @@
+"""GPU slots: one measuring process per GPU at a time, on its own cores.
+
+A sweep on a box with N GPUs runs its experiments as separate processes, several at once.
+Each process
+
+1. picks a GPU before CUDA starts (`claim`: the GPU with the fewest live claims), so its
+   imports, CUDA start-up and nsys's own start run while another process measures;
+2. waits for that GPU's lock (`hold`: an exclusive flock on a file in a node-local
+   folder) before it builds, checks, warms up and measures; while it holds the lock it
+   runs on the GPU's own cores (the plan's measure cores), which nothing else uses;
+3. lets go as soon as its measured range ends: the report, the record, nsys's finish and
+   the post-processing of finished runs happen outside the lock, on the other cores.
+
+The kernel drops a flock when its process ends, however it ends (exit, crash, kill,
+time limit), so a failed or killed job always frees its slot. Two processes never hold
+one GPU's lock at once, whichever Snakemake jobs or sweeps started them (the lock folder
+is per user and per host). Under a scheduler (SLURM) that gives each job its own GPU,
+nothing is claimed or locked: the job uses the GPU it was given, and records it.
+
+Plain functions, used by the Snakefile (plan) and by the runner (claim, hold).
+"""
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import re
+import tempfile
+import time
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Slot:
+    gpu: str                 # the GPU's index as CUDA_VISIBLE_DEVICES names it
+    cpus: tuple[int, ...]    # the cores the measuring process runs on ("" = not pinned)
+
+
+def parse_cpus(text: str) -> list[int]:
+    """'0-3,8,10-11' -> [0, 1, 2, 3, 8, 10, 11]."""
+    out = []
+    for part in filter(None, text.split(",")):
+        a, _, b = part.partition("-")
+        out += list(range(int(a), int(b or a) + 1))
+    return out
+
+
+def format_cpus(cpus) -> str:
+    """[0, 1, 2, 3, 8] -> '0-3,8' (the inverse of parse_cpus)."""
+    cpus, out, i = sorted(cpus), [], 0
+    while i < len(cpus):
+        j = i
+        while j + 1 < len(cpus) and cpus[j + 1] == cpus[j] + 1:
+            j += 1
+        out.append(str(cpus[i]) if i == j else f"{cpus[i]}-{cpus[j]}")
+        i = j + 1
+    return ",".join(out)
+
+
+def plan(gpus: list[str], cpus: list[int], per_gpu: int = 4) -> tuple[list[Slot], list[int]]:
+    """Split the cores: `per_gpu` measure cores for each GPU (the highest-numbered ones),
+    the rest for everything else (process start, imports, nsys, export, stats, metrics).
+    With too few cores for that (fewer than per_gpu per GPU plus as many again for the
+    rest) it tries 2 per GPU, and else pins nothing. Returns (slots, other cores)."""
+    cpus = sorted(cpus)
+    for k in (per_gpu, 2):
+        if k >= 1 and len(cpus) >= k * len(gpus) + max(k, 2):
+            rest = cpus[: len(cpus) - k * len(gpus)]
+            mine = cpus[len(rest):]
+            return [Slot(g, tuple(mine[i * k:(i + 1) * k])) for i, g in enumerate(gpus)], rest
+    return [Slot(g, ()) for g in gpus], cpus
+
+
+def format_slots(slots: list[Slot]) -> str:
+    """The runner's --slots value: '0=12-13/1=14-15' (GPU = its measure cores)."""
+    return "/".join(f"{s.gpu}={format_cpus(s.cpus)}" for s in slots)
+
+
+def parse_slots(text: str) -> list[Slot]:
+    if not re.fullmatch(r"[0-9]+=[0-9,\-]*(/[0-9]+=[0-9,\-]*)*", text):
+        raise ValueError(f"--slots {text!r}: expected GPU=CORES[/GPU=CORES...], e.g. 0=12-15/1=8-11")
+    return [Slot(g, tuple(parse_cpus(c))) for g, c in (p.split("=") for p in text.split("/"))]
+
+
+def lock_dir() -> str:
+    """The node-local folder of the GPU locks, shared by every fusionlab sweep of this user."""
+    d = os.path.join(tempfile.gettempdir(), f"fusionlab-gpu-locks-{os.getuid()}")
+    os.makedirs(d, exist_ok=True)
+    return d
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def live_claims(directory: str, gpu: str) -> int:
+    """Claims on this GPU by processes that still run (a killed process's claim is stale)."""
+    n = 0
+    for name in os.listdir(directory):
+        m = re.fullmatch(rf"gpu{re.escape(gpu)}\.claim\.(\d+)", name)
+        if m and _alive(int(m.group(1))):
+            n += 1
+        elif m:
+            with contextlib.suppress(OSError):
+                os.remove(os.path.join(directory, name))
+    return n
+
+
+def claim(slots: list[Slot], directory: str | None = None) -> Slot:
+    """Pick the GPU with the fewest live claims (ties: the lowest index) and claim it for
+    this process. Call before CUDA starts; set CUDA_VISIBLE_DEVICES to slot.gpu."""
+    directory = directory or lock_dir()
+    slot = min(slots, key=lambda s: (live_claims(directory, s.gpu), slots.index(s)))
+    with open(os.path.join(directory, f"gpu{slot.gpu}.claim.{os.getpid()}"), "w"):
+        pass
+    return slot
+
+
+def release_claim(slot: Slot, directory: str | None = None) -> None:
+    with contextlib.suppress(OSError):
+        os.remove(os.path.join(directory or lock_dir(), f"gpu{slot.gpu}.claim.{os.getpid()}"))
+
+
+def pin_process(cpus) -> None:
+    """Move every thread of this process to these cores (sched_setaffinity on one thread
+    moves only that thread; threads started later inherit from the thread that starts them)."""
+    if not cpus or not hasattr(os, "sched_setaffinity"):
+        return
+    tids = os.listdir("/proc/self/task") if os.path.isdir("/proc/self/task") else ["0"]
+    for tid in tids:
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(int(tid), set(cpus))
+
+
+@contextlib.contextmanager
+def hold(slot: Slot, directory: str | None = None):
+    """Hold the slot's GPU lock (waiting for it), on the slot's cores. Yields a dict with
+    wait_s and, once released, held_unix = [start, end] (for the overlap check)."""
+    directory = directory or lock_dir()
+    info = {"gpu": slot.gpu, "cpus": list(slot.cpus) or None}
+    before = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+    t0 = time.time()
+    fd = os.open(os.path.join(directory, f"gpu{slot.gpu}.lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        start = time.time()
+        info["wait_s"] = round(start - t0, 3)
+        pin_process(slot.cpus)
+        try:
+            yield info
+        finally:
+            info["held_unix"] = [start, time.time()]
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            if slot.cpus and before:
+                pin_process(before)
+    finally:
+        os.close(fd)

@@ -1,0 +1,155 @@
+"""GPU slots (experiments.slots) as plain functions: N slots, never two holders of one
+slot, a slot freed when its holder fails or is killed, the slot in the runner's command."""
+import multiprocessing as mp
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from fusionlab.experiments import slots
+
+
+def test_plan_gives_each_gpu_its_own_cores_and_keeps_the_rest():
+    planned, rest = slots.plan(["0", "1"], list(range(16)))
+    assert [s.gpu for s in planned] == ["0", "1"]
+    assert planned[0].cpus == (8, 9, 10, 11) and planned[1].cpus == (12, 13, 14, 15)
+    assert rest == list(range(8))
+    mine = [c for s in planned for c in s.cpus]
+    assert len(mine) == len(set(mine)) and not set(mine) & set(rest)
+
+
+def test_plan_shrinks_then_gives_up_pinning_on_few_cores():
+    planned, rest = slots.plan(["0", "1"], list(range(6)))
+    assert [s.cpus for s in planned] == [(2, 3), (4, 5)] and rest == [0, 1]
+    planned, rest = slots.plan(["0", "1", "2", "3"], [0, 1, 2])
+    assert all(s.cpus == () for s in planned) and rest == [0, 1, 2]
+
+
+def test_slots_round_trip_through_the_runner_argument():
+    planned, _ = slots.plan(["0", "3"], list(range(16)))
+    text = slots.format_slots(planned)
+    assert text == "0=8-11/3=12-15"
+    assert slots.parse_slots(text) == planned
+    assert slots.parse_cpus("0-2,5,7-8") == [0, 1, 2, 5, 7, 8]
+    with pytest.raises(ValueError, match="GPU=CORES"):
+        slots.parse_slots("0=1;rm -rf /")
+
+
+def test_claims_spread_over_the_gpus_and_a_dead_claim_is_dropped(tmp_path):
+    s = [slots.Slot("0", ()), slots.Slot("1", ())]
+    first = slots.claim(s, str(tmp_path))
+    # this process already claims GPU 0 once: the next claim goes to GPU 1
+    assert first.gpu == "0" and slots.claim(s, str(tmp_path)).gpu == "1"
+    dead = subprocess.Popen([sys.executable, "-c", "pass"]); dead.wait()
+    (tmp_path / f"gpu1.claim.{dead.pid}").touch()   # the claim of a process that is gone
+    assert slots.live_claims(str(tmp_path), "1") == 1
+    assert not (tmp_path / f"gpu1.claim.{dead.pid}").exists()
+
+
+def _hold_and_log(directory, log, hold_s):
+    with slots.hold(slots.Slot("0", ()), directory) as info:
+        with open(log, "a") as f:
+            f.write(f"start {time.time()}\n")
+        time.sleep(hold_s)
+        with open(log, "a") as f:
+            f.write(f"end {time.time()}\n")
+    assert info["held_unix"][1] >= info["held_unix"][0]
+
+
+def test_never_two_holders_of_one_slot(tmp_path):
+    log = tmp_path / "log"
+    procs = [mp.Process(target=_hold_and_log, args=(str(tmp_path), str(log), 0.2)) for _ in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(30)
+        assert p.exitcode == 0
+    events = [(float(t), kind) for kind, t in (line.split() for line in log.read_text().splitlines())]
+    assert [k for _, k in sorted(events)] == ["start", "end"] * 4   # strictly one after another
+
+
+def _hold_forever(directory):
+    with slots.hold(slots.Slot("0", ()), directory):
+        time.sleep(600)
+
+
+def test_a_killed_holder_frees_its_slot(tmp_path):
+    p = mp.Process(target=_hold_forever, args=(str(tmp_path),))
+    p.start()
+    time.sleep(1.0)
+    os.kill(p.pid, signal.SIGKILL)
+    p.join(10)
+    t0 = time.time()
+    with slots.hold(slots.Slot("0", ()), str(tmp_path)) as info:
+        pass
+    assert info["wait_s"] < 5 and time.time() - t0 < 5
+
+
+def _fail_while_holding(directory):
+    with slots.hold(slots.Slot("0", ()), directory):
+        raise RuntimeError("the experiment failed")
+
+
+def test_a_failed_holder_frees_its_slot(tmp_path):
+    p = mp.Process(target=_fail_while_holding, args=(str(tmp_path),))
+    p.start(); p.join(30)
+    assert p.exitcode != 0
+    with slots.hold(slots.Slot("0", ()), str(tmp_path)) as info:
+        pass
+    assert info["wait_s"] < 5
+
+
+def test_holding_pins_the_process_to_the_slot_cores_and_back(tmp_path):
+    if not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs two cores and sched_setaffinity")
+    before = sorted(os.sched_getaffinity(0))
+    with slots.hold(slots.Slot("0", (before[-1],)), str(tmp_path)):
+        assert sorted(os.sched_getaffinity(0)) == [before[-1]]
+    assert sorted(os.sched_getaffinity(0)) == before
+
+
+def test_the_slot_reaches_the_runner_command_and_a_bad_one_is_refused():
+    from fusionlab.experiments import run
+    a = run.parse_args(["--model", "mlp", "--variant", "eager", "--batch", "8", "--out", "x.json",
+                        "--slots", "0=12-15/1=8-11"])
+    assert slots.parse_slots(a.slots)[1] == slots.Slot("1", (8, 9, 10, 11))
+    with pytest.raises(SystemExit):
+        run.parse_args(["--model", "mlp", "--variant", "eager", "--batch", "8", "--out", "x.json",
+                        "--slots", "0=1;true"])
+    # a CPU run and a SLURM job claim nothing
+    assert run.claim_slot(a, "cpu") is None
+    os.environ["SLURM_JOB_ID"] = "1"
+    try:
+        assert run.claim_slot(a, "cuda") is None
+    finally:
+        del os.environ["SLURM_JOB_ID"]
+
+
+def test_gpu_indices_follow_cuda_visible_devices_and_refuse_an_invisible_gpu(monkeypatch):
+    from fusionlab.experiments import sweep
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,3")
+    assert sweep.gpu_indices("auto") == ["2", "3"]
+    assert sweep.gpu_indices("3") == ["3"]
+    with pytest.raises(sweep.ConfigError, match="config key gpus: '5' .* allowed values: auto, or a list of 2, 3"):
+        sweep.gpu_indices("5")
+
+
+def test_progress_counts_finished_runs_and_estimates_the_rest(tmp_path):
+    from fusionlab.experiments import progress
+    dirs = [str(tmp_path / f"r{i}") for i in range(4)]
+    for d in dirs:
+        os.makedirs(d)
+    progress.write_plan(str(tmp_path), dirs, gpus=1)
+    plan_start = progress.status(str(tmp_path))["elapsed_s"]
+    assert plan_start >= 0
+    assert "0/4 runs (0%)" in progress.line(str(tmp_path)) and "after the first run" in progress.line(str(tmp_path))
+    for d in dirs[:2]:
+        open(os.path.join(d, "metrics.json"), "w").close()
+    import json
+    start = json.load(open(tmp_path / "logs" / "sweep_plan.json"))["start_unix"]
+    s = progress.status(str(tmp_path), now=start + 60)
+    assert (s["done"], s["total"], s["left_s"]) == (2, 4, 60.0)
+    assert progress.line(str(tmp_path), now=start + 60).endswith("2/4 runs (50%), 0:01:00 elapsed, about 0:01:00 left")
