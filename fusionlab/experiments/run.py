@@ -403,7 +403,7 @@ def traced_measure(torch, args, device: str, rng, phase, run_iter, sync) -> tupl
         prof = torch.profiler.profile(activities=acts)
         prof.__enter__()
     capture = args.profiler == "nsys" and args.capture_range and device == "cuda"
-    if capture:  # nsys --capture-range=cudaProfilerApi: tracing starts here
+    if capture and not getattr(args, "capture_open", False):  # nsys --capture-range=cudaProfilerApi
         torch.cuda.profiler.start()
     if device == "cuda":
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -623,13 +623,30 @@ def claim_slot(args, device: str):
     return slot
 
 
-@contextlib.contextmanager
-def hold_slot(slot, phases: Phases):
-    """Start CUDA (its context, outside the lock), then hold the slot's GPU lock; yields
-    the slot's record (gpu, cpus, wait_s, held_unix once released)."""
-    import torch
+def before_the_lock(torch, args) -> None:
+    """What a slot's process does before it waits for its GPU: all of it CPU work or
+    nsys's, none of it GPU work that could disturb the process measuring there. CUDA's
+    context; for torch.compile variants, dynamo's and Inductor's imports and Inductor's
+    compile workers; under nsys, the capture range opened (nsys takes seconds to start
+    tracing: build, check and warm-up are then traced too, the measured range as before)."""
     with contextlib.suppress(Exception):  # a CUDA that cannot start fails in run(), recorded
         torch.empty(0, device="cuda")
+    if "compile" in args.variant:
+        with contextlib.suppress(Exception):
+            import torch._dynamo  # noqa: F401
+            from torch._inductor.async_compile import AsyncCompile
+            AsyncCompile.warm_pool()
+    if args.profiler == "nsys" and args.capture_range:
+        torch.cuda.profiler.start()
+        args.capture_open = True
+
+
+@contextlib.contextmanager
+def hold_slot(slot, phases: Phases, args):
+    """Start up outside the lock (before_the_lock), then hold the slot's GPU lock; yields
+    the slot's record (gpu, cpus, wait_s, held_unix once released)."""
+    import torch
+    before_the_lock(torch, args)
     phases.mark("cuda_init")
     with gpu_slots.hold(slot) as info:
         phases.mark("gpu_wait")
@@ -672,7 +689,7 @@ def main(argv=None) -> int:
     with contextlib.ExitStack() as gpu, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if slot:  # CUDA starts outside the lock; then wait for the GPU (not timed out)
-            rec["gpu_slot"] = gpu.enter_context(hold_slot(slot, phases))
+            rec["gpu_slot"] = gpu.enter_context(hold_slot(slot, phases, args))
         disarm = start_watchdog(args, rec)
         try:
             run(args, rec, phases)
@@ -700,6 +717,9 @@ def main(argv=None) -> int:
     write_json_atomic(args.out, rec)
     print(f"[fusionlab] {args.model}/{args.variant}/bs{args.batch}: {rec['status']}"
           + (f" ({rec['reason']})" if rec.get("reason") else ""), file=sys.stderr)
+    if slot:  # recorded and traced: skip the teardown (Inductor's workers, CUDA), seconds of a job's time
+        sys.stdout.flush(); sys.stderr.flush()
+        os._exit(0)
     return 0
 
 

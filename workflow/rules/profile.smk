@@ -62,8 +62,9 @@ rule profile_nsys:
         args=runner_args,
         trace=CFG["nsys"]["trace"],
         extra=CFG["nsys"]["args"],
-        # on the GPU only the measured range is traced (the runner opens the capture range);
-        # the wall time is time_untraced's: here one injected window (injection_overhead) will do
+        # on the GPU nsys traces from the capture range the runner opens (before its GPU
+        # slot: build, check, warm-up, measured range), not its start-up; the wall time is
+        # time_untraced's, so no timing windows here
         capture_nsys=NSYS_CAPTURE[0],
         capture_runner=NSYS_CAPTURE[1],
         python=PYTHON,
@@ -76,7 +77,7 @@ rule profile_nsys:
     shell:
         "PYTHONPATH={params.root}${{PYTHONPATH:+:$PYTHONPATH}} nsys profile -t {params.trace} {params.extra} {params.capture_nsys} "
         "--force-overwrite true -o {output.rep}.tmp {params.python} -m fusionlab.experiments.run {params.args} "
-        "--profiler nsys {params.capture_runner} --windows 1 --out {output.run} > {log} 2>&1 || echo \"nsys exit status $?\" >> {log}; "
+        "--profiler nsys {params.capture_runner} --windows 0 --out {output.run} > {log} 2>&1 || echo \"nsys exit status $?\" >> {log}; "
         # nsys exits non-zero when the profiled process crashed: that run is recorded by
         # the runner (status error). When nsys writes no report at all, the run's record
         # says so and the report is left empty (analysis/no_report.py): the sweep goes on.
