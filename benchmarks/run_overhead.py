@@ -111,8 +111,8 @@ def main(argv=None) -> int:
             print(f"  {k:28s} {m:8.2f}")
     ok = [r for r in rows if r["jobs_s"] is not None]
     if ok:
-        print(f"Job time per run (time_untraced + profile_nsys jobs): median {_median(ok, "jobs_s"):.1f} s, "
-              f"min {min(r["jobs_s"] for r in ok):.1f}, max {max(r["jobs_s"] for r in ok):.1f}")
+        print(f"Job time per run (time_untraced + profile_nsys jobs): median {_median(ok, 'jobs_s'):.1f} s, "
+              f"min {min(r['jobs_s'] for r in ok):.1f}, max {max(r['jobs_s'] for r in ok):.1f}")
     spans = [r for r in rows if r.get("untraced_held_from") or r.get("nsys_held_from")]
     if spans:
         bad = overlaps(rows)
