@@ -418,8 +418,8 @@ def traced_measure(torch, args, device: str, rng, phase, run_iter, sync) -> tupl
             end.record()
         sync()
         wall = time.perf_counter() - t0
-    if capture:
-        torch.cuda.profiler.stop()
+    if capture and not getattr(args, "capture_open", False):
+        torch.cuda.profiler.stop()  # (a slot's process stops it after letting go of the GPU)
     if prof is not None:
         prof.__exit__(None, None, None)
         with atomic_path(args.trace) as tmp:
@@ -627,8 +627,9 @@ def before_the_lock(torch, args) -> None:
     """What a slot's process does before it waits for its GPU: all of it CPU work or
     nsys's, none of it GPU work that could disturb the process measuring there. CUDA's
     context; for torch.compile variants, dynamo's and Inductor's imports and Inductor's
-    compile workers; under nsys, the capture range opened (nsys takes seconds to start
-    tracing: build, check and warm-up are then traced too, the measured range as before)."""
+    compile workers; under nsys, the capture range opened (build, check and warm-up are
+    then traced too, the measured range as before). The range is closed after the lock
+    is let go: nsys takes seconds to flush its trace at cudaProfilerStop."""
     with contextlib.suppress(Exception):  # a CUDA that cannot start fails in run(), recorded
         torch.empty(0, device="cuda")
     if "compile" in args.variant:
@@ -704,6 +705,10 @@ def main(argv=None) -> int:
         disarm()
     if slot:
         gpu_slots.release_claim(slot)
+        if getattr(args, "capture_open", False):  # nsys flushes its trace for seconds: not on the GPU's time
+            import torch
+            with contextlib.suppress(Exception):
+                torch.cuda.profiler.stop()
     rec.pop("phase", None)
     rec["warnings"] = record_warnings(caught)
     if args.compile_debug:
