@@ -257,6 +257,18 @@ def existing_runs(cfg: dict) -> list[dict]:
 UNSUPPORTED_FILE = "unsupported.json"
 
 
+def write_unsupported(path: str, run: dict, device: str, reason: str) -> dict:
+    """The record of a run that is not profiled because it cannot happen on the device
+    (unsupported_reason): its keys, status unsupported and the reason. Written without
+    starting a process or torch (a zoo has a hundred of them)."""
+    from fusionlab.core.io import write_json_atomic
+    rec = {"model": run["model"], "variant": run["variant"], "batch": int(run["batch"]),
+           "mode": run["mode"], "dtype": run["dtype"], "device": device, "profiler": "none",
+           "repeat": int(run["repeat"]), "status": "unsupported", "reason": reason}
+    write_json_atomic(path, rec)
+    return rec
+
+
 def recorded_machine(cfg: dict, found: list[dict]) -> Machine:
     backends = sorted({r["backend"] for r in found})
     if len(backends) > 1:

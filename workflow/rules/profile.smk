@@ -5,21 +5,20 @@
 
 
 rule record_unsupported:
-    # a run the variant or model cannot do on this device (known before running it):
-    # the runner records status unsupported and its reason, with no profiler and no GPU work
+    # a run the variant or model cannot do on this device (known before running it, from
+    # the catalog): status unsupported and its reason, written in Snakemake's own process
+    # (no torch, no profiler, no GPU work)
     output:
         f"{RUN}/{sweep.UNSUPPORTED_FILE}",
     log:
         f"{RUN}/unsupported.log",
     params:
-        args=runner_args,
-        python=PYTHON,
-        root=ROOT,
-    conda:
-        ENV
-    shell:
-        "PYTHONPATH={params.root}${{PYTHONPATH:+:$PYTHONPATH}} {params.python} -m fusionlab.experiments.run {params.args} "
-        "--profiler none --out {output} > {log} 2>&1"
+        reason=lambda wildcards: SKIPPED[RUN.format(**wildcards)],
+        device=MACHINE.device,
+    run:
+        rec = sweep.write_unsupported(output[0], wildcards, params.device, params.reason)
+        with open(log[0], "w") as f:
+            print(f"unsupported: {rec['reason']}", file=f)
 
 
 rule time_untraced:
