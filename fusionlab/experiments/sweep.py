@@ -257,7 +257,7 @@ def existing_runs(cfg: dict) -> list[dict]:
 UNSUPPORTED_FILE = "unsupported.json"
 
 
-def write_unsupported(path: str, run: dict, device: str, reason: str) -> dict:
+def write_unsupported(path: str, run: dict, device: str, reason: str, log: str | None = None) -> dict:
     """The record of a run that is not profiled because it cannot happen on the device
     (unsupported_reason): its keys, status unsupported and the reason. Written without
     starting a process or torch (a zoo has a hundred of them)."""
@@ -266,6 +266,9 @@ def write_unsupported(path: str, run: dict, device: str, reason: str) -> dict:
            "mode": run["mode"], "dtype": run["dtype"], "device": device, "profiler": "none",
            "repeat": int(run["repeat"]), "status": "unsupported", "reason": reason}
     write_json_atomic(path, rec)
+    if log:
+        with open(log, "w") as f:
+            print(f"unsupported: {reason}", file=f)
     return rec
 
 

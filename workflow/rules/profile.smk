@@ -16,9 +16,7 @@ rule record_unsupported:
         reason=lambda wildcards: SKIPPED[RUN.format(**wildcards)],
         device=MACHINE.device,
     run:
-        rec = sweep.write_unsupported(output[0], wildcards, params.device, params.reason)
-        with open(log[0], "w") as f:
-            print(f"unsupported: {rec['reason']}", file=f)
+        sweep.write_unsupported(output[0], wildcards, params.device, params.reason, log[0])
 
 
 rule time_untraced:
