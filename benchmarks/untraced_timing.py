@@ -50,6 +50,7 @@ GRIDS = {
     "c": [("train", ["deep_gelu_mlp"], ["eager", "compile"], [256], "train"),
           ("mlp", ["mlp"], ["eager", "compile"], [2048], "inference")],
     "d": [("mlp", ["mlp"], ["eager", "compile"], [2048], "inference")],
+    "e": [("matmul", ["matmul_heavy"], ["eager", "compile", "compile_reduce_overhead"], [1024], "inference")],
     "full": FULL,
 }
 SWEEPS = GRIDS[os.environ.get("FUSIONLAB_BENCH_GRID", "a")]
@@ -76,13 +77,10 @@ def cmd_sweep(a) -> int:
         t0 = time.time()
         subprocess.run([sys.executable, "-m", "snakemake", "--unlock", "--configfile", cfg], cwd=ROOT,
                        capture_output=True)
-        # measuring jobs take half the cores: export, stats and metrics of finished runs
-        # proceed beside them on the other half
-        half = max(1, a.cores // 2)
+        # the pipeline as a user runs it: GPU slots (one measuring process per GPU, on
+        # its own cores), post-processing beside it
         p = subprocess.run([sys.executable, "-m", "snakemake", "all", "--configfile", cfg, "--cores", str(a.cores),
-                            "--resources", "gpu=1", "--keep-going", "--rerun-incomplete", "--rerun-triggers", "mtime",
-                            "--set-threads",
-                            f"time_untraced={half}", f"profile_nsys={half}", f"device_peaks={half}"], cwd=ROOT,
+                            "--keep-going", "--rerun-incomplete", "--rerun-triggers", "mtime"], cwd=ROOT,
                            capture_output=True, text=True)
         with open(os.path.join(a.results, f"{name}.log"), "a") as f:
             f.write(p.stdout + p.stderr)
