@@ -153,3 +153,17 @@ def test_progress_counts_finished_runs_and_estimates_the_rest(tmp_path):
     s = progress.status(str(tmp_path), now=start + 60)
     assert (s["done"], s["total"], s["left_s"]) == (2, 4, 60.0)
     assert progress.line(str(tmp_path), now=start + 60).endswith("2/4 runs (50%), 0:01:00 elapsed, about 0:01:00 left")
+
+
+def test_a_runner_with_slots_claims_a_gpu_and_sets_its_environment(monkeypatch):
+    from fusionlab.experiments import run
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    a = run.parse_args(["--model", "mlp", "--variant", "eager", "--batch", "8", "--out", "x.json",
+                        "--device", "cuda", "--slots", "7=1/9=2"])
+    slot = run.claim_slot(a, "cuda")
+    try:
+        assert slot.gpu in ("7", "9") and os.environ["CUDA_VISIBLE_DEVICES"] == slot.gpu
+        assert slot.cpus in ((1,), (2,))
+    finally:
+        slots.release_claim(slot)
