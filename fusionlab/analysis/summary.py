@@ -6,6 +6,7 @@ import html
 
 import pandas as pd
 
+from fusionlab.analysis import decompose, tables
 from fusionlab.core.io import atomic_path
 
 
@@ -28,7 +29,66 @@ def _md(df: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks: dict | None) -> str:
+def _axes(sp: pd.DataFrame) -> list[str]:
+    """GROUP keys besides model and batch that take more than one value (a table each)."""
+    return [k for k in tables.GROUP if k not in ("model", "batch") and k in sp and sp[k].nunique(dropna=False) > 1]
+
+
+def speedup_md(sp: pd.DataFrame) -> list[str]:
+    """Per model (and per value of any other swept axis): variants that ran as rows, batch
+    sizes as columns; unsupported pairs are left out (listed once at the end)."""
+    out = ["## Speedup over eager (wall time)", "",
+           "Median speedup [95% CI]; `noisy` where the repeats vary more than the threshold; "
+           "a status (incorrect, oom, error, timeout) where the variant ran and failed.", ""]
+    d = sp[(sp["variant"] != "eager") & (sp["status"] != "unsupported")]
+    if d.empty:
+        return out + ["No variant besides eager ran.", ""]
+    axes = _axes(d)
+    for key, g in d.groupby(["model"] + axes, dropna=False, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        title = str(key[0]) + "".join(f", {a}={v}" for a, v in zip(axes, key[1:]))
+        g = g.assign(cell=g.apply(_fmt_speedup, axis=1))
+        m = g.pivot_table(index="variant", columns="batch", values="cell", aggfunc="first")
+        m.columns = [f"batch {c}" for c in m.columns]
+        out += [f"### {title}", "", _md(m.reset_index()), ""]
+    return out
+
+
+def unsupported_md(runs: pd.DataFrame) -> list[str]:
+    """The pairs that were not run, one line per variant and reason, with their models."""
+    u = runs[runs["status"] == "unsupported"]
+    if u.empty:
+        return []
+    out = ["## Not run: unsupported pairs", ""]
+    for (variant, reason), g in u.groupby(["variant", u["reason"].fillna("no reason recorded")], sort=True):
+        out.append(f"- **{variant}**: {reason} ({', '.join(sorted(set(g['model'].astype(str))))})")
+    return out + [""]
+
+
+def breakdown_md(wide: pd.DataFrame) -> str:
+    """Where each speedup comes from (analysis.decompose.breakdown_wide): the terms, then
+    one sentence per configuration, grouped by model."""
+    out = ["## Where the speedup comes from", "",
+           "The change in wall time per iteration (eager - variant, untraced) split into parts that "
+           "add up to it (`tables/speedup_breakdown.csv`, figure `speedup_breakdown`): "
+           "**host and launch time** = the change in exposed host time H (GPU idle waiting on the "
+           "host, HTA's host wait, less the profiler's own cost); **memory traffic removed** = "
+           "(unfused - fused bytes) / copy bandwidth, at most the GPU time saved; **other kernel "
+           "time** = the rest of the GPU (kernel) time saved; **remainder** = the change in "
+           "W - G - H (other idle time, the final synchronize).", ""]
+    if wide.empty:
+        return "\n".join(out + ["No configuration with both eager and a variant ok.", ""])
+    varying = decompose.varying_keys(wide)
+    for model, g in wide.groupby("model", sort=True):
+        out += [f"### {model}", ""]
+        for r in g.to_dict("records"):
+            out.append("- " + decompose.sentence(r, decompose.where_label(r, varying)))
+        out.append("")
+    return "\n".join(out)
+
+
+def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks: dict | None,
+               breakdown: pd.DataFrame | None = None) -> str:
     out = ["# fusionlab sweep summary", ""]
     first = runs.iloc[0] if len(runs) else {}
     meta = {k: first.get(k) for k in ("backend", "device", "gpu", "torch", "nsys", "mode", "dtype")}
@@ -43,12 +103,9 @@ def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks:
             "repeats, [95% bootstrap CI]; wall times come from untraced iterations (no profiler "
             "tracing them; see 'The profiler's own cost'); `noisy`: the repeats' coefficient of variation exceeds "
             f"{sp['noise_cv_threshold'].iloc[0] if len(sp) else ''}.", ""]
-    for batch, g in sp[sp["variant"] != "eager"].groupby("batch"):
-        g = g.assign(cell=g.apply(_fmt_speedup, axis=1))
-        m = g.pivot_table(index="model", columns="variant", values="cell", aggfunc="first")
-        out += [f"## Speedup over eager at batch {batch}", "", _md(m.reset_index()), ""]
+    out += speedup_md(sp)
     cols = ["model", "variant", "batch", "kernels_per_iter", "eager_kernels_per_iter", "kernel_reduction"]
-    k = sp[sp["variant"] != "eager"][cols].round(2)
+    k = sp[(sp["variant"] != "eager") & (sp["status"] != "unsupported")][cols].round(2)
     out += ["## Kernels per iteration (eager -> variant)", "", _md(k), ""]
     ok = runs[runs["status"] == "ok"]
     cols = ["gpu_busy_fraction", "idle_host_wait_frac", "idle_kernel_wait_frac", "idle_other_frac",
@@ -74,10 +131,12 @@ def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks:
     if len(cross):
         c = cross[["model", "variant", "crossover_batch", "note"]].round(0)
         out += ["## Crossover batch size (variant starts to beat eager)", "", _md(c), ""]
-    bad = runs[runs["status"] != "ok"]
+    out += breakdown_md(breakdown if breakdown is not None else decompose.breakdown_wide(runs, sp, peaks)).splitlines()
+    bad = runs[~runs["status"].isin(["ok", "unsupported"])]
     if len(bad):
         out += ["## Runs that are not ok", "",
                 _md(bad[["model", "variant", "batch", "repeat", "status", "reason"]]), ""]
+    out += unsupported_md(runs)
     return "\n".join(out) + "\n"
 
 
