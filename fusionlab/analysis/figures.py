@@ -1,9 +1,17 @@
 """The figures of a sweep as data, without matplotlib (the Snakefile builds its DAG from
 this): name -> (scope, report category). Scope `model`: one file per swept model;
-`sweep`: one file for all. analysis.plots binds each name to the function that draws it."""
+`sweep`: one file for all. analysis.plots binds each name to the function that draws it.
+
+variant_colour(): one fixed colour per variant, the same in every figure, from the
+variant's place in the catalog (experiments.catalog.variant_names(), sorted); eager is
+always black."""
+from __future__ import annotations
+
+import zlib
 
 FIGURES = {
     "speedup_vs_batch": ("model", "1. Speedup"),
+    "speedup_breakdown": ("model", "1. Speedup"),
     "kernels_per_iter": ("model", "2. Kernels and fusion"),
     "kernel_durations": ("model", "2. Kernels and fusion"),
     "launch_overhead": ("model", "3. Launch overhead and idle time"),
@@ -11,4 +19,21 @@ FIGURES = {
     "roofline": ("sweep", "4. Roofline"),
     "crossover": ("sweep", "5. Crossover"),
     "compile_cost": ("sweep", "6. Compile cost"),
+    "profiler_overhead": ("sweep", "7. Measurement"),
 }
+
+# tab10 then the darker half of tab20 and a few more, without greys (eager is black)
+PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+           "#bcbd22", "#17becf", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5",
+           "#c49c94", "#f7b6d2", "#dbdb8d", "#9edae5", "#393b79", "#637939", "#8c6d31"]
+EAGER_COLOUR = "#000000"
+
+
+def variant_colour(variant: str) -> str:
+    if variant == "eager":
+        return EAGER_COLOUR
+    from fusionlab.experiments.catalog import variant_names
+    names = [v for v in variant_names() if v != "eager"]
+    if variant in names:
+        return PALETTE[names.index(variant) % len(PALETTE)]
+    return PALETTE[zlib.crc32(str(variant).encode()) % len(PALETTE)]   # not in the catalog: stable too
