@@ -186,11 +186,16 @@ def sentence(r: dict, where: str) -> str:
            f"{_ms(r['variant_wall_ms'])}"]
     ke, kv = r["eager_kernels_per_iter"], r["variant_kernels_per_iter"]
     le, lv = r["eager_launches_per_iter"], r["variant_launches_per_iter"]
+    host = f"{'saving' if r['host'] >= 0 else 'adding'} {_ms(abs(r['host']))} of exposed host time"
     if le == le and lv == lv:
-        launches = (f"{_num(le - lv)} of {_num(le)} launches removed" if lv <= le
-                    else f"{_num(lv - le)} launches added ({_num(le)} -> {_num(lv)})")
-        out.append(f"{launches} ({_num(ke)} -> {_num(kv)} kernels), "
-                   f"{'saving' if r['host'] >= 0 else 'adding'} {_ms(abs(r['host']))} of exposed host time")
+        kernels = f"{_num(ke)} -> {_num(kv)} kernels" if (ke, kv) != (le, lv) else ""
+        if lv < le:
+            launches = f"{_num(le - lv)} of {_num(le)} launches removed"
+        elif lv > le:
+            launches = f"{_num(lv - le)} launches added ({_num(le)} -> {_num(lv)})"
+        else:
+            launches = f"the same {_num(le)} launches"
+        out.append(f"{launches}{f' ({kernels})' if kernels else ''}, {host}")
     elif ke == ke and kv == kv:
         out.append(f"{_num(ke)} -> {_num(kv)} kernels, {'saving' if r['host'] >= 0 else 'adding'} "
                    f"{_ms(abs(r['host']))} of host time outside operators")
@@ -198,7 +203,9 @@ def sentence(r: dict, where: str) -> str:
     if ge == ge and gv == gv:
         verb = "falls" if gv <= ge else "rises"
         g = f"GPU time {verb} from {_ms(ge)} to {_ms(gv)}"
-        if r["traffic"] > 0:
+        if r["traffic"] > 0 and r["kernels"] == 0:
+            g += " (all of the saving explained by memory traffic removed)"
+        elif r["traffic"] > 0:
             g += f" ({_ms(r['traffic'])} of it memory traffic removed, {_ms(r['kernels'])} other kernel time)"
         out.append(g)
     out.append(f"{_ms(r['remainder'])} remainder")

@@ -51,7 +51,7 @@ def _empty(ax, text):
 def _title(fig, what, t, model=None):
     """Title (bold) and the setup line, each wrapped to the figure's width."""
     width = fig.get_figwidth()
-    head = textwrap.fill(f"{what}{' - ' + model if model else ''}", int(width * 72 / (10 * 0.6)))
+    head = textwrap.fill(f"{model + ': ' if model else ''}{what}", int(width * 72 / (9 * 0.6)))
     sub = textwrap.fill(_label(t["runs"]), int(width * 72 / (8 * 0.58)))
     fig.suptitle(f"{head}\n{sub}" if sub else head, fontsize=9)
 
@@ -72,6 +72,20 @@ def _log(ax, axis="y", base=10):
         a.set_major_locator(LogLocator(base=2))
     else:
         a.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    a.set_major_formatter(FuncFormatter(_plain))
+    a.set_minor_formatter(NullFormatter())
+
+
+def _fit_log_ticks(ax, axis="y"):
+    """Once the data are drawn: enough plain-number ticks for the axis's span (1 to 9 x
+    10^k within a decade, 1, 2, 5 x 10^k over a few, 10^k beyond)."""
+    a = ax.yaxis if axis == "y" else ax.xaxis
+    lo, hi = (ax.get_ylim() if axis == "y" else ax.get_xlim())
+    if lo <= 0 or hi <= 0:
+        return
+    span = np.log10(hi / lo)
+    subs = tuple(range(1, 10)) if span < 1.2 else (1.0, 2.0, 5.0) if span < 4 else (1.0,)
+    a.set_major_locator(LogLocator(base=10, subs=subs))
     a.set_major_formatter(FuncFormatter(_plain))
     a.set_minor_formatter(NullFormatter())
 
@@ -114,6 +128,7 @@ def speedup_vs_batch(t, model):
     ax.set_xticks(sorted(d["batch"].unique()))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
     ax.set_xlabel("batch size"); ax.set_ylabel("speedup over eager (wall time; >1 faster)")
+    _fit_log_ticks(ax, "y")
     _legend(ax)
     _title(fig, "Speedup over eager, median and 95% CI", t, model)
     return fig
@@ -140,6 +155,7 @@ def _speedup_side_by_side(t, model, d):
         _log(ax, "x")
         ax.set_xlabel(f"speedup over eager at batch {int(d['batch'].iloc[0])} (wall time; >1 faster)")
         ax.margins(x=0.15)
+        _fit_log_ticks(ax, "x")
     _title(fig, "Speedup over eager, median and 95% CI (hollow: noisy)", t, model)
     return fig
 
@@ -210,6 +226,7 @@ def _by_variant_batch(ax, d, col, ylabel, log=True):
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
     if log:
         _log(ax, "y")
+        _fit_log_ticks(ax, "y")
     ax.set_xlabel("batch size"); ax.set_ylabel(ylabel); _legend(ax)
 
 
@@ -261,6 +278,7 @@ def kernel_durations(t, model):
         _log(ax, "x", base=2); _log(ax, "y")
         ax.set_xticks(sorted(d["batch"].unique()))
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
+        _fit_log_ticks(ax, "y")
         ax.set_xlabel("batch size"); ax.set_ylabel("kernel duration (us): p10, median, p90")
         _legend(ax)
     _title(fig, "Kernel-duration distribution", t, model)
