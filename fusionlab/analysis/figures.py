@@ -22,10 +22,10 @@ FIGURES = {
     "profiler_overhead": ("sweep", "7. Measurement"),
 }
 
-# tab10 then the darker half of tab20 and a few more, without greys (eager is black)
+# tab10, then the dark tab20b/tab20c shades: no pale colour (eager is black)
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
-           "#bcbd22", "#17becf", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5",
-           "#c49c94", "#f7b6d2", "#dbdb8d", "#9edae5", "#393b79", "#637939", "#8c6d31"]
+           "#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173",
+           "#3182bd", "#e6550d", "#31a354", "#756bb1", "#636363", "#9c9ede"]
 EAGER_COLOUR = "#000000"
 
 

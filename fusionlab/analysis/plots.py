@@ -51,8 +51,9 @@ def _empty(ax, text):
 def _title(fig, what, t, model=None):
     """Title (bold) and the setup line, each wrapped to the figure's width."""
     width = fig.get_figwidth()
-    head = textwrap.fill(f"{model + ': ' if model else ''}{what}", int(width * 72 / (9 * 0.6)))
-    sub = textwrap.fill(_label(t["runs"]), int(width * 72 / (8 * 0.58)))
+    chars = int(width * 72 / (9 * 0.62))
+    head = textwrap.fill(f"{model + ': ' if model else ''}{what}", chars)
+    sub = textwrap.fill(_label(t["runs"]), chars)
     fig.suptitle(f"{head}\n{sub}" if sub else head, fontsize=9)
 
 
@@ -84,7 +85,8 @@ def _fit_log_ticks(ax, axis="y"):
     if lo <= 0 or hi <= 0:
         return
     span = np.log10(hi / lo)
-    subs = tuple(range(1, 10)) if span < 1.2 else (1.0, 2.0, 5.0) if span < 4 else (1.0,)
+    subs = tuple(range(1, 10)) if span < 0.5 else (1.0, 2.0, 3.0, 5.0) if span < 1.5 \
+        else (1.0, 2.0, 5.0) if span < 4 else (1.0,)
     a.set_major_locator(LogLocator(base=10, subs=subs))
     a.set_major_formatter(FuncFormatter(_plain))
     a.set_minor_formatter(NullFormatter())
@@ -153,7 +155,7 @@ def _speedup_side_by_side(t, model, d):
         ax.set_yticks(y); ax.set_yticklabels(d["variant"], fontsize=8)
         ax.axvline(1.0, color="grey", lw=0.8, ls="--")
         _log(ax, "x")
-        ax.set_xlabel(f"speedup over eager at batch {int(d['batch'].iloc[0])} (wall time; >1 faster)")
+        ax.set_xlabel(f"speedup over eager, batch {int(d['batch'].iloc[0])} (>1: faster)")
         ax.margins(x=0.15)
         _fit_log_ticks(ax, "x")
     _title(fig, "Speedup over eager, median and 95% CI (hollow: noisy)", t, model)
@@ -169,7 +171,8 @@ def speedup_breakdown(t, model):
         w = decompose.breakdown_wide(t["runs"], t["speedups"], t.get("peaks"))
     w = _m(w, model) if len(w) else w
     n = max(len(w), 1)
-    fig, (ax,) = _fig(w=max(5.5, 1.2 + 0.75 * n))
+    longest = max((len(str(v)) for v in w["variant"]), default=0) + 8 if len(w) else 0
+    fig, (ax,) = _fig(w=max(5.5, 2.8 + 0.6 * n), h=4.2 + (0.075 * longest if n > 4 else 0))
     if w.empty:
         _empty(ax, "no configuration with both eager and a variant ok")
         _title(fig, "Where the speedup comes from", t, model)
@@ -190,12 +193,14 @@ def speedup_breakdown(t, model):
         ax.annotate(f"{r['speedup_wall']:.2f}x\n{r['total']:+.3g} ms"[0:], (i, max(pos[i], tot[i])),
                     xytext=(0, 3), textcoords="offset points", ha="center", fontsize=6.5)
     ax.axhline(0, color="k", lw=0.8)
-    labels = [f"bs {int(r['batch'])}" + "".join(f"\n{k}={r[k]}" for k in varying) + f"\n{r['variant']}"
+    many = len(w) > 4
+    sep = ", " if many else "\n"
+    labels = [f"{r['variant']}{sep}bs {int(r['batch'])}" + "".join(f"{sep}{k}={r[k]}" for k in varying)
               for _, r in w.iterrows()]
-    ax.set_xticks(x); ax.set_xticklabels(labels, fontsize=7)
+    ax.set_xticks(x); ax.set_xticklabels(labels, fontsize=7, rotation=90 if many else 0)
     for tick, v in zip(ax.get_xticklabels(), w["variant"]):
         tick.set_color(variant_colour(v))
-    ax.set_ylabel("wall time saved, % of eager's (per iteration)")
+    ax.set_ylabel("wall time saved per iteration, % of eager")
     lo, hi = min(neg.min(), tot.min(), 0), max(pos.max(), tot.max(), 0)
     ax.set_ylim(lo - 0.08 * (hi - lo) - 1, hi + 0.22 * (hi - lo) + 1)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
