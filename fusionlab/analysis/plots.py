@@ -290,15 +290,15 @@ def kernel_durations(t, model):
     return fig
 
 
-MODEL_MARKERS = "osD^vP*Xhp<>"
+MODEL_MARKERS = "osD^vP*XhpH<>d8"
 
 
 def roofline(t, model):
     """Every ok run (median over repeats) at (arithmetic intensity, achieved FLOP/s), under
     both roofs: the measured copy bandwidth's slope and the measured matmul rate; marker
     per model, colour per variant. Right: the achieved fraction of copy bandwidth."""
-    fig, (ax, bx) = _fig(2, w=6.0, h=4.8)
     d = _ok(t, model)
+    fig, (ax, bx) = _fig(2, w=6.0, h=5.2 + 0.09 * d[["model", "variant"]].nunique().sum())
     peaks = t.get("peaks") or {}
     bw, fl = peaks.get("copy_bandwidth_Bps"), peaks.get("matmul_flops")
     r = d.dropna(subset=["arithmetic_intensity", "achieved_flops"])
@@ -324,13 +324,15 @@ def roofline(t, model):
             ax.axvline(ridge, color="grey", lw=0.6, ls=":")
         ax.set_xlim(lo, hi)
         _log(ax, "x"); _log(ax, "y")
+        _fit_log_ticks(ax, "x"); _fit_log_ticks(ax, "y")
         ax.set_xlabel("FLOP per byte (all FLOPs / ideal fused bytes)"); ax.set_ylabel("achieved TFLOP/s")
         from matplotlib.lines import Line2D
         handles = [Line2D([], [], ls="none", marker=MODEL_MARKERS[i % len(MODEL_MARKERS)], color="grey", label=m)
                    for i, m in enumerate(models)]
         handles += [Line2D([], [], ls="none", marker="s", color=variant_colour(v), label=v)
                     for v in sorted(r["variant"].unique())]
-        ax.legend(handles=handles, fontsize=6.5, loc="lower right", ncol=2)
+        ax.legend(handles=handles, fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=4,
+                  title="marker: model, colour: variant", title_fontsize=7)
     b = d.dropna(subset=["copy_bandwidth_frac"])
     if b.empty:
         _empty(bx, "no measured copy bandwidth or GPU time")
@@ -339,8 +341,9 @@ def roofline(t, model):
         g.index = [f"{m}\n{bs}" for m, bs in g.index]
         g.plot.bar(ax=bx, rot=90, color=[variant_colour(v) for v in g.columns], width=0.8)
         bx.axhline(1.0, color="grey", lw=0.8, ls="--")
-        bx.set_ylabel("ideal fused bytes / GPU time, over copy bandwidth"); bx.tick_params(axis="x", labelsize=6.5)
-        _legend(bx)
+        bx.set_ylabel("ideal fused bytes / GPU time, over copy bandwidth\n(bars: variants, colours as on the left)"); bx.tick_params(axis="x", labelsize=6.5)
+        if bx.get_legend():
+            bx.get_legend().remove()   # the colours are the variants' (the roofline's legend)
     _title(fig, "Roofline (both roofs measured on this device) and achieved fraction of copy bandwidth", t, model)
     return fig
 
