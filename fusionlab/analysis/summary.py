@@ -147,7 +147,9 @@ def fusion_map_html(kernels: pd.DataFrame, top: int = 12) -> str:
              "body{font-family:sans-serif;font-size:13px} table{border-collapse:collapse;margin-bottom:14px}"
              "td,th{border:1px solid #ccc;padding:2px 6px} th{background:#eee}</style></head><body>",
              "<h2>Fusion map</h2><p>Kernels launched in one measured iteration (repeat 0), grouped by what "
-             "they compute: Inductor kernel names parsed into the aten ops they fuse; eager kernels "
+             "they compute. Inductor kernels: the FX nodes and aten ops they fuse from Inductor's own "
+             "provenance output where the run kept its compile_debug folder (ops source "
+             "<i>provenance</i>), else the kernel name parsed into aten ops (<i>name</i>); eager kernels "
              "mapped to their aten op from the demangled name. Top kernels by time.</p>"]
     if kernels.empty or "name" not in kernels or kernels["name"].isna().all():
         parts.append("<p>No kernels recorded.</p>")
@@ -158,9 +160,12 @@ def fusion_map_html(kernels: pd.DataFrame, top: int = 12) -> str:
             for variant, v in g.groupby("variant"):
                 v = v.sort_values("time_per_iter_us", ascending=False)
                 total = v["calls_per_iter"].sum()
+                src = sorted(set(v["ops_source"].dropna().astype(str))) if "ops_source" in v else ["name"]
                 parts.append(f"<b>{html.escape(str(variant))}</b>: {total:g} kernels per iteration, "
-                             f"{v['time_per_iter_us'].sum():.1f} us")
-                t = v.head(top)[["name", "kind", "ops", "n_ops", "calls_per_iter", "time_per_iter_us"]].round(2)
+                             f"{v['time_per_iter_us'].sum():.1f} us; ops from: {html.escape(', '.join(src) or 'name')}")
+                cols = [c for c in ("name", "kind", "ops", "n_ops", "ops_source", "fx_nodes", "calls_per_iter",
+                                    "time_per_iter_us") if c in v]
+                t = v.head(top)[cols].round(2)
                 parts.append(t.to_html(index=False, escape=True))
     parts.append("</body></html>")
     return "\n".join(parts)
