@@ -137,3 +137,11 @@ def test_sentence_and_summary_section():
                  "0.750 ms other kernel time); -0.250 ms remainder.")
     md = summary.breakdown_md(w)
     assert s in md and "host and launch time" in md
+
+
+def test_one_colour_per_variant_in_catalog_order():
+    from fusionlab.analysis import figures
+    from fusionlab.experiments.catalog import variant_names
+    assert figures._variant_names() == variant_names()
+    colours = [figures.variant_colour(v) for v in variant_names()]
+    assert len(set(colours)) == len(colours) and figures.variant_colour("eager") == "#000000"

@@ -202,7 +202,8 @@ def sentence(r: dict, where: str) -> str:
     ge, gv = r["eager_gpu_ms"], r["variant_gpu_ms"]
     if ge == ge and gv == gv:
         verb = "falls" if gv <= ge else "rises"
-        g = f"GPU time {verb} from {_ms(ge)} to {_ms(gv)}"
+        what = "GPU time" if (le == le and lv == lv) else "CPU operator time"
+        g = f"{what} {verb} from {_ms(ge)} to {_ms(gv)}"
         if r["traffic"] > 0 and r["kernels"] == 0:
             g += " (all of the saving explained by memory traffic removed)"
         elif r["traffic"] > 0:

@@ -3,10 +3,14 @@ this): name -> (scope, report category). Scope `model`: one file per swept model
 `sweep`: one file for all. analysis.plots binds each name to the function that draws it.
 
 variant_colour(): one fixed colour per variant, the same in every figure, from the
-variant's place in the catalog (experiments.catalog.variant_names(), sorted); eager is
-always black."""
+variant's place in the catalog (the variant names of experiments/catalog.json, sorted, as
+experiments.catalog.variant_names() gives them; read as data: analysis never imports
+experiments); eager is always black."""
 from __future__ import annotations
 
+import functools
+import json
+import os
 import zlib
 
 FIGURES = {
@@ -29,11 +33,20 @@ PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e
 EAGER_COLOUR = "#000000"
 
 
+@functools.lru_cache(maxsize=1)
+def _variant_names() -> tuple:
+    path = os.path.join(os.path.dirname(os.path.dirname(__file__)), "experiments", "catalog.json")
+    try:
+        with open(path) as f:
+            return tuple(sorted(json.load(f)["variants"]))
+    except (OSError, ValueError, KeyError):
+        return ()
+
+
 def variant_colour(variant: str) -> str:
     if variant == "eager":
         return EAGER_COLOUR
-    from fusionlab.experiments.catalog import variant_names
-    names = [v for v in variant_names() if v != "eager"]
+    names = [v for v in _variant_names() if v != "eager"]
     if variant in names:
         return PALETTE[names.index(variant) % len(PALETTE)]
     return PALETTE[zlib.crc32(str(variant).encode()) % len(PALETTE)]   # not in the catalog: stable too
