@@ -128,3 +128,5 @@ def test_model_cost_mlp_exact():
     params = 1 * 1024 + 1024 + 1024 * 1024 + 1024 + 1024 + 1
     assert c["bytes_fused"] == 4 * (128 + params + 128)
     assert c["bytes_unfused"] > c["bytes_fused"]
+    p = count("pointwise_heavy", 128)
+    assert p["flops"] == 0 and p["flops_pointwise"] > 0    # on the roofline all the same

@@ -122,7 +122,14 @@ def check_analysis_outputs(res):
             for ext in ("png", "svg"):
                 assert os.path.getsize(f"{res}/figures/{fig}/{s}.{ext}") > 1000, (fig, s)
     summary = open(f"{res}/summary.md").read()
-    assert "## Speedup over eager at batch 32" in summary and "| mlp | oom |" in summary
+    assert "## Speedup over eager (wall time)" in summary
+    mlp = summary.split("### mlp", 1)[1].split("###", 1)[0]
+    assert "| variant | batch 8 | batch 32 |" in mlp and "| oom |" in mlp      # the oom run is listed
+    assert "## Where the speedup comes from" in summary
+    bd = pd.read_csv(f"{res}/tables/speedup_breakdown.csv")
+    for _, g in bd.groupby(["model", "batch", "variant"]):    # the parts add up to the total
+        parts = g[g.part != "total"].saved_ms.sum()
+        assert abs(parts - g[g.part == "total"].saved_ms.item()) < 1e-9
     assert "## Crossover batch size" in summary
     fm = open(f"{res}/figures/fusion_map.html").read()
     assert "cpp_fused" in fm and "aten::sin" in fm

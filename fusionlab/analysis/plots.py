@@ -4,11 +4,14 @@ FIGURES maps a figure name to (function, scope, category): scope "model" draws o
 figure per model (function(tables, model)), scope "sweep" one for the whole sweep
 (function(tables, None)). Plots read only the tidy tables (analysis.tables), so they
 regenerate on any machine from existing results, and a new sweep axis needs no new code.
+Every figure draws a variant in its own colour (figures.variant_colour), titles wrap to
+the figure's width, and log axes carry plain numbers (0.5, 1, 2, 5), never 5x10^-1.
 """
 from __future__ import annotations
 
 import json
 import os
+import textwrap
 
 import matplotlib
 
@@ -16,11 +19,14 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
-from fusionlab.analysis import figures  # noqa: E402
+from fusionlab.analysis import decompose, figures  # noqa: E402
+from fusionlab.analysis.figures import variant_colour  # noqa: E402
 from fusionlab.core.io import atomic_path  # noqa: E402
 
 SWEEP = "all"
+PART_COLOURS = {"host": "#4c72b0", "traffic": "#55a868", "kernels": "#c44e52", "remainder": "#b0b0b0"}
 
 
 def _label(df: pd.DataFrame) -> str:
@@ -32,8 +38,8 @@ def _label(df: pd.DataFrame) -> str:
     return ", ".join(parts)
 
 
-def _fig(n: int = 1, w: float = 5.0):
-    fig, axes = plt.subplots(1, n, figsize=(w * n, 3.8), squeeze=False)
+def _fig(n: int = 1, w: float = 5.5, h: float = 4.2):
+    fig, axes = plt.subplots(1, n, figsize=(w * n, h), squeeze=False, layout="constrained")
     return fig, axes[0]
 
 
@@ -43,7 +49,47 @@ def _empty(ax, text):
 
 
 def _title(fig, what, t, model=None):
-    fig.suptitle(f"{what}{' - ' + model if model else ''}\n{_label(t['runs'])}", fontsize=8)
+    """Title (bold) and the setup line, each wrapped to the figure's width."""
+    width = fig.get_figwidth()
+    chars = int(width * 72 / (9 * 0.62))
+    head = textwrap.fill(f"{model + ': ' if model else ''}{what}", chars)
+    sub = textwrap.fill(_label(t["runs"]), chars)
+    fig.suptitle(f"{head}\n{sub}" if sub else head, fontsize=9)
+
+
+def _plain(v, _pos=None) -> str:
+    if v <= 0:
+        return "0"
+    if v >= 1e4 or v < 1e-3:
+        return f"{v:.0e}".replace("e+0", "e").replace("e-0", "e-")
+    return f"{v:g}"
+
+
+def _log(ax, axis="y", base=10):
+    """A log axis with plain number labels at 1, 2, 5 x 10^k (base 10) or powers of 2."""
+    a = ax.yaxis if axis == "y" else ax.xaxis
+    (ax.set_yscale if axis == "y" else ax.set_xscale)("log", base=base)
+    if base == 2:
+        a.set_major_locator(LogLocator(base=2))
+    else:
+        a.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    a.set_major_formatter(FuncFormatter(_plain))
+    a.set_minor_formatter(NullFormatter())
+
+
+def _fit_log_ticks(ax, axis="y"):
+    """Once the data are drawn: enough plain-number ticks for the axis's span (1 to 9 x
+    10^k within a decade, 1, 2, 5 x 10^k over a few, 10^k beyond)."""
+    a = ax.yaxis if axis == "y" else ax.xaxis
+    lo, hi = (ax.get_ylim() if axis == "y" else ax.get_xlim())
+    if lo <= 0 or hi <= 0:
+        return
+    span = np.log10(hi / lo)
+    subs = tuple(range(1, 10)) if span < 0.5 else (1.0, 2.0, 3.0, 5.0) if span < 1.5 \
+        else (1.0, 2.0, 5.0) if span < 4 else (1.0,)
+    a.set_major_locator(LogLocator(base=10, subs=subs))
+    a.set_major_formatter(FuncFormatter(_plain))
+    a.set_minor_formatter(NullFormatter())
 
 
 def _m(df, model):
@@ -55,26 +101,110 @@ def _ok(t, model):
     return r[r["status"] == "ok"]
 
 
+def _legend(ax, **kw):
+    h, lab = ax.get_legend_handles_labels()
+    if h:
+        ax.legend(fontsize=7, **kw)
+
+
 def speedup_vs_batch(t, model):
-    fig, (ax,) = _fig()
+    """Every variant of the model on one plot: speedup vs batch with 95% CIs (lines), or,
+    where the model ran at one batch size, the variants side by side."""
     d = _m(t["speedups"], model)
     d = d[d["variant"] != "eager"].dropna(subset=["speedup_wall"])
-    if d.empty:
-        _empty(ax, "no successful variant runs")
+    if d["batch"].nunique() <= 1:
+        return _speedup_side_by_side(t, model, d)
+    fig, (ax,) = _fig()
     for variant, g in d.groupby("variant"):
         g = g.sort_values("batch")
+        c = variant_colour(variant)
         lo = (g["speedup_wall"] - g["speedup_wall_lo"]).clip(lower=0).fillna(0)
         hi = (g["speedup_wall_hi"] - g["speedup_wall"]).clip(lower=0).fillna(0)
-        line = ax.errorbar(g["batch"], g["speedup_wall"], yerr=[lo, hi], marker="o", capsize=3, label=variant)
+        ax.errorbar(g["batch"], g["speedup_wall"], yerr=[lo, hi], marker="o", capsize=3, label=variant, color=c)
         noisy = g[g["noisy"].astype(bool)]
-        ax.scatter(noisy["batch"], noisy["speedup_wall"], s=120, facecolors="none",
-                   edgecolors=line[0].get_color(), label=f"{variant} (noisy)" if len(noisy) else None)
-    if not d.empty:
-        ax.axhline(1.0, color="grey", lw=0.8, ls="--")
-        ax.set_xscale("log", base=2); ax.set_yscale("log")
-        ax.set_xlabel("batch size"); ax.set_ylabel("speedup over eager (wall time)")
-        ax.legend(fontsize=7)
-    _title(fig, "Speedup vs batch size, median and 95% CI", t, model)
+        if len(noisy):
+            ax.scatter(noisy["batch"], noisy["speedup_wall"], s=130, facecolors="none", edgecolors=c,
+                       label=f"{variant}: noisy")
+    ax.axhline(1.0, color="grey", lw=0.8, ls="--")
+    _log(ax, "x", base=2); _log(ax, "y")
+    ax.set_xticks(sorted(d["batch"].unique()))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
+    ax.set_xlabel("batch size"); ax.set_ylabel("speedup over eager (wall time; >1 faster)")
+    _fit_log_ticks(ax, "y")
+    _legend(ax)
+    _title(fig, "Speedup over eager, median and 95% CI", t, model)
+    return fig
+
+
+def _speedup_side_by_side(t, model, d):
+    n = max(len(d), 1)
+    fig, (ax,) = _fig(h=1.6 + 0.32 * n)
+    if d.empty:
+        _empty(ax, "no successful variant runs")
+    else:
+        d = d.sort_values("speedup_wall")
+        y = np.arange(len(d))
+        lo = (d["speedup_wall"] - d["speedup_wall_lo"]).clip(lower=0).fillna(0)
+        hi = (d["speedup_wall_hi"] - d["speedup_wall"]).clip(lower=0).fillna(0)
+        for i, r in enumerate(d.itertuples()):
+            c = variant_colour(r.variant)
+            ax.errorbar([r.speedup_wall], [i], xerr=[[lo.iloc[i]], [hi.iloc[i]]], marker="o", capsize=3,
+                        color=c, mfc="none" if bool(r.noisy) else c)
+            ax.annotate(f"{r.speedup_wall:.2f}x{' noisy' if bool(r.noisy) else ''}", (r.speedup_wall, i),
+                        xytext=(6, 4), textcoords="offset points", fontsize=7)
+        ax.set_yticks(y); ax.set_yticklabels(d["variant"], fontsize=8)
+        ax.axvline(1.0, color="grey", lw=0.8, ls="--")
+        _log(ax, "x")
+        ax.set_xlabel(f"speedup over eager, batch {int(d['batch'].iloc[0])} (>1: faster)")
+        ax.margins(x=0.15)
+        _fit_log_ticks(ax, "x")
+    _title(fig, "Speedup over eager, median and 95% CI (hollow: noisy)", t, model)
+    return fig
+
+
+def speedup_breakdown(t, model):
+    """Where each speedup comes from (analysis.decompose): per configuration, the parts of
+    the wall-time change as a share of eager's wall time, stacked (saved above zero, added
+    below), the total as a diamond."""
+    w = t.get("breakdown")
+    if w is None:
+        w = decompose.breakdown_wide(t["runs"], t["speedups"], t.get("peaks"))
+    w = _m(w, model) if len(w) else w
+    n = max(len(w), 1)
+    longest = max((len(str(v)) for v in w["variant"]), default=0) + 8 if len(w) else 0
+    fig, (ax,) = _fig(w=max(5.5, 2.8 + 0.6 * n), h=4.2 + (0.075 * longest if n > 4 else 0))
+    if w.empty:
+        _empty(ax, "no configuration with both eager and a variant ok")
+        _title(fig, "Where the speedup comes from", t, model)
+        return fig
+    varying = [k for k in decompose.varying_keys(w) if k not in ("model", "batch")]
+    w = w.sort_values(varying + ["batch", "variant"]).reset_index(drop=True)
+    x = np.arange(len(w))
+    base = w["eager_wall_ms"].to_numpy()
+    pos, neg = np.zeros(len(w)), np.zeros(len(w))
+    for part in decompose.PARTS:
+        v = 100 * w[part].fillna(0).to_numpy() / base
+        bottom = np.where(v >= 0, pos, neg)
+        ax.bar(x, v, 0.62, bottom=bottom, color=PART_COLOURS[part], label=decompose.LABELS[part])
+        pos, neg = pos + np.clip(v, 0, None), neg + np.clip(v, None, 0)
+    tot = 100 * w["total"].to_numpy() / base
+    ax.scatter(x, tot, marker="D", color="k", s=28, zorder=3, label="total (eager - variant)")
+    for i, r in w.iterrows():
+        ax.annotate(f"{r['speedup_wall']:.2f}x\n{r['total']:+.3g} ms"[0:], (i, max(pos[i], tot[i])),
+                    xytext=(0, 3), textcoords="offset points", ha="center", fontsize=6.5)
+    ax.axhline(0, color="k", lw=0.8)
+    many = len(w) > 4
+    sep = ", " if many else "\n"
+    labels = [f"{r['variant']}{sep}bs {int(r['batch'])}" + "".join(f"{sep}{k}={r[k]}" for k in varying)
+              for _, r in w.iterrows()]
+    ax.set_xticks(x); ax.set_xticklabels(labels, fontsize=7, rotation=90 if many else 0)
+    for tick, v in zip(ax.get_xticklabels(), w["variant"]):
+        tick.set_color(variant_colour(v))
+    ax.set_ylabel("wall time saved per iteration, % of eager")
+    lo, hi = min(neg.min(), tot.min(), 0), max(pos.max(), tot.max(), 0)
+    ax.set_ylim(lo - 0.08 * (hi - lo) - 1, hi + 0.22 * (hi - lo) + 1)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
+    _title(fig, "Where the speedup comes from (parts add up to the total)", t, model)
     return fig
 
 
@@ -85,8 +215,8 @@ def kernels_per_iter(t, model):
     if d.empty:
         _empty(ax, "no successful runs")
     else:
-        d.plot.bar(ax=ax, rot=0)
-        ax.set_xlabel("batch size"); ax.set_ylabel("kernels per iteration"); ax.legend(fontsize=7)
+        d.plot.bar(ax=ax, rot=0, color=[variant_colour(v) for v in d.columns])
+        ax.set_xlabel("batch size"); ax.set_ylabel("kernels per iteration"); _legend(ax)
     what = "CPU kernels (outermost operators)" if set(t["runs"]["device"].dropna()) == {"cpu"} else "GPU kernels"
     _title(fig, f"{what} per iteration", t, model)
     return fig
@@ -95,11 +225,14 @@ def kernels_per_iter(t, model):
 def _by_variant_batch(ax, d, col, ylabel, log=True):
     for variant, g in d.groupby("variant"):
         g = g.groupby("batch")[col].median().dropna()
-        ax.plot(g.index, g.values, marker="o", label=variant)
-    ax.set_xscale("log", base=2)
+        ax.plot(g.index, g.values, marker="o", label=variant, color=variant_colour(variant))
+    _log(ax, "x", base=2)
+    ax.set_xticks(sorted(d["batch"].unique()))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
     if log:
-        ax.set_yscale("log")
-    ax.set_xlabel("batch size"); ax.set_ylabel(ylabel); ax.legend(fontsize=7)
+        _log(ax, "y")
+        _fit_log_ticks(ax, "y")
+    ax.set_xlabel("batch size"); ax.set_ylabel(ylabel); _legend(ax)
 
 
 def launch_overhead(t, model):
@@ -122,11 +255,15 @@ def idle_breakdown(t, model):
         _empty(ax, f"GPU idle breakdown needs GPU kernels:\nnot available for {_label(t['runs'])}")
     else:
         g = d.groupby(["batch", "variant"])[cols].median()
-        g.index = [f"{b}\n{v}" for b, v in g.index]
+        variants = [v for _, v in g.index]
+        g.index = [f"bs {b}\n{v}" for b, v in g.index]
         g.columns = ["busy", "host wait", "kernel wait", "other"]
         g.plot.bar(ax=ax, stacked=True, rot=0, color=["#4c72b0", "#dd8452", "#55a868", "#8c8c8c"])
-        ax.set_ylabel("share of the measured range"); ax.set_ylim(0, 1.02); ax.legend(fontsize=7)
+        ax.set_ylabel("share of the measured range"); ax.set_ylim(0, 1.02)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
         ax.tick_params(axis="x", labelsize=7)
+        for tick, v in zip(ax.get_xticklabels(), variants):
+            tick.set_color(variant_colour(v))
     _title(fig, "GPU time: busy and idle (HTA breakdown)", t, model)
     return fig
 
@@ -142,77 +279,136 @@ def kernel_durations(t, model):
             x = g.index * (1.08 ** i)
             ax.errorbar(x, g["median_kernel_us"], yerr=[g["median_kernel_us"] - g["p10_kernel_us"],
                                                         g["p90_kernel_us"] - g["median_kernel_us"]],
-                        marker="o", capsize=3, ls="none", label=variant)
-        ax.set_xscale("log", base=2); ax.set_yscale("log")
+                        marker="o", capsize=3, ls="none", label=variant, color=variant_colour(variant))
+        _log(ax, "x", base=2); _log(ax, "y")
+        ax.set_xticks(sorted(d["batch"].unique()))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
+        _fit_log_ticks(ax, "y")
         ax.set_xlabel("batch size"); ax.set_ylabel("kernel duration (us): p10, median, p90")
-        ax.legend(fontsize=7)
+        _legend(ax)
     _title(fig, "Kernel-duration distribution", t, model)
     return fig
 
 
+MODEL_MARKERS = "osD^vP*XhpH<>d8"
+
+
 def roofline(t, model):
-    fig, (ax, bx) = _fig(2)
+    """Every ok run (median over repeats) at (arithmetic intensity, achieved FLOP/s), under
+    both roofs: the measured copy bandwidth's slope and the measured matmul rate; marker
+    per model, colour per variant. Right: the achieved fraction of copy bandwidth."""
     d = _ok(t, model)
+    fig, (ax, bx) = _fig(2, w=6.0, h=5.2 + 0.09 * d[["model", "variant"]].nunique().sum())
     peaks = t.get("peaks") or {}
     bw, fl = peaks.get("copy_bandwidth_Bps"), peaks.get("matmul_flops")
     r = d.dropna(subset=["arithmetic_intensity", "achieved_flops"])
+    r = r.groupby(["model", "variant", "batch"], as_index=False)[["arithmetic_intensity", "achieved_flops"]].median()
     if r.empty:
-        _empty(ax, "no run with a FLOP count (matmul/conv)")
+        _empty(ax, "no run with a FLOP count and a GPU time")
     else:
+        models = sorted(r["model"].unique())
         for (m, v), g in r.groupby(["model", "variant"]):
-            ax.scatter(g["arithmetic_intensity"], g["achieved_flops"] / 1e12, label=f"{m} / {v}", s=18)
+            ax.scatter(g["arithmetic_intensity"], g["achieved_flops"] / 1e12, s=26, color=variant_colour(v),
+                       marker=MODEL_MARKERS[models.index(m) % len(MODEL_MARKERS)], edgecolors="k", linewidths=0.3)
+        ai = r["arithmetic_intensity"]
+        ridge = fl / bw if (bw and fl) else None
+        lo = min(ai.min(), ridge or ai.min()) / 8
+        hi = max(ai.max(), ridge or ai.max()) * 8
         if bw and fl:
-            x = np.logspace(np.log10(r["arithmetic_intensity"].min() / 4), np.log10(r["arithmetic_intensity"].max() * 4), 100)
-            ax.plot(x, np.minimum(bw * x, fl) / 1e12, color="k", lw=1,
-                    label=f"copy BW {bw / 1e12:.2f} TB/s, matmul {fl / 1e12:.1f} TFLOP/s")
-        ax.set_xscale("log"); ax.set_yscale("log")
-        ax.set_xlabel("FLOP per byte (ideal fused traffic)"); ax.set_ylabel("achieved TFLOP/s"); ax.legend(fontsize=6)
+            x = np.logspace(np.log10(lo), np.log10(hi), 200)
+            ax.plot(x, np.minimum(bw * x, fl) / 1e12, color="k", lw=1.2)
+            ax.annotate(f"copy bandwidth {bw / 1e12:.2f} TB/s", (ridge / 6, bw * ridge / 6 / 1e12), rotation=0,
+                        xytext=(4, 6), textcoords="offset points", fontsize=7, ha="left")
+            ax.annotate(f"matmul {fl / 1e12:.1f} TFLOP/s", (ridge * 1.3, fl / 1e12), xytext=(0, 4),
+                        textcoords="offset points", fontsize=7)
+            ax.axvline(ridge, color="grey", lw=0.6, ls=":")
+        ax.set_xlim(lo, hi)
+        _log(ax, "x"); _log(ax, "y")
+        _fit_log_ticks(ax, "x"); _fit_log_ticks(ax, "y")
+        ax.set_xlabel("FLOP per byte (all FLOPs / ideal fused bytes)"); ax.set_ylabel("achieved TFLOP/s")
+        from matplotlib.lines import Line2D
+        handles = [Line2D([], [], ls="none", marker=MODEL_MARKERS[i % len(MODEL_MARKERS)], color="grey", label=m)
+                   for i, m in enumerate(models)]
+        handles += [Line2D([], [], ls="none", marker="s", color=variant_colour(v), label=v)
+                    for v in sorted(r["variant"].unique())]
+        ax.legend(handles=handles, fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=4,
+                  title="marker: model, colour: variant", title_fontsize=7)
     b = d.dropna(subset=["copy_bandwidth_frac"])
     if b.empty:
         _empty(bx, "no measured copy bandwidth or GPU time")
     else:
-        g = b.groupby(["model", "variant", "batch"])["copy_bandwidth_frac"].median().unstack("variant")
+        g = b.groupby(["model", "batch", "variant"])["copy_bandwidth_frac"].median().unstack("variant")
         g.index = [f"{m}\n{bs}" for m, bs in g.index]
-        g.plot.bar(ax=bx, rot=90)
+        g.plot.bar(ax=bx, rot=90, color=[variant_colour(v) for v in g.columns], width=0.8)
         bx.axhline(1.0, color="grey", lw=0.8, ls="--")
-        bx.set_ylabel("ideal bytes / time over copy bandwidth"); bx.tick_params(axis="x", labelsize=6)
-        bx.legend(fontsize=7)
-    _title(fig, "Roofline and achieved fraction of copy bandwidth", t, model)
+        bx.set_ylabel("ideal fused bytes / GPU time, over copy bandwidth\n(bars: variants, colours as on the left)"); bx.tick_params(axis="x", labelsize=6.5)
+        if bx.get_legend():
+            bx.get_legend().remove()   # the colours are the variants' (the roofline's legend)
+    _title(fig, "Roofline (both roofs measured on this device) and achieved fraction of copy bandwidth", t, model)
     return fig
 
 
 def crossover(t, model):
-    fig, (ax,) = _fig(w=6.0)
     c = t["crossover"]
+    fig, (ax,) = _fig(w=max(5.5, 1.5 + 0.7 * len(c)))
     if c.empty:
         _empty(ax, "no variant besides eager")
     else:
         labels = [f"{m}\n{v}" for m, v in zip(c["model"], c["variant"])]
         y = c["crossover_batch"]
-        ax.bar(range(len(c)), y.fillna(0), color=["#4c72b0" if v == v else "#cccccc" for v in y])
-        for i, (v, note) in enumerate(zip(y, c["note"])):
+        ax.bar(range(len(c)), y.fillna(0), color=[variant_colour(v) if b == b else "#dddddd"
+                                                  for v, b in zip(c["variant"], y)])
+        for i, v in enumerate(y):
             ax.text(i, (v if v == v else 1), "never" if v != v else f"{v:.0f}", ha="center", va="bottom", fontsize=7)
         ax.set_xticks(range(len(c))); ax.set_xticklabels(labels, fontsize=7)
-        ax.set_yscale("log", base=2); ax.set_ylabel("batch where the variant starts to beat eager")
+        _log(ax, "y", base=2)
+        ax.set_ylabel("batch where the variant starts to beat eager")
     _title(fig, "Crossover batch size", t, model)
     return fig
 
 
 def compile_cost(t, model):
-    fig, (ax, bx) = _fig(2)
     s = t["speedups"]
-    s = s[s["variant"] != "eager"]
+    s = s[(s["variant"] != "eager") & (s["status"] == "ok")]
     d = s.groupby(["model", "variant"])[["compilation_latency_s", "compression_ratio"]].median()
+    fig, (ax, bx) = _fig(2, w=max(5.5, 1.0 + 0.45 * len(d)))
     if d.dropna(how="all").empty:
         _empty(ax, "no compiled variant ran"); _empty(bx, "")
     else:
+        colours = [variant_colour(v) for _, v in d.index]
         d.index = [f"{m}\n{v}" for m, v in d.index]
-        d["compilation_latency_s"].plot.bar(ax=ax, rot=0, color="#dd8452")
-        ax.set_ylabel("compilation latency (s)"); ax.tick_params(axis="x", labelsize=7)
-        d["compression_ratio"].plot.bar(ax=bx, rot=0, color="#55a868")
+        ax.bar(range(len(d)), d["compilation_latency_s"].fillna(0), color=colours)
+        ax.set_ylabel("compilation latency (s)")
+        bx.bar(range(len(d)), d["compression_ratio"].fillna(0), color=colours)
         bx.axhline(1.0, color="grey", lw=0.8, ls="--")
-        bx.set_ylabel("eager peak memory / variant peak memory"); bx.tick_params(axis="x", labelsize=7)
+        bx.set_ylabel("eager peak memory / variant peak memory")
+        for a in (ax, bx):
+            a.set_xticks(range(len(d))); a.set_xticklabels(d.index, fontsize=6.5, rotation=90)
     _title(fig, "Compile cost (Inductor harness definitions)", t, model)
+    return fig
+
+
+def profiler_overhead(t, model):
+    """The profiler's own cost per run: traced / untraced wall time per iteration, each
+    repeat a dot, the median a bar, in the variant's colour."""
+    r = t["runs"]
+    r = r[(r["status"] == "ok")].dropna(subset=["profiler_overhead"]) if "profiler_overhead" in r else r.iloc[:0]
+    keys = r.groupby(["model", "batch", "variant"]).size().index.tolist() if len(r) else []
+    fig, (ax,) = _fig(w=max(5.5, 1.2 + 0.32 * len(keys)))
+    if not keys:
+        _empty(ax, "no run with both a traced and an untraced wall time")
+    else:
+        for i, (m, b, v) in enumerate(keys):
+            g = r[(r["model"] == m) & (r["batch"] == b) & (r["variant"] == v)]["profiler_overhead"]
+            ax.bar(i, g.median() - 1, bottom=1, color=variant_colour(v), alpha=0.55, width=0.7)
+            ax.scatter(np.full(len(g), i), g, color=variant_colour(v), edgecolors="k", linewidths=0.3, s=14, zorder=3)
+        ax.axhline(1.0, color="grey", lw=0.8, ls="--")
+        ax.set_xticks(range(len(keys)))
+        ax.set_xticklabels([f"{m} {b}  {v}" for m, b, v in keys], rotation=90, fontsize=6.5)
+        for tick, (_, _, v) in zip(ax.get_xticklabels(), keys):
+            tick.set_color(variant_colour(v))
+        ax.set_ylabel("traced / untraced wall time per iteration")
+    _title(fig, "The profiler's own cost per run (model, batch, variant; dots: repeats)", t, model)
     return fig
 
 
@@ -221,6 +417,8 @@ FIGURES = {name: (globals()[name], scope, category) for name, (scope, category) 
 
 
 def load_tables(runs_csv, speedups_csv, crossover_csv=None, peaks_json=None) -> dict:
+    """The tables a figure reads; `breakdown` (analysis.decompose.breakdown_wide) is
+    computed from runs, speedups and peaks."""
     t = {"runs": pd.read_csv(runs_csv), "speedups": pd.read_csv(speedups_csv)}
     t["crossover"] = pd.read_csv(crossover_csv) if crossover_csv and os.path.exists(crossover_csv) \
         else pd.DataFrame(columns=["model", "variant", "crossover_batch", "note"])
@@ -228,14 +426,14 @@ def load_tables(runs_csv, speedups_csv, crossover_csv=None, peaks_json=None) -> 
     if peaks_json and os.path.exists(peaks_json):
         with open(peaks_json) as f:
             t["peaks"] = json.load(f)
+    t["breakdown"] = decompose.breakdown_wide(t["runs"], t["speedups"], t["peaks"])
     return t
 
 
 def save(fig, png: str, svg: str | None = None) -> None:
-    fig.tight_layout()
     for path in filter(None, (png, svg)):
         with atomic_path(path) as tmp:
-            fig.savefig(tmp, dpi=110)
+            fig.savefig(tmp, dpi=130)
     plt.close(fig)
 
 

@@ -1,7 +1,9 @@
 """Metrics of one run: run.json (what the runner recorded) + its profile (+ timing.json, the
 untraced timing process of an nsys run) -> metrics.json,
 and the run's kernels in the measured range -> kernels.csv (analysis.metrics.kernel_table,
-annotated with analysis.fusion: the fusion map).
+annotated with analysis.fusion: the fusion map; from Inductor's provenance output,
+analysis.provenance, where the run kept its compile_debug folder; ops_source and the
+run's fusion_source say which).
 
 Wall time (the headline, and every speedup built on it) is never taken under tracing:
 - wall_time_per_iter_ms: median of the untraced timing windows (runner.time_windows): of
@@ -25,7 +27,7 @@ import os
 
 import pandas as pd
 
-from fusionlab.analysis import fusion, metrics, nsys_sqlite, torch_trace
+from fusionlab.analysis import fusion, metrics, nsys_sqlite, provenance, torch_trace
 from fusionlab.analysis.trace import ReportError
 from fusionlab.core import ranges as R
 from fusionlab.core.io import atomic_path, write_json_atomic
@@ -103,12 +105,24 @@ def compute(run_json: str, profile: str | None, backend: str,
     row.update({k: v for k, v in m.items() if k not in ("range", "domain", "instances")})
     row.update(timing_fields(run, timing, traced_wall))
     row["profiler_version"] = trace.tool_version
-    kernels = fusion.annotate(metrics.kernel_table(trace))
+    kernels = provenance.annotate(fusion.annotate(metrics.kernel_table(trace)),
+                                  provenance.kernel_ops(debug_dir(run_json, run)))
+    row["fusion_source"] = "provenance" if (kernels.get("ops_source", pd.Series(dtype=str)) == "provenance").any() \
+        else "name"
     return metrics.clean(row), kernels
 
 
-KERNEL_FILE_COLUMNS = ["name", "kind", "ops", "n_ops", "calls_per_iter", "time_per_iter_us",
-                       "median_us", "calls", "total_us", "full_name"]
+def debug_dir(run_json: str, run: dict) -> str | None:
+    """The run's kept TORCH_COMPILE_DEBUG folder: compile_debug/ beside run.json (results
+    copied elsewhere), else the path the runner recorded."""
+    here = os.path.join(os.path.dirname(os.path.abspath(run_json)), "compile_debug")
+    if os.path.isdir(here):
+        return here
+    return (run.get("compile_debug") or {}).get("dir")
+
+
+KERNEL_FILE_COLUMNS = ["name", "kind", "ops", "n_ops", "ops_source", "fx_nodes", "calls_per_iter",
+                       "time_per_iter_us", "median_us", "calls", "total_us", "full_name"]
 
 
 def main(run_json: str, profile: str | None, backend: str, out: str, kernels_out: str | None = None,

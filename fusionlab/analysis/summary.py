@@ -6,6 +6,7 @@ import html
 
 import pandas as pd
 
+from fusionlab.analysis import decompose, tables
 from fusionlab.core.io import atomic_path
 
 
@@ -28,7 +29,66 @@ def _md(df: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks: dict | None) -> str:
+def _axes(sp: pd.DataFrame) -> list[str]:
+    """GROUP keys besides model and batch that take more than one value (a table each)."""
+    return [k for k in tables.GROUP if k not in ("model", "batch") and k in sp and sp[k].nunique(dropna=False) > 1]
+
+
+def speedup_md(sp: pd.DataFrame) -> list[str]:
+    """Per model (and per value of any other swept axis): variants that ran as rows, batch
+    sizes as columns; unsupported pairs are left out (listed once at the end)."""
+    out = ["## Speedup over eager (wall time)", "",
+           "Median speedup [95% CI]; `noisy` where the repeats vary more than the threshold; "
+           "a status (incorrect, oom, error, timeout) where the variant ran and failed.", ""]
+    d = sp[(sp["variant"] != "eager") & (sp["status"] != "unsupported")]
+    if d.empty:
+        return out + ["No variant besides eager ran.", ""]
+    axes = _axes(d)
+    for key, g in d.groupby(["model"] + axes, dropna=False, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        title = str(key[0]) + "".join(f", {a}={v}" for a, v in zip(axes, key[1:]))
+        g = g.assign(cell=g.apply(_fmt_speedup, axis=1))
+        m = g.pivot_table(index="variant", columns="batch", values="cell", aggfunc="first")
+        m.columns = [f"batch {c}" for c in m.columns]
+        out += [f"### {title}", "", _md(m.reset_index()), ""]
+    return out
+
+
+def unsupported_md(runs: pd.DataFrame) -> list[str]:
+    """The pairs that were not run, one line per variant and reason, with their models."""
+    u = runs[runs["status"] == "unsupported"]
+    if u.empty:
+        return []
+    out = ["## Not run: unsupported pairs", ""]
+    for (variant, reason), g in u.groupby(["variant", u["reason"].fillna("no reason recorded")], sort=True):
+        out.append(f"- **{variant}**: {reason} ({', '.join(sorted(set(g['model'].astype(str))))})")
+    return out + [""]
+
+
+def breakdown_md(wide: pd.DataFrame) -> str:
+    """Where each speedup comes from (analysis.decompose.breakdown_wide): the terms, then
+    one sentence per configuration, grouped by model."""
+    out = ["## Where the speedup comes from", "",
+           "The change in wall time per iteration (eager - variant, untraced) split into parts that "
+           "add up to it (`tables/speedup_breakdown.csv`, figure `speedup_breakdown`): "
+           "**host and launch time** = the change in exposed host time H (GPU idle waiting on the "
+           "host, HTA's host wait, less the profiler's own cost); **memory traffic removed** = "
+           "(unfused - fused bytes) / copy bandwidth, at most the GPU time saved; **other kernel "
+           "time** = the rest of the GPU (kernel) time saved; **remainder** = the change in "
+           "W - G - H (other idle time, the final synchronize).", ""]
+    if wide.empty:
+        return "\n".join(out + ["No configuration with both eager and a variant ok.", ""])
+    varying = decompose.varying_keys(wide)
+    for model, g in wide.groupby("model", sort=True):
+        out += [f"### {model}", ""]
+        for r in g.to_dict("records"):
+            out.append("- " + decompose.sentence(r, decompose.where_label(r, varying)))
+        out.append("")
+    return "\n".join(out)
+
+
+def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks: dict | None,
+               breakdown: pd.DataFrame | None = None) -> str:
     out = ["# fusionlab sweep summary", ""]
     first = runs.iloc[0] if len(runs) else {}
     meta = {k: first.get(k) for k in ("backend", "device", "gpu", "torch", "nsys", "mode", "dtype")}
@@ -43,12 +103,9 @@ def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks:
             "repeats, [95% bootstrap CI]; wall times come from untraced iterations (no profiler "
             "tracing them; see 'The profiler's own cost'); `noisy`: the repeats' coefficient of variation exceeds "
             f"{sp['noise_cv_threshold'].iloc[0] if len(sp) else ''}.", ""]
-    for batch, g in sp[sp["variant"] != "eager"].groupby("batch"):
-        g = g.assign(cell=g.apply(_fmt_speedup, axis=1))
-        m = g.pivot_table(index="model", columns="variant", values="cell", aggfunc="first")
-        out += [f"## Speedup over eager at batch {batch}", "", _md(m.reset_index()), ""]
+    out += speedup_md(sp)
     cols = ["model", "variant", "batch", "kernels_per_iter", "eager_kernels_per_iter", "kernel_reduction"]
-    k = sp[sp["variant"] != "eager"][cols].round(2)
+    k = sp[(sp["variant"] != "eager") & (sp["status"] != "unsupported")][cols].round(2)
     out += ["## Kernels per iteration (eager -> variant)", "", _md(k), ""]
     ok = runs[runs["status"] == "ok"]
     cols = ["gpu_busy_fraction", "idle_host_wait_frac", "idle_kernel_wait_frac", "idle_other_frac",
@@ -74,10 +131,12 @@ def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks:
     if len(cross):
         c = cross[["model", "variant", "crossover_batch", "note"]].round(0)
         out += ["## Crossover batch size (variant starts to beat eager)", "", _md(c), ""]
-    bad = runs[runs["status"] != "ok"]
+    out += breakdown_md(breakdown if breakdown is not None else decompose.breakdown_wide(runs, sp, peaks)).splitlines()
+    bad = runs[~runs["status"].isin(["ok", "unsupported"])]
     if len(bad):
         out += ["## Runs that are not ok", "",
                 _md(bad[["model", "variant", "batch", "repeat", "status", "reason"]]), ""]
+    out += unsupported_md(runs)
     return "\n".join(out) + "\n"
 
 
@@ -88,7 +147,9 @@ def fusion_map_html(kernels: pd.DataFrame, top: int = 12) -> str:
              "body{font-family:sans-serif;font-size:13px} table{border-collapse:collapse;margin-bottom:14px}"
              "td,th{border:1px solid #ccc;padding:2px 6px} th{background:#eee}</style></head><body>",
              "<h2>Fusion map</h2><p>Kernels launched in one measured iteration (repeat 0), grouped by what "
-             "they compute: Inductor kernel names parsed into the aten ops they fuse; eager kernels "
+             "they compute. Inductor kernels: the FX nodes and aten ops they fuse from Inductor's own "
+             "provenance output where the run kept its compile_debug folder (ops source "
+             "<i>provenance</i>), else the kernel name parsed into aten ops (<i>name</i>); eager kernels "
              "mapped to their aten op from the demangled name. Top kernels by time.</p>"]
     if kernels.empty or "name" not in kernels or kernels["name"].isna().all():
         parts.append("<p>No kernels recorded.</p>")
@@ -99,9 +160,12 @@ def fusion_map_html(kernels: pd.DataFrame, top: int = 12) -> str:
             for variant, v in g.groupby("variant"):
                 v = v.sort_values("time_per_iter_us", ascending=False)
                 total = v["calls_per_iter"].sum()
+                src = sorted(set(v["ops_source"].dropna().astype(str))) if "ops_source" in v else ["name"]
                 parts.append(f"<b>{html.escape(str(variant))}</b>: {total:g} kernels per iteration, "
-                             f"{v['time_per_iter_us'].sum():.1f} us")
-                t = v.head(top)[["name", "kind", "ops", "n_ops", "calls_per_iter", "time_per_iter_us"]].round(2)
+                             f"{v['time_per_iter_us'].sum():.1f} us; ops from: {html.escape(', '.join(src) or 'name')}")
+                cols = [c for c in ("name", "kind", "ops", "n_ops", "ops_source", "fx_nodes", "calls_per_iter",
+                                    "time_per_iter_us") if c in v]
+                t = v.head(top)[cols].round(2)
                 parts.append(t.to_html(index=False, escape=True))
     parts.append("</body></html>")
     return "\n".join(parts)

@@ -7,8 +7,9 @@
                traffic the computation needs, per second; CPU backend: CPU kernel time),
              copy_bandwidth_frac    = achieved_bandwidth_Bps / the device's measured copy
                bandwidth (experiments.peaks),
-             achieved_flops         = flops / GPU time; flops_frac against the measured
-               matmul rate; arithmetic_intensity = flops / bytes_fused.
+             achieved_flops         = (flops + flops_pointwise) / GPU time (matmul and
+               pointwise FLOPs, experiments.cost); flops_frac against the measured matmul
+               rate; arithmetic_intensity = (flops + flops_pointwise) / bytes_fused.
 - metrics_long: the same in long format (one row per run and metric).
 - speedups:  one row per (model, batch, mode, dtype, backend, device, variant), over the
              repeats: medians with 95% bootstrap CIs, CV and the `noisy` flag (wall time:
@@ -22,6 +23,8 @@
              status is listed, never dropped.
 - crossover: per (model, variant, ...) the batch size where the variant starts to beat
              eager (wall-time speedup crosses 1).
+- breakdown: (tables/speedup_breakdown.csv) where each speedup comes from, one row per
+             configuration and part (analysis.decompose).
 - kernels:   the fusion map: one row per run and kernel in the measured range, with its
              kind and the ops it computes (analysis.fusion).
 """
@@ -49,7 +52,7 @@ METRICS = ["wall_time_per_iter_ms", "gpu_time_per_iter_ms", "cpu_kernel_time_per
            "profiler_overhead", "injected_wall_time_per_iter_ms", "injection_overhead",
            "runner_wall_time_per_iter_ms", "cuda_event_time_per_iter_ms",
            "compile_latency_s", "graph_breaks", "generated_kernels", "peak_memory_bytes", "max_abs_err",
-           "flops", "bytes_fused", "bytes_unfused", "achieved_bandwidth_Bps", "copy_bandwidth_frac",
+           "flops", "flops_pointwise", "bytes_fused", "bytes_unfused", "achieved_bandwidth_Bps", "copy_bandwidth_frac",
            "achieved_flops", "flops_frac", "arithmetic_intensity"]
 NOISE_CV = 0.05
 
@@ -66,14 +69,16 @@ def runs_table(metric_files: list[str], costs: pd.DataFrame | None = None,
         if c not in df:
             df[c] = np.nan
     if costs is not None and len(costs):
-        cost_cols = [c for c in ("flops", "bytes_fused", "bytes_unfused", "cost_error") if c in costs]
+        cost_cols = [c for c in ("flops", "flops_pointwise", "bytes_fused", "bytes_unfused", "cost_error") if c in costs]
         df = df.drop(columns=[c for c in cost_cols if c in df]).merge(
             costs[["model", "batch", "mode", "dtype"] + cost_cols], on=["model", "batch", "mode", "dtype"], how="left")
     t = (df["gpu_time_per_iter_ms"].where(df["device"] == "cuda", df["cpu_kernel_time_per_iter_ms"])) / 1e3
     t = t.where(t > 0)
     df["achieved_bandwidth_Bps"] = df["bytes_fused"] / t
-    df["achieved_flops"] = (df["flops"] / t).where(df["flops"] > 0)
-    df["arithmetic_intensity"] = (df["flops"] / df["bytes_fused"]).where(df["flops"] > 0)
+    fl_all = df["flops"].fillna(0) + (df["flops_pointwise"].fillna(0) if "flops_pointwise" in df else 0)
+    fl_all = fl_all.where(fl_all > 0)
+    df["achieved_flops"] = fl_all / t
+    df["arithmetic_intensity"] = fl_all / df["bytes_fused"]
     bw = (peaks or {}).get("copy_bandwidth_Bps")
     fl = (peaks or {}).get("matmul_flops")
     df["copy_bandwidth_frac"] = df["achieved_bandwidth_Bps"] / bw if bw else np.nan
@@ -162,7 +167,7 @@ def write(df: pd.DataFrame, csv: str, parquet: str | None = None) -> None:
 
 def build(metric_files, kernel_files, costs_csv, peaks_json, out: dict, noise_cv: float = NOISE_CV) -> None:
     """Every table of the sweep; out maps runs, runs_pq, long, long_pq, speedups,
-    crossover, kernels to paths."""
+    crossover, kernels (and optionally breakdown: analysis.decompose) to paths."""
     costs = pd.read_csv(costs_csv) if costs_csv and os.path.exists(costs_csv) else None
     peaks = _read_json(peaks_json) if peaks_json and os.path.exists(peaks_json) else None
     runs = runs_table(list(metric_files), costs, peaks)
@@ -171,4 +176,7 @@ def build(metric_files, kernel_files, costs_csv, peaks_json, out: dict, noise_cv
     sp = speedups(runs, noise_cv)
     write(sp, out["speedups"])
     write(crossover(sp), out["crossover"])
+    if out.get("breakdown"):
+        from fusionlab.analysis import decompose   # analysis.decompose builds on this module
+        write(decompose.breakdown(runs, sp, peaks), out["breakdown"])
     write(kernels_table(list(zip(metric_files, kernel_files))), out["kernels"])

@@ -4,6 +4,10 @@ data, no GPU): FLOPs (torch.utils.flop_counter) and bytes.
 - bytes_unfused: every aten operator reads its tensor inputs and writes its outputs
   from/to memory once (eager, one kernel per operator; seed 000's table 8.1 counts the
   same way). View and metadata ops move nothing.
+- flops: matmul and convolution FLOPs (torch.utils.flop_counter, which counts only those).
+- flops_pointwise: one FLOP per output element of every pointwise aten operator (those
+  tagged torch.Tag.pointwise), so a model with no matmul still has an arithmetic
+  intensity and a place on the roofline.
 - bytes_fused: the ideal of full fusion: the model's inputs and parameters are read
   once and its outputs written once (train mode: plus the parameter gradients written).
 
@@ -40,6 +44,7 @@ def count(model_name: str, batch: int, mode: str = "inference", dtype: str = "fl
         def __init__(self):
             super().__init__()
             self.bytes = 0
+            self.pointwise = 0
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             out = func(*args, **(kwargs or {}))
@@ -47,6 +52,8 @@ def count(model_name: str, batch: int, mode: str = "inference", dtype: str = "fl
                 ins, _ = tree_flatten((args, kwargs or {}))
                 outs, _ = tree_flatten(out)
                 self.bytes += sum(map(_nbytes, ins)) + sum(map(_nbytes, outs))
+                if torch.Tag.pointwise in getattr(func, "tags", ()):
+                    self.pointwise += sum(o.numel() for o in outs if isinstance(o, torch.Tensor))
             return out
 
     torch.manual_seed(0)
@@ -67,7 +74,8 @@ def count(model_name: str, batch: int, mode: str = "inference", dtype: str = "fl
     if mode == "train":
         fused += sum(_nbytes(p) for p in model.parameters())
     return {"model": model_name, "batch": batch, "mode": mode, "dtype": dtype,
-            "flops": int(flops.get_total_flops()), "bytes_unfused": int(traffic.bytes),
+            "flops": int(flops.get_total_flops()), "flops_pointwise": int(traffic.pointwise),
+            "bytes_unfused": int(traffic.bytes),
             "bytes_fused": int(fused)}
 
 

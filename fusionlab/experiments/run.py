@@ -212,7 +212,8 @@ def compile_introspection(torch) -> dict | None:
 
 def debug_artifacts(root: str) -> dict:
     """The TORCH_COMPILE_DEBUG files kept for this run: name -> paths under root."""
-    keep = ("output_code.py", "ir_post_fusion.txt", "ir_pre_fusion.txt", "fx_graph_readable.py")
+    keep = ("output_code.py", "ir_post_fusion.txt", "ir_pre_fusion.txt", "fx_graph_readable.py",
+            "fx_graph_transformed.py", "inductor_provenance_tracking_node_mappings.json")
     found = {}
     for dirpath, _, files in os.walk(root):
         for f in files:

@@ -1,5 +1,7 @@
 # Metrics of each run, the model costs, then the tidy tables and the summary of the sweep.
 
+BREAKDOWN = f"{RES}/tables/speedup_breakdown.csv"  # analysis.decompose
+
 
 rule run_metrics:
     input:
@@ -40,6 +42,7 @@ rule tables:
         peaks=PEAKS_INPUT,
     output:
         **TABLES,
+        breakdown=BREAKDOWN,
     params:
         noise_cv=CFG["noise_cv"],
     log:
@@ -55,6 +58,7 @@ rule summary:
         runs=TABLES["runs"],
         speedups=TABLES["speedups"],
         crossover=TABLES["crossover"],
+        breakdown=BREAKDOWN,
         peaks=PEAKS_INPUT,
     output:
         report(SUMMARY, caption="../report/summary.rst", category="0. Summary"),
