@@ -1,4 +1,4 @@
-# fusionlab: sweep models x variants x batch sizes under Nsight Systems (or torch.profiler
+# fusionlab: sweep models x variants x batch sizes (x model sizes) under Nsight Systems (or torch.profiler
 # where there is no GPU or nsys), then tables, figures and the report.
 #
 #   snakemake --cores 1 all                                  # the sweep in config.yaml
@@ -17,7 +17,7 @@ sys.path.insert(0, workflow.basedir)
 ROOT = workflow.basedir
 
 from fusionlab.experiments import sweep  # noqa: E402
-from fusionlab.core import axes  # noqa: E402
+from fusionlab.core import axes, sizes  # noqa: E402
 from fusionlab.experiments import catalog  # noqa: E402
 from fusionlab.experiments import progress, slots  # noqa: E402
 from fusionlab.analysis.figures import FIGURES  # noqa: E402
@@ -42,7 +42,7 @@ print(MACHINE.note, file=sys.stderr)
 RES = CFG["results"]
 BACKEND = MACHINE.profiler
 PYTHON = sys.executable
-RUN = f"{RES}/runs/{{backend}}/{{model}}/{{variant}}/{{mode}}_{{dtype}}/bs{{batch}}/r{{repeat}}"
+RUN = f"{RES}/runs/{sweep.RUN_PATTERN}"
 
 
 wildcard_constraints:
@@ -52,6 +52,7 @@ wildcard_constraints:
     mode="|".join(axes.MODES),
     dtype="|".join(axes.DTYPES),
     batch=r"[1-9][0-9]*",
+    size=sizes.SUFFIX_PATTERN,  # "" (the model's default sizes) or -dim1024-num_layers8
     repeat=r"[0-9]+",
 
 

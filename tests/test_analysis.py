@@ -114,11 +114,24 @@ def test_failed_repeat_is_listed_not_averaged():
 
 
 def test_crossover():
-    assert stats.crossover([128, 1024, 4096], [0.5, 0.8, 1.6]) == pytest.approx(
-        (2 ** (10 + 0.25 * 2), "starts to beat eager between batch 1024 and 4096"))
-    assert stats.crossover([8, 32], [1.1, 1.2])[0] == 8
-    b, note = stats.crossover([8, 32], [0.5, 0.9])
-    assert np.isnan(b) and "does not beat eager up to batch 32" in note
+    start, stop, note = stats.crossover([128, 1024, 4096], [0.5, 0.8, 1.6])
+    assert start == pytest.approx(2 ** (10 + 0.25 * 2)) and np.isnan(stop)
+    assert note == "starts to beat eager between batch 1024 and 4096 and still beats it at batch 4096"
+    assert stats.crossover([8, 32], [1.1, 1.2])[:1] == (8,)
+    start, stop, note = stats.crossover([8, 32], [0.5, 0.9])
+    assert np.isnan(start) and np.isnan(stop) and note == "does not beat eager at any swept batch (8 to 32)"
+
+
+def test_crossover_start_and_stop_along_any_axis():
+    """A fused kernel that wins at small dim and loses at large: where it starts and stops
+    (linear in log2 between the swept values)."""
+    start, stop, note = stats.crossover([256, 1024, 4096], [1.5, 1.2, 0.8], axis="dim")
+    assert start == 256 and stop == pytest.approx(2 ** (10 + 0.5 * 2))
+    assert note == "beats eager from dim 256, stops between dim 1024 and 4096"
+    start, stop, note = stats.crossover([256, 1024, 4096], [0.8, 1.2, 0.9], axis="num_layers")
+    assert start == pytest.approx(2 ** (8 + 0.5 * 2)) and stop == pytest.approx(2 ** (10 + 2 / 3 * 2))
+    assert note == ("starts to beat eager between num_layers 256 and 1024, "
+                    "stops between num_layers 1024 and 4096")
 
 
 def test_model_cost_mlp_exact():

@@ -5,7 +5,7 @@ import pytest
 
 from fusionlab.analysis import decompose, summary, tables
 
-BASE = {"model": "m", "batch": 256, "mode": "inference", "dtype": "float32", "backend": "nsys",
+BASE = {"model": "m", "batch": 256, "size": "default", "mode": "inference", "dtype": "float32", "backend": "nsys",
         "device": "cuda", "status": "ok", "reason": None,
         "bytes_unfused": 1.5e9, "bytes_fused": 0.75e9}
 PEAKS = {"copy_bandwidth_Bps": 1e12, "matmul_flops": 5e13}
@@ -140,8 +140,9 @@ def test_sentence_and_summary_section():
 
 
 def test_one_colour_per_variant_in_catalog_order():
-    from fusionlab.analysis import figures
-    from fusionlab.experiments.catalog import variant_names
-    assert figures._variant_names() == variant_names()
+    from fusionlab.analysis import figures, registry_data
+    from fusionlab.experiments.catalog import size_axes, variant_names
+    assert registry_data.size_axes() == size_axes()
+    assert registry_data.variant_names() == variant_names()
     colours = [figures.variant_colour(v) for v in variant_names()]
     assert len(set(colours)) == len(colours) and figures.variant_colour("eager") == "#000000"

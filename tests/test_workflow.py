@@ -66,11 +66,17 @@ def test_smoke_sweep_end_to_end(tmp_path):
     snake(*common, "--unlock")
     snake(*common, "--rerun-incomplete", "--keep-going", env=faults)
     runs = pd.read_csv(f"{res}/tables/runs.csv")
-    assert len(runs) == 3 * 2 * 2
-    st = {(r.model, r.variant, r.batch): r.status for r in runs.itertuples()}
-    assert st.pop(("mlp", "compile", 32)) == "oom"
-    assert st.pop(("pointwise_heavy", "eager", 8)) == "error"
+    assert len(runs) == 3 * 2 * 2 + 2 * 2      # mlp also at hidden 256: a size axis (sizes:)
+    st = {(r.model, r.variant, r.batch, r.size): r.status for r in runs.itertuples()}
+    assert st.pop(("mlp", "compile", 32, "default")) == "oom"
+    assert st.pop(("mlp", "compile", 32, "hidden256")) == "oom"
+    assert st.pop(("pointwise_heavy", "eager", 8, "default")) == "error"
     assert set(st.values()) == {"ok"}
+    mlp = runs[runs.model == "mlp"]
+    assert sorted(set(zip(mlp["size"], mlp["hidden"]))) == [("default", 1024), ("hidden256", 256)]
+    assert os.path.exists(f"{res}/runs/torch/mlp/eager/inference_float32/bs8-hidden256/r0/run.json")
+    small = mlp[(mlp["size"] == "hidden256") & (mlp.status == "ok")]
+    assert (small["flops"] < mlp.loc[(mlp["size"] == "default") & (mlp.status == "ok"), "flops"].min()).all()
     assert (runs["backend"] == "torch").all() and (runs["device"] == "cpu").all()
     ok = runs[runs.status == "ok"]
     assert ok["wall_time_per_iter_ms"].gt(0).all() and ok["kernels_per_iter"].gt(0).all()
@@ -84,7 +90,7 @@ def test_smoke_sweep_end_to_end(tmp_path):
     assert pw[("eager", 32)] == 35 and pw[("compile", 32)] == 1
     sp = pd.read_csv(f"{res}/tables/speedups.csv")
     assert sp.loc[sp.status == "ok", "profiler_overhead"].gt(0).all()
-    bad = sp[(sp.model == "mlp") & (sp.variant == "compile") & (sp.batch == 32)].iloc[0]
+    bad = sp[(sp.model == "mlp") & (sp.variant == "compile") & (sp.batch == 32) & (sp["size"] == "default")].iloc[0]
     assert bad.status == "oom" and pd.isna(bad.speedup_wall)
     long = pd.read_parquet(f"{res}/tables/metrics_long.parquet")
     assert {"metric", "value", "status"} <= set(long.columns)
@@ -97,16 +103,16 @@ def test_smoke_sweep_end_to_end(tmp_path):
         f.write('{"traceEvents": [trunc')
     snake(*common, "--keep-going", env=faults)
     runs = pd.read_csv(f"{res}/tables/runs.csv")
-    row = runs[(runs.model == "mlp") & (runs.variant == "eager") & (runs.batch == 8)].iloc[0]
+    row = runs[(runs.model == "mlp") & (runs.variant == "eager") & (runs.batch == 8) & (runs["size"] == "default")].iloc[0]
     assert row.status == "error" and "trace.json: not a torch.profiler Chrome trace" in row.reason
-    assert (runs.status == "ok").sum() == 9
+    assert (runs.status == "ok").sum() == 12
 
     # 4. figures, tables and summary again from the recorded profiles alone (no profiling),
     #    then Snakemake's HTML report
     before = {p: os.path.getmtime(p) for p in (f"{d}/trace.json", f"{d}/run.json")}
     p = snake("regenerate", "--cores", "2", "--forceall", "--configfile", "config/smoke.yaml",
               "--config", f"results={res}", "regenerate=1")
-    assert "regenerating from 12 recorded torch runs" in p.stderr
+    assert "regenerating from 16 recorded torch runs" in p.stderr
     assert "profile_torch" not in p.stdout + p.stderr
     assert {p: os.path.getmtime(p) for p in before} == before
     pd.testing.assert_frame_equal(pd.read_csv(f"{res}/tables/runs.csv"), runs)
@@ -124,13 +130,14 @@ def check_analysis_outputs(res):
     summary = open(f"{res}/summary.md").read()
     assert "## Speedup over eager (wall time)" in summary
     mlp = summary.split("### mlp", 1)[1].split("###", 1)[0]
-    assert "| variant | batch 8 | batch 32 |" in mlp and "| oom |" in mlp      # the oom run is listed
+    assert ("| variant | default, batch 8 | default, batch 32 | hidden256, batch 8 | hidden256, batch 32 |" in mlp
+            and "| oom |" in mlp)      # the oom run is listed
     assert "## Where the speedup comes from" in summary
     bd = pd.read_csv(f"{res}/tables/speedup_breakdown.csv")
-    for _, g in bd.groupby(["model", "batch", "variant"]):    # the parts add up to the total
+    for _, g in bd.groupby(["model", "batch", "size", "variant"]):    # the parts add up to the total
         parts = g[g.part != "total"].saved_ms.sum()
         assert abs(parts - g[g.part == "total"].saved_ms.item()) < 1e-9
-    assert "## Crossover batch size" in summary
+    assert "## Crossover: where a variant starts and stops beating eager" in summary
     fm = open(f"{res}/figures/fusion_map.html").read()
     assert "cpp_fused" in fm and "aten::sin" in fm
     k = pd.read_csv(f"{res}/tables/kernels.csv")
@@ -138,6 +145,8 @@ def check_analysis_outputs(res):
     assert set(fused["kind"]) == {"cpp"} and fused["n_ops"].max() >= 9
     cross = pd.read_csv(f"{res}/tables/crossover.csv")
     assert set(cross["model"]) == {"mlp", "matmul_heavy", "pointwise_heavy"}
+    assert set(cross.loc[cross.model == "mlp", "axis"]) == {"batch", "hidden"}    # along any swept axis
+    assert set(cross.loc[(cross.model == "mlp") & (cross.axis == "hidden"), "fixed"]) == {"batch=8", "batch=32"}
     runs = pd.read_csv(f"{res}/tables/runs.csv")
     assert runs["bytes_fused"].gt(0).all() and runs.loc[runs.model == "mlp", "flops"].gt(0).all()
     assert runs.loc[runs.status == "ok", "copy_bandwidth_frac"].gt(0).all()

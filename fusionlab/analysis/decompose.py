@@ -100,6 +100,7 @@ def breakdown_wide(runs: pd.DataFrame, sp: pd.DataFrame | None = None,
     bandwidth used and, from the speedups table where given, the speedup with its CI and
     the noisy flag."""
     keys = list(tables.GROUP)
+    runs = tables.with_size(runs)
     ok = runs[runs["status"] == "ok"]
     bw = (peaks or {}).get("copy_bandwidth_Bps")
     eagers = {k: side(g) for k, g in ok[ok["variant"] == "eager"].groupby(keys, dropna=False, sort=False)}
@@ -216,7 +217,7 @@ def sentence(r: dict, where: str) -> str:
 def where_label(r: dict, varying: list[str]) -> str:
     """'at batch 256' (+ the other GROUP axes that vary in the table)."""
     parts = [f"at batch {int(r['batch'])}" if r.get("batch") == r.get("batch") else ""]
-    parts += [f"{k}={r[k]}" for k in varying if k not in ("model", "batch")]
+    parts += [str(r[k]) if k == "size" else f"{k}={r[k]}" for k in varying if k not in ("model", "batch")]
     return ", ".join(p for p in parts if p)
 
 

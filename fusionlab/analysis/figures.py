@@ -8,10 +8,9 @@ experiments.catalog.variant_names() gives them; read as data: analysis never imp
 experiments); eager is always black."""
 from __future__ import annotations
 
-import functools
-import json
-import os
 import zlib
+
+from fusionlab.analysis import registry_data
 
 FIGURES = {
     "speedup_vs_batch": ("model", "1. Speedup"),
@@ -33,20 +32,10 @@ PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e
 EAGER_COLOUR = "#000000"
 
 
-@functools.lru_cache(maxsize=1)
-def _variant_names() -> tuple:
-    path = os.path.join(os.path.dirname(os.path.dirname(__file__)), "experiments", "catalog.json")
-    try:
-        with open(path) as f:
-            return tuple(sorted(json.load(f)["variants"]))
-    except (OSError, ValueError, KeyError):
-        return ()
-
-
 def variant_colour(variant: str) -> str:
     if variant == "eager":
         return EAGER_COLOUR
-    names = [v for v in _variant_names() if v != "eager"]
+    names = [v for v in registry_data.variant_names() if v != "eager"]
     if variant in names:
         return PALETTE[names.index(variant) % len(PALETTE)]
     return PALETTE[zlib.crc32(str(variant).encode()) % len(PALETTE)]   # not in the catalog: stable too

@@ -21,7 +21,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
-from fusionlab.analysis import decompose, figures  # noqa: E402
+from fusionlab.analysis import decompose, figures, tables  # noqa: E402
 from fusionlab.analysis.figures import variant_colour  # noqa: E402
 from fusionlab.core.io import atomic_path  # noqa: E402
 
@@ -96,6 +96,31 @@ def _m(df, model):
     return df[df["model"] == model] if model else df
 
 
+def _slice(d):
+    """(rows, axis, fixed) for a per-model plot along one axis: the swept axis with the
+    most values (batch on ties, and when only batch is swept), and the rows at the most
+    common values of the other swept axes, labelled by fixed ("dim=1024", "" if none)."""
+    axes = [a for a in ["batch"] + tables.size_axes(d) if a in d and d[a].nunique() > 1]
+    if not axes:
+        return d, "batch", ""
+    axis = max(axes, key=lambda a: (d[a].nunique(), a == "batch"))
+    others = [a for a in axes if a != axis]
+    if not others:
+        return d, axis, ""
+    best = d.groupby(others).size().idxmax()
+    best = best if isinstance(best, tuple) else (best,)
+    mask = np.logical_and.reduce([d[a] == v for a, v in zip(others, best)])
+    return d[mask], axis, tables.fixed_label(dict(zip(others, best)))
+
+
+def _xlabel(axis):
+    return "batch size" if axis == "batch" else axis
+
+
+def _at(fixed):
+    return f" at {fixed}" if fixed else ""
+
+
 def _ok(t, model):
     r = _m(t["runs"], model)
     return r[r["status"] == "ok"]
@@ -112,27 +137,28 @@ def speedup_vs_batch(t, model):
     where the model ran at one batch size, the variants side by side."""
     d = _m(t["speedups"], model)
     d = d[d["variant"] != "eager"].dropna(subset=["speedup_wall"])
-    if d["batch"].nunique() <= 1:
+    d, axis, fixed = _slice(d)
+    if d[axis].nunique() <= 1:
         return _speedup_side_by_side(t, model, d)
     fig, (ax,) = _fig()
     for variant, g in d.groupby("variant"):
-        g = g.sort_values("batch")
+        g = g.sort_values(axis)
         c = variant_colour(variant)
         lo = (g["speedup_wall"] - g["speedup_wall_lo"]).clip(lower=0).fillna(0)
         hi = (g["speedup_wall_hi"] - g["speedup_wall"]).clip(lower=0).fillna(0)
-        ax.errorbar(g["batch"], g["speedup_wall"], yerr=[lo, hi], marker="o", capsize=3, label=variant, color=c)
+        ax.errorbar(g[axis], g["speedup_wall"], yerr=[lo, hi], marker="o", capsize=3, label=variant, color=c)
         noisy = g[g["noisy"].astype(bool)]
         if len(noisy):
-            ax.scatter(noisy["batch"], noisy["speedup_wall"], s=130, facecolors="none", edgecolors=c,
+            ax.scatter(noisy[axis], noisy["speedup_wall"], s=130, facecolors="none", edgecolors=c,
                        label=f"{variant}: noisy")
     ax.axhline(1.0, color="grey", lw=0.8, ls="--")
     _log(ax, "x", base=2); _log(ax, "y")
-    ax.set_xticks(sorted(d["batch"].unique()))
+    ax.set_xticks(sorted(d[axis].unique()))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
-    ax.set_xlabel("batch size"); ax.set_ylabel("speedup over eager (wall time; >1 faster)")
+    ax.set_xlabel(_xlabel(axis)); ax.set_ylabel("speedup over eager (wall time; >1 faster)")
     _fit_log_ticks(ax, "y")
     _legend(ax)
-    _title(fig, "Speedup over eager, median and 95% CI", t, model)
+    _title(fig, f"Speedup over eager along {_xlabel(axis)}{_at(fixed)}, median and 95% CI", t, model)
     return fig
 
 
@@ -210,29 +236,33 @@ def speedup_breakdown(t, model):
 
 def kernels_per_iter(t, model):
     fig, (ax,) = _fig()
-    d = _m(t["speedups"], model).dropna(subset=["kernels_per_iter"]).pivot_table(
-        index="batch", columns="variant", values="kernels_per_iter")
+    d, axis, fixed = _slice(_m(t["speedups"], model).dropna(subset=["kernels_per_iter"]))
+    d = d.pivot_table(index=axis, columns="variant", values="kernels_per_iter")
     if d.empty:
         _empty(ax, "no successful runs")
     else:
         d.plot.bar(ax=ax, rot=0, color=[variant_colour(v) for v in d.columns])
-        ax.set_xlabel("batch size"); ax.set_ylabel("kernels per iteration"); _legend(ax)
+        ax.set_xlabel(_xlabel(axis)); ax.set_ylabel("kernels per iteration"); _legend(ax)
     what = "CPU kernels (outermost operators)" if set(t["runs"]["device"].dropna()) == {"cpu"} else "GPU kernels"
-    _title(fig, f"{what} per iteration", t, model)
+    _title(fig, f"{what} per iteration{_at(fixed)}", t, model)
     return fig
 
 
-def _by_variant_batch(ax, d, col, ylabel, log=True):
+def _by_variant_batch(ax, d, col, ylabel, log=True) -> str:
+    """Median of col per variant along the main swept axis (_slice); returns the fixed
+    label of the other axes."""
+    d, axis, fixed = _slice(d)
     for variant, g in d.groupby("variant"):
-        g = g.groupby("batch")[col].median().dropna()
+        g = g.groupby(axis)[col].median().dropna()
         ax.plot(g.index, g.values, marker="o", label=variant, color=variant_colour(variant))
     _log(ax, "x", base=2)
-    ax.set_xticks(sorted(d["batch"].unique()))
+    ax.set_xticks(sorted(d[axis].unique()))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
     if log:
         _log(ax, "y")
         _fit_log_ticks(ax, "y")
-    ax.set_xlabel("batch size"); ax.set_ylabel(ylabel); _legend(ax)
+    ax.set_xlabel(_xlabel(axis)); ax.set_ylabel(ylabel); _legend(ax)
+    return fixed
 
 
 def launch_overhead(t, model):
@@ -241,22 +271,22 @@ def launch_overhead(t, model):
     if d.empty:
         _empty(ax, f"launch-overhead ratio needs CUDA launch calls:\nnot available for {_label(t['runs'])}")
     else:
-        _by_variant_batch(ax, d, "launch_overhead_ratio", "launch API time / kernel time")
+        fixed = _by_variant_batch(ax, d, "launch_overhead_ratio", "launch API time / kernel time")
         ax.axhline(1.0, color="grey", lw=0.8, ls="--")
-    _title(fig, "Launch-overhead ratio", t, model)
+    _title(fig, f"Launch-overhead ratio{_at(fixed) if not d.empty else ''}", t, model)
     return fig
 
 
 def idle_breakdown(t, model):
     fig, (ax,) = _fig(w=6.0)
     cols = ["gpu_busy_fraction", "idle_host_wait_frac", "idle_kernel_wait_frac", "idle_other_frac"]
-    d = _ok(t, model).dropna(subset=["gpu_busy_fraction"])
+    d, axis, fixed = _slice(_ok(t, model).dropna(subset=["gpu_busy_fraction"]))
     if d.empty:
         _empty(ax, f"GPU idle breakdown needs GPU kernels:\nnot available for {_label(t['runs'])}")
     else:
-        g = d.groupby(["batch", "variant"])[cols].median()
+        g = d.groupby([axis, "variant"])[cols].median()
         variants = [v for _, v in g.index]
-        g.index = [f"bs {b}\n{v}" for b, v in g.index]
+        g.index = [f"{'bs' if axis == 'batch' else axis} {b:g}\n{v}" for b, v in g.index]
         g.columns = ["busy", "host wait", "kernel wait", "other"]
         g.plot.bar(ax=ax, stacked=True, rot=0, color=["#4c72b0", "#dd8452", "#55a868", "#8c8c8c"])
         ax.set_ylabel("share of the measured range"); ax.set_ylim(0, 1.02)
@@ -264,29 +294,29 @@ def idle_breakdown(t, model):
         ax.tick_params(axis="x", labelsize=7)
         for tick, v in zip(ax.get_xticklabels(), variants):
             tick.set_color(variant_colour(v))
-    _title(fig, "GPU time: busy and idle (HTA breakdown)", t, model)
+    _title(fig, f"GPU time: busy and idle (HTA breakdown){_at(fixed)}", t, model)
     return fig
 
 
 def kernel_durations(t, model):
     fig, (ax,) = _fig()
-    d = _ok(t, model).dropna(subset=["median_kernel_us"])
+    d, axis, fixed = _slice(_ok(t, model).dropna(subset=["median_kernel_us"]))
     if d.empty:
         _empty(ax, "no kernels")
     else:
         for i, (variant, g) in enumerate(d.groupby("variant")):
-            g = g.groupby("batch")[["p10_kernel_us", "median_kernel_us", "p90_kernel_us"]].median()
+            g = g.groupby(axis)[["p10_kernel_us", "median_kernel_us", "p90_kernel_us"]].median()
             x = g.index * (1.08 ** i)
             ax.errorbar(x, g["median_kernel_us"], yerr=[g["median_kernel_us"] - g["p10_kernel_us"],
                                                         g["p90_kernel_us"] - g["median_kernel_us"]],
                         marker="o", capsize=3, ls="none", label=variant, color=variant_colour(variant))
         _log(ax, "x", base=2); _log(ax, "y")
-        ax.set_xticks(sorted(d["batch"].unique()))
+        ax.set_xticks(sorted(d[axis].unique()))
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
         _fit_log_ticks(ax, "y")
-        ax.set_xlabel("batch size"); ax.set_ylabel("kernel duration (us): p10, median, p90")
+        ax.set_xlabel(_xlabel(axis)); ax.set_ylabel("kernel duration (us): p10, median, p90")
         _legend(ax)
-    _title(fig, "Kernel-duration distribution", t, model)
+    _title(fig, f"Kernel-duration distribution{_at(fixed)}", t, model)
     return fig
 
 
@@ -302,7 +332,8 @@ def roofline(t, model):
     peaks = t.get("peaks") or {}
     bw, fl = peaks.get("copy_bandwidth_Bps"), peaks.get("matmul_flops")
     r = d.dropna(subset=["arithmetic_intensity", "achieved_flops"])
-    r = r.groupby(["model", "variant", "batch"], as_index=False)[["arithmetic_intensity", "achieved_flops"]].median()
+    r = tables.with_size(r).groupby(["model", "variant", "batch", "size"], as_index=False)[
+        ["arithmetic_intensity", "achieved_flops"]].median()
     if r.empty:
         _empty(ax, "no run with a FLOP count and a GPU time")
     else:
@@ -337,8 +368,8 @@ def roofline(t, model):
     if b.empty:
         _empty(bx, "no measured copy bandwidth or GPU time")
     else:
-        g = b.groupby(["model", "batch", "variant"])["copy_bandwidth_frac"].median().unstack("variant")
-        g.index = [f"{m}\n{bs}" for m, bs in g.index]
+        g = tables.with_size(b).groupby(["model", "batch", "size", "variant"])["copy_bandwidth_frac"].median().unstack("variant")
+        g.index = [f"{m}\n{bs}" + ("" if sz == "default" else f"\n{sz}") for m, bs, sz in g.index]
         g.plot.bar(ax=bx, rot=90, color=[variant_colour(v) for v in g.columns], width=0.8)
         bx.axhline(1.0, color="grey", lw=0.8, ls="--")
         bx.set_ylabel("ideal fused bytes / GPU time, over copy bandwidth\n(bars: variants, colours as on the left)"); bx.tick_params(axis="x", labelsize=6.5)
@@ -348,22 +379,36 @@ def roofline(t, model):
     return fig
 
 
+def _span(start, stop) -> str:
+    if start != start:
+        return "never"
+    return f"{start:.0f}" + (f"-{stop:.0f}" if stop == stop else "+")
+
+
 def crossover(t, model):
+    """Per swept axis, a panel: for each model, variant (and the other axes' fixed values),
+    the value where it starts to beat eager; the label gives where it stops."""
     c = t["crossover"]
-    fig, (ax,) = _fig(w=max(5.5, 1.5 + 0.7 * len(c)))
-    if c.empty:
-        _empty(ax, "no variant besides eager")
-    else:
-        labels = [f"{m}\n{v}" for m, v in zip(c["model"], c["variant"])]
-        y = c["crossover_batch"]
-        ax.bar(range(len(c)), y.fillna(0), color=[variant_colour(v) if b == b else "#dddddd"
-                                                  for v, b in zip(c["variant"], y)])
-        for i, v in enumerate(y):
-            ax.text(i, (v if v == v else 1), "never" if v != v else f"{v:.0f}", ha="center", va="bottom", fontsize=7)
-        ax.set_xticks(range(len(c))); ax.set_xticklabels(labels, fontsize=7)
+    axes_swept = list(dict.fromkeys(c["axis"])) if "axis" in c else []
+    n = max(1, len(axes_swept))
+    width = max(5.5, 1.5 + 0.7 * max([(c["axis"] == a).sum() for a in axes_swept] or [1]))
+    fig, axs = _fig(n, w=width)
+    if c.empty or not axes_swept:
+        _empty(axs[0], "no variant besides eager, or no axis with 2 or more values")
+    for ax, axis in zip(axs, axes_swept):
+        d = c[c["axis"] == axis]
+        labels = [f"{m}\n{v}" + (f"\n{f}" if isinstance(f, str) and f else "")
+                  for m, v, f in zip(d["model"], d["variant"], d["fixed"])]
+        y = d["starts_at"]
+        ax.bar(range(len(d)), y.fillna(0), color=[variant_colour(v) if b == b else "#dddddd"
+                                                  for v, b in zip(d["variant"], y)])
+        for i, (a, b) in enumerate(zip(y, d["stops_at"])):
+            ax.text(i, (a if a == a else 1), _span(a, b), ha="center", va="bottom", fontsize=7)
+        ax.set_xticks(range(len(d))); ax.set_xticklabels(labels, fontsize=6)
         _log(ax, "y", base=2)
-        ax.set_ylabel("batch where the variant starts to beat eager")
-    _title(fig, "Crossover batch size", t, model)
+        ax.set_ylabel(f"{axis} where the variant starts to beat eager")
+    _title(fig, "Crossover: where each variant starts (bar) and stops (label: start-stop, + = still "
+           "beats eager at the largest value) beating eager", t, model)
     return fig
 
 
@@ -393,19 +438,21 @@ def profiler_overhead(t, model):
     repeat a dot, the median a bar, in the variant's colour."""
     r = t["runs"]
     r = r[(r["status"] == "ok")].dropna(subset=["profiler_overhead"]) if "profiler_overhead" in r else r.iloc[:0]
-    keys = r.groupby(["model", "batch", "variant"]).size().index.tolist() if len(r) else []
+    r = tables.with_size(r)
+    keys = r.groupby(["model", "batch", "size", "variant"]).size().index.tolist() if len(r) else []
     fig, (ax,) = _fig(w=max(5.5, 1.2 + 0.32 * len(keys)))
     if not keys:
         _empty(ax, "no run with both a traced and an untraced wall time")
     else:
-        for i, (m, b, v) in enumerate(keys):
-            g = r[(r["model"] == m) & (r["batch"] == b) & (r["variant"] == v)]["profiler_overhead"]
+        for i, (m, b, sz, v) in enumerate(keys):
+            g = r[(r["model"] == m) & (r["batch"] == b) & (r["size"] == sz) & (r["variant"] == v)]["profiler_overhead"]
             ax.bar(i, g.median() - 1, bottom=1, color=variant_colour(v), alpha=0.55, width=0.7)
             ax.scatter(np.full(len(g), i), g, color=variant_colour(v), edgecolors="k", linewidths=0.3, s=14, zorder=3)
         ax.axhline(1.0, color="grey", lw=0.8, ls="--")
         ax.set_xticks(range(len(keys)))
-        ax.set_xticklabels([f"{m} {b}  {v}" for m, b, v in keys], rotation=90, fontsize=6.5)
-        for tick, (_, _, v) in zip(ax.get_xticklabels(), keys):
+        ax.set_xticklabels([f"{m} {b}{'' if sz == 'default' else ' ' + sz}  {v}" for m, b, sz, v in keys],
+                           rotation=90, fontsize=6.5)
+        for tick, (_, _, _, v) in zip(ax.get_xticklabels(), keys):
             tick.set_color(variant_colour(v))
         ax.set_ylabel("traced / untraced wall time per iteration")
     _title(fig, "The profiler's own cost per run (model, batch, variant; dots: repeats)", t, model)
@@ -421,7 +468,7 @@ def load_tables(runs_csv, speedups_csv, crossover_csv=None, peaks_json=None) -> 
     computed from runs, speedups and peaks."""
     t = {"runs": pd.read_csv(runs_csv), "speedups": pd.read_csv(speedups_csv)}
     t["crossover"] = pd.read_csv(crossover_csv) if crossover_csv and os.path.exists(crossover_csv) \
-        else pd.DataFrame(columns=["model", "variant", "crossover_batch", "note"])
+        else pd.DataFrame(columns=["model", "variant", "axis", "fixed", "starts_at", "stops_at", "note"])
     t["peaks"] = {}
     if peaks_json and os.path.exists(peaks_json):
         with open(peaks_json) as f:

@@ -32,7 +32,7 @@ from fusionlab.analysis.trace import ReportError
 from fusionlab.core import ranges as R
 from fusionlab.core.io import atomic_path, write_json_atomic
 
-KEYS = ("model", "variant", "batch", "mode", "dtype", "repeat")
+KEYS = ("model", "variant", "batch", "size", "mode", "dtype", "repeat")
 
 
 def load_profile(path: str):
@@ -74,6 +74,8 @@ def compute(run_json: str, profile: str | None, backend: str,
     run = _read(run_json)
     timing = _read(timing_json) if timing_json else None
     row = {k: run.get(k) for k in KEYS}
+    row["size"] = row["size"] or "default"   # core.sizes label; runs recorded before size axes
+    row.update({k: v for k, v in (run.get("sizes") or {}).items() if k not in row})   # dim, num_layers, ...
     row.update(backend=backend, device=run.get("device"), status=run.get("status", "error"),
                reason=run.get("reason"), gpu=run.get("gpu"),
                torch=(run.get("versions") or {}).get("torch"),

@@ -1,4 +1,4 @@
-"""Statistics over repeats (separate processes) and across batch sizes.
+"""Statistics over repeats (separate processes) and along the swept sizes.
 
 - Medians with 95% percentile-bootstrap confidence intervals (resampling the repeats;
   fixed seed, so tables regenerate identically). One repeat gives no interval.
@@ -7,8 +7,9 @@
 - Noise: the coefficient of variation (sample std / mean) of a configuration's repeats;
   above the sweep's noise_cv threshold the configuration is flagged `noisy`. It is still
   reported by its median, never averaged away or dropped.
-- Crossover: the batch size at which a variant starts to beat eager, interpolated
-  linearly in log2(batch) between the two swept batch sizes where its speedup crosses 1.
+- Crossover: along any swept axis (batch, dim, num_layers, ...), the value at which a
+  variant starts to beat eager and the one where it stops, each interpolated linearly in
+  log2(value) between the two swept values where its speedup crosses 1.
 """
 from __future__ import annotations
 
@@ -54,17 +55,42 @@ def ratio_ci(num, den, n: int = N_BOOT, seed: int = SEED, level: float = 0.95) -
     return float(np.quantile(r, a)), float(np.quantile(r, 1 - a))
 
 
-def crossover(batches, speedups) -> tuple[float, str]:
-    """(batch, note): where the speedup curve last crosses 1 from below."""
-    pts = sorted((b, s) for b, s in zip(batches, speedups) if s == s and s is not None)
-    if not pts:
-        return float("nan"), "no successful runs"
-    if all(s >= 1 for _, s in pts):
-        return float(pts[0][0]), f"beats eager at every swept batch (from {pts[0][0]})"
-    if pts[-1][1] < 1:
-        return float("nan"), f"does not beat eager up to batch {pts[-1][0]}"
-    i = max(j for j in range(len(pts) - 1) if pts[j][1] < 1 <= pts[j + 1][1])
-    (b0, s0), (b1, s1) = pts[i], pts[i + 1]
+def _cross(p0, p1) -> float:
+    """The value where the speedup crosses 1 between two swept points, linear in log2."""
+    (b0, s0), (b1, s1) = p0, p1
     t = (1 - s0) / (s1 - s0)
-    b = 2 ** (math.log2(b0) + t * (math.log2(b1) - math.log2(b0)))
-    return float(b), f"starts to beat eager between batch {b0} and {b1}"
+    return float(2 ** (math.log2(b0) + t * (math.log2(b1) - math.log2(b0))))
+
+
+def _num(x) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+def crossover(values, speedups, axis: str = "batch") -> tuple[float, float, str]:
+    """(start, stop, note) along one axis: where the variant starts to beat eager (the
+    speedup crosses 1 from below; the smallest swept value if it beats eager there) and
+    where it stops (crosses back below 1; nan if it still beats eager at the largest
+    value). With several such intervals, the last one; the note lists them all."""
+    pts = sorted((float(b), float(s)) for b, s in zip(values, speedups) if s is not None and s == s)
+    if not pts:
+        return float("nan"), float("nan"), "no successful runs"
+    intervals, start = [], None
+    for i, (b, s) in enumerate(pts):
+        if s >= 1 and start is None:
+            start = (b, "") if i == 0 else (_cross(pts[i - 1], pts[i]), f"between {axis} {_num(pts[i - 1][0])} and {_num(b)}")
+        if s < 1 and start is not None:
+            intervals.append((start, (_cross(pts[i - 1], pts[i]), f"between {axis} {_num(pts[i - 1][0])} and {_num(b)}")))
+            start = None
+    if start is not None:
+        intervals.append((start, None))
+    if not intervals:
+        return float("nan"), float("nan"), f"does not beat eager at any swept {axis} ({_num(pts[0][0])} to {_num(pts[-1][0])})"
+    if len(intervals) == 1 and intervals[0][0][1] == "" and intervals[0][1] is None:
+        return pts[0][0], float("nan"), f"beats eager at every swept {axis} (from {_num(pts[0][0])})"
+    parts = []
+    for (b0, w0), stop in intervals:
+        part = f"beats eager from {axis} {_num(pts[0][0])}" if w0 == "" else f"starts to beat eager {w0}"
+        part += f", stops {stop[1]}" if stop else f" and still beats it at {axis} {_num(pts[-1][0])}"
+        parts.append(part)
+    (b0, _), stop = intervals[-1]
+    return b0, (stop[0] if stop else float("nan")), "; ".join(parts)

@@ -30,26 +30,35 @@ def _md(df: pd.DataFrame) -> str:
 
 
 def _axes(sp: pd.DataFrame) -> list[str]:
-    """GROUP keys besides model and batch that take more than one value (a table each)."""
-    return [k for k in tables.GROUP if k not in ("model", "batch") and k in sp and sp[k].nunique(dropna=False) > 1]
+    """GROUP keys besides model, batch and size that take more than one value (a table each)."""
+    return [k for k in tables.GROUP if k not in ("model", "batch", "size") and k in sp
+            and sp[k].nunique(dropna=False) > 1]
+
+
+def _column(g: pd.DataFrame) -> pd.Series:
+    """The column label of each configuration within one model's table: its batch, and
+    its size label where the model's sizes were swept ("dim1024-num_layers8, batch 256")."""
+    batch = "batch " + g["batch"].astype("Int64").astype(str)
+    if g["size"].nunique() <= 1:
+        return batch
+    return g["size"].astype(str) + (", " + batch if g["batch"].nunique() > 1 else "")
 
 
 def speedup_md(sp: pd.DataFrame) -> list[str]:
     """Per model (and per value of any other swept axis): variants that ran as rows, batch
-    sizes as columns; unsupported pairs are left out (listed once at the end)."""
+    sizes (and model sizes) as columns; unsupported pairs are left out (listed once at the end)."""
     out = ["## Speedup over eager (wall time)", "",
            "Median speedup [95% CI]; `noisy` where the repeats vary more than the threshold; "
            "a status (incorrect, oom, error, timeout) where the variant ran and failed.", ""]
-    d = sp[(sp["variant"] != "eager") & (sp["status"] != "unsupported")]
+    d = tables.with_size(sp[(sp["variant"] != "eager") & (sp["status"] != "unsupported")])
     if d.empty:
         return out + ["No variant besides eager ran.", ""]
     axes = _axes(d)
     for key, g in d.groupby(["model"] + axes, dropna=False, sort=True):
         key = key if isinstance(key, tuple) else (key,)
         title = str(key[0]) + "".join(f", {a}={v}" for a, v in zip(axes, key[1:]))
-        g = g.assign(cell=g.apply(_fmt_speedup, axis=1))
-        m = g.pivot_table(index="variant", columns="batch", values="cell", aggfunc="first")
-        m.columns = [f"batch {c}" for c in m.columns]
+        g = g.sort_values(["size", "batch"]).assign(cell=g.apply(_fmt_speedup, axis=1), column=_column)
+        m = g.pivot_table(index="variant", columns="column", values="cell", aggfunc="first", sort=False)
         out += [f"### {title}", "", _md(m.reset_index()), ""]
     return out
 
@@ -104,14 +113,15 @@ def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks:
             "tracing them; see 'The profiler's own cost'); `noisy`: the repeats' coefficient of variation exceeds "
             f"{sp['noise_cv_threshold'].iloc[0] if len(sp) else ''}.", ""]
     out += speedup_md(sp)
-    cols = ["model", "variant", "batch", "kernels_per_iter", "eager_kernels_per_iter", "kernel_reduction"]
+    sp, runs = tables.with_size(sp), tables.with_size(runs)
+    cols = ["model", "variant", "batch", "size", "kernels_per_iter", "eager_kernels_per_iter", "kernel_reduction"]
     k = sp[(sp["variant"] != "eager") & (sp["status"] != "unsupported")][cols].round(2)
     out += ["## Kernels per iteration (eager -> variant)", "", _md(k), ""]
     ok = runs[runs["status"] == "ok"]
     cols = ["gpu_busy_fraction", "idle_host_wait_frac", "idle_kernel_wait_frac", "idle_other_frac",
             "copy_bandwidth_frac", "launch_overhead_ratio"]
     if ok[cols[0]].notna().any():
-        g = ok.groupby(["model", "variant", "batch"])[cols + ["bound"]].agg(
+        g = ok.groupby(["model", "variant", "batch", "size"])[cols + ["bound"]].agg(
             {**{c: "median" for c in cols}, "bound": "first"}).round(3).reset_index()
         out += ["## Where the time goes (medians over repeats)", "",
                 "Shares of the measured range: GPU busy, and idle split into host wait / kernel wait / "
@@ -121,21 +131,23 @@ def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks:
         cols = ["untraced_wall_time_per_iter_ms", "traced_wall_time_per_iter_ms", "profiler_overhead",
                 "injection_overhead", "untraced_wall_cv"]
         cols = [c for c in cols if c in ok and ok[c].notna().any()]
-        g = ok.groupby(["model", "variant", "batch"])[cols].median().round(4).reset_index()
+        g = ok.groupby(["model", "variant", "batch", "size"])[cols].median().round(4).reset_index()
         out += ["## The profiler's own cost (medians over repeats)", "",
                 "profiler_overhead = wall time per iteration under tracing / untraced wall time "
                 "per iteration (ms); injection_overhead = the traced process's own iterations timed "
                 "before its nsys capture range opened / untraced; untraced_wall_cv = CV of the "
                 "untraced timing windows. Kernel metrics come from the traced iterations, wall "
                 "times and speedups from the untraced ones.", "", _md(g), ""]
-    if len(cross):
-        c = cross[["model", "variant", "crossover_batch", "note"]].round(0)
-        out += ["## Crossover batch size (variant starts to beat eager)", "", _md(c), ""]
+    if len(cross) and "axis" in cross:
+        c = cross[["model", "variant", "axis", "fixed", "starts_at", "stops_at", "note"]].round(0)
+        out += ["## Crossover: where a variant starts and stops beating eager", "",
+                "Along each swept axis with the others held at `fixed`; the crossing is "
+                "interpolated in log2 between the two swept values around it.", "", _md(c), ""]
     out += breakdown_md(breakdown if breakdown is not None else decompose.breakdown_wide(runs, sp, peaks)).splitlines()
     bad = runs[~runs["status"].isin(["ok", "unsupported"])]
     if len(bad):
         out += ["## Runs that are not ok", "",
-                _md(bad[["model", "variant", "batch", "repeat", "status", "reason"]]), ""]
+                _md(bad[["model", "variant", "batch", "size", "repeat", "status", "reason"]]), ""]
     out += unsupported_md(runs)
     return "\n".join(out) + "\n"
 

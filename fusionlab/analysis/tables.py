@@ -1,7 +1,8 @@
 """Tidy tables of a sweep, built only from per-run files, so they regenerate anywhere.
 
-- runs:      one row per run (model, variant, batch, mode, dtype, repeat, backend,
-             device) with status, reason, every metric, the model's cost (FLOPs, bytes)
+- runs:      one row per run (model, variant, batch, size, mode, dtype, repeat,
+             backend, device; `size` the label of the model's other sizes, core.sizes,
+             and one column per size axis: dim, num_layers, ...) with status, reason, every metric, the model's cost (FLOPs, bytes)
              and the roofline quantities:
              achieved_bandwidth_Bps = bytes_fused / GPU time per iteration (the least
                traffic the computation needs, per second; CPU backend: CPU kernel time),
@@ -11,7 +12,7 @@
                pointwise FLOPs, experiments.cost); flops_frac against the measured matmul
                rate; arithmetic_intensity = (flops + flops_pointwise) / bytes_fused.
 - metrics_long: the same in long format (one row per run and metric).
-- speedups:  one row per (model, batch, mode, dtype, backend, device, variant), over the
+- speedups:  one row per (model, batch, size, mode, dtype, backend, device, variant), over the
              repeats: medians with 95% bootstrap CIs, CV and the `noisy` flag (wall time:
              the untraced timing of analysis.run_metrics, never a traced one; the median
              profiler_overhead beside it)
@@ -21,8 +22,9 @@
              compression_ratio (eager peak memory / variant peak memory).
              Runs that are not ok (incorrect, oom, error, unsupported) get no speedup; their
              status is listed, never dropped.
-- crossover: per (model, variant, ...) the batch size where the variant starts to beat
-             eager (wall-time speedup crosses 1).
+- crossover: per (model, variant, ...) and swept axis (batch, dim, num_layers, ...; the
+             other axes held at the values in `fixed`): where the variant starts to beat
+             eager (wall-time speedup crosses 1 from below) and where it stops.
 - breakdown: (tables/speedup_breakdown.csv) where each speedup comes from, one row per
              configuration and part (analysis.decompose).
 - kernels:   the fusion map: one row per run and kernel in the measured range, with its
@@ -36,12 +38,13 @@ import os
 import numpy as np
 import pandas as pd
 
-from fusionlab.analysis import stats
+from fusionlab.analysis import registry_data, stats
 from fusionlab.analysis.run_metrics import KEYS
 from fusionlab.core.io import atomic_path
 
 ID = list(KEYS) + ["backend", "device"]
-GROUP = ["model", "batch", "mode", "dtype", "backend", "device"]
+GROUP = ["model", "batch", "size", "mode", "dtype", "backend", "device"]
+CROSSOVER = ["model", "variant", "mode", "dtype", "backend", "device", "axis", "fixed"]
 METRICS = ["wall_time_per_iter_ms", "gpu_time_per_iter_ms", "cpu_kernel_time_per_iter_ms",
            "kernels_per_iter", "launch_calls_per_iter", "launch_overhead_ratio",
            "gpu_busy_fraction", "gpu_span_per_iter_ms", "median_kernel_us", "p10_kernel_us",
@@ -68,10 +71,12 @@ def runs_table(metric_files: list[str], costs: pd.DataFrame | None = None,
     for c in ID + ["status", "reason", "bound"] + METRICS:
         if c not in df:
             df[c] = np.nan
+    df = with_size(df)
     if costs is not None and len(costs):
+        costs = with_size(costs)
+        on = ["model", "batch", "size", "mode", "dtype"]
         cost_cols = [c for c in ("flops", "flops_pointwise", "bytes_fused", "bytes_unfused", "cost_error") if c in costs]
-        df = df.drop(columns=[c for c in cost_cols if c in df]).merge(
-            costs[["model", "batch", "mode", "dtype"] + cost_cols], on=["model", "batch", "mode", "dtype"], how="left")
+        df = df.drop(columns=[c for c in cost_cols if c in df]).merge(costs[on + cost_cols], on=on, how="left")
     t = (df["gpu_time_per_iter_ms"].where(df["device"] == "cuda", df["cpu_kernel_time_per_iter_ms"])) / 1e3
     t = t.where(t > 0)
     df["achieved_bandwidth_Bps"] = df["bytes_fused"] / t
@@ -83,23 +88,36 @@ def runs_table(metric_files: list[str], costs: pd.DataFrame | None = None,
     fl = (peaks or {}).get("matmul_flops")
     df["copy_bandwidth_frac"] = df["achieved_bandwidth_Bps"] / bw if bw else np.nan
     df["flops_frac"] = df["achieved_flops"] / fl if fl else np.nan
-    first = ID + ["status", "reason"]
+    first = ID + size_axes(df) + ["status", "reason"]
     df = df[first + sorted(c for c in df.columns if c not in first)]   # the same order whatever the file order
     return df.sort_values(ID, ignore_index=True)
 
 
+def size_axes(df: pd.DataFrame) -> list[str]:
+    """The columns of a table that are model size axes (dim, num_layers, ...: any axis a
+    model declares in the catalog), in name order."""
+    return [a for a in registry_data.size_axes() if a in df.columns]
+
+
 def long_table(runs: pd.DataFrame) -> pd.DataFrame:
     present = [m for m in METRICS if m in runs]
-    long = runs.melt(id_vars=ID + ["status"], value_vars=present, var_name="metric", value_name="value")
+    long = runs.melt(id_vars=ID + size_axes(runs) + ["status"], value_vars=present, var_name="metric", value_name="value")
     return long.dropna(subset=["value"]).reset_index(drop=True)
+
+
+def with_size(df: pd.DataFrame) -> pd.DataFrame:
+    """df with a `size` column ("default" where absent: tables written before size axes)."""
+    return df.assign(size=df["size"].fillna("default")) if "size" in df else df.assign(size="default")
 
 
 def speedups(runs: pd.DataFrame, noise_cv: float = NOISE_CV) -> pd.DataFrame:
     rows = []
+    runs = with_size(runs)
     ok = runs[runs["status"] == "ok"]
     eagers = dict(iter(ok[ok["variant"] == "eager"].groupby(GROUP, dropna=False, sort=False)))
     for key, g in runs.groupby(GROUP + ["variant"], dropna=False, sort=True):
         row = dict(zip(GROUP + ["variant"], key))
+        row.update({a: g[a].dropna().iloc[0] if g[a].notna().any() else np.nan for a in size_axes(g)})
         good = g[g["status"] == "ok"]
         e = eagers.get(key[:-1], ok.iloc[:0])
         row["repeats"] = len(g)
@@ -130,14 +148,38 @@ def speedups(runs: pd.DataFrame, noise_cv: float = NOISE_CV) -> pd.DataFrame:
     return pd.DataFrame(rows).sort_values(GROUP + ["variant"], ignore_index=True)
 
 
+def fixed_label(values: dict) -> str:
+    """'batch=256 dim=1024': the other axes' values held fixed along one axis."""
+    return " ".join(f"{k}={int(v) if float(v).is_integer() else v}" for k, v in values.items())
+
+
+def along_axes(df: pd.DataFrame, keys: list[str], min_values: int = 2):
+    """Yield (key, axis, fixed, rows) for every swept axis (batch, then the size axes): the
+    rows of one `keys` group that share the other axes' values, where the axis takes at
+    least `min_values` values. `fixed` labels those other values (fixed_label)."""
+    axes = ["batch"] + size_axes(df)
+    for key, g in df.groupby(keys, dropna=False, sort=True):
+        present = [a for a in axes if g[a].notna().any()]
+        for axis in present:
+            others = [a for a in present if a != axis]
+            groups = g.groupby(others, dropna=False, sort=True) if others else [((), g)]
+            for vals, h in groups:
+                if h[axis].nunique() >= min_values:
+                    vals = vals if isinstance(vals, tuple) else (vals,)
+                    yield key, axis, fixed_label(dict(zip(others, vals))), h
+
+
 def crossover(sp: pd.DataFrame) -> pd.DataFrame:
-    keys = ["model", "variant", "mode", "dtype", "backend", "device"]
+    """Along every swept axis with 2 or more values (the other axes held fixed): where each
+    variant starts and stops beating eager (stats.crossover)."""
+    keys = CROSSOVER[:6]
     rows = []
-    for key, g in sp[sp["variant"] != "eager"].groupby(keys, dropna=False, sort=True):
-        b, note = stats.crossover(g["batch"], g["speedup_wall"])
-        rows.append({**dict(zip(keys, key)), "crossover_batch": b, "note": note,
-                     "batches": " ".join(str(int(x)) for x in sorted(g["batch"]))})
-    return pd.DataFrame(rows, columns=keys + ["crossover_batch", "note", "batches"])
+    for key, axis, fixed, g in along_axes(sp[sp["variant"] != "eager"], keys):
+        start, stop, note = stats.crossover(g[axis], g["speedup_wall"], axis=axis)
+        rows.append({**dict(zip(keys, key)), "axis": axis, "fixed": fixed, "starts_at": start,
+                     "stops_at": stop, "note": note,
+                     "values": " ".join(str(int(x)) for x in sorted(g[axis]))})
+    return pd.DataFrame(rows, columns=CROSSOVER + ["starts_at", "stops_at", "note", "values"])
 
 
 def kernels_table(pairs: list[tuple[str, str]]) -> pd.DataFrame:

@@ -1,5 +1,5 @@
 """The light metadata of the registry: model and variant names, each model's default batch,
-modes and description, and every variant's support on every (model, device, mode), read
+size axes, modes and description, and every variant's support on every (model, device, mode), read
 from catalog.json without importing torch or any model code (as TorchBench reads a model's
 metadata before it loads the model). The Snakefile builds its DAG from it; the runner
 loads the model code when a job runs it.
@@ -25,7 +25,10 @@ def from_registry() -> dict:
     """The catalog as the registry defines it (imports every model and variant, so torch)."""
     from fusionlab.experiments.registry import MODELS, VARIANTS
     models = {m.name: {"default_batch": m.default_batch, "modes": list(m.modes), "seed": m.seed,
-                       "description": m.description} for m in sorted(MODELS.values(), key=lambda m: m.name)}
+                       "description": m.description,
+                       "sizes": {a.name: {"type": "int", "default": a.default, "min": a.min, "max": a.max,
+                                          "description": a.description} for a in m.sizes}}
+              for m in sorted(MODELS.values(), key=lambda m: m.name)}
     variants = {}
     for v in sorted(VARIANTS.values(), key=lambda v: v.name):
         unsupported = {f"{model}/{device}/{mode}": why for model in models for device in DEVICES
@@ -51,6 +54,16 @@ def variant_names() -> tuple:
 
 def default_batch(model: str) -> int:
     return load()["models"][model]["default_batch"]
+
+
+def sizes(model: str) -> dict:
+    """The model's size axes: name -> {type, default, min, max, description}."""
+    return load()["models"][model].get("sizes", {})
+
+
+def size_axes() -> tuple:
+    """Every size axis name any model declares."""
+    return tuple(sorted({a for m in load()["models"].values() for a in m.get("sizes", {})}))
 
 
 def modes(model: str) -> list:

@@ -11,7 +11,7 @@ data, no GPU): FLOPs (torch.utils.flop_counter) and bytes.
 - bytes_fused: the ideal of full fusion: the model's inputs and parameters are read
   once and its outputs written once (train mode: plus the parameter gradients written).
 
-    python -m fusionlab.experiments.cost --model mlp --batch 128 [--mode inference] [--dtype float32]
+    python -m fusionlab.experiments.cost --model mlp --batch 128 [--mode inference] [--dtype float32] [--size hidden256]
 """
 from __future__ import annotations
 
@@ -32,7 +32,8 @@ def _nbytes(x) -> int:
     return x.numel() * x.element_size() if isinstance(x, torch.Tensor) else 0
 
 
-def count(model_name: str, batch: int, mode: str = "inference", dtype: str = "float32") -> dict:
+def count(model_name: str, batch: int, mode: str = "inference", dtype: str = "float32",
+          size: str = "default") -> dict:
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_flatten
@@ -58,7 +59,7 @@ def count(model_name: str, batch: int, mode: str = "inference", dtype: str = "fl
 
     torch.manual_seed(0)
     spec = MODELS[model_name]
-    model, inputs = spec.build(batch, getattr(torch, dtype), "meta")
+    model, inputs = spec.build(batch, getattr(torch, dtype), "meta", **spec.resolve_sizes(size))
     model.train(mode == "train")
     params = list(model.parameters()) + list(model.buffers())
     traffic, flops = Traffic(), FlopCounterMode(display=False)
@@ -73,21 +74,22 @@ def count(model_name: str, batch: int, mode: str = "inference", dtype: str = "fl
     fused = sum(map(_nbytes, inputs)) + sum(map(_nbytes, params)) + sum(map(_nbytes, outs))
     if mode == "train":
         fused += sum(_nbytes(p) for p in model.parameters())
-    return {"model": model_name, "batch": batch, "mode": mode, "dtype": dtype,
+    return {"model": model_name, "batch": batch, "mode": mode, "dtype": dtype, "size": size,
             "flops": int(flops.get_total_flops()), "flops_pointwise": int(traffic.pointwise),
             "bytes_unfused": int(traffic.bytes),
             "bytes_fused": int(fused)}
 
 
 def table(keys) -> "list[dict]":
-    """count() for each (model, batch, mode, dtype); a model that cannot be counted on
-    the meta device gets empty values and the reason."""
+    """count() for each (model, batch, mode, dtype[, size]); a model that cannot be counted
+    on the meta device gets empty values and the reason."""
     rows = []
-    for model, batch, mode, dtype in keys:
+    for model, batch, mode, dtype, *size in keys:
+        size = size[0] if size else "default"
         try:
-            rows.append(count(model, int(batch), mode, dtype))
+            rows.append(count(model, int(batch), mode, dtype, size))
         except Exception as e:  # noqa: BLE001 - recorded, the other models go on
-            rows.append({"model": model, "batch": batch, "mode": mode, "dtype": dtype,
+            rows.append({"model": model, "batch": batch, "mode": mode, "dtype": dtype, "size": size,
                          "cost_error": f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"})
     return rows
 
@@ -98,8 +100,9 @@ def main(argv=None) -> int:
     p.add_argument("--batch", required=True, type=int)
     p.add_argument("--mode", default="inference", choices=["inference", "train"])
     p.add_argument("--dtype", default="float32", choices=DTYPES)
+    p.add_argument("--size", default="default", help="size label, e.g. dim1024-num_layers8")
     a = p.parse_args(argv)
-    print(json.dumps(count(a.model, a.batch, a.mode, a.dtype), indent=2))
+    print(json.dumps(count(a.model, a.batch, a.mode, a.dtype, a.size), indent=2))
     return 0
 
 

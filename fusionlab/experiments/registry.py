@@ -8,18 +8,31 @@ a model or a variant is a one-file change.
 from __future__ import annotations
 
 import importlib
+import inspect
 import pkgutil
 from dataclasses import dataclass, field
 from typing import Callable, Optional
+
+from fusionlab.core import sizes as size_labels
 
 MODELS: dict[str, "ModelSpec"] = {}
 VARIANTS: dict[str, "VariantSpec"] = {}
 
 
 @dataclass(frozen=True)
+class SizeAxis:
+    """One build argument a sweep may vary (config key sizes): an integer in [min, max]."""
+    name: str
+    default: int
+    min: int
+    max: int
+    description: str = ""
+
+
+@dataclass(frozen=True)
 class ModelSpec:
     name: str
-    build: Callable  # build(batch, dtype, device) -> (torch.nn.Module, tuple of inputs)
+    build: Callable  # build(batch, dtype, device, **sizes) -> (torch.nn.Module, tuple of inputs)
     description: str
     seed: str                     # where the definition comes from
     default_batch: int
@@ -27,6 +40,24 @@ class ModelSpec:
     # what rewrites can see in it: matmul_bias, add_relu, conv_bn, lstm, hand (has a
     # forward_hand(ops, *inputs) for the hand-written kernels), gelu_tanh, library_op
     tags: frozenset = frozenset()
+    sizes: tuple = ()             # the SizeAxis of each sweepable build argument
+
+    def size_defaults(self) -> dict:
+        return {a.name: a.default for a in self.sizes}
+
+    def resolve_sizes(self, label: str) -> dict:
+        """Every size axis's value for a size label ("default", "dim1024-num_layers8").
+        ValueError naming the axis and what is allowed."""
+        values = self.size_defaults()
+        axes = {a.name: a for a in self.sizes}
+        for k, v in size_labels.parse(label).items():
+            if k not in axes:
+                raise ValueError(f"model {self.name} has no size axis {k!r}; its axes: "
+                                 + (", ".join(axes) or "none (only batch)"))
+            if not axes[k].min <= v <= axes[k].max:
+                raise ValueError(f"model {self.name} size {k}={v} is outside {axes[k].min}..{axes[k].max}")
+            values[k] = v
+        return values
 
 
 class Unsupported(Exception):
@@ -45,12 +76,24 @@ class VariantSpec:
 
 
 def register_model(name: str, *, description: str, seed: str, default_batch: int,
-                   modes=("inference", "train"), tags=()):
+                   modes=("inference", "train"), tags=(), sizes: dict | None = None):
+    """`sizes`: axis name -> (min, max) or (min, max, description) for build arguments a
+    sweep may vary; the default is the build function's own keyword default."""
     def deco(build):
         if name in MODELS:
             raise ValueError(f"model {name!r} registered twice")
+        params = inspect.signature(build).parameters
+        axes = []
+        for axis, bounds in sorted((sizes or {}).items()):
+            if not size_labels.NAME.match(axis) or axis in ("batch", "default"):
+                raise ValueError(f"model {name}: size axis {axis!r} must be lowercase letters and _")
+            if axis not in params or not isinstance(params[axis].default, int):
+                raise ValueError(f"model {name}: size axis {axis!r} is not an integer keyword "
+                                 "argument (with a default) of its build function")
+            lo, hi, *doc = bounds
+            axes.append(SizeAxis(axis, params[axis].default, lo, hi, doc[0] if doc else ""))
         MODELS[name] = ModelSpec(name, build, description, seed, default_batch, tuple(modes),
-                                 frozenset(tags))
+                                 frozenset(tags), tuple(axes))
         return build
     return deco
 

@@ -31,6 +31,7 @@ import warnings
 _IMPORTED = time.time()  # noqa: E402  (this process's start, near enough: see Phases)
 
 from fusionlab.core import ranges
+from fusionlab.core import sizes as size_labels
 from fusionlab.core.axes import DTYPES, MODES, PROFILERS
 from fusionlab.core.io import atomic_path, write_json_atomic
 from fusionlab.experiments import slots as gpu_slots
@@ -313,7 +314,9 @@ def base_record(args) -> dict:
     device = args.device
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
+    from fusionlab.experiments.registry import MODELS
     return {"model": args.model, "variant": args.variant, "batch": args.batch,
+            "size": args.size, "sizes": MODELS[args.model].resolve_sizes(args.size),
             "mode": args.mode, "dtype": args.dtype, "device": device,
             "profiler": args.profiler, "warmup_iters": args.warmup,
             "measure_iters": args.iters, "timing_windows": args.windows,
@@ -338,7 +341,8 @@ def build(torch, args, device: str):
     variant applied to the model. Returns (model, ref_model, fn, inputs)."""
     from fusionlab.experiments.registry import MODELS, VARIANTS
     torch.manual_seed(args.seed)
-    model, inputs = MODELS[args.model].build(args.batch, getattr(torch, args.dtype), device)
+    spec = MODELS[args.model]
+    model, inputs = spec.build(args.batch, getattr(torch, args.dtype), device, **spec.resolve_sizes(args.size))
     model.train(args.mode == "train")
     ref_model = copy.deepcopy(model)
     fn = VARIANTS[args.variant].apply(model, inputs, {"compile_mode": args.compile_mode, "dtype": args.dtype,
@@ -531,7 +535,7 @@ def start_watchdog(args, rec: dict):
                     f"{snap.get('phase', 'start')} phase) and was stopped")
         snap.pop("phase", None)
         write_json_atomic(args.out, snap)
-        print(f"[fusionlab] {args.model}/{args.variant}/bs{args.batch}: timeout ({snap['reason']})",
+        print(f"[fusionlab] {args.model}/{args.variant}/bs{args.batch}{size_labels.suffix(args.size)}: timeout ({snap['reason']})",
               file=sys.stderr, flush=True)
         os._exit(3)
 
@@ -565,6 +569,8 @@ def parse_args(argv=None):
     p.add_argument("--model", required=True, choices=sorted(MODELS))
     p.add_argument("--variant", required=True, choices=sorted(VARIANTS))
     p.add_argument("--batch", required=True, type=int)
+    p.add_argument("--size", default="default", metavar="LABEL",
+                   help="the model's other sizes: default, or e.g. dim1024-num_layers8 (core.sizes)")
     p.add_argument("--mode", default="inference", choices=MODES)
     p.add_argument("--dtype", default="float32", choices=DTYPES)
     p.add_argument("--warmup", default=50, type=int)
@@ -598,6 +604,10 @@ def parse_args(argv=None):
         p.error("--batch and --iters must be positive, --warmup, --windows and --timeout non-negative")
     if a.pin_cpus not in ("auto", "none") and not all(c.isdigit() for c in a.pin_cpus.split(",")):
         p.error(f"--pin-cpus {a.pin_cpus!r}: auto, none or a list of core numbers such as 2,3")
+    try:  # canonical label: a value equal to the default is not part of it
+        a.size = size_labels.label(MODELS[a.model].resolve_sizes(a.size), MODELS[a.model].size_defaults())
+    except ValueError as e:
+        p.error(f"--size: {e}")
     if a.profiler == "torch" and not a.trace:
         p.error("--profiler torch needs --trace")
     if a.slots:
@@ -721,7 +731,7 @@ def main(argv=None) -> int:
     rec["process_end_unix"] = time.time()
     rec["argv"] = sys.argv
     write_json_atomic(args.out, rec)
-    print(f"[fusionlab] {args.model}/{args.variant}/bs{args.batch}: {rec['status']}"
+    print(f"[fusionlab] {args.model}/{args.variant}/bs{args.batch}{size_labels.suffix(args.size)}: {rec['status']}"
           + (f" ({rec['reason']})" if rec.get("reason") else ""), file=sys.stderr)
     if slot:  # recorded and traced: skip the teardown (Inductor's workers, CUDA), seconds of a job's time
         sys.stdout.flush(); sys.stderr.flush()

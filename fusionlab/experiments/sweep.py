@@ -6,6 +6,7 @@ one line naming the key, the bad value and the allowed values.
 from __future__ import annotations
 
 import copy
+import itertools
 import os
 import re
 import shutil
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 import jsonschema
 import yaml
 
-from fusionlab.core import axes
+from fusionlab.core import axes, sizes
 from fusionlab.experiments import catalog
 
 SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "config.schema.yaml")
@@ -30,6 +31,7 @@ def schema() -> dict:
         s = yaml.safe_load(f)
     s["properties"]["models"]["items"]["enum"] = list(catalog.model_names())
     s["properties"]["variants"]["items"]["enum"] = list(catalog.variant_names())
+    s["properties"]["sizes"]["propertyNames"]["enum"] = list(catalog.model_names())
     dtype = s["properties"]["dtype"]["anyOf"]
     dtype[0]["enum"] = dtype[1]["items"]["enum"] = list(axes.DTYPES)
     return s
@@ -104,7 +106,38 @@ def validate(config: dict) -> dict:
             cfg[key] = [cfg[key]]
     if "eager" not in cfg["variants"]:
         cfg["variants"] = ["eager"] + cfg["variants"]
+    _check_sizes(cfg)
     return cfg
+
+
+def _check_sizes(cfg: dict) -> None:
+    """The sizes key against the models' declared axes (catalog): each axis declared by
+    its model, each value in the axis's range, each model one of those swept."""
+    for model, axes_values in cfg["sizes"].items():
+        if model not in cfg["models"]:
+            raise ConfigError(f"config key sizes.{model}: model {model} is not in models; "
+                              f"allowed: {', '.join(cfg['models'])}")
+        declared = catalog.sizes(model)
+        for axis, values in axes_values.items():
+            if axis not in declared:
+                raise ConfigError(f"config key sizes.{model}: {axis!r} is not a size axis of {model}; "
+                                  f"allowed values: {', '.join(declared) or 'none (only batch_sizes)'}")
+            lo, hi = declared[axis]["min"], declared[axis]["max"]
+            bad = [v for v in values if not lo <= v <= hi]
+            if bad:
+                raise ConfigError(f"config key sizes.{model}.{axis}: {bad[0]!r} is not allowed; "
+                                  f"allowed values: integers {lo} to {hi}")
+
+
+def size_labels(cfg: dict, model: str) -> list[str]:
+    """The size label of every combination of the model's configured size values
+    (core.sizes), in sweep order; ["default"] when none are configured."""
+    configured = cfg.get("sizes", {}).get(model, {})
+    defaults = {a: d["default"] for a, d in catalog.sizes(model).items()}
+    names = sorted(configured)
+    return list(dict.fromkeys(
+        sizes.label(dict(zip(names, combo)), defaults)
+        for combo in itertools.product(*(configured[n] for n in names))))
 
 
 # --- the machine ----------------------------------------------------------------------
@@ -199,13 +232,17 @@ def resolve(cfg: dict, gpu: bool | None = None, nsys: str | None | bool = False)
 
 # --- the runs -----------------------------------------------------------------------
 
-RUN_PATTERN = ("{backend}/{model}/{variant}/{mode}_{dtype}/bs{batch}/r{repeat}")
+RUN_PATTERN = ("{backend}/{model}/{variant}/{mode}_{dtype}/bs{batch}{size}/r{repeat}")
 
 
 def runs(cfg: dict, backend: str) -> list[dict]:
-    return [dict(backend=backend, model=m, variant=v, mode=mode, dtype=dtype, batch=b, repeat=r)
+    """One dict per run; `size` is the run folder's size suffix (core.sizes: "" for the
+    model's default sizes)."""
+    return [dict(backend=backend, model=m, variant=v, mode=mode, dtype=dtype, batch=b,
+                 size=sizes.suffix(s), repeat=r)
             for m in cfg["models"] for v in cfg["variants"] for mode in cfg["mode"]
-            for dtype in cfg["dtype"] for b in batch_sizes(cfg, m) for r in range(cfg["repeats"])]
+            for dtype in cfg["dtype"] for s in size_labels(cfg, m) for b in batch_sizes(cfg, m)
+            for r in range(cfg["repeats"])]
 
 
 def batch_sizes(cfg: dict, model: str) -> list[int]:
@@ -236,7 +273,7 @@ def existing_runs(cfg: dict) -> list[dict]:
     pat = re.compile("^" + RUN_PATTERN.format(
         backend="(?P<backend>nsys|torch)", model="(?P<model>[^/]+)", variant="(?P<variant>[^/]+)",
         mode="(?P<mode>inference|train)", dtype=r"(?P<dtype>\w+)", batch=r"(?P<batch>\d+)",
-        repeat=r"(?P<repeat>\d+)") + "$")
+        size=f"(?P<size>{sizes.SUFFIX_PATTERN})", repeat=r"(?P<repeat>\d+)") + "$")
     found = []
     for dirpath, _, files in os.walk(root):
         m = pat.match(os.path.relpath(dirpath, root).replace(os.sep, "/"))
@@ -263,7 +300,7 @@ def write_unsupported(path: str, run: dict, device: str, reason: str, log: str |
     starting a process or torch (a zoo has a hundred of them)."""
     from fusionlab.core.io import write_json_atomic
     rec = {"model": run["model"], "variant": run["variant"], "batch": int(run["batch"]),
-           "mode": run["mode"], "dtype": run["dtype"], "device": device, "profiler": "none",
+           "size": sizes.from_suffix(run.get("size", "")), "mode": run["mode"], "dtype": run["dtype"], "device": device, "profiler": "none",
            "repeat": int(run["repeat"]), "status": "unsupported", "reason": reason}
     write_json_atomic(path, rec)
     if log:

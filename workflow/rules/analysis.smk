@@ -25,7 +25,8 @@ rule model_costs:
     output:
         COSTS,
     params:
-        experiments=sorted({(r["model"], r["batch"], r["mode"], r["dtype"]) for r in RUNS}),
+        experiments=sorted({(r["model"], r["batch"], r["mode"], r["dtype"], sizes.from_suffix(r["size"]))
+                            for r in RUNS}),
     log:
         f"{RES}/logs/model_costs.log",
     conda:

@@ -85,6 +85,7 @@ def runner_args(wildcards):
     """The runner's arguments; every value is a registry name, an enum or an integer."""
     return (
         f"--model {wildcards.model} --variant {wildcards.variant} --batch {wildcards.batch} "
+        f"--size {sizes.from_suffix(wildcards.size)} "
         f"--mode {wildcards.mode} --dtype {wildcards.dtype} --repeat {wildcards.repeat} "
         f"--warmup {CFG['warmup_iters']} --iters {CFG['measure_iters']} "
         f"--device {MACHINE.device} --compile-mode {CFG['compile_mode']} --optimizer {CFG['optimizer']} "

@@ -26,7 +26,8 @@ class DeepGeluMLP(nn.Module):
 
 
 @register_model("deep_gelu_mlp", seed="004 (7.1)", default_batch=256, tags=("hand",),
-                description="4 x (Linear(256,256) -> GELU); x = (batch, 256)")
+                description="4 x (Linear(256,256) -> GELU); x = (batch, 256)",
+                sizes={"dim": (16, 65536, "features of every layer"), "num_layers": (1, 256, "Linear+GELU layers")})
 def build(batch, dtype, device, dim=256, num_layers=4):
     model = DeepGeluMLP(dim, num_layers).to(device=device, dtype=dtype)
     x = torch.randn(batch, dim, device=device, dtype=dtype)

@@ -22,7 +22,8 @@ class ManualGelu(nn.Module):
 
 @register_model("gelu", seed="004 (7.4)", default_batch=16384, modes=("inference",),
                 tags=("gelu_tanh", "hand", "library_op"),
-                description="manual tanh-GELU, 0.5x(1+tanh(0.798(x+0.0447x^3))); x = (batch, 16384)")
+                description="manual tanh-GELU, 0.5x(1+tanh(0.798(x+0.0447x^3))); x = (batch, 16384)",
+                sizes={"dim": (1, 1 << 24, "features per row")})
 def build(batch, dtype, device, dim=16384):
     x = torch.randn(batch, dim, device=device, dtype=dtype)
     return ManualGelu(), (x,)

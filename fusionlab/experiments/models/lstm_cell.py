@@ -36,7 +36,8 @@ class LSTMCell(nn.Module):
 
 @register_model("lstm_cell", seed="001 (3.3)", default_batch=1024, tags=("lstm", "hand"),
                 description="one LSTM step with the gates written out, input = hidden = 1024; "
-                            "x, h, c = (batch, 1024)")
+                            "x, h, c = (batch, 1024)",
+                sizes={"input_size": (1, 65536), "hidden": (1, 65536)})
 def build(batch, dtype, device, input_size=1024, hidden=1024):
     model = LSTMCell(input_size, hidden).to(device=device, dtype=dtype)
     x, h, c = (torch.randn(batch, n, device=device, dtype=dtype) for n in (input_size, hidden, hidden))

@@ -21,7 +21,8 @@ class MatmulHeavyModel(nn.Module):
 
 
 @register_model("matmul_heavy", seed="002", default_batch=1024,
-                description="4 x (Linear(4096,4096) + relu); x = (batch, 4096)")
+                description="4 x (Linear(4096,4096) + relu); x = (batch, 4096)",
+                sizes={"dim": (16, 65536, "features of every Linear"), "num_layers": (1, 256)})
 def build(batch, dtype, device, dim=4096, num_layers=4):
     model = MatmulHeavyModel(dim, num_layers).to(device=device, dtype=dtype)
     x = torch.randn(batch, dim, device=device, dtype=dtype)

@@ -35,7 +35,8 @@ class MLP(nn.Module):
 
 @register_model("mlp", seed="000 (exercise 1)", default_batch=128,
                 tags=("matmul_bias", "add_relu", "hand"),
-                description="3-layer MLP, x @ W + b with relu, feature=1, hidden=1024; x = (batch, 1)")
+                description="3-layer MLP, x @ W + b with relu, feature=1, hidden=1024; x = (batch, 1)",
+                sizes={"hidden": (1, 65536, "width of the hidden layers")})
 def build(batch, dtype, device, feature=1, hidden=1024):
     model = MLP(feature, hidden).to(device=device, dtype=dtype)
     x = torch.randn(batch, feature, device=device, dtype=dtype)

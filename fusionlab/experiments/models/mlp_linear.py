@@ -21,7 +21,8 @@ class MLPLinear(nn.Module):
 
 
 @register_model("mlp_linear", seed="000 (code 8.2)", default_batch=128,
-                description="code 8.1 with nn.Linear: fc1(1->64), relu, fc2(64->1); x = (batch, 1)")
+                description="code 8.1 with nn.Linear: fc1(1->64), relu, fc2(64->1); x = (batch, 1)",
+                sizes={"hidden": (1, 65536, "width of the hidden layers")})
 def build(batch, dtype, device, feature=1, hidden=64):
     model = MLPLinear(feature, hidden).to(device=device, dtype=dtype)
     x = torch.randn(batch, feature, device=device, dtype=dtype)

@@ -31,7 +31,8 @@ class MLPSmall(nn.Module):
 
 @register_model("mlp_small", seed="000 (code 8.1)", default_batch=128,
                 tags=("matmul_bias", "add_relu", "hand"),
-                description="2-layer MLP, x @ W + b, feature=1, hidden=64; x = (batch, 1)")
+                description="2-layer MLP, x @ W + b, feature=1, hidden=64; x = (batch, 1)",
+                sizes={"hidden": (1, 65536, "width of the hidden layers")})
 def build(batch, dtype, device, feature=1, hidden=64):
     model = MLPSmall(feature, hidden).to(device=device, dtype=dtype)
     x = torch.randn(batch, feature, device=device, dtype=dtype)

@@ -28,7 +28,8 @@ class PointwiseHeavyModel(nn.Module):
 
 
 @register_model("pointwise_heavy", seed="002", default_batch=1024,
-                description="scale+bias then 3 rounds of sin/cos/tanh, sigmoid/relu, x/(1+|x|); x = (batch, 4096)")
+                description="scale+bias then 3 rounds of sin/cos/tanh, sigmoid/relu, x/(1+|x|); x = (batch, 4096)",
+                sizes={"dim": (1, 1 << 24, "features per row")})
 def build(batch, dtype, device, dim=4096):
     model = PointwiseHeavyModel(dim).to(device=device, dtype=dtype)
     x = torch.randn(batch, dim, device=device, dtype=dtype)

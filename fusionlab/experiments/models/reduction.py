@@ -12,7 +12,8 @@ class MulAddSum(nn.Module):
 
 
 @register_model("reduction", seed="001 (5.2)", default_batch=1024, modes=("inference",),
-                description="(x * 2 + 1).sum(dim=1); x = (batch, 1024)")
+                description="(x * 2 + 1).sum(dim=1); x = (batch, 1024)",
+                sizes={"dim": (1, 1 << 24, "features per row")})
 def build(batch, dtype, device, dim=1024):
     x = torch.randn(batch, dim, device=device, dtype=dtype)
     return MulAddSum(), (x,)

@@ -18,7 +18,8 @@ class ManualSoftmax(nn.Module):
 
 @register_model("softmax", seed="001 (5.2)", default_batch=16384, modes=("inference",),
                 tags=("hand", "library_op"),
-                description="row softmax exp(x-max)/sum written in 5 ops; x = (batch, 4096)")
+                description="row softmax exp(x-max)/sum written in 5 ops; x = (batch, 4096)",
+                sizes={"dim": (1, 1 << 24, "features per row")})
 def build(batch, dtype, device, dim=4096):
     x = torch.randn(batch, dim, device=device, dtype=dtype)
     return ManualSoftmax(), (x,)

@@ -27,7 +27,8 @@ class TransformerBlock(nn.Module):
 
 
 @register_model("transformer_block", seed="001 (9.2)", default_batch=32,
-                description="MHA(512, 8 heads) + LayerNorm + GELU MLP 512-2048-512; x = (batch, 128, 512)")
+                description="MHA(512, 8 heads) + LayerNorm + GELU MLP 512-2048-512; x = (batch, 128, 512)",
+                sizes={"seq": (1, 65536, "sequence length")})
 def build(batch, dtype, device, seq=128, d_model=512, nhead=8):
     model = TransformerBlock(d_model, nhead).to(device=device, dtype=dtype)
     x = torch.randn(batch, seq, d_model, device=device, dtype=dtype)
