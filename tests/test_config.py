@@ -18,7 +18,7 @@ def err(cfg):
 
 
 def test_shipped_configs_validate():
-    for name in ("config.yaml", "config/smoke.yaml", "config/fixtures.yaml"):
+    for name in ("config.yaml", "config/smoke.yaml", "config/fixtures.yaml", "config/scaling.yaml"):
         with open(f"{ROOT}/{name}") as f:
             sweep.validate(yaml.safe_load(f))
 
@@ -45,6 +45,13 @@ def test_defaults_and_eager_added():
     ({**GOOD, "timeout_s": "1h"}, ["timeout_s", "'1h'", "number"]),
     ({**GOOD, "nsys": {"args": "; rm -rf /"}}, ["nsys.args", "characters"]),
     ({}, ["empty"]),
+    ({**GOOD, "sizes": {"resnet": {"dim": [1]}}}, ["sizes", "'resnet'", "deep_gelu_mlp", "matmul"]),
+    ({**GOOD, "sizes": {"matmul": {"dim": [1024]}}}, ["sizes.matmul", "not in models", "mlp"]),
+    ({**GOOD, "sizes": {"mlp": {"dim": [8]}}}, ["sizes.mlp", "'dim'", "not a size axis", "hidden"]),
+    ({**GOOD, "sizes": {"mlp": {"hidden": [0]}}}, ["sizes.mlp.hidden[0]", "0", ">= 1"]),
+    ({**GOOD, "sizes": {"mlp": {"hidden": [1 << 20]}}}, ["sizes.mlp.hidden", "1048576", "1 to 65536"]),
+    ({**GOOD, "sizes": {"mlp": {"hidden": 64}}}, ["sizes.mlp.hidden", "64", "array"]),
+    ({**GOOD, "sizes": {"mlp": {"hidden": [64, 64]}}}, ["sizes.mlp.hidden", "repeated"]),
 ])
 def test_bad_config(bad, words):
     msg = err(bad)
@@ -79,3 +86,42 @@ def test_runs_expand():
     cfg = sweep.validate({"models": ["mlp", "pointwise_heavy"], "variants": ["compile"],
                           "batch_sizes": [1, 2], "repeats": 3})
     assert len(sweep.runs(cfg, "torch")) == 2 * 2 * 2 * 3
+
+
+def test_size_axes_expand_to_one_run_and_folder_each():
+    """Every combination of a model's configured sizes is its own run; a size at the
+    model's default is not part of the label, so one experiment has one folder."""
+    cfg = sweep.validate({"models": ["deep_gelu_mlp", "mlp"], "variants": ["eager"], "batch_sizes": [8],
+                          "sizes": {"deep_gelu_mlp": {"num_layers": [2, 4], "dim": [256, 1024]}}})
+    runs = sweep.runs(cfg, "nsys")
+    dirs = [sweep.run_dir("res", **r) for r in runs]
+    assert dirs == ["res/runs/nsys/deep_gelu_mlp/eager/inference_float32/bs8-num_layers2/r0",
+                    "res/runs/nsys/deep_gelu_mlp/eager/inference_float32/bs8/r0",
+                    "res/runs/nsys/deep_gelu_mlp/eager/inference_float32/bs8-dim1024-num_layers2/r0",
+                    "res/runs/nsys/deep_gelu_mlp/eager/inference_float32/bs8-dim1024/r0",
+                    "res/runs/nsys/mlp/eager/inference_float32/bs8/r0"]
+
+
+def test_size_labels_round_trip():
+    from fusionlab.core import sizes
+    from fusionlab.experiments.registry import MODELS
+    spec = MODELS["deep_gelu_mlp"]
+    assert spec.size_defaults() == {"dim": 256, "num_layers": 4}
+    assert sizes.label({"num_layers": 8, "dim": 256}, spec.size_defaults()) == "num_layers8"
+    assert sizes.parse("-dim1024-num_layers8") == sizes.parse("dim1024-num_layers8") == {"dim": 1024, "num_layers": 8}
+    assert sizes.parse("default") == sizes.parse("") == {}
+    assert sizes.suffix("default") == "" and sizes.from_suffix("-dim8") == "dim8"
+    assert spec.resolve_sizes("num_layers8") == {"dim": 256, "num_layers": 8}
+    for bad, words in (("depth3", "no size axis 'depth'"), ("dim8", "outside 16..65536"), ("dim", "not a name followed")):
+        with pytest.raises(ValueError, match=words):
+            spec.resolve_sizes(bad)
+
+
+def test_a_size_axis_must_be_a_keyword_of_the_build_function():
+    from fusionlab.experiments.registry import register_model
+    with pytest.raises(ValueError, match="not an integer keyword argument"):
+        register_model("x_test", description="", seed="", default_batch=1, sizes={"width": (1, 8)})(
+            lambda batch, dtype, device, dim=4: None)
+    with pytest.raises(ValueError, match="lowercase letters"):
+        register_model("x_test", description="", seed="", default_batch=1, sizes={"dim2": (1, 8)})(
+            lambda batch, dtype, device, dim2=4: None)

@@ -206,3 +206,20 @@ def test_bad_pin_and_windows_arguments(tmp_path):
     for bad in (["--pin-cpus", "two"], ["--windows", "-1"]):
         with pytest.raises(SystemExit):
             run.main(["--model", "mlp", "--variant", "eager", "--batch", "2", "--out", str(tmp_path / "r.json"), *bad])
+
+
+def test_size_builds_the_model_at_that_size(tmp_path):
+    """--size sets the model's build arguments; run.json records the label and every axis
+    (defaults included); a value equal to the default drops out of the label."""
+    r = go(tmp_path, "--size", "num_layers2-dim16", model="deep_gelu_mlp")
+    assert r["status"] == "ok" and r["size"] == "dim16-num_layers2"
+    assert r["sizes"] == {"dim": 16, "num_layers": 2}
+    assert go(tmp_path, "--size", "num_layers4", model="deep_gelu_mlp")["size"] == "default"
+
+
+@pytest.mark.parametrize("size, words", [("depth3", "no size axis 'depth'"), ("dim1", "outside 16..65536")])
+def test_bad_size_exits_with_the_reason(tmp_path, capsys, size, words):
+    with pytest.raises(SystemExit) as e:
+        run.main(["--model", "deep_gelu_mlp", "--variant", "eager", "--batch", "4", "--size", size,
+                  "--device", "cpu", "--out", str(tmp_path / "run.json")])
+    assert e.value.code == 2 and words in capsys.readouterr().err
