@@ -143,3 +143,21 @@ def test_model_cost_mlp_exact():
     assert c["bytes_unfused"] > c["bytes_fused"]
     p = count("pointwise_heavy", 128)
     assert p["flops"] == 0 and p["flops_pointwise"] > 0    # on the roofline all the same
+
+
+def test_crossover_names_the_values_where_the_ci_includes_one():
+    """A median above 1 whose CI includes 1 is a tie, and the note says so (the matmul of
+    seed 004: compile 'beats' eager at dim 16384 by 0.2%, CI 0.999-1.005)."""
+    dims, med = [2048, 4096, 8192, 16384], [0.997, 0.994, 0.999, 1.002]
+    lo, hi = [0.974, 0.993, 0.9985, 0.999], [1.021, 0.996, 0.9995, 1.005]
+    start, stop, note = stats.crossover(dims, med, axis="dim", lo=lo, hi=hi)
+    assert start == pytest.approx(2 ** (13 + 1 / 3)) and np.isnan(stop)
+    assert note == ("starts to beat eager between dim 8192 and 16384 and still beats it at dim 16384; "
+                    "not distinguishable from eager (95% CI includes 1) at dim 2048, 16384")
+    assert stats.ties(dims, lo, hi) == [2048.0, 16384.0]
+    assert stats.ties(dims, [np.nan] * 4, hi) == []
+    sp = pd.DataFrame({"model": "m", "variant": "compile", "mode": "train", "dtype": "float32",
+                       "backend": "nsys", "device": "cuda", "batch": 1, "dim": dims, "speedup_wall": med,
+                       "speedup_wall_lo": lo, "speedup_wall_hi": hi})
+    row = tables.crossover(sp).iloc[0]
+    assert row["axis"] == "dim" and row["ties"] == "2048 16384" and row["note"] == note

@@ -138,6 +138,9 @@ def check_analysis_outputs(res):
         parts = g[g.part != "total"].saved_ms.sum()
         assert abs(parts - g[g.part == "total"].saved_ms.item()) < 1e-9
     assert "## Crossover: where a variant starts and stops beating eager" in summary
+    from fusionlab.analysis import scaling     # smoke sweeps no axis with 3 values: header only
+    assert list(pd.read_csv(f"{res}/tables/scaling.csv").columns) == scaling.COLUMNS
+    assert "ties" in pd.read_csv(f"{res}/tables/crossover.csv").columns
     fm = open(f"{res}/figures/fusion_map.html").read()
     assert "cpp_fused" in fm and "aten::sin" in fm
     k = pd.read_csv(f"{res}/tables/kernels.csv")

@@ -23,6 +23,7 @@ FIGURES = {
     "crossover": ("sweep", "5. Crossover"),
     "compile_cost": ("sweep", "6. Compile cost"),
     "profiler_overhead": ("sweep", "7. Measurement"),
+    "scaling": ("model", "8. Scaling"),
 }
 
 # tab10, then the dark tab20b/tab20c shades: no pale colour (eager is black)

@@ -19,9 +19,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter  # noqa: E402
 
 from fusionlab.analysis import decompose, figures, tables  # noqa: E402
+from fusionlab.analysis import scaling as scaling_law  # noqa: E402  (plots.scaling draws it)
 from fusionlab.analysis.figures import variant_colour  # noqa: E402
 from fusionlab.core.io import atomic_path  # noqa: E402
 
@@ -85,6 +86,11 @@ def _fit_log_ticks(ax, axis="y"):
     if lo <= 0 or hi <= 0:
         return
     span = np.log10(hi / lo)
+    if span < 0.3:   # under a factor of 2: evenly spaced plain numbers (0.6, 0.8, 1, 1.2)
+        a.set_major_locator(MaxNLocator(nbins=6, steps=[1, 2, 2.5, 5, 10]))
+        a.set_major_formatter(FuncFormatter(_plain))
+        a.set_minor_formatter(NullFormatter())
+        return
     subs = tuple(range(1, 10)) if span < 0.5 else (1.0, 2.0, 3.0, 5.0) if span < 1.5 \
         else (1.0, 2.0, 5.0) if span < 4 else (1.0,)
     a.set_major_locator(LogLocator(base=10, subs=subs))
@@ -129,7 +135,7 @@ def _ok(t, model):
 def _legend(ax, **kw):
     h, lab = ax.get_legend_handles_labels()
     if h:
-        ax.legend(fontsize=7, **kw)
+        ax.legend(**{"fontsize": 7, **kw})
 
 
 def speedup_vs_batch(t, model):
@@ -459,14 +465,84 @@ def profiler_overhead(t, model):
     return fig
 
 
+def scaling(t, model):
+    """The scaling law per swept axis (rows) and value of the other axes (columns): each
+    variant's untraced wall time per iteration (filled dots: median of the repeats, bars:
+    their range; solid line: the fit t = a + b * size^k, analysis.scaling) and its GPU time
+    (hollow dots, dashed fit), log-log."""
+    fits = _m(t["scaling"], model)
+    runs = tables.with_size(_ok(t, model))
+    panels = sorted({(a, f if isinstance(f, str) else "") for a, f in zip(fits["axis"], fits["fixed"])},
+                    key=lambda p: (p[0], sorted(_parse_fixed(p[1]).items()))) if len(fits) else []
+    axes_swept = list(dict.fromkeys(a for a, _ in panels))
+    cols = max([sum(1 for a, _ in panels if a == ax) for ax in axes_swept] or [1])
+    fig, grid = plt.subplots(max(1, len(axes_swept)), cols, squeeze=False, layout="constrained",
+                             figsize=(max(7.0, 3.4 * cols), 3.2 * max(1, len(axes_swept)) + 0.7))
+    for ax in grid.flat:
+        ax.set_visible(False)
+    if not panels:
+        grid[0, 0].set_visible(True)
+        _empty(grid[0, 0], "no axis with 3 or more sizes (the scaling law needs 3)")
+    metrics = {"wall": ("wall_time_per_iter_ms", "-", True), "gpu": ("gpu_time_per_iter_ms", "--", False)}
+    for row, axis in enumerate(axes_swept):
+        for col, fixed in enumerate(f for a, f in panels if a == axis):
+            ax = grid[row, col]
+            ax.set_visible(True)
+            f = fits[(fits["axis"] == axis) & (fits["fixed"].fillna("") == fixed)]
+            d = runs
+            for a, v in _parse_fixed(fixed).items():
+                d = d[d[a] == v]
+            for _, r in f.sort_values(["metric", "variant"], ascending=[False, True]).iterrows():
+                if r["metric"] not in metrics:
+                    continue
+                col_name, ls, filled = metrics[r["metric"]]
+                c = variant_colour(r["variant"])
+                g = d[d["variant"] == r["variant"]].groupby(axis)[col_name].agg(["median", "min", "max"]).dropna()
+                if g.empty:
+                    continue
+                ax.errorbar(g.index, g["median"], yerr=[g["median"] - g["min"], g["max"] - g["median"]],
+                            fmt="o", color=c, ms=4, capsize=2, mfc=c if filled else "white")
+                x = np.geomspace(g.index.min(), g.index.max(), 60)
+                ci = f" [{r['k_lo']:.2f}, {r['k_hi']:.2f}]" if r["k_lo"] == r["k_lo"] else ""
+                edge = " (k at edge)" if "edge" in str(r.get("note", "")) else ""
+                ax.plot(x, r["a_ms"] + r["b"] * x ** r["k"], color=c, lw=1.1, ls=ls,
+                        label=f"{r['variant']} {r['metric']}: k={r['k']:.2f}{ci}{edge}")
+                if r["metric"] == "wall" and r["fixed_size"] == r["fixed_size"] \
+                        and g.index.min() <= r["fixed_size"] <= g.index.max():
+                    ax.axvline(r["fixed_size"], color=c, lw=0.8, ls=":")
+            _log(ax, "x", base=2); _log(ax, "y")
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
+            _fit_log_ticks(ax, "y")
+            ax.set_xlabel(_xlabel(axis), fontsize=8)
+            ax.set_ylabel("time per iteration (ms)", fontsize=8)
+            ax.tick_params(labelsize=7)
+            exact = " (3 sizes: exact fit, no CI)" if len(f) and (f["n_sizes"] <= 3).all() else ""
+            ax.set_title((fixed or f"along {_xlabel(axis)}") + exact, fontsize=8)
+            _legend(ax, loc="best", fontsize=6.5)
+    _title(fig, "Scaling law t = a + b * size^k: filled dots and solid lines wall time (untraced), hollow "
+           "dots and dashed lines GPU time; bars: the repeats' range; legend: k [95% CI]; dotted: "
+           "the size below which the fixed cost a dominates the wall time", t, model)
+    return fig
+
+
+def _parse_fixed(fixed) -> dict:
+    """'batch=256 dim=1024' -> {'batch': 256.0, 'dim': 1024.0} (tables.fixed_label's inverse)."""
+    if not isinstance(fixed, str) or not fixed:
+        return {}
+    return {k: float(v) for k, v in (p.split("=", 1) for p in fixed.split())}
+
+
 # name: (function, scope, report category); names, scopes and categories from analysis.figures
 FIGURES = {name: (globals()[name], scope, category) for name, (scope, category) in figures.FIGURES.items()}
 
 
-def load_tables(runs_csv, speedups_csv, crossover_csv=None, peaks_json=None) -> dict:
+def load_tables(runs_csv, speedups_csv, crossover_csv=None, peaks_json=None, scaling_csv=None) -> dict:
     """The tables a figure reads; `breakdown` (analysis.decompose.breakdown_wide) is
-    computed from runs, speedups and peaks."""
+    computed from runs, speedups and peaks; `scaling` (analysis.scaling) is read from
+    scaling_csv, else fitted from runs."""
     t = {"runs": pd.read_csv(runs_csv), "speedups": pd.read_csv(speedups_csv)}
+    t["scaling"] = pd.read_csv(scaling_csv) if scaling_csv and os.path.exists(scaling_csv) \
+        else scaling_law.table(t["runs"])
     t["crossover"] = pd.read_csv(crossover_csv) if crossover_csv and os.path.exists(crossover_csv) \
         else pd.DataFrame(columns=["model", "variant", "axis", "fixed", "starts_at", "stops_at", "note"])
     t["peaks"] = {}

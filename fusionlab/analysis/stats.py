@@ -66,11 +66,27 @@ def _num(x) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:g}"
 
 
-def crossover(values, speedups, axis: str = "batch") -> tuple[float, float, str]:
+def ties(values, lo, hi) -> list[float]:
+    """The swept values where the speedup's CI [lo, hi] includes 1: there the variant is
+    not distinguishable from eager, whatever side of 1 the median falls."""
+    return sorted(float(v) for v, a, b in zip(values, lo, hi) if a == a and b == b and a <= 1 <= b)
+
+
+def crossover(values, speedups, axis: str = "batch", lo=None, hi=None) -> tuple[float, float, str]:
     """(start, stop, note) along one axis: where the variant starts to beat eager (the
-    speedup crosses 1 from below; the smallest swept value if it beats eager there) and
-    where it stops (crosses back below 1; nan if it still beats eager at the largest
-    value). With several such intervals, the last one; the note lists them all."""
+    median speedup crosses 1 from below; the smallest swept value if it beats eager there)
+    and where it stops (crosses back below 1; nan if it still beats eager at the largest
+    value). With several such intervals, the last one; the note lists them all, and, given
+    the speedups' CIs (lo, hi), the values where the CI includes 1 (ties)."""
+    note = _crossover(values, speedups, axis)
+    tied = ties(values, lo, hi) if lo is not None and hi is not None else []
+    if tied:
+        note = note[:2] + (note[2] + f"; not distinguishable from eager (95% CI includes 1) at {axis} "
+                           + ", ".join(_num(v) for v in tied),)
+    return note
+
+
+def _crossover(values, speedups, axis):
     pts = sorted((float(b), float(s)) for b, s in zip(values, speedups) if s is not None and s == s)
     if not pts:
         return float("nan"), float("nan"), "no successful runs"

@@ -7,6 +7,7 @@ import html
 import pandas as pd
 
 from fusionlab.analysis import decompose, tables
+from fusionlab.analysis import scaling as scaling_law
 from fusionlab.core.io import atomic_path
 
 
@@ -96,8 +97,26 @@ def breakdown_md(wide: pd.DataFrame) -> str:
     return "\n".join(out)
 
 
+def scaling_md(fits: pd.DataFrame) -> list[str]:
+    """The scaling law of each (model, variant) along each axis with 3 or more sizes: one
+    sentence per fit of the wall time (analysis.scaling.describe), grouped by model."""
+    fits = fits[fits["metric"] == "wall"] if len(fits) else fits
+    if fits.empty:
+        return []
+    out = ["## Scaling law: how wall time grows with size", "",
+           "Fitted t = a + b * size^k on the per-size medians of the untraced wall time per "
+           "iteration (log residuals); k's 95% CI from a bootstrap over the repeats; below the "
+           "size where b * size^k = a the fixed cost (launches, Python) dominates. "
+           "Table: `tables/scaling.csv` (also the GPU time).", ""]
+    for model, g in fits.groupby("model", sort=True):
+        out += [f"### {model}", ""]
+        out += [f"- {scaling_law.describe(r)}" for _, r in g.sort_values(["axis", "fixed", "variant"]).iterrows()]
+        out.append("")
+    return out
+
+
 def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks: dict | None,
-               breakdown: pd.DataFrame | None = None) -> str:
+               breakdown: pd.DataFrame | None = None, scaling: pd.DataFrame | None = None) -> str:
     out = ["# fusionlab sweep summary", ""]
     first = runs.iloc[0] if len(runs) else {}
     meta = {k: first.get(k) for k in ("backend", "device", "gpu", "torch", "nsys", "mode", "dtype")}
@@ -144,6 +163,8 @@ def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks:
                 "Along each swept axis with the others held at `fixed`; the crossing is "
                 "interpolated in log2 between the two swept values around it.", "", _md(c), ""]
     out += breakdown_md(breakdown if breakdown is not None else decompose.breakdown_wide(runs, sp, peaks)).splitlines()
+    if scaling is not None:
+        out += scaling_md(scaling)
     bad = runs[~runs["status"].isin(["ok", "unsupported"])]
     if len(bad):
         out += ["## Runs that are not ok", "",

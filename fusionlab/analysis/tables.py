@@ -24,9 +24,12 @@
              status is listed, never dropped.
 - crossover: per (model, variant, ...) and swept axis (batch, dim, num_layers, ...; the
              other axes held at the values in `fixed`): where the variant starts to beat
-             eager (wall-time speedup crosses 1 from below) and where it stops.
+             eager (wall-time speedup crosses 1 from below) and where it stops; `ties`:
+             the values where the speedup's 95% CI includes 1 (not distinguishable).
 - breakdown: (tables/speedup_breakdown.csv) where each speedup comes from, one row per
              configuration and part (analysis.decompose).
+- scaling:   (tables/scaling.csv) the scaling law t = a + b * size^k per (model, variant,
+             ...), swept axis with 3 or more values and metric (analysis.scaling).
 - kernels:   the fusion map: one row per run and kernel in the measured range, with its
              kind and the ops it computes (analysis.fusion).
 """
@@ -175,11 +178,13 @@ def crossover(sp: pd.DataFrame) -> pd.DataFrame:
     keys = CROSSOVER[:6]
     rows = []
     for key, axis, fixed, g in along_axes(sp[sp["variant"] != "eager"], keys):
-        start, stop, note = stats.crossover(g[axis], g["speedup_wall"], axis=axis)
+        start, stop, note = stats.crossover(g[axis], g["speedup_wall"], axis=axis,
+                                            lo=g["speedup_wall_lo"], hi=g["speedup_wall_hi"])
         rows.append({**dict(zip(keys, key)), "axis": axis, "fixed": fixed, "starts_at": start,
                      "stops_at": stop, "note": note,
+                     "ties": " ".join(str(int(x)) for x in stats.ties(g[axis], g["speedup_wall_lo"], g["speedup_wall_hi"])),
                      "values": " ".join(str(int(x)) for x in sorted(g[axis]))})
-    return pd.DataFrame(rows, columns=CROSSOVER + ["starts_at", "stops_at", "note", "values"])
+    return pd.DataFrame(rows, columns=CROSSOVER + ["starts_at", "stops_at", "note", "ties", "values"])
 
 
 def kernels_table(pairs: list[tuple[str, str]]) -> pd.DataFrame:
@@ -209,7 +214,8 @@ def write(df: pd.DataFrame, csv: str, parquet: str | None = None) -> None:
 
 def build(metric_files, kernel_files, costs_csv, peaks_json, out: dict, noise_cv: float = NOISE_CV) -> None:
     """Every table of the sweep; out maps runs, runs_pq, long, long_pq, speedups,
-    crossover, kernels (and optionally breakdown: analysis.decompose) to paths."""
+    crossover, kernels (and optionally breakdown: analysis.decompose; scaling:
+    analysis.scaling) to paths."""
     costs = pd.read_csv(costs_csv) if costs_csv and os.path.exists(costs_csv) else None
     peaks = _read_json(peaks_json) if peaks_json and os.path.exists(peaks_json) else None
     runs = runs_table(list(metric_files), costs, peaks)
@@ -221,4 +227,7 @@ def build(metric_files, kernel_files, costs_csv, peaks_json, out: dict, noise_cv
     if out.get("breakdown"):
         from fusionlab.analysis import decompose   # analysis.decompose builds on this module
         write(decompose.breakdown(runs, sp, peaks), out["breakdown"])
+    if out.get("scaling"):
+        from fusionlab.analysis import scaling   # analysis.scaling builds on this module
+        write(scaling.table(runs), out["scaling"])
     write(kernels_table(list(zip(metric_files, kernel_files))), out["kernels"])

@@ -1,6 +1,7 @@
 # Metrics of each run, the model costs, then the tidy tables and the summary of the sweep.
 
 BREAKDOWN = f"{RES}/tables/speedup_breakdown.csv"  # analysis.decompose
+SCALING = f"{RES}/tables/scaling.csv"  # analysis.scaling
 
 
 rule run_metrics:
@@ -44,6 +45,7 @@ rule tables:
     output:
         **TABLES,
         breakdown=BREAKDOWN,
+        scaling=SCALING,
     params:
         noise_cv=CFG["noise_cv"],
     log:
@@ -60,6 +62,7 @@ rule summary:
         speedups=TABLES["speedups"],
         crossover=TABLES["crossover"],
         breakdown=BREAKDOWN,
+        scaling=SCALING,
         peaks=PEAKS_INPUT,
     output:
         report(SUMMARY, caption="../report/summary.rst", category="0. Summary"),

@@ -11,6 +11,7 @@ for _fig, (_scope, _category) in FIGURES.items():
             runs=TABLES["runs"],
             speedups=TABLES["speedups"],
             crossover=TABLES["crossover"],
+            scaling=SCALING,
             peaks=PEAKS_INPUT,
         output:
             **{
