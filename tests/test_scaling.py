@@ -132,14 +132,14 @@ def test_table_empty_and_describe_without_ci():
 def test_fit_note_says_what_limits_a_fit():
     assert scaling.fit_note(scaling.fit(DIMS, law(0.02, 1e-9, 3.0, DIMS))) == ""
     exact = scaling.fit([16, 64, 256], law(1.5, 2e-4, 2.0, [16, 64, 256]))
-    assert scaling.fit_note(exact) == "exact: 3 sizes for 3 parameters, no CI (sweep 4 or more sizes)"
+    assert scaling.fit_note(exact) == "exact fit: 3 sizes for 3 parameters, no CI; sweep 4 or more sizes"
     flat_then_steep = scaling.fit([256, 1024, 2048, 4096], [0.6, 0.6, 0.6, 1.1])   # k beyond 4
     assert "k at the edge of its range (0.05-4)" in scaling.fit_note(flat_then_steep)
     zigzag = scaling.fit([1, 2, 4, 8], [1.0, 3.0, 1.0, 3.0])
     assert "poor fit" in scaling.fit_note(zigzag)
     row = {"variant": "eager", "metric": "wall", "axis": "dim", "fixed": "", "a_ms": 1.5, "b": 2e-4, "k": 2.0,
            "k_lo": np.nan, "k_hi": np.nan, "fixed_size": np.nan, "note": scaling.fit_note(exact)}
-    assert scaling.describe(row).endswith("(exact: 3 sizes for 3 parameters, no CI (sweep 4 or more sizes)).")
+    assert scaling.describe(row).endswith("(exact fit: 3 sizes for 3 parameters, no CI; sweep 4 or more sizes).")
 
 
 def test_summary_section_and_figure(tmp_path):

@@ -187,7 +187,7 @@ def fit_note(r: dict) -> str:
     """What limits a fit (fit()'s result): '' when nothing does."""
     notes = []
     if r["n_sizes"] <= 3:
-        notes.append("exact: 3 sizes for 3 parameters, no CI (sweep 4 or more sizes)")
+        notes.append("exact fit: 3 sizes for 3 parameters, no CI; sweep 4 or more sizes")
     if r["k"] <= K_GRID[0] * 1.01 or r["k"] >= K_GRID[-1] * 0.99:
         notes.append(f"k at the edge of its range ({K_GRID[0]:g}-{K_GRID[-1]:g}): not resolved by these sizes")
     if r["rmse_log"] > POOR_FIT:

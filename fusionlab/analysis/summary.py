@@ -164,7 +164,7 @@ def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks:
                 "interpolated in log2 between the two swept values around it.", "", _md(c), ""]
     out += breakdown_md(breakdown if breakdown is not None else decompose.breakdown_wide(runs, sp, peaks)).splitlines()
     if scaling is not None:
-        out += scaling_md(scaling)
+        out += [""] + scaling_md(scaling)
     bad = runs[~runs["status"].isin(["ok", "unsupported"])]
     if len(bad):
         out += ["## Runs that are not ok", "",

@@ -653,6 +653,16 @@ def before_the_lock(torch, args) -> None:
         args.capture_open = True
 
 
+def stop_compile_workers(args) -> None:
+    """Shut Inductor's compile-worker processes down before the process exits: left
+    running past an os._exit they are re-parented, and nsys's importer then failed on
+    5 of 34 compile runs ("Multiple different definitions of the same VmTidToPidInfo":
+    no report)."""
+    if "compile" in args.variant and "torch._inductor.async_compile" in sys.modules:
+        with contextlib.suppress(Exception):
+            sys.modules["torch._inductor.async_compile"].shutdown_compile_workers()
+
+
 @contextlib.contextmanager
 def hold_slot(slot, phases: Phases, args):
     """Start up outside the lock (before_the_lock), then hold the slot's GPU lock; yields
@@ -733,7 +743,8 @@ def main(argv=None) -> int:
     write_json_atomic(args.out, rec)
     print(f"[fusionlab] {args.model}/{args.variant}/bs{args.batch}{size_labels.suffix(args.size)}: {rec['status']}"
           + (f" ({rec['reason']})" if rec.get("reason") else ""), file=sys.stderr)
-    if slot:  # recorded and traced: skip the teardown (Inductor's workers, CUDA), seconds of a job's time
+    if slot:  # recorded and traced: skip the teardown (CUDA, ...), seconds of a job's time
+        stop_compile_workers(args)
         sys.stdout.flush(); sys.stderr.flush()
         os._exit(0)
     return 0
