@@ -86,7 +86,7 @@ def _fit_log_ticks(ax, axis="y"):
     if lo <= 0 or hi <= 0:
         return
     span = np.log10(hi / lo)
-    if span < 0.3:   # under a factor of 2: evenly spaced plain numbers (0.6, 0.8, 1, 1.2)
+    if span < 0.5:   # under a factor of 3: evenly spaced plain numbers (0.6, 0.8, 1, 1.2)
         a.set_major_locator(MaxNLocator(nbins=6, steps=[1, 2, 2.5, 5, 10]))
         a.set_major_formatter(FuncFormatter(_plain))
         a.set_minor_formatter(NullFormatter())
