@@ -434,7 +434,8 @@ def compile_cost(t, model):
         bx.axhline(1.0, color="grey", lw=0.8, ls="--")
         bx.set_ylabel("eager peak memory / variant peak memory")
         for a in (ax, bx):
-            a.set_xticks(range(len(d))); a.set_xticklabels(d.index, fontsize=6.5, rotation=90)
+            a.set_xticks(range(len(d))); a.set_xticklabels(d.index, fontsize=6.5 if len(d) > 6 else 8,
+                                                           rotation=90 if len(d) > 6 else 0)
     _title(fig, "Compile cost (Inductor harness definitions)", t, model)
     return fig
 
