@@ -161,3 +161,13 @@ def test_crossover_names_the_values_where_the_ci_includes_one():
                        "speedup_wall_lo": lo, "speedup_wall_hi": hi})
     row = tables.crossover(sp).iloc[0]
     assert row["axis"] == "dim" and row["ties"] == "2048 16384" and row["note"] == note
+
+
+def test_crossover_spans_list_every_interval():
+    """matmul_heavy in the default sweep: compile wins at 128, loses at 1024, wins at 4096;
+    starts_at is the last start, spans lists both intervals."""
+    vals, med = [128, 1024, 4096], [1.71, 0.99, 1.03]
+    start, stop, note = stats.crossover(vals, med)
+    assert stats.spans(vals, med) == f"128-{stats._cross((128, 1.71), (1024, 0.99)):.0f}, {start:.0f}+"
+    assert note.startswith("beats eager from batch 128, stops between batch 128 and 1024; starts to beat")
+    assert stats.spans([8, 32], [0.5, 0.9]) == "" and stats.spans([8, 32], [1.2, 1.3]) == "8+"

@@ -408,13 +408,15 @@ def crossover(t, model):
         y = d["starts_at"]
         ax.bar(range(len(d)), y.fillna(0), color=[variant_colour(v) if b == b else "#dddddd"
                                                   for v, b in zip(d["variant"], y)])
-        for i, (a, b) in enumerate(zip(y, d["stops_at"])):
-            ax.text(i, (a if a == a else 1), _span(a, b), ha="center", va="bottom", fontsize=7)
+        labels_at = d["spans"] if "spans" in d else [None] * len(d)
+        for i, (a, b, sp) in enumerate(zip(y, d["stops_at"], labels_at)):
+            text = sp if isinstance(sp, str) and sp else _span(a, b)
+            ax.text(i, (a if a == a else 1), text, ha="center", va="bottom", fontsize=7)
         ax.set_xticks(range(len(d))); ax.set_xticklabels(labels, fontsize=6)
         _log(ax, "y", base=2)
         ax.set_ylabel(f"{axis} where the variant starts to beat eager")
-    _title(fig, "Crossover: where each variant starts (bar) and stops (label: start-stop, + = still "
-           "beats eager at the largest value) beating eager", t, model)
+    _title(fig, "Crossover: where each variant last starts to beat eager (bar); label: every "
+           "interval where it beats eager (start-stop, + = still at the largest value)", t, model)
     return fig
 
 

@@ -86,10 +86,13 @@ def crossover(values, speedups, axis: str = "batch", lo=None, hi=None) -> tuple[
     return note
 
 
-def _crossover(values, speedups, axis):
-    pts = sorted((float(b), float(s)) for b, s in zip(values, speedups) if s is not None and s == s)
-    if not pts:
-        return float("nan"), float("nan"), "no successful runs"
+def _points(values, speedups):
+    return sorted((float(b), float(s)) for b, s in zip(values, speedups) if s is not None and s == s)
+
+
+def _intervals(pts, axis):
+    """The intervals where the median speedup is >= 1: [((start, where), (stop, where) or
+    None)], `where` '' for a start at the smallest value."""
     intervals, start = [], None
     for i, (b, s) in enumerate(pts):
         if s >= 1 and start is None:
@@ -99,6 +102,21 @@ def _crossover(values, speedups, axis):
             start = None
     if start is not None:
         intervals.append((start, None))
+    return intervals
+
+
+def spans(values, speedups) -> str:
+    """Every interval where the variant beats eager, short: '128-362, 1563+' ('+': still
+    at the largest value; '' when it never does)."""
+    return ", ".join(f"{b0:.0f}" + (f"-{stop[0]:.0f}" if stop else "+")
+                     for (b0, _), stop in _intervals(_points(values, speedups), ""))
+
+
+def _crossover(values, speedups, axis):
+    pts = _points(values, speedups)
+    if not pts:
+        return float("nan"), float("nan"), "no successful runs"
+    intervals = _intervals(pts, axis)
     if not intervals:
         return float("nan"), float("nan"), f"does not beat eager at any swept {axis} ({_num(pts[0][0])} to {_num(pts[-1][0])})"
     if len(intervals) == 1 and intervals[0][0][1] == "" and intervals[0][1] is None:

@@ -24,7 +24,8 @@
              status is listed, never dropped.
 - crossover: per (model, variant, ...) and swept axis (batch, dim, num_layers, ...; the
              other axes held at the values in `fixed`): where the variant starts to beat
-             eager (wall-time speedup crosses 1 from below) and where it stops; `ties`:
+             eager (wall-time speedup crosses 1 from below) and where it stops (the last
+             such interval; `spans` lists them all: '128-362, 1563+'); `ties`:
              the values where the speedup's 95% CI includes 1 (not distinguishable).
 - breakdown: (tables/speedup_breakdown.csv) where each speedup comes from, one row per
              configuration and part (analysis.decompose).
@@ -181,10 +182,10 @@ def crossover(sp: pd.DataFrame) -> pd.DataFrame:
         start, stop, note = stats.crossover(g[axis], g["speedup_wall"], axis=axis,
                                             lo=g["speedup_wall_lo"], hi=g["speedup_wall_hi"])
         rows.append({**dict(zip(keys, key)), "axis": axis, "fixed": fixed, "starts_at": start,
-                     "stops_at": stop, "note": note,
+                     "stops_at": stop, "spans": stats.spans(g[axis], g["speedup_wall"]), "note": note,
                      "ties": " ".join(str(int(x)) for x in stats.ties(g[axis], g["speedup_wall_lo"], g["speedup_wall_hi"])),
                      "values": " ".join(str(int(x)) for x in sorted(g[axis]))})
-    return pd.DataFrame(rows, columns=CROSSOVER + ["starts_at", "stops_at", "note", "ties", "values"])
+    return pd.DataFrame(rows, columns=CROSSOVER + ["starts_at", "stops_at", "spans", "note", "ties", "values"])
 
 
 def kernels_table(pairs: list[tuple[str, str]]) -> pd.DataFrame:
