@@ -162,3 +162,18 @@ def test_summary_section_and_figure(tmp_path):
     assert (tmp_path / "s.png").stat().st_size > 1000
     empty = plots.scaling({"scaling": fits.iloc[:0], "runs": df}, "mlp")
     assert "3 or more sizes" in empty.axes[0].texts[0].get_text()
+
+
+def test_figure_panel_for_runs_without_a_size_axis():
+    """Runs recorded without a size column value (nan) still land in their panel."""
+    from fusionlab.analysis import plots
+    df, _ = runs_frame()
+    df = df[df["model"] == "mlp"].assign(status="ok")
+    df = pd.concat([df.assign(num_layers=4.0), df.assign(num_layers=np.nan)], ignore_index=True)
+    fits = scaling.table(df)
+    assert set(fits["fixed"]) == {"batch=8 num_layers=4", "batch=8 num_layers=nan"}
+    fig = plots.scaling({"scaling": fits, "runs": df}, "mlp")
+    panels = [a for a in fig.axes if a.get_visible()]
+    assert len(panels) == 2
+    for ax in panels:          # each panel: 2 variants x (wall, gpu) points at the 4 dims
+        assert len(ax.containers) == 4 and all(len(c.lines[0].get_xdata()) == 4 for c in ax.containers)

@@ -91,7 +91,7 @@ def _fit_log_ticks(ax, axis="y"):
         a.set_major_formatter(FuncFormatter(_plain))
         a.set_minor_formatter(NullFormatter())
         return
-    subs = tuple(range(1, 10)) if span < 0.5 else (1.0, 2.0, 3.0, 5.0) if span < 1.5 \
+    subs = (1.0, 2.0, 3.0, 5.0) if span < 1.5 \
         else (1.0, 2.0, 5.0) if span < 4 else (1.0,)
     a.set_major_locator(LogLocator(base=10, subs=subs))
     a.set_major_formatter(FuncFormatter(_plain))
@@ -494,7 +494,7 @@ def scaling(t, model):
             f = fits[(fits["axis"] == axis) & (fits["fixed"].fillna("") == fixed)]
             d = runs
             for a, v in _parse_fixed(fixed).items():
-                d = d[d[a] == v]
+                d = d[d[a].isna()] if v != v else d[d[a] == v]   # nan: runs without that axis
             for _, r in f.sort_values(["metric", "variant"], ascending=[False, True]).iterrows():
                 if r["metric"] not in metrics:
                     continue

@@ -537,6 +537,8 @@ def start_watchdog(args, rec: dict):
         write_json_atomic(args.out, snap)
         print(f"[fusionlab] {args.model}/{args.variant}/bs{args.batch}{size_labels.suffix(args.size)}: timeout ({snap['reason']})",
               file=sys.stderr, flush=True)
+        # no stop_compile_workers here: a stuck compile may hold its workers, and shutting
+        # them down from this timer thread could block past the time limit
         os._exit(3)
 
     timer = threading.Timer(args.timeout, fire)
