@@ -177,3 +177,18 @@ def test_figure_panel_for_runs_without_a_size_axis():
     assert len(panels) == 2
     for ax in panels:          # each panel: 2 variants x (wall, gpu) points at the 4 dims
         assert len(ax.containers) == 4 and all(len(c.lines[0].get_xdata()) == 4 for c in ax.containers)
+
+
+def test_two_dtypes_in_one_sweep_stay_apart():
+    from fusionlab.analysis import plots, summary
+    df, _ = runs_frame()
+    df = df[df["model"] == "mlp"].assign(status="ok")
+    df = pd.concat([df, df.assign(dtype="bfloat16", wall_time_per_iter_ms=df["wall_time_per_iter_ms"] / 2)],
+                   ignore_index=True)
+    fits = scaling.table(df)
+    assert len(fits) == 8
+    text = "\n".join(summary.scaling_md(fits))
+    assert text.count("- bfloat16 ") == 2 and text.count("- float32 ") == 2
+    fig = plots.scaling({"scaling": fits, "runs": df}, "mlp")
+    labels = [t.get_text().split(":")[0] for t in fig.axes[0].get_legend().get_texts()]
+    assert len(labels) == len(set(labels)) == 8 and "compile bfloat16 wall" in labels

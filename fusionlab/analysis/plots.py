@@ -487,6 +487,7 @@ def scaling(t, model):
         grid[0, 0].set_visible(True)
         _empty(grid[0, 0], "no axis with 3 or more sizes (the scaling law needs 3)")
     metrics = {"wall": ("wall_time_per_iter_ms", "-", True), "gpu": ("gpu_time_per_iter_ms", "--", False)}
+    varying = [k for k in scaling_law.KEYS[2:] if k in fits and fits[k].nunique() > 1]   # mode, dtype, ...
     for row, axis in enumerate(axes_swept):
         for col, fixed in enumerate(f for a, f in panels if a == axis):
             ax = grid[row, col]
@@ -500,7 +501,10 @@ def scaling(t, model):
                     continue
                 col_name, ls, filled = metrics[r["metric"]]
                 c = variant_colour(r["variant"])
-                g = d[d["variant"] == r["variant"]].groupby(axis)[col_name].agg(["median", "min", "max"]).dropna()
+                mine = d[d["variant"] == r["variant"]]
+                for k in varying:                        # e.g. two dtypes in one sweep
+                    mine = mine[mine[k] == r[k]]
+                g = mine.groupby(axis)[col_name].agg(["median", "min", "max"]).dropna()
                 if g.empty:
                     continue
                 ax.errorbar(g.index, g["median"], yerr=[g["median"] - g["min"], g["max"] - g["median"]],
@@ -508,8 +512,9 @@ def scaling(t, model):
                 x = np.geomspace(g.index.min(), g.index.max(), 60)
                 ci = f" [{r['k_lo']:.2f}, {r['k_hi']:.2f}]" if r["k_lo"] == r["k_lo"] else ""
                 edge = " (k at edge)" if "edge" in str(r.get("note", "")) else ""
+                also = "".join(f" {r[k]}" for k in varying)
                 ax.plot(x, r["a_ms"] + r["b"] * x ** r["k"], color=c, lw=1.1, ls=ls,
-                        label=f"{r['variant']} {r['metric']}: k={r['k']:.2f}{ci}{edge}")
+                        label=f"{r['variant']}{also} {r['metric']}: k={r['k']:.2f}{ci}{edge}")
                 if r["metric"] == "wall" and r["fixed_size"] == r["fixed_size"] \
                         and g.index.min() <= r["fixed_size"] <= g.index.max():
                     ax.axvline(r["fixed_size"], color=c, lw=0.8, ls=":")

@@ -108,9 +108,11 @@ def scaling_md(fits: pd.DataFrame) -> list[str]:
            "iteration (log residuals); k's 95% CI from a bootstrap over the repeats; below the "
            "size where b * size^k = a the fixed cost (launches, Python) dominates. "
            "Table: `tables/scaling.csv` (also the GPU time).", ""]
+    varying = [k for k in scaling_law.KEYS[2:] if k in fits and fits[k].nunique() > 1]   # mode, dtype, ...
     for model, g in fits.groupby("model", sort=True):
         out += [f"### {model}", ""]
-        out += [f"- {scaling_law.describe(r)}" for _, r in g.sort_values(["axis", "fixed", "variant"]).iterrows()]
+        out += [f"- {''.join(f'{r[k]} ' for k in varying)}{scaling_law.describe(r)}"
+                for _, r in g.sort_values(["axis", "fixed"] + varying + ["variant"]).iterrows()]
         out.append("")
     return out
 
