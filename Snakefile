@@ -39,6 +39,8 @@ except sweep.ConfigError as e:
     sys.exit(f"fusionlab: {e}")
 
 print(MACHINE.note, file=sys.stderr)
+# regenerating from results copied without their profiles: no rule makes metrics.json
+METRICS_ONLY = REGENERATE and sweep.metrics_only(RUNS)
 RES = CFG["results"]
 BACKEND = MACHINE.profiler
 PYTHON = sys.executable

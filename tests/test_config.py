@@ -125,3 +125,23 @@ def test_a_size_axis_must_be_a_keyword_of_the_build_function():
     with pytest.raises(ValueError, match="lowercase letters"):
         register_model("x_test", description="", seed="", default_batch=1, sizes={"dim2": (1, 8)})(
             lambda batch, dtype, device, dim2=4: None)
+
+
+def test_regenerate_needs_a_profile_or_metrics_for_every_run(tmp_path):
+    """Copied results: runs with only metrics.json (profile left behind) regenerate as they
+    are; a mix where a profiled run lacks its metrics.json is refused with a reason."""
+    from fusionlab.experiments import sweep
+    cfg = {"results": str(tmp_path)}
+    base = tmp_path / "runs/nsys/mlp/eager/inference_float32"
+    for name, files in (("bs8/r0", ["run.json", "metrics.json", "kernels.csv"]),
+                        ("bs32/r0", ["run.json", "report.sqlite", "metrics.json", "kernels.csv"])):
+        (base / name).mkdir(parents=True)
+        for f in files:
+            (base / name / f).write_text("{}")
+    found = sweep.existing_runs(cfg)
+    assert [(r["batch"], r["metrics_only"]) for r in found] == [(32, False), (8, True)]
+    assert sweep.metrics_only(found)
+    assert "1 without their profile" in sweep.recorded_machine(cfg, found).note
+    (base / "bs32/r0/metrics.json").unlink()
+    with pytest.raises(sweep.ConfigError, match="have their profiles but no metrics.json"):
+        sweep.existing_runs(cfg)

@@ -1,6 +1,8 @@
 """The workflow end to end on the CPU smoke config, as a user runs it, with faults
 injected: a killed sweep, an OOM and a raising experiment, a corrupt profile."""
+import glob
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -119,6 +121,19 @@ def test_smoke_sweep_end_to_end(tmp_path):
     check_analysis_outputs(res)
     snake("--report", f"{res}/report.html", "--configfile", "config/smoke.yaml", "--config", f"results={res}")
     assert os.path.getsize(f"{res}/report.html") > 100_000
+
+    # 5. the same from results copied without their profiles: metrics.json kept as it is
+    copy = f"{res}-copied"
+    shutil.copytree(res, copy, ignore=shutil.ignore_patterns("trace.json", "figures", "tables", "summary.md"))
+    metrics = {p: open(p).read() for p in glob.glob(f"{copy}/runs/**/metrics.json", recursive=True)}
+    assert len(metrics) == 16
+    p = snake("regenerate", "--cores", "2", "--forceall", "--configfile", "config/smoke.yaml",
+              "--config", f"results={copy}", "regenerate=1")
+    assert "16 without their profile (not copied): every run's metrics.json is used as it is" in p.stderr
+    assert "run_metrics" not in p.stdout + p.stderr
+    assert {p: open(p).read() for p in metrics} == metrics
+    pd.testing.assert_frame_equal(pd.read_csv(f"{copy}/tables/runs.csv"), runs)
+    check_analysis_outputs(copy)
 
 
 def check_analysis_outputs(res):

@@ -266,9 +266,11 @@ def run_dir(results: str, **keys) -> str:
 
 
 def existing_runs(cfg: dict) -> list[dict]:
-    """The runs already recorded under the results folder (a run.json and its profile, or
-    the unsupported.json of a run that was not profiled: "skipped": True), for regenerating
-    tables and figures without profiling again."""
+    """The runs already recorded under the results folder, for regenerating tables and
+    figures without profiling again: a run.json and its profile; or a run.json and its
+    metrics.json where the profile was not copied ("metrics_only": True: results brought
+    back without their report.sqlite / trace.json); or the unsupported.json of a run that
+    was not profiled ("skipped": True)."""
     root = os.path.join(cfg["results"], "runs")
     pat = re.compile("^" + RUN_PATTERN.format(
         backend="(?P<backend>nsys|torch)", model="(?P<model>[^/]+)", variant="(?P<variant>[^/]+)",
@@ -282,13 +284,29 @@ def existing_runs(cfg: dict) -> list[dict]:
         prof = "report.sqlite" if m["backend"] == "nsys" else "trace.json"
         keys = {**m.groupdict(), "batch": int(m["batch"]), "repeat": int(m["repeat"])}
         if "run.json" in files and prof in files:
-            found.append({**keys, "skipped": False})
+            found.append({**keys, "skipped": False, "metrics_only": False})
+        elif "run.json" in files and "metrics.json" in files and "kernels.csv" in files:
+            found.append({**keys, "skipped": False, "metrics_only": True})
         elif UNSUPPORTED_FILE in files:
-            found.append({**keys, "skipped": True})
+            found.append({**keys, "skipped": True, "metrics_only": False})
     if not found:
         raise ConfigError(f"config key results: no profiled runs under {root} to regenerate from "
                           "(run the sweep first, or point results: at a copied results folder)")
+    if any(r["metrics_only"] for r in found):
+        lacking = [run_dir(cfg["results"], **r) for r in found
+                   if not r["skipped"] and not r["metrics_only"]
+                   and not os.path.exists(os.path.join(run_dir(cfg["results"], **r), "metrics.json"))]
+        if lacking:
+            raise ConfigError(f"config key results: some runs under {root} have their profiles but no "
+                              f"metrics.json (e.g. {lacking[0]}) and others only their metrics.json: "
+                              "regenerate needs one or the other for every run")
     return sorted(found, key=lambda r: tuple(str(v) for v in r.values()))
+
+
+def metrics_only(found: list[dict]) -> bool:
+    """Regenerating from runs whose profiles were not copied: every run's metrics.json is
+    used as it is (the metrics step is left out; tables, figures and summary run)."""
+    return any(r.get("metrics_only") for r in found)
 
 
 UNSUPPORTED_FILE = "unsupported.json"
@@ -314,6 +332,10 @@ def recorded_machine(cfg: dict, found: list[dict]) -> Machine:
     if len(backends) > 1:
         raise ConfigError(f"config key results: {cfg['results']} mixes backends {backends}; "
                           "regenerate one at a time (separate results folders)")
-    return Machine("recorded", backends[0], None,
-                   f"fusionlab: regenerating from {len(found)} recorded {backends[0]} runs in "
-                   f"{cfg['results']} (no profiling)")
+    note = (f"fusionlab: regenerating from {len(found)} recorded {backends[0]} runs in "
+            f"{cfg['results']} (no profiling)")
+    if metrics_only(found):
+        n = sum(r["metrics_only"] for r in found)
+        note += (f"; {n} without their profile (not copied): every run's metrics.json is used "
+                 "as it is, only tables, figures and summary are made again")
+    return Machine("recorded", backends[0], None, note)

@@ -7,6 +7,8 @@ SCALING = f"{RES}/tables/scaling.csv"  # analysis.scaling
 rule run_metrics:
     input:
         unpack(profile_input),
+    wildcard_constraints:
+        backend="(?!)" if METRICS_ONLY else "nsys|torch",  # (?!) matches nothing
     output:
         metrics=f"{RUN}/metrics.json",
         kernels=f"{RUN}/kernels.csv",
