@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# GPU machine, issue 12: time the zoo sweep (config/zoo.yaml, one repeat) through the real
+# `snakemake all`, on every GPU of the box or on the ones in GPUS ("0" = one GPU).
+# Resumable: run it again on the still-warm machine (next device call within its idle
+# window) and the workflow goes on where it stopped; each call appends its own sweep
+# seconds to $RES/sweep_seconds.txt, and the benchmark's time is their sum.
+#   GPUS=0 BUDGET=560 bash .ci/gpu-zoo.sh      # one GPU
+#   BUDGET=560 bash .ci/gpu-zoo.sh             # every GPU (nvidia-h200-x2: two)
+# At the end of the sweep: the run records' overlap check and per-run breakdown
+# (benchmarks/run_overhead.py), into $OUT.
+set -u
+source .device-kit/setup.sh > /dev/null 2>&1
+pip install -q --no-deps --no-build-isolation -e . > /dev/null 2>&1
+export PYTHONUNBUFFERED=1
+RES=${RES:-results/zoo}
+BUDGET=${BUDGET:-560}
+mkdir -p "$RES"
+nvidia-smi -L; nsys --version
+snakemake --unlock --configfile config/zoo.yaml > /dev/null 2>&1
+t0=$(date +%s)
+# SIGINT first (Snakemake stops its jobs and marks them incomplete), then -k
+[ -n "${GPUS:-}" ] && export CUDA_VISIBLE_DEVICES=$GPUS   # the sweep's gpus: auto takes these
+timeout -k 20 -s INT $((BUDGET - 60)) snakemake all --configfile config/zoo.yaml --cores "$(nproc)" \
+  --keep-going --rerun-incomplete --config results="$RES" > "$OUT/zoo-$t0.log" 2>&1
+rc=$?
+echo "$(( $(date +%s) - t0 )) rc=$rc" >> "$RES/sweep_seconds.txt"
+echo "this call: rc=$rc, $(( $(date +%s) - t0 )) s; calls so far (s, rc):"; cat "$RES/sweep_seconds.txt"
+awk '{s += $1} END {print "sweep time summed over the calls: " s " s"}' "$RES/sweep_seconds.txt"
+grep -E "steps \(" "$OUT/zoo-$t0.log" | tail -1
+if [ $rc = 0 ]; then
+  python benchmarks/run_overhead.py "$RES" --csv "$OUT/run_overhead.csv" | tee "$OUT/run_overhead.txt" | tail -8
+  cp "$RES/sweep_seconds.txt" "$RES/tables/runs.csv" "$RES/summary.md" "$OUT/" 2>/dev/null
+fi
