@@ -171,3 +171,10 @@ def test_crossover_spans_list_every_interval():
     assert stats.spans(vals, med) == f"128-{stats._cross((128, 1.71), (1024, 0.99)):.0f}, {start:.0f}+"
     assert note.startswith("beats eager from batch 128, stops between batch 128 and 1024; starts to beat")
     assert stats.spans([8, 32], [0.5, 0.9]) == "" and stats.spans([8, 32], [1.2, 1.3]) == "8+"
+
+
+def test_fixed_label_round_trip():
+    label = tables.fixed_label({"batch": 256.0, "dim": 1024})
+    assert label == "batch=256 dim=1024"
+    assert tables.parse_fixed_label(label) == {"batch": 256.0, "dim": 1024.0}
+    assert tables.parse_fixed_label("") == {} and tables.parse_fixed_label(float("nan")) == {}

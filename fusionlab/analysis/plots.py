@@ -476,7 +476,7 @@ def scaling(t, model):
     fits = _m(t["scaling"], model)
     runs = tables.with_size(_ok(t, model))
     panels = sorted({(a, f if isinstance(f, str) else "") for a, f in zip(fits["axis"], fits["fixed"])},
-                    key=lambda p: (p[0], sorted(_parse_fixed(p[1]).items()))) if len(fits) else []
+                    key=lambda p: (p[0], sorted(tables.parse_fixed_label(p[1]).items()))) if len(fits) else []
     axes_swept = list(dict.fromkeys(a for a, _ in panels))
     cols = max([sum(1 for a, _ in panels if a == ax) for ax in axes_swept] or [1])
     fig, grid = plt.subplots(max(1, len(axes_swept)), cols, squeeze=False, layout="constrained",
@@ -494,7 +494,7 @@ def scaling(t, model):
             ax.set_visible(True)
             f = fits[(fits["axis"] == axis) & (fits["fixed"].fillna("") == fixed)]
             d = runs
-            for a, v in _parse_fixed(fixed).items():
+            for a, v in tables.parse_fixed_label(fixed).items():
                 d = d[d[a].isna()] if v != v else d[d[a] == v]   # nan: runs without that axis
             for _, r in f.sort_values(["metric", "variant"], ascending=[False, True]).iterrows():
                 if r["metric"] not in metrics:
@@ -531,13 +531,6 @@ def scaling(t, model):
            "dots and dashed lines GPU time; bars: the repeats' range; legend: k [95% CI]; dotted: "
            "the size below which the fixed cost a dominates the wall time", t, model)
     return fig
-
-
-def _parse_fixed(fixed) -> dict:
-    """'batch=256 dim=1024' -> {'batch': 256.0, 'dim': 1024.0} (tables.fixed_label's inverse)."""
-    if not isinstance(fixed, str) or not fixed:
-        return {}
-    return {k: float(v) for k, v in (p.split("=", 1) for p in fixed.split())}
 
 
 # name: (function, scope, report category); names, scopes and categories from analysis.figures

@@ -165,8 +165,9 @@ def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks:
                 "Along each swept axis with the others held at `fixed`; the crossing is "
                 "interpolated in log2 between the two swept values around it.", "", _md(c), ""]
     out += breakdown_md(breakdown if breakdown is not None else decompose.breakdown_wide(runs, sp, peaks)).splitlines()
-    if scaling is not None and len(scaling_md(scaling)):
-        out += [""] + scaling_md(scaling)
+    section = scaling_md(scaling) if scaling is not None else []
+    if section:
+        out += [""] + section
     bad = runs[~runs["status"].isin(["ok", "unsupported"])]
     if len(bad):
         out += ["## Runs that are not ok", "",

@@ -157,6 +157,14 @@ def fixed_label(values: dict) -> str:
     return " ".join(f"{k}={int(v) if float(v).is_integer() else v}" for k, v in values.items())
 
 
+def parse_fixed_label(label) -> dict:
+    """fixed_label's inverse: 'batch=256 dim=1024' -> {'batch': 256.0, 'dim': 1024.0}
+    ({} for '' or nan, as a CSV round trip gives it)."""
+    if not isinstance(label, str) or not label:
+        return {}
+    return {k: float(v) for k, v in (p.split("=", 1) for p in label.split())}
+
+
 def along_axes(df: pd.DataFrame, keys: list[str], min_values: int = 2):
     """Yield (key, axis, fixed, rows) for every swept axis (batch, then the size axes): the
     rows of one `keys` group that share the other axes' values, where the axis takes at
