@@ -195,6 +195,65 @@ def test_no_report_keeps_the_record(tmp_path, status, expect):
     assert row["status"] == expect
 
 
+@pytest.mark.parametrize("status", ["timeout", "incorrect", "oom"])
+def test_a_failed_untraced_run_is_recorded_without_nsys(tmp_path, status):
+    # the untraced process timed out (or was wrong, or ran out of memory): the nsys
+    # process is not started, the record says why, the later steps see "no report"
+    import json
+    from fusionlab.analysis import run_metrics
+    from fusionlab.experiments import not_profiled
+    timing = tmp_path / "timing.json"
+    timing.write_text(json.dumps({"model": "m", "variant": "v", "batch": 1, "status": status,
+                                  "reason": "did not finish in 150 s (in its warmup phase)"}))
+    run, rep = tmp_path / "run.json", tmp_path / "report.nsys-rep"
+    assert not_profiled.main([str(timing), str(run), str(rep)]) == 0
+    r = json.loads(run.read_text())
+    assert r["status"] == status and r["reason"] == "did not finish in 150 s (in its warmup phase)"
+    assert r["profile_skipped"] == f"not run under nsys: its untraced process ended {status} (timing.json)"
+    assert rep.exists() and rep.stat().st_size == 0
+    sqlite = tmp_path / "report.sqlite"
+    sqlite.write_bytes(b"")
+    row = run_metrics.main(str(run), str(sqlite), "nsys", str(tmp_path / "metrics.json"), timing_json=str(timing))
+    assert (row["status"], row["reason"]) == (status, r["reason"])
+
+
+@pytest.mark.parametrize("timing", ['{"status": "ok"}', "{trunc", None])
+def test_an_ok_or_unreadable_untraced_run_is_profiled(tmp_path, timing):
+    from fusionlab.experiments import not_profiled
+    path = tmp_path / "timing.json"
+    if timing is not None:
+        path.write_text(timing)
+    run, rep = tmp_path / "run.json", tmp_path / "report.nsys-rep"
+    assert not_profiled.main([str(path), str(run), str(rep)]) == not_profiled.PROFILE_IT
+    assert not run.exists() and not rep.exists()
+
+
+def test_compile_fields_come_from_the_first_process():
+    from fusionlab.analysis.run_metrics import compile_fields
+    cold = {"compile_latency_s": 9.0, "compile": {"graph_breaks": 0, "generated_kernels": 3,
+                                                  "fx_graph_cache_hits": 0, "fx_graph_cache_misses": 1}}
+    warm = {"compile_latency_s": 2.0, "compile": {"graph_breaks": 0, "generated_kernels": 3,
+                                                  "fx_graph_cache_hits": 1, "fx_graph_cache_misses": 0}}
+    assert compile_fields(warm, cold) == {"compile_latency_s": 9.0, "graph_breaks": 0,
+                                          "generated_kernels": 3, "compile_cache": "cold"}
+    assert compile_fields(warm, None)["compile_cache"] == "warm"
+    old = {"compile_latency_s": 1.0, "compile": {"graph_breaks": 1, "generated_kernels": 2}}
+    assert compile_fields(old, {"status": "ok"})["compile_cache"] is None  # timing.json without compile fields
+    assert compile_fields({"compile_latency_s": 0.01, "compile": None}, None)["compile_cache"] is None
+
+
+def test_compile_cost_prefers_cold_compiles():
+    import numpy as np
+    import pandas as pd
+    from fusionlab.analysis.tables import compile_cost
+    g = pd.DataFrame({"compile_latency_s": [9.0, 2.0, 2.2], "compile_cache": ["cold", "warm", "warm"]})
+    assert compile_cost(g) == (9.0, "cold")
+    assert compile_cost(g.iloc[1:]) == (2.1, "warm")
+    assert compile_cost(pd.DataFrame({"compile_latency_s": [0.1, 0.3]})) == (0.2, None)
+    lat, cache = compile_cost(g.iloc[:0])
+    assert np.isnan(lat) and cache is None
+
+
 def test_no_report_reason_falls_back_to_the_last_line():
     from fusionlab.analysis.no_report import nsys_error
     assert nsys_error("a\n\nnsys: something broke\n\n") == "nsys: something broke"

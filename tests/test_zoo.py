@@ -81,6 +81,12 @@ def test_compile_introspection_recorded(tmp_path):
     r = go(tmp_path, "pointwise_heavy", "compile")
     c = r["compile"]
     assert c["graphs"] == 1 and c["graph_breaks"] == 0 and c["generated_kernels"] >= 1
+    assert c["fx_graph_cache_hits"] + c["fx_graph_cache_misses"] == 1
+    # the same graph again, as the nsys process compiles it after the untraced one: from
+    # Inductor's cache, with its kernels still counted
+    again = go(tmp_path, "pointwise_heavy", "compile")["compile"]
+    assert (again["fx_graph_cache_hits"], again["fx_graph_cache_misses"]) == (1, 0)
+    assert again["generated_kernels"] == c["generated_kernels"]
 
 
 def test_compile_debug_artifacts_kept(tmp_path):

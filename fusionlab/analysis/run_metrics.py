@@ -15,6 +15,11 @@ Wall time (the headline, and every speedup built on it) is never taken under tra
   before its capture range opened (nsys loaded, not tracing) / untraced.
 Kernel metrics (counts, GPU time, launch path, idle) come from the traced range, with
 every thread of the process counted (attribution `process`, analysis.metrics).
+Compile fields (compile_latency_s, graph_breaks, generated_kernels, compile_cache) come
+from the run's first process: timing.json where there is one (the nsys process starts
+after it, from the compile caches it filled), else run.json. compile_cache: `cold` (every
+graph compiled), `warm` (every graph from Inductor's FX graph cache), `mixed`, or empty
+(no compile, or a record from before the runner counted cache hits).
 
 A run whose experiment failed keeps its status and reason; a profile that cannot be
 read turns the run's status to `error` with the one-line reason. Neither raises, so
@@ -65,6 +70,17 @@ def timing_fields(run: dict, timing: dict | None, traced_wall_ms: float | None) 
             "injection_overhead": _ratio(injected, u)}
 
 
+def compile_fields(run: dict, timing: dict | None) -> dict:
+    """The compile fields of the module doc, from the run's first process."""
+    first = timing if (timing is not None and "compile_latency_s" in timing) else run
+    c = first.get("compile") or {}
+    hits, misses = c.get("fx_graph_cache_hits"), c.get("fx_graph_cache_misses")
+    cache = (None if hits is None or not (hits or misses) else
+             "mixed" if hits and misses else "warm" if hits else "cold")
+    return {"compile_latency_s": first.get("compile_latency_s"), "graph_breaks": c.get("graph_breaks"),
+            "generated_kernels": c.get("generated_kernels"), "compile_cache": cache}
+
+
 def _ratio(a, b):
     return a / b if (a is not None and b) else None
 
@@ -82,13 +98,11 @@ def compute(run_json: str, profile: str | None, backend: str,
                nsys=(run.get("versions") or {}).get("nsys"),
                correct=(run.get("correctness") or {}).get("passed"),
                max_abs_err=(run.get("correctness") or {}).get("max_abs_err"),
-               compile_latency_s=run.get("compile_latency_s"),
                peak_memory_bytes=run.get("peak_memory_bytes"),
                runner_wall_time_per_iter_ms=(run.get("timing") or {}).get("measure_wall_time_per_iter_ms"),
                cuda_event_time_per_iter_ms=(run.get("timing") or {}).get("cuda_event_time_per_iter_ms"),
-               measure_iters=run.get("measure_iters"),
-               graph_breaks=(run.get("compile") or {}).get("graph_breaks"),
-               generated_kernels=(run.get("compile") or {}).get("generated_kernels"))
+               measure_iters=run.get("measure_iters"))
+    row.update(compile_fields(run, timing))
     if timing is not None and row["status"] == "ok" and timing.get("status") != "ok":
         row.update(status=timing.get("status", "error"),
                    reason=f"untraced timing process: {timing.get('reason')}")

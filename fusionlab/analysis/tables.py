@@ -18,7 +18,8 @@
              profiler_overhead beside it)
              (analysis.stats), speedup over eager (wall and GPU) with CIs, kernel
              reduction, and compile cost as the Inductor harness defines it:
-             compilation_latency_s (first call of the variant - first call of eager) and
+             compilation_latency_s (first call of the variant - first call of eager; of the
+             cold compiles where there are any, `compile_cache` says which) and
              compression_ratio (eager peak memory / variant peak memory).
              Runs that are not ok (incorrect, oom, error, unsupported) get no speedup; their
              status is listed, never dropped.
@@ -145,11 +146,25 @@ def speedups(runs: pd.DataFrame, noise_cv: float = NOISE_CV) -> pd.DataFrame:
         row["profiler_overhead"] = good["profiler_overhead"].median() if "profiler_overhead" in good and len(good) else np.nan
         row["kernel_reduction"] = row["eager_kernels_per_iter"] / row["kernels_per_iter"] \
             if row["kernels_per_iter"] else np.nan
-        row["compilation_latency_s"] = good["compile_latency_s"].median() if len(good) else np.nan
+        row["compilation_latency_s"], row["compile_cache"] = compile_cost(good)
         pm, epm = good["peak_memory_bytes"].median(), e["peak_memory_bytes"].median()
         row["compression_ratio"] = epm / pm if (pm and pm == pm and epm == epm) else np.nan
         rows.append(row)
     return pd.DataFrame(rows).sort_values(GROUP + ["variant"], ignore_index=True)
+
+
+def compile_cost(good: pd.DataFrame) -> tuple[float, str | None]:
+    """compilation_latency_s of a variant's ok repeats and the cache state it was taken
+    in: the median over the cold compiles where there are any (a later repeat compiles
+    from Inductor's cache), else over all ('warm', 'mixed', or None without compile)."""
+    if not len(good):
+        return np.nan, None
+    cache = good["compile_cache"] if "compile_cache" in good else pd.Series(index=good.index, dtype=object)
+    cold = good[cache == "cold"]
+    if len(cold):
+        return cold["compile_latency_s"].median(), "cold"
+    states = sorted(set(cache.dropna()))
+    return good["compile_latency_s"].median(), "/".join(states) or None
 
 
 def fixed_label(values: dict) -> str:

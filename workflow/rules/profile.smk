@@ -46,6 +46,11 @@ rule time_untraced:
 
 
 rule profile_nsys:
+    # after time_untraced: a run that did not end ok there is recorded from its timing.json
+    # and not started again (experiments/not_profiled.py); an ok one compiles from the
+    # caches the untraced process filled
+    input:
+        timing=f"{RUN}/timing.json",
     output:
         rep=f"{RUN}/report.nsys-rep",
         run=f"{RUN}/run.json",
@@ -72,14 +77,16 @@ rule profile_nsys:
     conda:
         ENV
     shell:
-        "PYTHONPATH={params.root}${{PYTHONPATH:+:$PYTHONPATH}} nsys profile -t {params.trace} {params.extra} {params.capture_nsys} "
+        "export PYTHONPATH={params.root}${{PYTHONPATH:+:$PYTHONPATH}}; "
+        "if {params.python} -m fusionlab.experiments.not_profiled {input.timing} {output.run} {output.rep} 2> {log}; then exit 0; fi; "
+        "nsys profile -t {params.trace} {params.extra} {params.capture_nsys} "
         "--force-overwrite true -o {output.rep}.tmp {params.python} -m fusionlab.experiments.run {params.args} "
         "--profiler nsys {params.capture_runner} --windows 0 --out {output.run} > {log} 2>&1 || echo \"nsys exit status $?\" >> {log}; "
         # nsys exits non-zero when the profiled process crashed: that run is recorded by
         # the runner (status error). When nsys writes no report at all, the run's record
         # says so and the report is left empty (analysis/no_report.py): the sweep goes on.
         "mv {output.rep}.tmp.nsys-rep {output.rep} 2>/dev/null || "
-        "PYTHONPATH={params.root}${{PYTHONPATH:+:$PYTHONPATH}} {params.python} -m fusionlab.analysis.no_report "
+        "{params.python} -m fusionlab.analysis.no_report "
         "{output.run} {log} {output.rep} 2>> {log}"
 
 
