@@ -643,8 +643,9 @@ def claim_slot(args, device: str):
 def before_the_lock(torch, args) -> None:
     """What a slot's process does before it waits for its GPU: all of it CPU work or
     nsys's, none of it GPU work that could disturb the process measuring there. CUDA's
-    context; for torch.compile variants, dynamo's and Inductor's imports and Inductor's
-    compile workers; under nsys, the capture range opened (build, check and warm-up are
+    context; for torch.compile variants, dynamo's and Inductor's imports (torch.compile's
+    first call imports its backend: about 2 s of a run's build on the H200, in the lock
+    until it moved here) and Inductor's compile workers; under nsys, the capture range opened (build, check and warm-up are
     then traced too, the measured range as before). The range is closed after the lock
     is let go: nsys takes seconds to flush its trace at cudaProfilerStop."""
     with contextlib.suppress(Exception):  # a CUDA that cannot start fails in run(), recorded
@@ -652,6 +653,7 @@ def before_the_lock(torch, args) -> None:
     if "compile" in args.variant:
         with contextlib.suppress(Exception):
             import torch._dynamo  # noqa: F401
+            torch.compile(lambda x: x)  # nothing compiled until called: the imports only
             from torch._inductor.async_compile import AsyncCompile
             AsyncCompile.warm_pool()
     if args.profiler == "nsys" and args.capture_range:
