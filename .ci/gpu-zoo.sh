@@ -27,7 +27,9 @@ echo "$(( $(date +%s) - t0 )) rc=$rc" >> "$RES/sweep_seconds.txt"
 echo "this call: rc=$rc, $(( $(date +%s) - t0 )) s; calls so far (s, rc):"; cat "$RES/sweep_seconds.txt"
 awk '{s += $1} END {print "sweep time summed over the calls: " s " s"}' "$RES/sweep_seconds.txt"
 grep -E "steps \(" "$OUT/zoo-$t0.log" | tail -1
-if [ $rc = 0 ]; then
-  python benchmarks/run_overhead.py "$RES" --csv "$OUT/run_overhead.csv" | tee "$OUT/run_overhead.txt" | tail -8
-  cp "$RES/sweep_seconds.txt" "$RES/tables/runs.csv" "$RES/summary.md" "$OUT/" 2>/dev/null
-fi
+# every call, finished or not: the breakdown of the runs so far and the results without
+# their profiles (a sweep's .nsys-rep and .sqlite files are most of its size)
+python benchmarks/run_overhead.py "$RES" --csv "$OUT/run_overhead.csv" > "$OUT/run_overhead.txt" 2>&1
+tail -8 "$OUT/run_overhead.txt"
+cp "$RES/sweep_seconds.txt" "$RES/tables/runs.csv" "$RES/summary.md" "$OUT/" 2>/dev/null
+tar czf "$OUT/results.tgz" --exclude='*.nsys-rep' --exclude='*.sqlite' "$RES" 2>/dev/null
