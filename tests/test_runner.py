@@ -223,3 +223,19 @@ def test_bad_size_exits_with_the_reason(tmp_path, capsys, size, words):
         run.main(["--model", "deep_gelu_mlp", "--variant", "eager", "--batch", "4", "--size", size,
                   "--device", "cpu", "--out", str(tmp_path / "run.json")])
     assert e.value.code == 2 and words in capsys.readouterr().err
+
+
+def test_a_compile_variant_does_its_imports_before_the_lock():
+    # VariantSpec.prepare runs before the GPU lock; for torch.compile it leaves nothing of
+    # the backend's imports to the build (in the lock), which then takes milliseconds
+    code = ("import sys, time; from fusionlab.experiments.registry import VARIANTS; "
+            "VARIANTS['compile_max_autotune'].prepare({}); import torch; t = time.time(); "
+            "torch.compile(torch.nn.Linear(2, 2), mode='max-autotune'); "
+            "print('torch._inductor.compile_fx' in sys.modules, time.time() - t); "
+            "from torch._inductor.async_compile import shutdown_compile_workers; shutdown_compile_workers()")
+    import subprocess
+    import sys
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    loaded, seconds = p.stdout.split()
+    assert loaded == "True" and float(seconds) < 0.1, p.stderr[-2000:]
+    assert VARIANTS["eager"].prepare({}) is None   # a variant without one: nothing to do

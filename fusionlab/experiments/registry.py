@@ -73,6 +73,10 @@ class VariantSpec:
     description: str
     # supports(model_name, device, mode) -> None if supported, else the reason it is not
     supports: Callable = field(default=lambda model, device, mode: None)
+    # prepare(options) -> None: CPU-only work a run can do before it takes its GPU's lock
+    # (imports, building a CUDA extension): never GPU work, which would disturb the run
+    # measuring there
+    prepare: Callable = field(default=lambda options: None)
 
 
 def register_model(name: str, *, description: str, seed: str, default_batch: int,
@@ -118,12 +122,13 @@ def tagged(tag: str) -> list[str]:
 
 
 def register_variant(name: str, *, description: str,
-                     supports: Optional[Callable] = None):
+                     supports: Optional[Callable] = None, prepare: Optional[Callable] = None):
     def deco(apply):
         if name in VARIANTS:
             raise ValueError(f"variant {name!r} registered twice")
         VARIANTS[name] = VariantSpec(name, apply, description,
-                                     supports or (lambda model, device, mode: None))
+                                     supports or (lambda model, device, mode: None),
+                                     prepare or (lambda options: None))
         return apply
     return deco
 

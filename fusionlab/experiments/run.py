@@ -643,19 +643,16 @@ def claim_slot(args, device: str):
 def before_the_lock(torch, args) -> None:
     """What a slot's process does before it waits for its GPU: all of it CPU work or
     nsys's, none of it GPU work that could disturb the process measuring there. CUDA's
-    context; for torch.compile variants, dynamo's and Inductor's imports (torch.compile's
-    first call imports its backend: about 2 s of a run's build on the H200, in the lock
-    until it moved here) and Inductor's compile workers; under nsys, the capture range opened (build, check and warm-up are
+    context; the variant's prepare (registry.VariantSpec: torch.compile's imports and
+    compile workers, about 2 s of a compile run's build on the H200 while it was in the
+    lock; the CUDA kernels' extension build); under nsys, the capture range opened (build, check and warm-up are
     then traced too, the measured range as before). The range is closed after the lock
     is let go: nsys takes seconds to flush its trace at cudaProfilerStop."""
     with contextlib.suppress(Exception):  # a CUDA that cannot start fails in run(), recorded
         torch.empty(0, device="cuda")
-    if "compile" in args.variant:
-        with contextlib.suppress(Exception):
-            import torch._dynamo  # noqa: F401
-            torch.compile(lambda x: x)  # nothing compiled until called: the imports only
-            from torch._inductor.async_compile import AsyncCompile
-            AsyncCompile.warm_pool()
+    from fusionlab.experiments.registry import VARIANTS
+    with contextlib.suppress(Exception):  # a failure here happens again in run(), recorded
+        VARIANTS[args.variant].prepare({"compile_mode": args.compile_mode, "dtype": args.dtype})
     if args.profiler == "nsys" and args.capture_range:
         torch.cuda.profiler.start()
         args.capture_open = True

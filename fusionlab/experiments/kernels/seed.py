@@ -44,7 +44,7 @@ torch::Tensor gelu(torch::Tensor x) {
 
 
 @functools.lru_cache(maxsize=None)
-def _cuda_module():
+def cuda_module():
     from torch.utils.cpp_extension import load_inline
 
     from fusionlab.experiments.kernels.cuda_ops import build_dir
@@ -57,7 +57,7 @@ def cuda_gelu(x: torch.Tensor) -> torch.Tensor:
     if x.dtype != torch.float32:
         from fusionlab.experiments.registry import Unsupported
         raise Unsupported(f"the seed's CUDA GELU kernel is fp32 only (data_ptr<float>), not {x.dtype}")
-    return _cuda_module().gelu(x)
+    return cuda_module().gelu(x)
 
 
 @functools.lru_cache(maxsize=None)

@@ -17,6 +17,16 @@ GPU_INFERENCE = dict(devices=("cuda",), modes=("inference",),
                      why="; the hand-written kernels run on the GPU and define no backward")
 
 
+def _prepare(impl):
+    # before the GPU lock: import Triton, or build (first time: nvcc, tens of seconds) and
+    # load the CUDA extension
+    def prepare(options):
+        module = kernels.load(impl)
+        if impl == "cuda":
+            module.extension()
+    return prepare
+
+
 def _hand(impl):
     def apply(model, example_inputs, options):
         return functools.partial(model.forward_hand, kernels.load(impl))
@@ -24,9 +34,9 @@ def _hand(impl):
 
 
 register_variant("triton_kernel", description="hand-written Triton kernels for the fusable ops",
-                 supports=requires(tag="hand", **GPU_INFERENCE))(_hand("triton"))
+                 supports=requires(tag="hand", **GPU_INFERENCE), prepare=_prepare("triton"))(_hand("triton"))
 register_variant("cuda_kernel", description="hand-written CUDA C++ kernels (load_inline) for the fusable ops",
-                 supports=requires(tag="hand", **GPU_INFERENCE))(_hand("cuda"))
+                 supports=requires(tag="hand", **GPU_INFERENCE), prepare=_prepare("cuda"))(_hand("cuda"))
 register_variant("aten_op", description="PyTorch's fused library op for the model's math (F.gelu, softmax)",
                  supports=requires(tag="library_op"))(_hand("aten"))
 
@@ -38,6 +48,7 @@ def apply_triton_seed(model, example_inputs, options):
 
 
 @register_variant("cuda_seed", description="the seed's naive CUDA GELU kernel (seed 004), fp32 only",
-                  supports=requires(tag="gelu_tanh", **GPU_INFERENCE))
+                  supports=requires(tag="gelu_tanh", **GPU_INFERENCE),
+                  prepare=lambda options: seed.cuda_module())
 def apply_cuda_seed(model, example_inputs, options):
     return seed.cuda_gelu
