@@ -32,13 +32,20 @@ try:
     if REGENERATE:  # the runs are those already profiled under results/
         RUNS = sweep.existing_runs(CFG)
         MACHINE = sweep.recorded_machine(CFG, RUNS)
+    elif workflow.subprocess_exec and os.environ.get(sweep.MACHINE_ENV):
+        # a job's own process (Snakemake parses the workflow again there): the machine
+        # the main process found, not detected again beside the measurements
+        MACHINE = sweep.machine_from_env(os.environ[sweep.MACHINE_ENV])
+        RUNS = sweep.runs(CFG, MACHINE.profiler)
     else:
         MACHINE = sweep.resolve(CFG)
         RUNS = sweep.runs(CFG, MACHINE.profiler)
+        os.environ[sweep.MACHINE_ENV] = sweep.machine_to_env(MACHINE)
 except sweep.ConfigError as e:
     sys.exit(f"fusionlab: {e}")
 
-print(MACHINE.note, file=sys.stderr)
+if workflow.is_main_process:
+    print(MACHINE.note, file=sys.stderr)
 # regenerating from results copied without their profiles: no rule makes metrics.json
 METRICS_ONLY = REGENERATE and sweep.metrics_only(RUNS)
 RES = CFG["results"]

@@ -652,7 +652,9 @@ def before_the_lock(torch, args) -> None:
         torch.empty(0, device="cuda")
     from fusionlab.experiments.registry import VARIANTS
     with contextlib.suppress(Exception):  # a failure here happens again in run(), recorded
-        VARIANTS[args.variant].prepare({"compile_mode": args.compile_mode, "dtype": args.dtype})
+        # the nsys process starts after the untraced one, which filled the compile caches
+        VARIANTS[args.variant].prepare({"compile_mode": args.compile_mode, "dtype": args.dtype,
+                                        "compile_workers": args.profiler != "nsys"})
     if args.profiler == "nsys" and args.capture_range:
         torch.cuda.profiler.start()
         args.capture_open = True

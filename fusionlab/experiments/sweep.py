@@ -6,7 +6,9 @@ one line naming the key, the bad value and the allowed values.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import itertools
+import json
 import os
 import re
 import shutil
@@ -201,6 +203,22 @@ class Machine:
     profiler: str      # nsys | torch
     nsys: str | None   # version found
     note: str          # one line for the log: what was picked and why
+
+
+MACHINE_ENV = "FUSIONLAB_MACHINE"
+
+
+def machine_to_env(machine: Machine) -> str:
+    """The machine as the main Snakemake process found it, for its jobs' own processes
+    (machine_from_env): JSON."""
+    return json.dumps(dataclasses.asdict(machine))
+
+
+def machine_from_env(text: str) -> Machine:
+    """The inverse of machine_to_env: a job's process (Snakemake parses the workflow again
+    in each one) takes the main process's machine instead of running nvidia-smi and nsys
+    again, a second or two of CPU per job beside the measurements."""
+    return Machine(**json.loads(text))
 
 
 def resolve(cfg: dict, gpu: bool | None = None, nsys: str | None | bool = False) -> Machine:

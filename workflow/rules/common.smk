@@ -20,9 +20,9 @@ def gpu_slots_plan():
     """The GPU slots of a local GPU sweep (experiments.slots): each GPU its own measure
     cores; Snakemake itself, and so every job it starts, runs on the other cores. None
     where there are no slots: a CPU run, a cluster (its scheduler assigns GPUs),
-    regenerating."""
-    if REGENERATE or MACHINE.device != "cuda" or not _local_exec():
-        return None
+    regenerating, a job's own process."""
+    if REGENERATE or MACHINE.device != "cuda" or not _local_exec() or not workflow.is_main_process:
+        return None   # (a job's own process: the main process planned the slots and pinned itself)
     try:
         gpus = sweep.gpu_indices(CFG["gpus"])
     except sweep.ConfigError as e:

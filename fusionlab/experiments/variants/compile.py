@@ -14,11 +14,15 @@ from fusionlab.experiments.registry import register_variant
 
 def prepare(options):
     """Before the GPU lock: dynamo's and Inductor's imports (torch.compile's first call
-    imports its backend, about 2 s on the H200) and Inductor's compile workers."""
+    imports its backend, about 2 s on the H200) and, unless options["compile_workers"] is
+    False (a process that will find its graphs in Inductor's cache), Inductor's compile
+    workers: a pool of processes that each import torch, seconds of CPU beside the
+    measurement."""
     import torch._dynamo  # noqa: F401
     torch.compile(lambda x: x)  # nothing compiled until called: the imports only
-    from torch._inductor.async_compile import AsyncCompile
-    AsyncCompile.warm_pool()
+    if options.get("compile_workers", True):
+        from torch._inductor.async_compile import AsyncCompile
+        AsyncCompile.warm_pool()
 
 
 def _compile(model, mode, dynamic=None, fullgraph=False):
