@@ -72,6 +72,9 @@ rule profile_nsys:
         python=PYTHON,
         root=ROOT,
     threads: measure_threads()
+    # ahead of the next runs' untraced processes: a run's profile follows its timing while
+    # the compile caches are warm, and its export, stats and metrics start beside the sweep
+    priority: 1
     resources:
         gpu=1 if MACHINE.device == "cuda" else 0,
     conda:
