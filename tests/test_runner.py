@@ -239,3 +239,28 @@ def test_a_compile_variant_does_its_imports_before_the_lock():
     loaded, seconds = p.stdout.split()
     assert loaded == "True" and float(seconds) < 0.1, p.stderr[-2000:]
     assert VARIANTS["eager"].prepare({}) is None   # a variant without one: nothing to do
+
+
+def test_the_chunked_check_equals_the_whole_tensor_one(monkeypatch):
+    # the check runs chunk by chunk in float64 on the tensors' device: the same verdicts and
+    # errors as one whole-tensor float64 computation (oracle below), over chunk edges
+    monkeypatch.setattr(run, "CHECK_CHUNK", 7)
+    g = torch.Generator().manual_seed(0)
+    ref = torch.randn(5, 9, generator=g) * 3
+    out = ref + 1e-6 * torch.randn(5, 9, generator=g)
+    out[4, 8] += 0.5                                        # the largest error, in the last chunk
+    r = run.compare(torch, out, ref, "float32")
+    o64, r64 = out.double(), ref.double()
+    assert r["max_abs_err"] == (o64 - r64).abs().max().item()
+    assert r["rel_l2_err"] == pytest.approx(((o64 - r64).norm() / r64.norm()).item(), rel=1e-12)
+    scale = max(1.0, r64.abs().max().item())
+    assert r["passed"] == bool(torch.allclose(o64, r64, rtol=r["rtol"], atol=r["atol"] * scale))
+    assert r["passed"] is False
+    assert run.compare(torch, ref.clone(), ref, "float32")["passed"] is True
+    bad = ref.clone()
+    bad[3, 3] = float("nan")
+    assert run.compare(torch, bad, ref, "float32") == {"passed": False,
+                                                       "reason": "non-finite values where eager has none"}
+    truth = ref.double()
+    assert run._rmse(out, truth) == pytest.approx((o64 - truth).pow(2).mean().sqrt().item(), rel=1e-12)
+    assert run.compare(torch, torch.empty(0), torch.empty(0), "float32")["passed"] is True
