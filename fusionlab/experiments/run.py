@@ -487,7 +487,6 @@ def run(args, rec: dict, phases: Phases | None = None) -> dict:
     if why_not:
         rec.update(status="unsupported", reason=why_not)
         return rec
-    rec["cpus"] = pin_cpus(args.pin_cpus, device)
     rec.update(gpu_identity(torch, device))
     mark("cuda_init")
     if device == "cpu" and args.profiler == "torch":
@@ -531,6 +530,9 @@ def run(args, rec: dict, phases: Phases | None = None) -> dict:
         rec.update(status="incorrect", reason=incorrect_reason(check))
         return rec
 
+    # only now down to the measuring cores: build and check (a cold compile: seconds to
+    # minutes of Inductor's own threads) run on every core of the slot
+    rec["cpus"] = pin_cpus(args.pin_cpus, device)
     with phase(ranges.WARMUP):
         for _ in range(args.warmup):
             step(fn, model)
