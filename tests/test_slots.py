@@ -106,9 +106,19 @@ def test_holding_pins_the_process_to_the_slot_cores_and_back(tmp_path):
     if not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2:
         pytest.skip("needs two cores and sched_setaffinity")
     before = sorted(os.sched_getaffinity(0))
-    with slots.hold(slots.Slot("0", (before[-1],)), str(tmp_path)):
+    with slots.hold(slots.Slot("0", (before[-1],)), str(tmp_path)) as info:
         assert sorted(os.sched_getaffinity(0)) == [before[-1]]
+        assert info["shared_cpus"] == before
     assert sorted(os.sched_getaffinity(0)) == before
+
+
+def test_a_holder_builds_on_its_slot_and_the_shared_cores_never_another_slot():
+    # the main process kept 0-7 and gave GPU 0 cores 12-15, GPU 1 cores 8-11: GPU 0's
+    # holder compiles on 0-7 and 12-15, and measures on 12-15 alone
+    info = {"gpu": "0", "cpus": [12, 13, 14, 15], "shared_cpus": list(range(8))}
+    assert slots.build_cpus(info) == list(range(8)) + [12, 13, 14, 15]
+    assert slots.build_cpus({"gpu": "0", "cpus": None, "shared_cpus": None}) is None
+    assert slots.build_cpus(None) is None
 
 
 def test_the_slot_reaches_the_runner_command_and_a_bad_one_is_refused():

@@ -505,6 +505,8 @@ def run(args, rec: dict, phases: Phases | None = None) -> dict:
     if "torch._dynamo" in sys.modules:  # a run starts from a clean compile state, also in-process
         torch._dynamo.reset()  # (importing dynamo for an eager run would cost a second)
     reset_compile_counters(torch)
+    slot = rec.get("gpu_slot")
+    gpu_slots.pin_process(gpu_slots.build_cpus(slot))   # build and check: every core it may use
     with phase(ranges.BUILD):
         model, ref_model, fn, inputs = build(torch, args, device)
     mark("build")
@@ -530,8 +532,10 @@ def run(args, rec: dict, phases: Phases | None = None) -> dict:
         rec.update(status="incorrect", reason=incorrect_reason(check))
         return rec
 
-    # only now down to the measuring cores: build and check (a cold compile: seconds to
-    # minutes of Inductor's own threads) run on every core of the slot
+    # only now down to the slot's measuring cores (and pin_cpus): build and check (a cold
+    # compile: seconds to minutes of Inductor's own threads) had the shared cores too
+    if slot:
+        gpu_slots.pin_process(slot.get("cpus"))
     rec["cpus"] = pin_cpus(args.pin_cpus, device)
     with phase(ranges.WARMUP):
         for _ in range(args.warmup):

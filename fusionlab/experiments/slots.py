@@ -6,8 +6,10 @@ Each process
 1. picks a GPU before CUDA starts (`claim`: the GPU with the fewest live claims), so its
    imports, CUDA start-up and nsys's own start run while another process measures;
 2. waits for that GPU's lock (`hold`: an exclusive flock on a file in a node-local
-   folder) before it builds, checks, warms up and measures; while it holds the lock it
-   runs on the GPU's own cores (the plan's measure cores), which nothing else uses;
+   folder) before it builds, checks, warms up and measures; it builds and checks (a cold
+   compile) on the GPU's own cores (the plan's measure cores) and the shared ones
+   (`build_cpus`), and from the warm-up on it runs on the GPU's own cores, which nothing
+   else uses;
 3. lets go as soon as its measured range ends: the report, the record, nsys's finish and
    the post-processing of finished runs happen outside the lock, on the other cores.
 
@@ -138,13 +140,25 @@ def pin_process(cpus) -> None:
             os.sched_setaffinity(int(tid), set(cpus))
 
 
+def build_cpus(info: dict | None) -> list[int] | None:
+    """The cores a lock holder builds and checks on (a cold compile: Inductor's threads and
+    their compilers, seconds to minutes): its slot's and the shared ones it started on,
+    never another GPU's slot. It measures (warm-up on) on its slot's cores alone. None
+    without a pinned slot."""
+    if not info or not info.get("cpus") or not info.get("shared_cpus"):
+        return None
+    return sorted(set(info["cpus"]) | set(info["shared_cpus"]))
+
+
 @contextlib.contextmanager
 def hold(slot: Slot, directory: str | None = None):
     """Hold the slot's GPU lock (waiting for it), on the slot's cores. Yields a dict with
-    wait_s and, once released, held_unix = [start, end] (for the overlap check)."""
+    wait_s, shared_cpus (the cores the process had before: see build_cpus) and, once
+    released, held_unix = [start, end] (for the overlap check)."""
     directory = directory or lock_dir()
     info = {"gpu": slot.gpu, "cpus": list(slot.cpus) or None}
     before = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+    info["shared_cpus"] = before if slot.cpus else None
     t0 = time.time()
     fd = os.open(os.path.join(directory, f"gpu{slot.gpu}.lock"), os.O_RDWR | os.O_CREAT, 0o644)
     try:
