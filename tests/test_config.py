@@ -18,7 +18,7 @@ def err(cfg):
 
 
 def test_shipped_configs_validate():
-    for name in ("config.yaml", "config/smoke.yaml", "config/fixtures.yaml", "config/scaling.yaml"):
+    for name in ("config.yaml", "config/smoke.yaml", "config/fixtures.yaml", "config/scaling.yaml", "config/zoo.yaml"):
         with open(f"{ROOT}/{name}") as f:
             sweep.validate(yaml.safe_load(f))
 
@@ -28,6 +28,15 @@ def test_defaults_and_eager_added():
     assert cfg["variants"] == ["eager", "compile"]
     assert cfg["measure_iters"] == 200 and cfg["nsys"]["trace"] == "cuda,nvtx,osrt"
     assert cfg["timeout_s"] == 1200
+
+
+def test_a_variant_may_have_its_own_time_limit():
+    cfg = sweep.validate({**GOOD, "variants": ["jit_script"], "timeout_s": 300,
+                          "timeout_s_by_variant": {"jit_script": 60}})
+    assert sweep.timeout_s(cfg, "jit_script") == 60 and sweep.timeout_s(cfg, "eager") == 300
+    assert "'jit'" in err({**GOOD, "timeout_s_by_variant": {"jit": 60}})
+    assert "jit_script" in err({**GOOD, "timeout_s_by_variant": {"jit": 60}})
+    assert "timeout_s_by_variant.jit_script" in err({**GOOD, "timeout_s_by_variant": {"jit_script": -1}})
 
 
 @pytest.mark.parametrize("bad, words", [

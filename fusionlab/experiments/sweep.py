@@ -34,6 +34,7 @@ def schema() -> dict:
     s["properties"]["models"]["items"]["enum"] = list(catalog.model_names())
     s["properties"]["variants"]["items"]["enum"] = list(catalog.variant_names())
     s["properties"]["sizes"]["propertyNames"]["enum"] = list(catalog.model_names())
+    s["properties"]["timeout_s_by_variant"]["propertyNames"]["enum"] = list(catalog.variant_names())
     dtype = s["properties"]["dtype"]["anyOf"]
     dtype[0]["enum"] = dtype[1]["items"]["enum"] = list(axes.DTYPES)
     return s
@@ -129,6 +130,11 @@ def _check_sizes(cfg: dict) -> None:
             if bad:
                 raise ConfigError(f"config key sizes.{model}.{axis}: {bad[0]!r} is not allowed; "
                                   f"allowed values: integers {lo} to {hi}")
+
+
+def timeout_s(cfg: dict, variant: str):
+    """The time limit of one run of this variant: timeout_s_by_variant's, else timeout_s."""
+    return cfg["timeout_s_by_variant"].get(variant, cfg["timeout_s"])
 
 
 def size_labels(cfg: dict, model: str) -> list[str]:

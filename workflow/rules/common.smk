@@ -89,7 +89,7 @@ def runner_args(wildcards):
         f"--mode {wildcards.mode} --dtype {wildcards.dtype} --repeat {wildcards.repeat} "
         f"--warmup {CFG['warmup_iters']} --iters {CFG['measure_iters']} "
         f"--device {MACHINE.device} --compile-mode {CFG['compile_mode']} --optimizer {CFG['optimizer']} "
-        f"--timeout {CFG['timeout_s']} --windows {CFG['timing_windows']} --pin-cpus {CFG['pin_cpus']}"
+        f"--timeout {sweep.timeout_s(CFG, wildcards.variant)} --windows {CFG['timing_windows']} --pin-cpus {CFG['pin_cpus']}"
         + (f" --compile-debug {RUN.format(**wildcards)}/compile_debug" if CFG["compile_debug"] else "")
         + (f" --slots {slots.format_slots(SLOTS)}" if SLOTS else "")
     )
