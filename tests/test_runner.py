@@ -264,3 +264,28 @@ def test_the_chunked_check_equals_the_whole_tensor_one(monkeypatch):
     truth = ref.double()
     assert run._rmse(out, truth) == pytest.approx((o64 - truth).pow(2).mean().sqrt().item(), rel=1e-12)
     assert run.compare(torch, torch.empty(0), torch.empty(0), "float32")["passed"] is True
+
+
+def test_a_hanging_prepare_is_stopped_and_recorded(tmp_path):
+    # a variant's prepare (before the GPU lock) that never returns, e.g. an extension build
+    # waiting on a lock a killed build left: stopped by the run's time limit, recorded
+    import os
+    import subprocess
+    import sys
+    out = tmp_path / "run.json"
+    code = f"""
+import time
+from fusionlab.experiments import registry, run, slots
+registry.VARIANTS["eager"] = registry.VARIANTS["eager"].__class__(
+    "eager", registry.VARIANTS["eager"].apply, "", prepare=lambda options: time.sleep(600))
+args = run.parse_args(["--model", "mlp", "--variant", "eager", "--batch", "2", "--timeout", "2",
+                       "--out", {str(out)!r}])
+rec = run.base_record(args)
+with run.hold_slot(slots.Slot("0", ()), run.Phases(), args, rec):
+    pass
+"""
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "TMPDIR": str(tmp_path)})
+    assert p.returncode == 3, p.stderr[-2000:]
+    r = json.loads(out.read_text())
+    assert r["status"] == "timeout" and "(in its prepare phase)" in r["reason"]

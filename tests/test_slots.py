@@ -117,6 +117,9 @@ def test_a_holder_builds_on_its_slot_and_the_shared_cores_never_another_slot():
     # holder compiles on 0-7 and 12-15, and measures on 12-15 alone
     info = {"gpu": "0", "cpus": [12, 13, 14, 15], "shared_cpus": list(range(8))}
     assert slots.build_cpus(info) == list(range(8)) + [12, 13, 14, 15]
+    # a runner started by hand, unpinned: the shared set is every core; GPU 1's are left out
+    everything = {"gpu": "0", "cpus": [12, 13, 14, 15], "shared_cpus": list(range(16))}
+    assert slots.build_cpus(everything, [12, 13, 14, 15, 8, 9, 10, 11]) == list(range(8)) + [12, 13, 14, 15]
     assert slots.build_cpus({"gpu": "0", "cpus": None, "shared_cpus": None}) is None
     assert slots.build_cpus(None) is None
 

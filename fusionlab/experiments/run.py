@@ -133,7 +133,8 @@ def _chunks(t):
 
 
 def _pairs(a, b):
-    return zip(_chunks(a), _chunks(b))
+    """(a's chunk, b's chunk) on b's device: a variant may answer on another device."""
+    return ((x.to(y.device), y) for x, y in zip(_chunks(a), _chunks(b)))
 
 
 def compare(torch, out, ref, dtype: str) -> dict:
@@ -241,7 +242,9 @@ def compile_introspection(torch) -> dict | None:
             "graphs": int(graphs),
             "generated_kernels": int(inductor_metrics.generated_kernel_count),
             "fx_graph_cache_hits": int(counters["inductor"].get("fxgraph_cache_hit", 0)),
-            "fx_graph_cache_misses": int(counters["inductor"].get("fxgraph_cache_miss", 0))}
+            # a graph that bypasses the cache (or caches turned off) compiled cold: a miss
+            "fx_graph_cache_misses": int(counters["inductor"].get("fxgraph_cache_miss", 0)
+                                         + counters["inductor"].get("fxgraph_cache_bypass", 0))}
 
 
 def debug_artifacts(root: str) -> dict:
@@ -320,7 +323,7 @@ def pin_cpus(spec: str, device: str) -> list[int] | None:
         cpus = allowed[-2:]
     else:
         cpus = [int(c) for c in spec.split(",")]
-    os.sched_setaffinity(0, cpus)
+    gpu_slots.pin_process(cpus)   # every thread (autograd's device thread is started by now)
     return cpus
 
 
@@ -403,12 +406,16 @@ def make_step(torch, args, inputs, optimizers: dict):
 
 def check_against_eager(torch, args, device, step, fn, model, ref_model, pristine, inputs, sync) -> dict:
     """Check: the variant's first call against eager's (compare, then the float64 test for
-    outputs that are not allclose). Returns the check record with both first-call times."""
+    outputs that are not allclose). Returns the check record with both first-call times
+    and, on the GPU, the allocator's peak over the two first calls (first_calls_peak_bytes;
+    the peak is reset after the comparison, whose float64 copies are not the run's)."""
     injected_fault(args)
     t0 = time.perf_counter(); ref = step(ref_model, ref_model); sync()
     eager_first = time.perf_counter() - t0
     t0 = time.perf_counter(); out = step(fn, model); sync()
     variant_first = time.perf_counter() - t0
+    # the run's peak memory counts both first calls, not the comparison's float64 copies
+    first_calls_peak = torch.cuda.max_memory_allocated() if device == "cuda" else None
     tol = tolerance_key(torch, pristine, device, args.dtype)
     check = compare(torch, out, ref, tol)
     check["tolerance"] = tol
@@ -418,6 +425,9 @@ def check_against_eager(torch, args, device, step, fn, model, ref_model, pristin
             m64, m64, tuple(x.double() if x.is_floating_point() else x for x in inputs)), tol)
         check["passed"] = check["fp64"]["passed"]
     check["first_call_s"], check["eager_first_call_s"] = variant_first, eager_first
+    if first_calls_peak is not None:
+        check["first_calls_peak_bytes"] = first_calls_peak
+        torch.cuda.reset_peak_memory_stats()
     return check
 
 
@@ -465,10 +475,11 @@ def traced_measure(torch, args, device: str, rng, phase, run_iter, sync) -> tupl
     return wall, (start.elapsed_time(end) / args.iters if device == "cuda" else None), capture
 
 
-def peak_memory(torch, device: str) -> dict:
-    """Record: the run's peak memory (GPU allocator peak, or the process's max RSS on the CPU)."""
+def peak_memory(torch, device: str, first_calls_peak: int | None = None) -> dict:
+    """Record: the run's peak memory (GPU allocator peak over the first calls and the
+    iterations after the check, or the process's max RSS on the CPU)."""
     if device == "cuda":
-        return {"peak_memory_bytes": torch.cuda.max_memory_allocated()}
+        return {"peak_memory_bytes": max(torch.cuda.max_memory_allocated(), first_calls_peak or 0)}
     return {"peak_memory_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
             "peak_memory_kind": "process max RSS (CPU)"}
 
@@ -506,7 +517,8 @@ def run(args, rec: dict, phases: Phases | None = None) -> dict:
         torch._dynamo.reset()  # (importing dynamo for an eager run would cost a second)
     reset_compile_counters(torch)
     slot = rec.get("gpu_slot")
-    gpu_slots.pin_process(gpu_slots.build_cpus(slot))   # build and check: every core it may use
+    others = [c for s in (gpu_slots.parse_slots(args.slots) if args.slots else []) for c in s.cpus]
+    gpu_slots.pin_process(gpu_slots.build_cpus(slot, others))   # build and check: every core it may use
     with phase(ranges.BUILD):
         model, ref_model, fn, inputs = build(torch, args, device)
     mark("build")
@@ -524,6 +536,7 @@ def run(args, rec: dict, phases: Phases | None = None) -> dict:
     del pristine
     mark("check")
     rec["compile"] = compile_introspection(torch)
+    first_calls_peak = check.pop("first_calls_peak_bytes", None)
     rec["first_call_s"] = check.pop("first_call_s")
     rec["eager_first_call_s"] = check.pop("eager_first_call_s")
     rec["compile_latency_s"] = rec["first_call_s"] - rec["eager_first_call_s"]
@@ -550,7 +563,7 @@ def run(args, rec: dict, phases: Phases | None = None) -> dict:
     mark("measure")
 
     rec["timing"] = timing_record(windows, args, wall, device, cuda_event_ms, capture)
-    rec.update(peak_memory(torch, device))
+    rec.update(peak_memory(torch, device, first_calls_peak))
     rec.update(status="ok", reason=None)
     return rec
 
@@ -706,11 +719,15 @@ def stop_compile_workers(args) -> None:
 
 
 @contextlib.contextmanager
-def hold_slot(slot, phases: Phases, args):
-    """Start up outside the lock (before_the_lock), then hold the slot's GPU lock; yields
-    the slot's record (gpu, cpus, wait_s, held_unix once released)."""
+def hold_slot(slot, phases: Phases, args, rec: dict):
+    """Start up outside the lock (before_the_lock, under its own --timeout: an extension
+    build can wait forever on a lock a killed build left), then hold the slot's GPU lock;
+    yields the slot's record (gpu, cpus, wait_s, held_unix once released)."""
     import torch
+    rec["phase"] = "prepare"
+    disarm = start_watchdog(args, rec)
     before_the_lock(torch, args)
+    disarm()
     phases.mark("cuda_init")
     with gpu_slots.hold(slot) as info:
         phases.mark("gpu_wait")
@@ -753,7 +770,7 @@ def main(argv=None) -> int:
     with contextlib.ExitStack() as gpu, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if slot:  # CUDA starts outside the lock; then wait for the GPU (not timed out)
-            rec["gpu_slot"] = gpu.enter_context(hold_slot(slot, phases, args))
+            rec["gpu_slot"] = gpu.enter_context(hold_slot(slot, phases, args, rec))
         disarm = start_watchdog(args, rec)
         try:
             run(args, rec, phases)

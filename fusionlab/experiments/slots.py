@@ -140,14 +140,15 @@ def pin_process(cpus) -> None:
             os.sched_setaffinity(int(tid), set(cpus))
 
 
-def build_cpus(info: dict | None) -> list[int] | None:
+def build_cpus(info: dict | None, slot_cpus=()) -> list[int] | None:
     """The cores a lock holder builds and checks on (a cold compile: Inductor's threads and
     their compilers, seconds to minutes): its slot's and the shared ones it started on,
-    never another GPU's slot. It measures (warm-up on) on its slot's cores alone. None
-    without a pinned slot."""
+    never another GPU's slot (slot_cpus: every slot's cores). It measures (warm-up on) on
+    its slot's cores alone. None without a pinned slot."""
     if not info or not info.get("cpus") or not info.get("shared_cpus"):
         return None
-    return sorted(set(info["cpus"]) | set(info["shared_cpus"]))
+    mine = set(info["cpus"])
+    return sorted(mine | (set(info["shared_cpus"]) - set(slot_cpus)))
 
 
 @contextlib.contextmanager
