@@ -119,7 +119,8 @@ def test_a_holder_builds_on_its_slot_and_the_shared_cores_never_another_slot():
     assert slots.build_cpus(info) == list(range(8)) + [12, 13, 14, 15]
     # a runner started by hand, unpinned: the shared set is every core; GPU 1's are left out
     everything = {"gpu": "0", "cpus": [12, 13, 14, 15], "shared_cpus": list(range(16))}
-    assert slots.build_cpus(everything, [12, 13, 14, 15, 8, 9, 10, 11]) == list(range(8)) + [12, 13, 14, 15]
+    both = slots.parse_slots("0=12-15/1=8-11")
+    assert slots.build_cpus(everything, both) == list(range(8)) + [12, 13, 14, 15]
     assert slots.build_cpus({"gpu": "0", "cpus": None, "shared_cpus": None}) is None
     assert slots.build_cpus(None) is None
 

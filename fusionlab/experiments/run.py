@@ -516,9 +516,8 @@ def run(args, rec: dict, phases: Phases | None = None) -> dict:
     if "torch._dynamo" in sys.modules:  # a run starts from a clean compile state, also in-process
         torch._dynamo.reset()  # (importing dynamo for an eager run would cost a second)
     reset_compile_counters(torch)
-    slot = rec.get("gpu_slot")
-    others = [c for s in (gpu_slots.parse_slots(args.slots) if args.slots else []) for c in s.cpus]
-    gpu_slots.pin_process(gpu_slots.build_cpus(slot, others))   # build and check: every core it may use
+    slot = rec.get("gpu_slot")   # build and check on every core it may use (slots.build_cpus)
+    gpu_slots.pin_process(gpu_slots.build_cpus(slot, gpu_slots.parse_slots(args.slots) if args.slots else []))
     with phase(ranges.BUILD):
         model, ref_model, fn, inputs = build(torch, args, device)
     mark("build")
@@ -693,8 +692,8 @@ def before_the_lock(torch, args) -> None:
     nsys's, none of it GPU work that could disturb the process measuring there. CUDA's
     context; the variant's prepare (registry.VariantSpec: torch.compile's imports and
     compile workers, about 2 s of a compile run's build on the H200 while it was in the
-    lock; the CUDA kernels' extension build); under nsys, the capture range opened (build, check and warm-up are
-    then traced too, the measured range as before). The range is closed after the lock
+    lock; the CUDA kernels' extension build); under nsys, the capture range opened
+    (build, check and warm-up are then traced too, the measured range as before). The range is closed after the lock
     is let go: nsys takes seconds to flush its trace at cudaProfilerStop."""
     with contextlib.suppress(Exception):  # a CUDA that cannot start fails in run(), recorded
         torch.empty(0, device="cuda")

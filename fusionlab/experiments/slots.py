@@ -140,15 +140,15 @@ def pin_process(cpus) -> None:
             os.sched_setaffinity(int(tid), set(cpus))
 
 
-def build_cpus(info: dict | None, slot_cpus=()) -> list[int] | None:
+def build_cpus(info: dict | None, all_slots: list[Slot] = ()) -> list[int] | None:
     """The cores a lock holder builds and checks on (a cold compile: Inductor's threads and
-    their compilers, seconds to minutes): its slot's and the shared ones it started on,
-    never another GPU's slot (slot_cpus: every slot's cores). It measures (warm-up on) on
-    its slot's cores alone. None without a pinned slot."""
+    their compilers, seconds to minutes): its slot's (info, from hold) and the shared ones
+    it started on, never another GPU's slot (all_slots). It measures (warm-up on) on its
+    slot's cores alone. None without a pinned slot."""
     if not info or not info.get("cpus") or not info.get("shared_cpus"):
         return None
-    mine = set(info["cpus"])
-    return sorted(mine | (set(info["shared_cpus"]) - set(slot_cpus)))
+    taken = {c for s in all_slots for c in s.cpus}
+    return sorted(set(info["cpus"]) | (set(info["shared_cpus"]) - taken))
 
 
 @contextlib.contextmanager
