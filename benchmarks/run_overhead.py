@@ -1,6 +1,6 @@
 """Where a profiled run's time goes, from the records a sweep already leaves behind.
 
-    python benchmarks/run_overhead.py RESULTS [--csv OUT.csv]
+    python benchmarks/run_overhead.py RESULTS [--csv OUT.csv] [--in-flight 4,6,8]
 
 For every profiled run under RESULTS/runs: the seconds each rule held its job (Snakemake's
 benchmark files: time_untraced, profile_nsys, nsys_export_sqlite, nsys_stats, run_metrics)
@@ -10,12 +10,18 @@ nsys's own start and finish is the profile_nsys job's time less the runner proce
 lifetime. Prints one row per run and the medians; the GPU-held time of a run is
 time_untraced + profile_nsys (export, stats and metrics run on other cores beside the
 next run).
+
+With --in-flight: the sweep's time replayed with up to K measuring processes in flight per
+GPU (simulate_sweep), from each process's measured time before, in and after the GPU lock.
+A model, not a measurement: it leaves out contention between the processes. Its error is
+printed against the K the sweep ran with (mean processes in flight, measured).
 """
 from __future__ import annotations
 
 import argparse
 import csv
 import glob
+import heapq
 import json
 import os
 import statistics
@@ -55,12 +61,15 @@ def breakdown(results: str) -> list[dict]:
         run, timing = _json(rj), _json(os.path.join(d, "timing.json"))
         if not run:
             continue
+        # a run not started under nsys (its untraced process failed) has its untraced
+        # record as run.json: one process, not two
+        traced = None if run.get("profile_skipped") else run
         row = {"run": os.path.relpath(d, os.path.join(results, "runs")), "status": run.get("status"),
                "gpu_index": run.get("gpu_index"), "start_unix": run.get("process_start_unix"),
                "end_unix": run.get("process_end_unix")}
         for r in RULES:
             row[f"{r}_s"] = _bench_s(d, r)
-        for who, rec in (("untraced", timing), ("nsys", run)):
+        for who, rec in (("untraced", timing), ("nsys", traced)):
             ph = (rec or {}).get("phases_s") or {}
             for p in PHASES:
                 row[f"{who}_{p}_s"] = ph.get(p)
@@ -73,6 +82,7 @@ def breakdown(results: str) -> list[dict]:
             row["nsys_own_s"] = row["profile_nsys_s"] - row["nsys_process_s"]
         held = [row[f"{r}_s"] for r in ("time_untraced", "profile_nsys")]
         row["jobs_s"] = sum(held) if all(h is not None for h in held) else None
+        row["_untraced_rec"], row["_nsys_rec"] = timing, traced
         rows.append(row)
     return rows
 
@@ -89,6 +99,95 @@ def overlaps(rows: list[dict]) -> list[tuple]:
     return bad
 
 
+def lock_spans(rows: list[dict]) -> list[dict]:
+    """One row per measuring process: when it started, asked for, took and let go of its
+    GPU's lock, and ended (unix seconds), plus its job's time outside the process
+    (Snakemake's start, nsys's own start and flush). Processes without a lock record (a
+    run started without slots, one killed before the lock) are left out."""
+    out = []
+    for r in rows:
+        for who, rule in (("untraced", "time_untraced"), ("nsys", "profile_nsys")):
+            rec = r.get(f"_{who}_rec") or {}
+            slot = rec.get("gpu_slot") or {}
+            held, start, end = slot.get("held_unix"), rec.get("process_start_unix"), rec.get("process_end_unix")
+            if not held or start is None or end is None:
+                continue
+            job = r.get(f"{rule}_s")
+            outside = max(0.0, job - (end - start)) if job is not None else 0.0
+            out.append({"run": r["run"], "who": who, "gpu": rec.get("gpu_uuid"), "start": start,
+                        "request": held[0] - (slot.get("wait_s") or 0.0), "held_from": held[0],
+                        "held_to": held[1], "end": end, "outside_s": outside})
+    return out
+
+
+def mean_in_flight(spans: list[dict], step: float = 1.0) -> float:
+    """Measuring processes alive at once per GPU, averaged over the time any was alive
+    (sampled every `step` seconds)."""
+    if not spans:
+        return 0.0
+    gpus = max(len({s["gpu"] for s in spans}), 1)
+    t0, t1 = min(s["start"] for s in spans), max(s["end"] for s in spans)
+    ts = [t0 + i * step for i in range(int((t1 - t0) / step) + 1)]
+    alive = [sum(1 for s in spans if s["start"] <= t < s["end"]) for t in ts]
+    busy = [a for a in alive if a]
+    return sum(busy) / len(busy) / gpus if busy else 0.0
+
+
+def simulate_sweep(spans: list[dict], in_flight: int) -> float:
+    """Seconds a one-GPU sweep of these processes takes with up to `in_flight` of them
+    alive at once: each keeps its measured time before the lock (start to request), in it
+    and after it (to its job's end); the lock goes to the first to ask; a run's nsys
+    process starts after its untraced one and ahead of the next untraced ones (the
+    workflow's priority); untraced processes start in the order they did."""
+    by_run = {}
+    for s in spans:
+        by_run.setdefault(s["run"], {})[s["who"]] = s
+    order = sorted(by_run, key=lambda r: min(p["start"] for p in by_run[r].values()))
+    todo = [(r, "untraced" if "untraced" in by_run[r] else "nsys") for r in order]
+    ready, events, waiting = [], [], []
+    alive, lock_busy, now, seq = 0, False, 0.0, 0
+
+    def push(t, kind, job):
+        nonlocal seq
+        seq += 1
+        heapq.heappush(events, (t, seq, kind, job))
+
+    def fill():
+        nonlocal alive
+        while alive < in_flight and (ready or todo):
+            job = ready.pop(0) if ready else todo.pop(0)
+            p = by_run[job[0]][job[1]]
+            alive += 1
+            push(now + p["request"] - p["start"], "request", job)
+
+    def hold(job):
+        p = by_run[job[0]][job[1]]
+        push(now + p["held_to"] - p["held_from"], "release", job)
+
+    fill()
+    while events:
+        now, _, kind, job = heapq.heappop(events)
+        p = by_run[job[0]][job[1]]
+        if kind == "request":
+            if lock_busy:
+                waiting.append(job)
+            else:
+                lock_busy = True
+                hold(job)
+        elif kind == "release":
+            push(now + p["end"] - p["held_to"] + p["outside_s"], "end", job)
+            if waiting:
+                hold(waiting.pop(0))
+            else:
+                lock_busy = False
+        else:
+            alive -= 1
+            if job[1] == "untraced" and "nsys" in by_run[job[0]]:
+                ready.append((job[0], "nsys"))
+            fill()
+    return now
+
+
 def _median(rows, key):
     xs = [r[key] for r in rows if r.get(key) is not None]
     return statistics.median(xs) if xs else None
@@ -98,12 +197,13 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("results")
     p.add_argument("--csv")
+    p.add_argument("--in-flight", help="comma-separated K: the sweep replayed with K processes in flight per GPU")
     a = p.parse_args(argv)
     rows = breakdown(a.results)
     if not rows:
         print(f"no profiled nsys runs under {a.results}/runs", file=sys.stderr)
         return 1
-    keys = [k for k in rows[0] if k.endswith("_s")]
+    keys = [k for k in rows[0] if k.endswith("_s") and not k.startswith("_")]
     print(f"{len(rows)} profiled runs under {a.results}; medians in seconds:")
     for k in keys:
         m = _median(rows, k)
@@ -117,7 +217,8 @@ def main(argv=None) -> int:
     if spans:
         bad = overlaps(rows)
         gpus = sorted({r[f"{w}_gpu_uuid"] for r in spans for w in ("untraced", "nsys") if r.get(f"{w}_gpu_uuid")})
-        print(f"overlap check: {2 * len(spans)} measuring processes on {len(gpus)} GPU(s): "
+        n = sum(1 for r in spans for w in ("untraced", "nsys") if r.get(f"{w}_held_from"))
+        print(f"overlap check: {n} measuring processes on {len(gpus)} GPU(s): "
               + ("no two held one GPU at once" if not bad else f"{len(bad)} OVERLAPS: {bad[:5]}"))
         t0 = min(r["start_unix"] for r in rows if r.get("start_unix"))
         t1 = max(r["end_unix"] for r in rows if r.get("end_unix"))
@@ -125,9 +226,20 @@ def main(argv=None) -> int:
         print(f"GPU lock held {held:.0f} s in all, over {t1 - t0:.0f} s from the first process's start to the last's end "
               f"({held / max(len(gpus), 1) / (t1 - t0):.0%} of the GPUs' time); median per run "
               f"{_median([{'x': (r.get('untraced_lock_held_s') or 0) + (r.get('nsys_lock_held_s') or 0)} for r in rows], 'x'):.1f} s")
+    procs = lock_spans(rows)
+    if procs:
+        print(f"measuring processes in flight per GPU: {mean_in_flight(procs):.2f} on average")
+    if a.in_flight and procs:
+        if len({p["gpu"] for p in procs}) > 1:
+            print("--in-flight replays a one-GPU sweep; this one used several GPUs", file=sys.stderr)
+        else:
+            span = max(p["end"] for p in procs) - min(p["start"] for p in procs)
+            print(f"replayed with K in flight (a model; the processes' first start to last end was {span:.0f} s):")
+            for k in (int(x) for x in a.in_flight.split(",")):
+                print(f"  K={k}: {simulate_sweep(procs, k):.0f} s")
     if a.csv:
         with open(a.csv, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0]))
+            w = csv.DictWriter(f, fieldnames=[k for k in rows[0] if not k.startswith("_")], extrasaction="ignore")
             w.writeheader()
             w.writerows(rows)
     return 0

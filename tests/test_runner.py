@@ -137,6 +137,18 @@ def test_timeout_is_recorded_with_its_phase(tmp_path):
     assert r["reason"] == "did not finish in 30 s (in its check phase) and was stopped"
     assert "phase" not in r and r["model"] == "mlp" and r["versions"]["torch"]
     assert "timeout" in p.stderr
+    assert r["process_end_unix"] - r["process_start_unix"] >= 30
+
+
+def test_a_timed_out_process_records_its_lock_span_up_to_its_stop():
+    held = {"gpu": "0", "wait_s": 1.0, "held_unix": [10.0, None]}
+    assert run.timed_out_span(held, 25.0) == {
+        "process_start_unix": run._IMPORTED, "process_end_unix": 25.0,
+        "gpu_slot": {"gpu": "0", "wait_s": 1.0, "held_unix": [10.0, 25.0]}}
+    assert held["held_unix"] == [10.0, None]   # the live record is left alone
+    # before the lock (no slot, or one not yet held) and after its release: no span made up
+    assert "gpu_slot" not in run.timed_out_span(None, 5.0)
+    assert "gpu_slot" not in run.timed_out_span({"gpu": "0", "held_unix": [1.0, 2.0]}, 5.0)
 
 
 def test_timeout_not_reached_leaves_the_run_alone(tmp_path):

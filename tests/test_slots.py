@@ -59,6 +59,15 @@ def _hold_and_log(directory, log, hold_s):
     assert info["held_unix"][1] >= info["held_unix"][0]
 
 
+def test_a_held_slot_shows_its_span_open(tmp_path):
+    # while held, the span's end is None (a process stopped at its time limit records it
+    # up to then: run.timed_out_span); on release it is the release time
+    with slots.hold(slots.Slot("0", ()), str(tmp_path)) as info:
+        start, end = info["held_unix"]
+        assert end is None and start <= time.time()
+    assert info["held_unix"][0] == start and info["held_unix"][1] >= start
+
+
 def test_never_two_holders_of_one_slot(tmp_path):
     log = tmp_path / "log"
     procs = [mp.Process(target=_hold_and_log, args=(str(tmp_path), str(log), 0.2)) for _ in range(4)]

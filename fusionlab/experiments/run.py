@@ -567,6 +567,17 @@ def run(args, rec: dict, phases: Phases | None = None) -> dict:
     return rec
 
 
+def timed_out_span(slot_info: dict | None, now: float) -> dict:
+    """The record fields of a process stopped at its time limit at `now`: its lifetime
+    and, if it held its GPU's lock, the lock's span up to now (it is let go as the process
+    exits), so that the overlap check and the sweep's breakdown see the time it held."""
+    out = {"process_start_unix": _IMPORTED, "process_end_unix": now}
+    held = (slot_info or {}).get("held_unix")
+    if held and held[1] is None:
+        out["gpu_slot"] = {**slot_info, "held_unix": [held[0], now]}
+    return out
+
+
 def start_watchdog(args, rec: dict):
     """--timeout: a run still going after that many seconds (a compiler that never
     finishes, a kernel that hangs) is recorded `timeout`, with the phase it was in, and
@@ -585,6 +596,7 @@ def start_watchdog(args, rec: dict):
         snap.update(status="timeout", reason=f"did not finish in {args.timeout:g} s (in its "
                     f"{snap.get('phase', 'start')} phase) and was stopped")
         snap.pop("phase", None)
+        snap.update(timed_out_span(snap.get("gpu_slot"), time.time()))
         write_json_atomic(args.out, snap)
         print(f"[fusionlab] {args.model}/{args.variant}/bs{args.batch}{size_labels.suffix(args.size)}: timeout ({snap['reason']})",
               file=sys.stderr, flush=True)

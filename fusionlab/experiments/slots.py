@@ -154,8 +154,9 @@ def build_cpus(info: dict | None, all_slots: list[Slot] = ()) -> list[int] | Non
 @contextlib.contextmanager
 def hold(slot: Slot, directory: str | None = None):
     """Hold the slot's GPU lock (waiting for it), on the slot's cores. Yields a dict with
-    wait_s, shared_cpus (the cores the process had before: see build_cpus) and, once
-    released, held_unix = [start, end] (for the overlap check)."""
+    wait_s, shared_cpus (the cores the process had before: see build_cpus) and held_unix
+    = [start, end] (for the overlap check): end is None while held, so that a process
+    stopped at its time limit can record its span up to then."""
     directory = directory or lock_dir()
     info = {"gpu": slot.gpu, "cpus": list(slot.cpus) or None}
     before = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
@@ -166,6 +167,7 @@ def hold(slot: Slot, directory: str | None = None):
         fcntl.flock(fd, fcntl.LOCK_EX)
         start = time.time()
         info["wait_s"] = round(start - t0, 3)
+        info["held_unix"] = [start, None]
         pin_process(slot.cpus)
         try:
             yield info

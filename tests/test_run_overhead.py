@@ -1,0 +1,69 @@
+"""benchmarks/run_overhead.py: the sweep replay (simulate_sweep) and the spans it reads,
+with results worked out by hand."""
+import importlib.util
+import pathlib
+
+import pytest
+
+_PATH = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "run_overhead.py"
+_spec = importlib.util.spec_from_file_location("run_overhead", _PATH)
+ro = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(ro)
+
+
+def _span(run, who, start, request, held, end, outside=0.0):
+    return {"run": run, "who": who, "gpu": "g0", "start": start, "request": request,
+            "held_from": held[0], "held_to": held[1], "end": end, "outside_s": outside}
+
+
+SPANS = [
+    # run a: untraced 1 s to the lock, holds it 2 s, 1 s after; nsys 2 s, 1 s, 2 s + 1 s of nsys's own
+    _span("a", "untraced", 0.0, 1.0, (1.0, 3.0), 4.0),
+    _span("a", "nsys", 10.0, 12.0, (12.0, 13.0), 15.0, outside=1.0),
+    # run b (no nsys process: it timed out untraced): 1.5 s, 1 s, 1 s
+    _span("b", "untraced", 0.5, 2.0, (3.0, 4.0), 5.0),
+]
+
+
+def test_one_in_flight_is_the_processes_end_to_end():
+    # a.u 0-4, then a's nsys (ahead of b) 4-10, then b.u 10-13.5
+    assert ro.simulate_sweep(SPANS, 1) == pytest.approx(13.5)
+
+
+def test_two_in_flight_share_the_lock_first_come_first_served():
+    # a.u holds 1-3, ends 4; b.u asks at 1.5, holds 3-4, ends 5; a.n 4: asks 6, holds 6-7, ends 10
+    assert ro.simulate_sweep(SPANS, 2) == pytest.approx(10.0)
+    # more in flight than processes changes nothing
+    assert ro.simulate_sweep(SPANS, 8) == pytest.approx(10.0)
+
+
+def test_mean_in_flight():
+    spans = [_span("a", "untraced", 0.0, 0.0, (0.0, 1.0), 4.0), _span("b", "untraced", 2.0, 2.0, (2.0, 3.0), 4.0)]
+    # alive at t = 0, 1, 2, 3 (4 is the end): 1, 1, 2, 2
+    assert ro.mean_in_flight(spans) == pytest.approx(1.5)
+
+
+def test_lock_spans_reads_the_records_and_skips_a_process_without_a_lock():
+    rec = {"process_start_unix": 100.0, "process_end_unix": 110.0, "gpu_uuid": "u",
+           "gpu_slot": {"wait_s": 2.0, "held_unix": [105.0, 107.0]}}
+    row = {"run": "r", "time_untraced_s": 11.5, "profile_nsys_s": None,
+           "_untraced_rec": rec, "_nsys_rec": {"process_start_unix": 1.0, "process_end_unix": 2.0, "gpu_slot": {}}}
+    (s,) = ro.lock_spans([row])
+    assert s == {"run": "r", "who": "untraced", "gpu": "u", "start": 100.0, "request": 103.0,
+                 "held_from": 105.0, "held_to": 107.0, "end": 110.0, "outside_s": 1.5}
+
+
+def test_a_run_not_profiled_is_one_process_and_no_overlap(tmp_path):
+    # its run.json is its timing.json plus profile_skipped (experiments.not_profiled):
+    # the same lock span must not be read twice, as an overlap with itself
+    import json
+    d = tmp_path / "runs" / "nsys" / "m" / "v" / "inference_float32" / "bs1" / "r0"
+    d.mkdir(parents=True)
+    timing = {"status": "timeout", "process_start_unix": 0.0, "process_end_unix": 9.0, "gpu_uuid": "u",
+              "gpu_slot": {"wait_s": 0.0, "held_unix": [1.0, 9.0]}}
+    (d / "timing.json").write_text(json.dumps(timing))
+    (d / "run.json").write_text(json.dumps({**timing, "profile_skipped": "not run under nsys"}))
+    rows = ro.breakdown(str(tmp_path))
+    assert [s["who"] for s in ro.lock_spans(rows)] == ["untraced"]
+    assert ro.overlaps(rows) == []
+    assert rows[0]["untraced_lock_held_s"] == 8.0 and rows[0]["nsys_lock_held_s"] is None
