@@ -21,7 +21,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter  # noqa: E402
 
-from fusionlab.analysis import decompose, figures, tables  # noqa: E402
+from fusionlab.analysis import decompose, figures, registry_data, tables  # noqa: E402
 from fusionlab.analysis import scaling as scaling_law  # noqa: E402  (plots.scaling draws it)
 from fusionlab.analysis.figures import variant_colour  # noqa: E402
 from fusionlab.core.io import atomic_path  # noqa: E402
@@ -420,10 +420,72 @@ def crossover(t, model):
     return fig
 
 
+# above this many bars a sweep-wide figure is drawn as a grid (rows: models, columns:
+# variants, the value written in each cell): the zoo's 130 bars made a 15000-pixel strip
+MAX_BARS = 24
+
+
+def _variant_order(variants) -> list[str]:
+    """Variants in the catalog's order (eager first), others after, sorted."""
+    known = ["eager"] + [v for v in registry_data.variant_names() if v != "eager"]
+    present = set(variants)
+    return [v for v in known if v in present] + sorted(present - set(known))
+
+
+def _grid(ax, values: pd.Series, fmt: str, label: str, centre: float | None = None, cmap: str = "viridis"):
+    """values indexed by (row label, variant), drawn as a grid with each value written in
+    its cell; a cell with no value is left blank, one <= 0 is written on white. centre: a
+    diverging colour scale around it (log-symmetric, for ratios); else a log scale."""
+    from matplotlib.colors import LogNorm, TwoSlopeNorm
+    rows = list(dict.fromkeys(values.index.get_level_values(0)))
+    cols = _variant_order(values.index.get_level_values(1))
+    m = values.unstack().reindex(index=rows, columns=cols).to_numpy(dtype=float)
+    finite = m[np.isfinite(m) & (m > 0)]
+    if centre is not None and finite.size:
+        lo, hi = np.log(finite.min() / centre), np.log(finite.max() / centre)
+        reach = max(abs(lo), abs(hi), 1e-3)
+        norm = TwoSlopeNorm(vcenter=0.0, vmin=-reach, vmax=reach)
+        shown = np.log(np.where(m > 0, m, np.nan) / centre)
+        im = ax.imshow(shown, cmap="RdBu_r", norm=norm, aspect="auto")
+    else:
+        norm = LogNorm(vmin=finite.min(), vmax=max(finite.max(), finite.min() * 1.01)) if finite.size else None
+        im = ax.imshow(np.where(m > 0, m, np.nan), cmap=cmap, norm=norm, aspect="auto")
+    for i in range(len(rows)):
+        for j in range(len(cols)):
+            if np.isfinite(m[i, j]):   # a value <= 0 (off a log scale) is written on white
+                rgba = im.cmap(im.norm(shown[i, j] if centre is not None else m[i, j])) if m[i, j] > 0 else (1, 1, 1)
+                dark = 0.299 * rgba[0] + 0.587 * rgba[1] + 0.114 * rgba[2] < 0.5
+                ax.text(j, i, format(m[i, j], fmt), ha="center", va="center", fontsize=6.5,
+                        color="white" if dark else "black")
+    ax.set_xticks(range(len(cols)))
+    ax.set_xticklabels(cols, rotation=60, ha="right", fontsize=7)
+    for tick, v in zip(ax.get_xticklabels(), cols):
+        tick.set_color(variant_colour(v))
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels(rows, fontsize=7)
+    ax.set_title(label, fontsize=8)
+
+
+def _grid_size(rows: int, cols: int) -> tuple[float, float]:
+    """Inches (width, height) of one grid panel of rows x cols cells, with its labels."""
+    return 1.6 + 0.48 * cols, 1.8 + 0.3 * rows
+
+
 def compile_cost(t, model):
+    """Compilation latency (median of cold compiles) and peak-memory compression ratio
+    (eager / variant) per model and variant: bars, or a grid for a large sweep."""
     s = t["speedups"]
     s = s[(s["variant"] != "eager") & (s["status"] == "ok")]
     d = s.groupby(["model", "variant"])[["compilation_latency_s", "compression_ratio"]].median()
+    if len(d) > MAX_BARS:
+        w, h = _grid_size(d.index.get_level_values(0).nunique(), d.index.get_level_values(1).nunique())
+        fig, (ax, bx) = _fig(2, w=w, h=h)
+        _grid(ax, d["compilation_latency_s"].dropna(), ".2f", "compilation latency (s), cold compiles' median",
+              cmap="YlOrRd")
+        _grid(bx, d["compression_ratio"].dropna(), ".2f", "eager peak memory / variant peak memory "
+              "(red: the variant uses less)", centre=1.0)
+        _title(fig, "Compile cost (Inductor harness definitions)", t, model)
+        return fig
     fig, (ax, bx) = _fig(2, w=max(5.5, 1.0 + 0.45 * len(d)))
     if d.dropna(how="all").empty:
         _empty(ax, "no compiled variant ran"); _empty(bx, "")
@@ -444,11 +506,22 @@ def compile_cost(t, model):
 
 def profiler_overhead(t, model):
     """The profiler's own cost per run: traced / untraced wall time per iteration, each
-    repeat a dot, the median a bar, in the variant's colour."""
+    repeat a dot, the median a bar, in the variant's colour; for a large sweep a grid of
+    the medians (rows: model and batch, columns: variants)."""
     r = t["runs"]
     r = r[(r["status"] == "ok")].dropna(subset=["profiler_overhead"]) if "profiler_overhead" in r else r.iloc[:0]
     r = tables.with_size(r)
     keys = r.groupby(["model", "batch", "size", "variant"]).size().index.tolist() if len(r) else []
+    title = "The profiler's own cost per run (model, batch, variant; dots: repeats)"
+    if len(keys) > MAX_BARS:
+        row = r["model"] + " " + r["batch"].astype(str) + np.where(r["size"] == "default", "", " " + r["size"].astype(str))
+        med = r.assign(row=row).groupby(["row", "variant"], sort=False)["profiler_overhead"].median()
+        fig, (ax,) = _fig(w=_grid_size(0, med.index.get_level_values(1).nunique())[0] + 1.5,
+                          h=_grid_size(med.index.get_level_values(0).nunique(), 0)[1])
+        _grid(ax, med, ".2f", "traced / untraced wall time per iteration, median of repeats "
+              "(red: tracing slowed the run)", centre=1.0)
+        _title(fig, "The profiler's own cost per run (rows: model and batch)", t, model)
+        return fig
     fig, (ax,) = _fig(w=max(5.5, 1.2 + 0.32 * len(keys)))
     if not keys:
         _empty(ax, "no run with both a traced and an untraced wall time")
@@ -464,7 +537,7 @@ def profiler_overhead(t, model):
         for tick, (_, _, _, v) in zip(ax.get_xticklabels(), keys):
             tick.set_color(variant_colour(v))
         ax.set_ylabel("traced / untraced wall time per iteration")
-    _title(fig, "The profiler's own cost per run (model, batch, variant; dots: repeats)", t, model)
+    _title(fig, title, t, model)
     return fig
 
 

@@ -1,0 +1,48 @@
+"""Sweep-wide figures of a large sweep: a grid (rows: models, columns: variants) with the
+median written in each cell, instead of a strip of bars thousands of pixels wide."""
+import numpy as np
+import pandas as pd
+
+from fusionlab.analysis import plots
+
+
+def _cells(ax) -> dict:
+    """(row label, column label) -> the text written in that cell."""
+    rows = [t.get_text() for t in ax.get_yticklabels()]
+    cols = [t.get_text() for t in ax.get_xticklabels()]
+    return {(rows[round(t.get_position()[1])], cols[round(t.get_position()[0])]): t.get_text() for t in ax.texts}
+
+
+def _zoo_like(n_models=6, variants=("eager", "compile", "jit_script", "cuda_graph", "compile_dynamic")):
+    rows = []
+    for i in range(n_models):
+        for j, v in enumerate(variants):
+            for rep, jitter in enumerate((0.0, 0.2, -0.1)):
+                rows.append({"model": f"m{i}", "variant": v, "batch": 8, "size": "default", "repeat": rep,
+                             "status": "ok", "backend": "nsys", "device": "cuda",
+                             "profiler_overhead": 1.0 + i + j / 10 + jitter,
+                             "compilation_latency_s": (i + 1) * (j + 1) + jitter, "compression_ratio": 1.0 + j / 4})
+    return pd.DataFrame(rows)
+
+
+def test_profiler_overhead_grid_writes_each_median():
+    runs = _zoo_like()
+    assert len(runs.groupby(["model", "variant"])) > plots.MAX_BARS
+    fig = plots.profiler_overhead({"runs": runs}, None)
+    (ax,) = [a for a in fig.axes if a.texts]
+    cells = _cells(ax)
+    assert len(cells) == 30
+    # m2 x compile: 1 + 2 + 0.1 with jitter 0, 0.2, -0.1: median 3.1
+    assert cells[("m2 8", "compile")] == "3.10"
+    assert [t.get_text() for t in ax.get_xticklabels()][0] == "eager"
+
+
+def test_compile_cost_grid_and_a_small_sweep_keeps_its_bars():
+    s = _zoo_like(n_models=7)
+    s = s[s["variant"] != "eager"]   # 7 models x 4 variants: 28 > MAX_BARS
+    fig = plots.compile_cost({"speedups": s, "runs": s}, None)
+    lat, mem = fig.axes[:2]
+    assert _cells(lat)[("m1", "compile_dynamic")] == f"{np.median([10.0, 10.2, 9.9]):.2f}"
+    assert _cells(mem)[("m0", "jit_script")] == "1.50"
+    small = plots.compile_cost({"speedups": s[s["model"] == "m0"], "runs": s}, None)
+    assert not small.axes[0].texts and len(small.axes[0].patches) == 4   # one bar per variant
