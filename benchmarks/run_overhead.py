@@ -13,8 +13,8 @@ next run).
 
 With --in-flight: the sweep's time replayed with up to K measuring processes in flight per
 GPU (simulate_sweep), from each process's measured time before, in and after the GPU lock.
-A model, not a measurement: it leaves out contention between the processes. Its error is
-printed against the K the sweep ran with (mean processes in flight, measured).
+A model, not a measurement: it leaves out contention between the processes. Compare its
+time for the K the sweep ran with against the measured span it prints.
 """
 from __future__ import annotations
 
@@ -75,6 +75,7 @@ def breakdown(results: str) -> list[dict]:
                 row[f"{who}_{p}_s"] = ph.get(p)
             row[f"{who}_process_s"] = _life(rec)
             held = ((rec or {}).get("gpu_slot") or {}).get("held_unix")
+            held = held if held and len(held) == 2 and None not in held else None   # [start, None]: still held
             row[f"{who}_gpu_uuid"] = (rec or {}).get("gpu_uuid")
             row[f"{who}_held_from"], row[f"{who}_held_to"] = held or (None, None)
             row[f"{who}_lock_held_s"] = (held[1] - held[0]) if held else None
@@ -110,7 +111,7 @@ def lock_spans(rows: list[dict]) -> list[dict]:
             rec = r.get(f"_{who}_rec") or {}
             slot = rec.get("gpu_slot") or {}
             held, start, end = slot.get("held_unix"), rec.get("process_start_unix"), rec.get("process_end_unix")
-            if not held or start is None or end is None:
+            if not held or None in held or start is None or end is None:
                 continue
             job = r.get(f"{rule}_s")
             outside = max(0.0, job - (end - start)) if job is not None else 0.0
@@ -193,11 +194,22 @@ def _median(rows, key):
     return statistics.median(xs) if xs else None
 
 
+def _counts(text: str) -> list[int]:
+    try:
+        ks = [int(x) for x in text.split(",")]
+    except ValueError:
+        ks = []
+    if not ks or min(ks) < 1:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers >= 1, got {text!r}")
+    return ks
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("results")
     p.add_argument("--csv")
-    p.add_argument("--in-flight", help="comma-separated K: the sweep replayed with K processes in flight per GPU")
+    p.add_argument("--in-flight", type=_counts, help="comma-separated K >= 1: the sweep replayed with K "
+                   "processes in flight per GPU")
     a = p.parse_args(argv)
     rows = breakdown(a.results)
     if not rows:
@@ -235,7 +247,7 @@ def main(argv=None) -> int:
         else:
             span = max(p["end"] for p in procs) - min(p["start"] for p in procs)
             print(f"replayed with K in flight (a model; the processes' first start to last end was {span:.0f} s):")
-            for k in (int(x) for x in a.in_flight.split(",")):
+            for k in a.in_flight:
                 print(f"  K={k}: {simulate_sweep(procs, k):.0f} s")
     if a.csv:
         with open(a.csv, "w", newline="") as f:

@@ -46,3 +46,13 @@ def test_compile_cost_grid_and_a_small_sweep_keeps_its_bars():
     assert _cells(mem)[("m0", "jit_script")] == "1.50"
     small = plots.compile_cost({"speedups": s[s["model"] == "m0"], "runs": s}, None)
     assert not small.axes[0].texts and len(small.axes[0].patches) == 4   # one bar per variant
+
+
+def test_compile_cost_panels_share_rows_when_one_metric_is_missing():
+    s = _zoo_like(n_models=7)
+    s = s[s["variant"] != "eager"].copy()
+    s.loc[s["model"] == "m3", "compression_ratio"] = np.nan   # m3: latency only
+    fig = plots.compile_cost({"speedups": s, "runs": s}, None)
+    lat, mem = fig.axes[:2]
+    assert [t.get_text() for t in lat.get_yticklabels()] == [t.get_text() for t in mem.get_yticklabels()]
+    assert ("m3", "compile") in _cells(lat) and ("m3", "compile") not in _cells(mem)

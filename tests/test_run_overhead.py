@@ -67,3 +67,17 @@ def test_a_run_not_profiled_is_one_process_and_no_overlap(tmp_path):
     assert [s["who"] for s in ro.lock_spans(rows)] == ["untraced"]
     assert ro.overlaps(rows) == []
     assert rows[0]["untraced_lock_held_s"] == 8.0 and rows[0]["nsys_lock_held_s"] is None
+
+
+def test_a_span_still_open_is_no_span_and_in_flight_must_be_positive(tmp_path):
+    import json
+    d = tmp_path / "runs" / "nsys" / "m" / "v" / "inference_float32" / "bs1" / "r0"
+    d.mkdir(parents=True)
+    rec = {"status": "ok", "process_start_unix": 0.0, "process_end_unix": 9.0, "gpu_uuid": "u",
+           "gpu_slot": {"wait_s": 0.0, "held_unix": [1.0, None]}}
+    (d / "run.json").write_text(json.dumps(rec))
+    rows = ro.breakdown(str(tmp_path))
+    assert rows[0]["nsys_lock_held_s"] is None and ro.lock_spans(rows) == [] and ro.overlaps(rows) == []
+    for bad in ("0", "4,,6", "x"):
+        with pytest.raises(SystemExit):
+            ro.main([str(tmp_path), "--in-flight", bad])

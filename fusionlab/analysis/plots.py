@@ -432,13 +432,16 @@ def _variant_order(variants) -> list[str]:
     return [v for v in known if v in present] + sorted(present - set(known))
 
 
-def _grid(ax, values: pd.Series, fmt: str, label: str, centre: float | None = None, cmap: str = "viridis"):
+def _grid(ax, values: pd.Series, fmt: str, label: str, centre: float | None = None, cmap: str = "viridis",
+          rows: list | None = None, cols: list | None = None):
     """values indexed by (row label, variant), drawn as a grid with each value written in
     its cell; a cell with no value is left blank, one <= 0 is written on white. centre: a
-    diverging colour scale around it (log-symmetric, for ratios); else a log scale."""
+    diverging colour scale around it (log-symmetric, for ratios); else a log scale over at most 3 decades
+    below the largest value (smaller ones take its lowest colour). rows, cols: the grid's
+    order (two panels side by side share it); by default those of values."""
     from matplotlib.colors import LogNorm, TwoSlopeNorm
-    rows = list(dict.fromkeys(values.index.get_level_values(0)))
-    cols = _variant_order(values.index.get_level_values(1))
+    rows = rows if rows is not None else list(dict.fromkeys(values.index.get_level_values(0)))
+    cols = cols if cols is not None else _variant_order(values.index.get_level_values(1))
     m = values.unstack().reindex(index=rows, columns=cols).to_numpy(dtype=float)
     finite = m[np.isfinite(m) & (m > 0)]
     if centre is not None and finite.size:
@@ -448,7 +451,8 @@ def _grid(ax, values: pd.Series, fmt: str, label: str, centre: float | None = No
         shown = np.log(np.where(m > 0, m, np.nan) / centre)
         im = ax.imshow(shown, cmap="RdBu_r", norm=norm, aspect="auto")
     else:
-        norm = LogNorm(vmin=finite.min(), vmax=max(finite.max(), finite.min() * 1.01)) if finite.size else None
+        low = max(finite.min(), finite.max() * 1e-3) if finite.size else None
+        norm = LogNorm(vmin=low, vmax=max(finite.max(), low * 1.01), clip=True) if finite.size else None
         im = ax.imshow(np.where(m > 0, m, np.nan), cmap=cmap, norm=norm, aspect="auto")
     for i in range(len(rows)):
         for j in range(len(cols)):
@@ -480,10 +484,12 @@ def compile_cost(t, model):
     if len(d) > MAX_BARS:
         w, h = _grid_size(d.index.get_level_values(0).nunique(), d.index.get_level_values(1).nunique())
         fig, (ax, bx) = _fig(2, w=w, h=h)
+        rows = list(dict.fromkeys(d.index.get_level_values(0)))
+        cols = _variant_order(d.index.get_level_values(1))
         _grid(ax, d["compilation_latency_s"].dropna(), ".2f", "compilation latency (s), cold compiles' median",
-              cmap="YlOrRd")
+              cmap="YlOrRd", rows=rows, cols=cols)
         _grid(bx, d["compression_ratio"].dropna(), ".2f", "eager peak memory / variant peak memory "
-              "(red: the variant uses less)", centre=1.0)
+              "(red: the variant uses less)", centre=1.0, rows=rows, cols=cols)
         _title(fig, "Compile cost (Inductor harness definitions)", t, model)
         return fig
     fig, (ax, bx) = _fig(2, w=max(5.5, 1.0 + 0.45 * len(d)))

@@ -596,7 +596,8 @@ def start_watchdog(args, rec: dict):
         snap.update(status="timeout", reason=f"did not finish in {args.timeout:g} s (in its "
                     f"{snap.get('phase', 'start')} phase) and was stopped")
         snap.pop("phase", None)
-        snap.update(timed_out_span(snap.get("gpu_slot"), time.time()))
+        with contextlib.suppress(Exception):   # never in the way of the record
+            snap.update(timed_out_span(snap.get("gpu_slot"), time.time()))
         write_json_atomic(args.out, snap)
         print(f"[fusionlab] {args.model}/{args.variant}/bs{args.batch}{size_labels.suffix(args.size)}: timeout ({snap['reason']})",
               file=sys.stderr, flush=True)
