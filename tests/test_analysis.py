@@ -178,3 +178,34 @@ def test_fixed_label_round_trip():
     assert label == "batch=256 dim=1024"
     assert tables.parse_fixed_label(label) == {"batch": 256.0, "dim": 1024.0}
     assert tables.parse_fixed_label("") == {} and tables.parse_fixed_label(float("nan")) == {}
+
+
+@pytest.mark.parametrize("name", GPU)
+def test_gpu_busy_time_is_the_union_and_the_sum_on_one_stream(report, name):
+    # the recorded runs launch on one stream: no two kernels overlap, so the union of their
+    # intervals (busy time) is their summed duration (nsys's Total Time), to the nanosecond
+    # clipped at the range's edges at most
+    m = metrics.range_metrics(nsys_sqlite.load(report(name)), "measure")
+    assert m["gpu_busy_per_iter_ms"] == pytest.approx(m["gpu_busy_fraction"] * m["duration_ms"] / m["iterations"])
+    assert m["gpu_busy_per_iter_ms"] <= m["gpu_time_per_iter_ms"] + 1e-12
+    assert m["gpu_busy_per_iter_ms"] == pytest.approx(m["gpu_time_per_iter_ms"], rel=1e-3)
+
+
+def test_overlapping_kernels_count_once_in_busy_time():
+    # two streams: [0, 100) and [50, 150) overlap by 50; then [200, 250)
+    assert metrics.union_ns([0, 50, 200], [100, 150, 250]) == 200
+    assert metrics.union_ns([0, 50, 200], [100, 150, 250], lo=60, hi=220) == 110
+
+
+def test_achieved_rates_use_the_busy_time(tmp_path):
+    import json
+    base = {"model": "lstm_cell", "variant": "cudnn_lstm", "batch": 1024, "mode": "inference", "dtype": "float32",
+            "size": "default", "repeat": 0, "backend": "nsys", "device": "cuda", "status": "ok",
+            "gpu_time_per_iter_ms": 0.5,
+            "bytes_fused": 1e6, "flops": 2e9}
+    for name, extra in (("new", {"gpu_busy_per_iter_ms": 0.4}), ("old", {})):   # old: a record without it
+        (tmp_path / f"{name}.json").write_text(json.dumps({**base, **extra, "repeat": int(name == "old")}))
+    df = tables.runs_table([str(tmp_path / "new.json"), str(tmp_path / "old.json")], peaks={"copy_bandwidth_Bps": 1e10})
+    new, old = df.sort_values("repeat")["achieved_bandwidth_Bps"].tolist()
+    assert new == pytest.approx(1e6 / 0.4e-3) and old == pytest.approx(1e6 / 0.5e-3)
+    assert df.sort_values("repeat")["achieved_flops"].tolist()[0] == pytest.approx(2e9 / 0.4e-3)
