@@ -209,3 +209,20 @@ def test_achieved_rates_use_the_busy_time(tmp_path):
     new, old = df.sort_values("repeat")["achieved_bandwidth_Bps"].tolist()
     assert new == pytest.approx(1e6 / 0.4e-3) and old == pytest.approx(1e6 / 0.5e-3)
     assert df.sort_values("repeat")["achieved_flops"].tolist()[0] == pytest.approx(2e9 / 0.4e-3)
+
+
+def test_a_run_still_warming_up_is_named_in_the_summary():
+    from fusionlab.analysis import run_metrics, summary
+    # lenet5 x compile_reduce_overhead on the H100 zoo: its windows fell all the way
+    w = [0.374, 0.319, 0.186, 0.148, 0.128]
+    assert run_metrics.last_window_ratio(w) == pytest.approx(0.128 / 0.186)
+    assert run_metrics.last_window_ratio([1.0, 2.0]) is None
+    assert run_metrics.timing_fields({}, {"timing": {"untraced_wall_time_per_iter_ms": 0.186, "windows_ms": w}},
+                                     None)["untraced_last_window_ratio"] == pytest.approx(0.128 / 0.186)
+    runs = pd.DataFrame({"model": ["lenet5", "mlp"], "variant": ["compile_reduce_overhead", "eager"],
+                         "batch": [128, 128], "size": ["default", "default"], "repeat": [0, 0],
+                         "status": ["ok", "ok"], "untraced_wall_time_per_iter_ms": [0.186, 0.05],
+                         "untraced_last_window_ratio": [0.128 / 0.186, 0.97]})
+    text = "\n".join(summary.unsteady_md(runs))
+    assert "Runs still warming up" in text and "compile_reduce_overhead" in text and "| mlp" not in text
+    assert summary.unsteady_md(runs.assign(untraced_last_window_ratio=1.0)) == []

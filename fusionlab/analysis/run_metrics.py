@@ -9,6 +9,10 @@ Wall time (the headline, and every speedup built on it) is never taken under tra
 - wall_time_per_iter_ms: median of the untraced timing windows (runner.time_windows): of
   timing.json for nsys runs (a process with no profiler), of run.json for torch.profiler
   runs (timed before the profiler starts); untraced_wall_cv is their CV.
+- untraced_last_window_ratio: the last untraced window / their median. Below
+  tables.STEADY_RATIO the process was still speeding up when it stopped timing (a
+  warm-up too short for it), so its median is above its steady state: the summary lists
+  those runs.
 - traced_wall_time_per_iter_ms: the measured range's wall time per iteration in the trace.
 - profiler_overhead = traced / untraced wall time per iteration (the profiler's own cost).
 - injected_wall_time_per_iter_ms, injection_overhead: the nsys process's windows timed
@@ -63,11 +67,21 @@ def timing_fields(run: dict, timing: dict | None, traced_wall_ms: float | None) 
     injected = t.get("window_median_ms") if t.get("windows_context") == "nsys-injected" else None
     return {"wall_time_per_iter_ms": u, "untraced_wall_time_per_iter_ms": u,
             "untraced_wall_cv": untraced.get("window_cv") if u is not None else None,
+            "untraced_last_window_ratio": last_window_ratio(untraced.get("windows_ms")) if u is not None else None,
             "untraced_cpus": ",".join(map(str, (timing or run).get("cpus") or [])) or None,
             "traced_wall_time_per_iter_ms": traced_wall_ms,
             "profiler_overhead": _ratio(traced_wall_ms, u),
             "injected_wall_time_per_iter_ms": injected,
             "injection_overhead": _ratio(injected, u)}
+
+
+def last_window_ratio(windows_ms) -> float | None:
+    """The last timing window / the windows' median; None for fewer than 3 windows."""
+    w = [x for x in (windows_ms or []) if x is not None]
+    if len(w) < 3:
+        return None
+    med = float(pd.Series(w).median())
+    return w[-1] / med if med > 0 else None
 
 
 def compile_fields(run: dict, timing: dict | None) -> dict:

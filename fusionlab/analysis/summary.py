@@ -168,12 +168,29 @@ def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks:
     section = scaling_md(scaling) if scaling is not None else []
     if section:
         out += [""] + section
+    out += unsteady_md(runs)
     bad = runs[~runs["status"].isin(["ok", "unsupported"])]
     if len(bad):
         out += ["## Runs that are not ok", "",
                 _md(bad[["model", "variant", "batch", "size", "repeat", "status", "reason"]]), ""]
     out += unsupported_md(runs)
     return "\n".join(out) + "\n"
+
+
+def unsteady_md(runs: pd.DataFrame) -> list[str]:
+    """The runs still speeding up when their timing stopped (tables.STEADY_RATIO)."""
+    col = "untraced_last_window_ratio"
+    if col not in runs:
+        return []
+    slow = runs[(runs["status"] == "ok") & (runs[col] < tables.STEADY_RATIO)]
+    if slow.empty:
+        return []
+    return ["## Runs still warming up when timed", "",
+            f"Their last untraced timing window was under {tables.STEADY_RATIO:g} x the windows' median: "
+            "the process was still getting faster, so its wall time (the median) is above its steady "
+            "state. Raise `warmup_iters` for them.", "",
+            _md(slow[["model", "variant", "batch", "size", "repeat", "untraced_wall_time_per_iter_ms",
+                      col]].round(3)), ""]
 
 
 def fusion_map_html(kernels: pd.DataFrame, top: int = 12) -> str:

@@ -56,13 +56,17 @@ METRICS = ["wall_time_per_iter_ms", "gpu_time_per_iter_ms", "cpu_kernel_time_per
            "p90_kernel_us", "launch_api_us", "queue_us", "launch_delay_us", "short_kernel_share",
            "idle_host_wait_per_iter_ms", "idle_kernel_wait_per_iter_ms", "idle_other_per_iter_ms",
            "idle_host_wait_frac", "idle_kernel_wait_frac", "idle_other_frac",
-           "untraced_wall_time_per_iter_ms", "untraced_wall_cv", "traced_wall_time_per_iter_ms",
+           "untraced_wall_time_per_iter_ms", "untraced_wall_cv", "untraced_last_window_ratio",
+           "traced_wall_time_per_iter_ms",
            "profiler_overhead", "injected_wall_time_per_iter_ms", "injection_overhead",
            "runner_wall_time_per_iter_ms", "cuda_event_time_per_iter_ms",
            "compile_latency_s", "graph_breaks", "generated_kernels", "peak_memory_bytes", "max_abs_err",
            "flops", "flops_pointwise", "bytes_fused", "bytes_unfused", "achieved_bandwidth_Bps", "copy_bandwidth_frac",
            "achieved_flops", "flops_frac", "arithmetic_intensity"]
 NOISE_CV = 0.05
+# a run whose last untraced timing window is this much below the windows' median was
+# still speeding up (run_metrics.untraced_last_window_ratio): its median overstates
+STEADY_RATIO = 0.9
 
 
 def _read_json(path):
