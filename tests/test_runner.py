@@ -301,3 +301,23 @@ with run.hold_slot(slots.Slot("0", ()), run.Phases(), args, rec):
     assert p.returncode == 3, p.stderr[-2000:]
     r = json.loads(out.read_text())
     assert r["status"] == "timeout" and "(in its prepare phase)" in r["reason"]
+
+
+def test_warm_up_runs_its_iterations_and_at_least_its_time():
+    import time as _time
+    calls, syncs = [], []
+
+    def step():
+        calls.append(1)
+        _time.sleep(0.002)
+
+    # 10 iterations take ~20 ms: the 60 ms floor adds whole chunks of 10, ending synchronized
+    t0 = _time.perf_counter()
+    n = run.warm_up(step, lambda: syncs.append(len(calls)), 10, 0.06)
+    assert _time.perf_counter() - t0 >= 0.06
+    assert n == len(calls) and n % 10 == 0 and n >= 30 and syncs[-1] == n
+    calls.clear()
+    assert run.warm_up(step, lambda: None, 7, 0.0) == 7 == len(calls)   # no floor: the iterations only
+    calls.clear()
+    assert run.warm_up(step, lambda: None, 0, 0.0) == 0 == len(calls)
+    assert run.warm_up(step, lambda: None, 0, 0.01) >= 1                # a floor alone still warms up

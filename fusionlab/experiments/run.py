@@ -259,6 +259,23 @@ def debug_artifacts(root: str) -> dict:
     return {k: sorted(v) for k, v in sorted(found.items())}
 
 
+def warm_up(step, sync, iters: int, min_s: float) -> int:
+    """At least `iters` iterations and at least `min_s` seconds of them (ended by a device
+    synchronize): ten iterations of a host-bound model last about a millisecond, too short
+    for the cores' clocks (and caches) to settle, and its timing windows then kept getting
+    faster (run_metrics.untraced_last_window_ratio). Returns the iterations run."""
+    done, chunk = 0, max(iters, 1)
+    t0 = time.perf_counter()
+    while done < iters or time.perf_counter() - t0 < min_s:
+        n = iters - done if done < iters else chunk
+        for _ in range(n):
+            step()
+        done += n
+        sync()
+    sync()
+    return done
+
+
 def time_windows(step, sync, windows: int, iters: int) -> list[float]:
     """Wall time per iteration (ms) of `windows` back-to-back windows of `iters` iterations,
     each ended by a device synchronize, with Python's garbage collector paused (a
@@ -354,7 +371,7 @@ def base_record(args) -> dict:
     return {"model": args.model, "variant": args.variant, "batch": args.batch,
             "size": args.size, "sizes": MODELS[args.model].resolve_sizes(args.size),
             "mode": args.mode, "dtype": args.dtype, "device": device,
-            "profiler": args.profiler, "warmup_iters": args.warmup,
+            "profiler": args.profiler, "warmup_iters": args.warmup, "warmup_min_s": args.warmup_min_s,
             "measure_iters": args.iters, "timing_windows": args.windows,
             "repeat": args.repeat, "seed": args.seed,
             "status": "error", "reason": None,
@@ -550,9 +567,7 @@ def run(args, rec: dict, phases: Phases | None = None) -> dict:
         gpu_slots.pin_process(slot.get("cpus"))
     rec["cpus"] = pin_cpus(args.pin_cpus, device)
     with phase(ranges.WARMUP):
-        for _ in range(args.warmup):
-            step(fn, model)
-        sync()
+        rec["warmup_iters_run"] = warm_up(lambda: step(fn, model), sync, args.warmup, args.warmup_min_s)
     mark("warmup")
     # untraced timing: whole windows of iterations, before any profiler traces this process
     rec["phase"] = "timing"
@@ -640,6 +655,8 @@ def parse_args(argv=None):
     p.add_argument("--mode", default="inference", choices=MODES)
     p.add_argument("--dtype", default="float32", choices=DTYPES)
     p.add_argument("--warmup", default=50, type=int)
+    p.add_argument("--warmup-min-s", default=0.1, type=float,
+                   help="warm up for at least this many seconds too (a time floor over --warmup)")
     p.add_argument("--iters", default=200, type=int)
     p.add_argument("--repeat", default=0, type=int, help="repeat index (recorded only)")
     p.add_argument("--seed", default=0, type=int)

@@ -87,7 +87,7 @@ def runner_args(wildcards):
         f"--model {wildcards.model} --variant {wildcards.variant} --batch {wildcards.batch} "
         f"--size {sizes.from_suffix(wildcards.size)} "
         f"--mode {wildcards.mode} --dtype {wildcards.dtype} --repeat {wildcards.repeat} "
-        f"--warmup {CFG['warmup_iters']} --iters {CFG['measure_iters']} "
+        f"--warmup {CFG['warmup_iters']} --warmup-min-s {CFG['warmup_min_s']} --iters {CFG['measure_iters']} "
         f"--device {MACHINE.device} --compile-mode {CFG['compile_mode']} --optimizer {CFG['optimizer']} "
         f"--timeout {sweep.timeout_s(CFG, wildcards.variant)} --windows {CFG['timing_windows']} --pin-cpus {CFG['pin_cpus']}"
         + (f" --compile-debug {RUN.format(**wildcards)}/compile_debug" if CFG["compile_debug"] else "")
