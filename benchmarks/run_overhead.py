@@ -189,6 +189,36 @@ def simulate_sweep(spans: list[dict], in_flight: int) -> float:
     return now
 
 
+def startup_beside_timing(rows: list[dict]) -> dict:
+    """Does a process starting up (CUDA's context, the variant's prepare: from the end of
+    its imports to its lock request) disturb the one timing on the GPU? For each untraced
+    process with timing windows: its timing phase (lock taken + build + check + warm-up, to
+    + timing), whether another process's start-up overlapped it, and its slowest window /
+    its median window. Returns {"beside": [...], "alone": [...]} of those ratios."""
+    procs = [(r.get("_untraced_rec") or {}) for r in rows] + [(r.get("_nsys_rec") or {}) for r in rows]
+    starting = []
+    for rec in procs:
+        ph, slot = rec.get("phases_s") or {}, rec.get("gpu_slot") or {}
+        held = slot.get("held_unix")
+        if rec.get("process_start_unix") is None or not held or None in held:
+            continue
+        a = rec["process_start_unix"] + ph.get("startup", 0) + ph.get("imports", 0)
+        starting.append((id(rec), a, held[0] - (slot.get("wait_s") or 0.0)))
+    out = {"beside": [], "alone": []}
+    for r in rows:
+        rec = r.get("_untraced_rec") or {}
+        w = [x for x in ((rec.get("timing") or {}).get("windows_ms") or []) if x]
+        held = (rec.get("gpu_slot") or {}).get("held_unix")
+        if len(w) < 3 or not held or None in held:
+            continue
+        ph = rec.get("phases_s") or {}
+        t0 = held[0] + sum(ph.get(k, 0) for k in ("build", "check", "warmup"))
+        t1 = t0 + ph.get("timing", 0)
+        beside = any(i != id(rec) and a < t1 and b > t0 for i, a, b in starting)
+        out["beside" if beside else "alone"].append(max(w) / statistics.median(w))
+    return out
+
+
 def _median(rows, key):
     xs = [r[key] for r in rows if r.get(key) is not None]
     return statistics.median(xs) if xs else None
@@ -241,6 +271,14 @@ def main(argv=None) -> int:
     procs = lock_spans(rows)
     if procs:
         print(f"measuring processes in flight per GPU: {mean_in_flight(procs):.2f} on average")
+    split = startup_beside_timing(rows)
+    if split["beside"] and split["alone"]:
+        def share(xs):
+            return sum(x > 1.2 for x in xs) / len(xs)
+        print("another process starting up (CUDA context, prepare) during a process's timing: slowest / median "
+              f"window {statistics.median(split['beside']):.3f} in {len(split['beside'])} processes "
+              f"({share(split['beside']):.0%} over 1.2), {statistics.median(split['alone']):.3f} in the "
+              f"{len(split['alone'])} without ({share(split['alone']):.0%} over 1.2)")
     if a.in_flight and procs:
         if len({p["gpu"] for p in procs}) > 1:
             print("--in-flight replays a one-GPU sweep; this one used several GPUs", file=sys.stderr)

@@ -81,3 +81,15 @@ def test_a_span_still_open_is_no_span_and_in_flight_must_be_positive(tmp_path):
     for bad in ("0", "4,,6", "x"):
         with pytest.raises(SystemExit):
             ro.main([str(tmp_path), "--in-flight", bad])
+
+
+def test_startup_beside_timing_splits_by_overlap():
+    def rec(start, held, phases, windows=None):
+        return {"process_start_unix": start, "phases_s": phases,
+                "gpu_slot": {"wait_s": 0.0, "held_unix": held}, "timing": {"windows_ms": windows or []}}
+    ph = {"startup": 0.0, "imports": 1.0, "build": 0.5, "check": 0.5, "warmup": 0.0, "timing": 1.0}
+    # a: lock 2-5, timing 3-4; b starts up 3.5-6 (imports end 3.5, asks at 6): beside a's timing
+    a = rec(0.0, [2.0, 5.0], ph, [1.0, 1.0, 1.5])
+    b = rec(2.5, [6.0, 9.0], ph, [2.0, 2.0, 2.0])    # b's timing 7-8: nobody starts up then
+    split = ro.startup_beside_timing([{"_untraced_rec": a, "_nsys_rec": None}, {"_untraced_rec": b, "_nsys_rec": None}])
+    assert split == {"beside": [1.5], "alone": [1.0]}
