@@ -191,7 +191,7 @@ def simulate_sweep(spans: list[dict], in_flight: int) -> float:
 
 def startup_beside_timing(rows: list[dict]) -> dict:
     """Does a process starting up (CUDA's context, the variant's prepare: from the end of
-    its imports to its lock request) disturb the one timing on the GPU? For each untraced
+    its imports to its lock request) disturb the one timing on its GPU (same UUID)? For each untraced
     process with timing windows: its timing phase (lock taken + build + check + warm-up, to
     + timing), whether another process's start-up overlapped it, and its slowest window /
     its median window. Returns {"beside": [...], "alone": [...]} of those ratios."""
@@ -203,7 +203,7 @@ def startup_beside_timing(rows: list[dict]) -> dict:
         if rec.get("process_start_unix") is None or not held or None in held:
             continue
         a = rec["process_start_unix"] + ph.get("startup", 0) + ph.get("imports", 0)
-        starting.append((id(rec), a, held[0] - (slot.get("wait_s") or 0.0)))
+        starting.append((id(rec), rec.get("gpu_uuid"), a, held[0] - (slot.get("wait_s") or 0.0)))
     out = {"beside": [], "alone": []}
     for r in rows:
         rec = r.get("_untraced_rec") or {}
@@ -214,7 +214,7 @@ def startup_beside_timing(rows: list[dict]) -> dict:
         ph = rec.get("phases_s") or {}
         t0 = held[0] + sum(ph.get(k, 0) for k in ("build", "check", "warmup"))
         t1 = t0 + ph.get("timing", 0)
-        beside = any(i != id(rec) and a < t1 and b > t0 for i, a, b in starting)
+        beside = any(i != id(rec) and g == rec.get("gpu_uuid") and a < t1 and b > t0 for i, g, a, b in starting)
         out["beside" if beside else "alone"].append(max(w) / statistics.median(w))
     return out
 

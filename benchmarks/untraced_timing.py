@@ -89,7 +89,8 @@ def cmd_sweep(a) -> int:
     return rc
 
 
-def reference_loop(model: str, variant: str, batch: int, mode: str, warmup: int, iters: int) -> float:
+def reference_loop(model: str, variant: str, batch: int, mode: str, warmup: int, iters: int,
+                   warmup_min_s: float = 0.1) -> float:
     """ms per iteration of a plain loop in this process (no profiler, no NVTX, no pinning)."""
     import torch
     from fusionlab.experiments.registry import MODELS, VARIANTS
@@ -109,9 +110,8 @@ def reference_loop(model: str, variant: str, batch: int, mode: str, warmup: int,
         else:
             with torch.no_grad():
                 fn(*inputs)
-    for _ in range(warmup):
-        step()
-    torch.cuda.synchronize()
+    from fusionlab.experiments.run import warm_up
+    warm_up(step, torch.cuda.synchronize, warmup, warmup_min_s)   # the runner's warm-up
     t0 = time.perf_counter()
     for _ in range(iters):
         step()

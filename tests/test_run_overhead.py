@@ -93,3 +93,14 @@ def test_startup_beside_timing_splits_by_overlap():
     b = rec(2.5, [6.0, 9.0], ph, [2.0, 2.0, 2.0])    # b's timing 7-8: nobody starts up then
     split = ro.startup_beside_timing([{"_untraced_rec": a, "_nsys_rec": None}, {"_untraced_rec": b, "_nsys_rec": None}])
     assert split == {"beside": [1.5], "alone": [1.0]}
+
+
+def test_startup_on_another_gpu_is_not_beside():
+    def rec(start, held, uuid, windows):
+        return {"process_start_unix": start, "gpu_uuid": uuid,
+                "phases_s": {"imports": 1.0, "build": 0.5, "check": 0.5, "timing": 1.0},
+                "gpu_slot": {"wait_s": 0.0, "held_unix": held}, "timing": {"windows_ms": windows}}
+    a = rec(0.0, [2.0, 5.0], "g0", [1.0, 1.0, 1.5])   # timing 3-4
+    b = rec(2.5, [6.0, 9.0], "g1", [2.0, 2.0, 2.0])   # starts up 3.5-6, on the other GPU
+    split = ro.startup_beside_timing([{"_untraced_rec": a}, {"_untraced_rec": b}])
+    assert split == {"beside": [], "alone": [1.5, 1.0]}

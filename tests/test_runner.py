@@ -321,3 +321,10 @@ def test_warm_up_runs_its_iterations_and_at_least_its_time():
     calls.clear()
     assert run.warm_up(step, lambda: None, 0, 0.0) == 0 == len(calls)
     assert run.warm_up(step, lambda: None, 0, 0.01) >= 1                # a floor alone still warms up
+
+
+@pytest.mark.parametrize("bad", ["-1", "inf", "nan"])
+def test_warmup_min_s_is_checked(bad):
+    with pytest.raises(SystemExit):
+        run.parse_args(["--model", "mlp", "--variant", "eager", "--batch", "2", "--out", "x.json", "--warmup-min-s", bad])
+    assert run.parse_args(["--model", "mlp", "--variant", "eager", "--batch", "2", "--out", "x.json"]).warmup_min_s == 0.1

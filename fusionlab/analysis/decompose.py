@@ -5,7 +5,9 @@ Per configuration (tables.GROUP + variant; eager of the same GROUP is the refere
 each quantity is the median over the configuration's ok repeats (as tables.speedups):
 - W: wall time per iteration, untraced (wall_time_per_iter_ms).
 - G: GPU time per iteration, summed kernel durations (gpu_time_per_iter_ms; on the CPU
-  backend the outermost operators' time, cpu_kernel_time_per_iter_ms).
+  backend the outermost operators' time, cpu_kernel_time_per_iter_ms). Summed, not the
+  busy time the roofline uses: where kernels overlap (cuDNN's LSTM streams) the overlap
+  shows in R as a negative part, so that W = G + H + R still holds.
 - H: exposed host time per iteration: the GPU idle time spent waiting on the host (HTA's
   host wait, idle_host_wait_per_iter_ms: the next kernel's launch call started after the
   previous kernel ended) less the profiler's own cost (traced_wall_time_per_iter_ms -

@@ -378,7 +378,7 @@ def roofline(t, model):
         g.index = [f"{m}\n{bs}" + ("" if sz == "default" else f"\n{sz}") for m, bs, sz in g.index]
         g.plot.bar(ax=bx, rot=90, color=[variant_colour(v) for v in g.columns], width=0.8)
         bx.axhline(1.0, color="grey", lw=0.8, ls="--")
-        bx.set_ylabel("ideal fused bytes / GPU time, over copy bandwidth\n(bars: variants, colours as on the left)"); bx.tick_params(axis="x", labelsize=6.5)
+        bx.set_ylabel("ideal fused bytes / GPU busy time, over copy bandwidth\n(bars: variants, colours as on the left)"); bx.tick_params(axis="x", labelsize=6.5)
         if bx.get_legend():
             bx.get_legend().remove()   # the colours are the variants' (the roofline's legend)
     _title(fig, "Roofline (both roofs measured on this device) and achieved fraction of copy bandwidth", t, model)

@@ -146,7 +146,7 @@ def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks:
             {**{c: "median" for c in cols}, "bound": "first"}).round(3).reset_index()
         out += ["## Where the time goes (medians over repeats)", "",
                 "Shares of the measured range: GPU busy, and idle split into host wait / kernel wait / "
-                "other (HTA); copy_bandwidth_frac = ideal fused bytes / GPU time over the measured "
+                "other (HTA); copy_bandwidth_frac = ideal fused bytes / GPU busy time over the measured "
                 "copy bandwidth; bound = cpu when host wait exceeds busy time.", "", _md(g), ""]
     if "profiler_overhead" in ok and ok["profiler_overhead"].notna().any():
         cols = ["untraced_wall_time_per_iter_ms", "traced_wall_time_per_iter_ms", "profiler_overhead",
@@ -188,7 +188,7 @@ def unsteady_md(runs: pd.DataFrame) -> list[str]:
     return ["## Runs still warming up when timed", "",
             f"Their last untraced timing window was under {tables.STEADY_RATIO:g} x the windows' median: "
             "the process was still getting faster, so its wall time (the median) is above its steady "
-            "state. Raise `warmup_iters` for them.", "",
+            "state. Raise `warmup_min_s` (or `warmup_iters`) for them.", "",
             _md(slow[["model", "variant", "batch", "size", "repeat", "untraced_wall_time_per_iter_ms",
                       col]].round(3)), ""]
 

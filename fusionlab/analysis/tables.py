@@ -4,11 +4,13 @@
              backend, device; `size` the label of the model's other sizes, core.sizes,
              and one column per size axis: dim, num_layers, ...) with status, reason, every metric, the model's cost (FLOPs, bytes)
              and the roofline quantities:
-             achieved_bandwidth_Bps = bytes_fused / GPU time per iteration (the least
-               traffic the computation needs, per second; CPU backend: CPU kernel time),
+             achieved_bandwidth_Bps = bytes_fused / GPU busy time per iteration
+               (gpu_busy_per_iter_ms: kernels that overlap count once; records without
+               it: summed kernel time; CPU backend: CPU kernel time): the least traffic
+               the computation needs, per second,
              copy_bandwidth_frac    = achieved_bandwidth_Bps / the device's measured copy
                bandwidth (experiments.peaks),
-             achieved_flops         = (flops + flops_pointwise) / GPU time (matmul and
+             achieved_flops         = (flops + flops_pointwise) / GPU busy time (matmul and
                pointwise FLOPs, experiments.cost); flops_frac against the measured matmul
                rate; arithmetic_intensity = (flops + flops_pointwise) / bytes_fused.
 - metrics_long: the same in long format (one row per run and metric).

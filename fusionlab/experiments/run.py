@@ -260,11 +260,17 @@ def debug_artifacts(root: str) -> dict:
 
 
 def warm_up(step, sync, iters: int, min_s: float) -> int:
-    """At least `iters` iterations and at least `min_s` seconds of them (ended by a device
-    synchronize): ten iterations of a host-bound model last about a millisecond, too short
-    for the cores' clocks (and caches) to settle, and its timing windows then kept getting
-    faster (run_metrics.untraced_last_window_ratio). Returns the iterations run."""
+    """At least `iters` iterations, and iterations for at least `min_s` seconds after the
+    first one (which may record a CUDA graph or finish a compile), in whole chunks of
+    `iters`, each ended by a device synchronize: ten iterations of a host-bound model last
+    about a millisecond, too short for the cores' clocks (and caches) to settle, and its
+    timing windows then kept getting faster (run_metrics.untraced_last_window_ratio).
+    Returns the iterations run."""
     done, chunk = 0, max(iters, 1)
+    if iters or min_s:
+        step()
+        sync()
+        done = 1
     t0 = time.perf_counter()
     while done < iters or time.perf_counter() - t0 < min_s:
         n = iters - done if done < iters else chunk
@@ -685,6 +691,8 @@ def parse_args(argv=None):
     a = p.parse_args(argv)
     if a.batch <= 0 or a.iters <= 0 or a.warmup < 0 or a.timeout < 0 or a.windows < 0:
         p.error("--batch and --iters must be positive, --warmup, --windows and --timeout non-negative")
+    if not 0 <= a.warmup_min_s <= 600:   # (nan fails both)
+        p.error(f"--warmup-min-s {a.warmup_min_s}: seconds, from 0 to 600")
     if a.pin_cpus not in ("auto", "none") and not all(c.isdigit() for c in a.pin_cpus.split(",")):
         p.error(f"--pin-cpus {a.pin_cpus!r}: auto, none or a list of core numbers such as 2,3")
     try:  # canonical label: a value equal to the default is not part of it
