@@ -54,6 +54,12 @@ def _life(rec) -> float | None:
     return None
 
 
+def _held(rec) -> list | None:
+    """The process's [start, end] of its GPU's lock, or None (no lock, or still held)."""
+    held = ((rec or {}).get("gpu_slot") or {}).get("held_unix")
+    return held if held and len(held) == 2 and None not in held else None
+
+
 def breakdown(results: str) -> list[dict]:
     rows = []
     for rj in sorted(glob.glob(os.path.join(results, "runs", "nsys", "**", "run.json"), recursive=True)):
@@ -74,8 +80,7 @@ def breakdown(results: str) -> list[dict]:
             for p in PHASES:
                 row[f"{who}_{p}_s"] = ph.get(p)
             row[f"{who}_process_s"] = _life(rec)
-            held = ((rec or {}).get("gpu_slot") or {}).get("held_unix")
-            held = held if held and len(held) == 2 and None not in held else None   # [start, None]: still held
+            held = _held(rec)
             row[f"{who}_gpu_uuid"] = (rec or {}).get("gpu_uuid")
             row[f"{who}_held_from"], row[f"{who}_held_to"] = held or (None, None)
             row[f"{who}_lock_held_s"] = (held[1] - held[0]) if held else None
@@ -103,21 +108,28 @@ def overlaps(rows: list[dict]) -> list[tuple]:
 def lock_spans(rows: list[dict]) -> list[dict]:
     """One row per measuring process: when it started, asked for, took and let go of its
     GPU's lock, and ended (unix seconds), plus its job's time outside the process
-    (Snakemake's start, nsys's own start and flush). Processes without a lock record (a
-    run started without slots, one killed before the lock) are left out."""
+    (Snakemake's start, nsys's own start and flush); when its imports ended (its start-up:
+    CUDA's context and the variant's prepare, runs from there to the request), when its
+    timing phase ran (lock taken + build + check + warm-up, to + timing) and its timing
+    windows (ms). Processes without a lock record (a run started without slots, one killed
+    before the lock) are left out."""
     out = []
     for r in rows:
         for who, rule in (("untraced", "time_untraced"), ("nsys", "profile_nsys")):
             rec = r.get(f"_{who}_rec") or {}
-            slot = rec.get("gpu_slot") or {}
-            held, start, end = slot.get("held_unix"), rec.get("process_start_unix"), rec.get("process_end_unix")
-            if not held or None in held or start is None or end is None:
+            held, start, end = _held(rec), rec.get("process_start_unix"), rec.get("process_end_unix")
+            if not held or start is None or end is None:
                 continue
             job = r.get(f"{rule}_s")
-            outside = max(0.0, job - (end - start)) if job is not None else 0.0
+            ph = rec.get("phases_s") or {}
+            timing_from = held[0] + sum(ph.get(k, 0) for k in ("build", "check", "warmup"))
             out.append({"run": r["run"], "who": who, "gpu": rec.get("gpu_uuid"), "start": start,
-                        "request": held[0] - (slot.get("wait_s") or 0.0), "held_from": held[0],
-                        "held_to": held[1], "end": end, "outside_s": outside})
+                        "imported": start + ph.get("startup", 0) + ph.get("imports", 0),
+                        "request": held[0] - ((rec.get("gpu_slot") or {}).get("wait_s") or 0.0),
+                        "held_from": held[0], "held_to": held[1], "end": end,
+                        "outside_s": max(0.0, job - (end - start)) if job is not None else 0.0,
+                        "timing": (timing_from, timing_from + ph.get("timing", 0)),
+                        "windows_ms": [x for x in ((rec.get("timing") or {}).get("windows_ms") or []) if x]})
     return out
 
 
@@ -191,30 +203,19 @@ def simulate_sweep(spans: list[dict], in_flight: int) -> float:
 
 def startup_beside_timing(rows: list[dict]) -> dict:
     """Does a process starting up (CUDA's context, the variant's prepare: from the end of
-    its imports to its lock request) disturb the one timing on its GPU (same UUID)? For each untraced
-    process with timing windows: its timing phase (lock taken + build + check + warm-up, to
-    + timing), whether another process's start-up overlapped it, and its slowest window /
-    its median window. Returns {"beside": [...], "alone": [...]} of those ratios."""
-    procs = [(r.get("_untraced_rec") or {}) for r in rows] + [(r.get("_nsys_rec") or {}) for r in rows]
-    starting = []
-    for rec in procs:
-        ph, slot = rec.get("phases_s") or {}, rec.get("gpu_slot") or {}
-        held = slot.get("held_unix")
-        if rec.get("process_start_unix") is None or not held or None in held:
-            continue
-        a = rec["process_start_unix"] + ph.get("startup", 0) + ph.get("imports", 0)
-        starting.append((id(rec), rec.get("gpu_uuid"), a, held[0] - (slot.get("wait_s") or 0.0)))
+    its imports to its lock request) disturb the one timing on its GPU (same UUID)? For each
+    untraced process with 3 or more timing windows: whether another process's start-up
+    overlapped its timing phase (lock_spans), and its slowest window / its median window.
+    Returns {"beside": [...], "alone": [...]} of those ratios."""
+    spans = lock_spans(rows)
     out = {"beside": [], "alone": []}
-    for r in rows:
-        rec = r.get("_untraced_rec") or {}
-        w = [x for x in ((rec.get("timing") or {}).get("windows_ms") or []) if x]
-        held = (rec.get("gpu_slot") or {}).get("held_unix")
-        if len(w) < 3 or not held or None in held:
+    for p in spans:
+        w = p["windows_ms"]
+        if p["who"] != "untraced" or len(w) < 3:
             continue
-        ph = rec.get("phases_s") or {}
-        t0 = held[0] + sum(ph.get(k, 0) for k in ("build", "check", "warmup"))
-        t1 = t0 + ph.get("timing", 0)
-        beside = any(i != id(rec) and g == rec.get("gpu_uuid") and a < t1 and b > t0 for i, g, a, b in starting)
+        t0, t1 = p["timing"]
+        beside = any(q is not p and q["gpu"] == p["gpu"] and q["imported"] < t1 and q["request"] > t0
+                     for q in spans)
         out["beside" if beside else "alone"].append(max(w) / statistics.median(w))
     return out
 

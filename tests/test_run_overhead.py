@@ -50,7 +50,8 @@ def test_lock_spans_reads_the_records_and_skips_a_process_without_a_lock():
            "_untraced_rec": rec, "_nsys_rec": {"process_start_unix": 1.0, "process_end_unix": 2.0, "gpu_slot": {}}}
     (s,) = ro.lock_spans([row])
     assert s == {"run": "r", "who": "untraced", "gpu": "u", "start": 100.0, "request": 103.0,
-                 "held_from": 105.0, "held_to": 107.0, "end": 110.0, "outside_s": 1.5}
+                 "held_from": 105.0, "held_to": 107.0, "end": 110.0, "outside_s": 1.5,
+                 "imported": 100.0, "timing": (105.0, 105.0), "windows_ms": []}
 
 
 def test_a_run_not_profiled_is_one_process_and_no_overlap(tmp_path):
@@ -85,22 +86,23 @@ def test_a_span_still_open_is_no_span_and_in_flight_must_be_positive(tmp_path):
 
 def test_startup_beside_timing_splits_by_overlap():
     def rec(start, held, phases, windows=None):
-        return {"process_start_unix": start, "phases_s": phases,
+        return {"process_start_unix": start, "process_end_unix": held[1] + 1, "phases_s": phases,
                 "gpu_slot": {"wait_s": 0.0, "held_unix": held}, "timing": {"windows_ms": windows or []}}
     ph = {"startup": 0.0, "imports": 1.0, "build": 0.5, "check": 0.5, "warmup": 0.0, "timing": 1.0}
     # a: lock 2-5, timing 3-4; b starts up 3.5-6 (imports end 3.5, asks at 6): beside a's timing
     a = rec(0.0, [2.0, 5.0], ph, [1.0, 1.0, 1.5])
     b = rec(2.5, [6.0, 9.0], ph, [2.0, 2.0, 2.0])    # b's timing 7-8: nobody starts up then
-    split = ro.startup_beside_timing([{"_untraced_rec": a, "_nsys_rec": None}, {"_untraced_rec": b, "_nsys_rec": None}])
+    split = ro.startup_beside_timing([{"run": "a", "_untraced_rec": a, "_nsys_rec": None},
+                                      {"run": "b", "_untraced_rec": b, "_nsys_rec": None}])
     assert split == {"beside": [1.5], "alone": [1.0]}
 
 
 def test_startup_on_another_gpu_is_not_beside():
     def rec(start, held, uuid, windows):
-        return {"process_start_unix": start, "gpu_uuid": uuid,
+        return {"process_start_unix": start, "process_end_unix": held[1] + 1, "gpu_uuid": uuid,
                 "phases_s": {"imports": 1.0, "build": 0.5, "check": 0.5, "timing": 1.0},
                 "gpu_slot": {"wait_s": 0.0, "held_unix": held}, "timing": {"windows_ms": windows}}
     a = rec(0.0, [2.0, 5.0], "g0", [1.0, 1.0, 1.5])   # timing 3-4
     b = rec(2.5, [6.0, 9.0], "g1", [2.0, 2.0, 2.0])   # starts up 3.5-6, on the other GPU
-    split = ro.startup_beside_timing([{"_untraced_rec": a}, {"_untraced_rec": b}])
+    split = ro.startup_beside_timing([{"run": "a", "_untraced_rec": a}, {"run": "b", "_untraced_rec": b}])
     assert split == {"beside": [], "alone": [1.5, 1.0]}

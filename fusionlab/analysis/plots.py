@@ -522,8 +522,8 @@ def profiler_overhead(t, model):
     if len(keys) > MAX_BARS:
         row = r["model"] + " " + r["batch"].astype(str) + np.where(r["size"] == "default", "", " " + r["size"].astype(str))
         med = r.assign(row=row).groupby(["row", "variant"], sort=False)["profiler_overhead"].median()
-        fig, (ax,) = _fig(w=_grid_size(0, med.index.get_level_values(1).nunique())[0] + 1.5,
-                          h=_grid_size(med.index.get_level_values(0).nunique(), 0)[1])
+        w, h = _grid_size(med.index.get_level_values(0).nunique(), med.index.get_level_values(1).nunique())
+        fig, (ax,) = _fig(w=w + 1.5, h=h)
         _grid(ax, med, ".2f", "traced / untraced wall time per iteration, median of repeats "
               "(red: tracing slowed the run)", centre=1.0)
         _title(fig, "The profiler's own cost per run (rows: model and batch)", t, model)
