@@ -51,6 +51,8 @@ GRIDS = {
           ("mlp", ["mlp"], ["eager", "compile"], [2048], "inference")],
     "d": [("mlp", ["mlp"], ["eager", "compile"], [2048], "inference")],
     "e": [("matmul", ["matmul_heavy"], ["eager", "compile", "compile_reduce_overhead"], [1024], "inference")],
+    "f": [("cro", ["pointwise_heavy", "mlp"], ["eager", "compile_reduce_overhead"], [256, 2048], "inference")],
+    "g": [("train", ["deep_gelu_mlp"], ["eager", "compile"], [256], "train")],
     "full": FULL,
 }
 SWEEPS = GRIDS[os.environ.get("FUSIONLAB_BENCH_GRID", "a")]
@@ -90,9 +92,14 @@ def cmd_sweep(a) -> int:
 
 
 def reference_loop(model: str, variant: str, batch: int, mode: str, warmup: int, iters: int,
-                   warmup_min_s: float = 0.1) -> float:
-    """ms per iteration of a plain loop in this process (no profiler, no NVTX, no pinning)."""
+                   warmup_min_s: float = 0.1) -> tuple[float, float]:
+    """ms per iteration of a plain loop in this process (no profiler, no NVTX, no pinning),
+    and the host probe's ms per pass (experiments.host_probe), the median of one probe
+    before and one after the loop (outside it): how fast the host was meanwhile."""
+    import statistics
+
     import torch
+    from fusionlab.experiments.host_probe import make_probe
     from fusionlab.experiments.registry import MODELS, VARIANTS
     torch.manual_seed(0)
     train = mode == "train"
@@ -112,11 +119,14 @@ def reference_loop(model: str, variant: str, batch: int, mode: str, warmup: int,
                 fn(*inputs)
     from fusionlab.experiments.run import warm_up
     warm_up(step, torch.cuda.synchronize, warmup, warmup_min_s)   # the runner's warm-up
+    probe = make_probe(torch)
+    before = probe()
     t0 = time.perf_counter()
     for _ in range(iters):
         step()
     torch.cuda.synchronize()
-    return (time.perf_counter() - t0) * 1e3 / iters
+    ms = (time.perf_counter() - t0) * 1e3 / iters
+    return ms, statistics.median([before, probe()])
 
 
 def cmd_reference(a) -> int:
@@ -135,11 +145,12 @@ def cmd_reference(a) -> int:
             p = subprocess.run([sys.executable, __file__, "_loop", model, variant, str(batch), mode,
                                 str(WARMUP), str(a.iters)], cwd=ROOT, capture_output=True, text=True)
             try:
-                ms = float(p.stdout.strip().splitlines()[-1])
+                ms, probe = map(float, p.stdout.strip().splitlines()[-1].split())
             except (ValueError, IndexError):
                 print(f"reference {model}/{variant}/{batch}/{mode}: failed: {p.stderr[-500:]}", flush=True)
-                ms = float("nan")
-            row = dict(model=model, variant=variant, batch=batch, mode=mode, process=proc, ms_per_iter=ms)
+                ms = probe = float("nan")
+            row = dict(model=model, variant=variant, batch=batch, mode=mode, process=proc, ms_per_iter=ms,
+                       host_probe_ms=probe)
             done = pd.concat([done, pd.DataFrame([row])], ignore_index=True)
             done.to_csv(out, index=False)
             print(f"reference {model}/{variant}/{batch}/{mode} #{proc}: {ms:.4f} ms", flush=True)
@@ -158,7 +169,8 @@ def pipeline_rows(results: str):
             g = runs[runs.status == "ok"].groupby(["model", "variant", "batch", "mode"])
             extra = g.agg(traced_wall_ms=("traced_wall_time_per_iter_ms", "median"),
                           injection_overhead=("injection_overhead", "median"),
-                          untraced_window_cv=("untraced_wall_cv", "median")).reset_index()
+                          untraced_window_cv=("untraced_wall_cv", "median"),
+                          host_probe_ms=("host_probe_ms", "median")).reset_index()
             frames.append(sp.merge(extra, on=["model", "variant", "batch", "mode"], how="left"))
     return pd.concat(frames, ignore_index=True) if frames else None
 
@@ -174,6 +186,11 @@ def cmd_report(a) -> int:
     r = agg.median().rename("ref_ms").to_frame().join(
         agg.apply(lambda x: statistics.stdev(x) / statistics.fmean(x) if len(x.dropna()) > 1 else float("nan"))
         .rename("ref_cv")).join(agg.count().rename("ref_processes")).reset_index()
+    if "host_probe_ms" in ref:   # rows from before the probe have none
+        r = r.merge(ref.groupby(["model", "variant", "batch", "mode"])["host_probe_ms"].median()
+                    .rename("ref_host_probe_ms").reset_index(), on=["model", "variant", "batch", "mode"])
+    else:
+        r["ref_host_probe_ms"] = float("nan")
     eager = r[r.variant == "eager"][["model", "batch", "mode", "ref_ms"]].rename(columns={"ref_ms": "ref_eager_ms"})
     r = r.merge(eager, on=["model", "batch", "mode"])
     r["ref_speedup"] = r["ref_eager_ms"] / r["ref_ms"]
@@ -181,13 +198,15 @@ def cmd_report(a) -> int:
     t["wall_vs_ref"] = t["wall_time_per_iter_ms"] / t["ref_ms"]
     t["traced_vs_ref"] = t["traced_wall_ms"] / t["ref_ms"]
     t["speedup_vs_ref"] = t["speedup_wall"] / t["ref_speedup"]
+    # how much slower the pipeline's host was than the reference's, by the host probe
+    t["host_vs_ref"] = t["host_probe_ms"] / t["ref_host_probe_ms"] if "host_probe_ms" in t else float("nan")
     eager_traced = t[t.variant == "eager"][["model", "batch", "mode", "traced_wall_ms"]].rename(
         columns={"traced_wall_ms": "eager_traced_ms"})
     t = t.merge(eager_traced, on=["model", "batch", "mode"], how="left")
     t["traced_speedup_vs_ref"] = (t["eager_traced_ms"] / t["traced_wall_ms"]) / t["ref_speedup"]
     cols = ["model", "mode", "batch", "variant", "repeats_ok", "ref_processes", "wall_time_per_iter_ms", "ref_ms",
             "wall_vs_ref", "cv_wall", "ref_cv", "speedup_wall", "ref_speedup", "speedup_vs_ref",
-            "traced_vs_ref", "traced_speedup_vs_ref", "profiler_overhead", "injection_overhead"]
+            "traced_vs_ref", "traced_speedup_vs_ref", "profiler_overhead", "injection_overhead", "host_vs_ref"]
     t = t[cols].sort_values(["model", "mode", "batch", "variant"], ignore_index=True)
     t.to_csv(os.path.join(a.results, "untraced_timing.csv"), index=False)
     pd.set_option("display.width", 300)
@@ -201,6 +220,11 @@ def cmd_report(a) -> int:
     print(f"profiler_overhead: median {t.profiler_overhead.median():.3f}, range {t.profiler_overhead.min():.3f}-"
           f"{t.profiler_overhead.max():.3f}; injection_overhead: median {t.injection_overhead.median():.3f}, "
           f"range {t.injection_overhead.min():.3f}-{t.injection_overhead.max():.3f}")
+    off = t[t.wall_vs_ref.sub(1).abs() > 0.05]
+    print(f"of the {len(off)} wall times off by over 5%, {int((off.host_vs_ref.sub(1).abs() > 0.05).sum())} had "
+          f"the host probe off by over 5% too, in the same direction for "
+          f"{int(((off.wall_vs_ref > 1) == (off.host_vs_ref > 1)).sum())} (host_vs_ref: the pipeline's host "
+          f"probe / the reference's)")
     print(f"CV over processes: pipeline median {t.cv_wall.median():.3f} (max {t.cv_wall.max():.3f}), "
           f"reference median {t.ref_cv.median():.3f} (max {t.ref_cv.max():.3f})")
     return 0
@@ -210,7 +234,7 @@ def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "_loop":
         m, v, b, mode, w, n = argv[1:7]
-        print(reference_loop(m, v, int(b), mode, int(w), int(n)))
+        print(*reference_loop(m, v, int(b), mode, int(w), int(n)))
         return 0
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("step", choices=["sweep", "reference", "report"])

@@ -226,3 +226,28 @@ def test_a_run_still_warming_up_is_named_in_the_summary():
     text = "\n".join(summary.unsteady_md(runs))
     assert "Runs still warming up" in text and "compile_reduce_overhead" in text and "| mlp" not in text
     assert summary.unsteady_md(runs.assign(untraced_last_window_ratio=1.0)) == []
+
+
+def test_a_run_timed_on_a_slow_host_is_named_in_the_summary(tmp_path):
+    import json
+    from fusionlab.analysis import run_metrics, summary
+    # the H100 machine's two host speeds: the probe at 0.073 or 0.13-0.15 ms per pass
+    f = run_metrics.probe_fields([0.073, 0.075, 0.140, 0.074])
+    assert f["host_probe_ms"] == pytest.approx(0.0745)
+    assert f["host_probe_cv"] == pytest.approx(pd.Series([0.073, 0.075, 0.140, 0.074]).std() / 0.0905)
+    assert run_metrics.probe_fields(None) == {"host_probe_ms": None, "host_probe_cv": None}
+    assert run_metrics.timing_fields({}, {"timing": {"untraced_wall_time_per_iter_ms": 0.3, "host_probe_ms": [0.1, 0.2, 0.3]}},
+                                     None)["host_probe_ms"] == pytest.approx(0.2)
+    base = {"backend": "nsys", "device": "cuda", "status": "ok", "model": "pointwise_heavy", "batch": 256,
+            "mode": "inference", "dtype": "float32", "size": "default", "repeat": 0,
+            "untraced_wall_time_per_iter_ms": 0.3}
+    rows = [("eager", "a", 0.073), ("compile", "a", 0.146), ("eager", "b", 0.2), ("compile", "b", None)]
+    for i, (variant, host, probe) in enumerate(rows):
+        (tmp_path / f"{i}.json").write_text(json.dumps({**base, "variant": variant, "host": host, "host_probe_ms": probe}))
+    df = tables.runs_table([str(tmp_path / f"{i}.json") for i in range(4)])
+    got = {(r.variant, r.host): r.host_slowdown for r in df.itertuples()}
+    assert got[("eager", "a")] == 1 and got[("compile", "a")] == pytest.approx(2.0)
+    assert got[("eager", "b")] == 1 and pd.isna(got[("compile", "b")])     # per host; none without a probe
+    text = "\n".join(summary.slow_host_md(df))
+    assert "Runs timed while the host ran slow" in text and text.count("| pointwise_heavy") == 1
+    assert summary.slow_host_md(df.assign(host_slowdown=1.0)) == []

@@ -193,6 +193,22 @@ def test_timing_windows_are_untraced_and_recorded(tmp_path):
     assert len(t["windows_ms"]) == 3 and t["window_iters"] == 2 and t["windows_context"] == "untraced"
     assert t["wall_time_per_iter_ms"] == t["untraced_wall_time_per_iter_ms"] == sorted(t["windows_ms"])[1]
     assert t["traced_wall_time_per_iter_ms"] is None and t["capture_range"] is False
+    # the host probe: before the first window and after each, outside them
+    assert len(t["host_probe_ms"]) == 4 and all(p > 0 for p in t["host_probe_ms"])
+    assert t["host_probe_median_ms"] == pytest.approx(sorted(t["host_probe_ms"])[1:3][0] / 2 + sorted(t["host_probe_ms"])[1:3][1] / 2)
+
+
+def test_the_host_probe_runs_between_windows_never_inside():
+    from fusionlab.experiments import host_probe
+    events, probe_ms = [], []
+    out = run.time_windows(lambda: events.append("step"), lambda: events.append("sync"), 2, 3,
+                           lambda: events.append("probe") or 0.5, probe_ms)
+    assert len(out) == 2 and probe_ms == [0.5, 0.5, 0.5]
+    # probe, then each window (sync, 3 steps, sync) followed by a probe
+    assert events == ["probe"] + (["sync"] + ["step"] * 3 + ["sync", "probe"]) * 2
+    assert run.time_windows(lambda: None, lambda: None, 2, 1) and True   # no probe: as before
+    probe = host_probe.make_probe(torch, passes=3)
+    assert probe() > 0
 
 
 def test_windows_context_names_what_ran_around_them():

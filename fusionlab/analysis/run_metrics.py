@@ -13,6 +13,9 @@ Wall time (the headline, and every speedup built on it) is never taken under tra
   tables.STEADY_RATIO the process was still speeding up when it stopped timing (a
   warm-up too short for it), so its median is above its steady state: the summary lists
   those runs.
+- host_probe_ms, host_probe_cv: the median and CV of the host probe beside the untraced
+  windows (experiments.host_probe: ms per pass of fixed CPU-only PyTorch work): how fast
+  the host's CPU was while the run was timed.
 - traced_wall_time_per_iter_ms: the measured range's wall time per iteration in the trace.
 - profiler_overhead = traced / untraced wall time per iteration (the profiler's own cost).
 - injected_wall_time_per_iter_ms, injection_overhead: the nsys process's windows timed
@@ -68,11 +71,21 @@ def timing_fields(run: dict, timing: dict | None, traced_wall_ms: float | None) 
     return {"wall_time_per_iter_ms": u, "untraced_wall_time_per_iter_ms": u,
             "untraced_wall_cv": untraced.get("window_cv") if u is not None else None,
             "untraced_last_window_ratio": last_window_ratio(untraced.get("windows_ms")) if u is not None else None,
+            **probe_fields(untraced.get("host_probe_ms")),
             "untraced_cpus": ",".join(map(str, (timing or run).get("cpus") or [])) or None,
             "traced_wall_time_per_iter_ms": traced_wall_ms,
             "profiler_overhead": _ratio(traced_wall_ms, u),
             "injected_wall_time_per_iter_ms": injected,
             "injection_overhead": _ratio(injected, u)}
+
+
+def probe_fields(probe_ms) -> dict:
+    """host_probe_ms (median) and host_probe_cv of the host probe's times; None without."""
+    p = pd.Series([x for x in (probe_ms or []) if x is not None], dtype=float)
+    if p.empty:
+        return {"host_probe_ms": None, "host_probe_cv": None}
+    return {"host_probe_ms": float(p.median()),
+            "host_probe_cv": float(p.std() / p.mean()) if len(p) > 1 and p.mean() > 0 else None}
 
 
 def last_window_ratio(windows_ms) -> float | None:
@@ -110,6 +123,7 @@ def compute(run_json: str, profile: str | None, backend: str,
                reason=run.get("reason"), gpu=run.get("gpu"),
                torch=(run.get("versions") or {}).get("torch"),
                nsys=(run.get("versions") or {}).get("nsys"),
+               host=(run.get("versions") or {}).get("host"),
                correct=(run.get("correctness") or {}).get("passed"),
                max_abs_err=(run.get("correctness") or {}).get("max_abs_err"),
                peak_memory_bytes=run.get("peak_memory_bytes"),

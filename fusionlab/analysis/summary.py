@@ -169,6 +169,7 @@ def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks:
     if section:
         out += [""] + section
     out += unsteady_md(runs)
+    out += slow_host_md(runs)
     bad = runs[~runs["status"].isin(["ok", "unsupported"])]
     if len(bad):
         out += ["## Runs that are not ok", "",
@@ -191,6 +192,24 @@ def unsteady_md(runs: pd.DataFrame) -> list[str]:
             "state. Raise `warmup_min_s` (or `warmup_iters`) for them.", "",
             _md(slow[["model", "variant", "batch", "size", "repeat", "untraced_wall_time_per_iter_ms",
                       col]].round(3)), ""]
+
+
+def slow_host_md(runs: pd.DataFrame) -> list[str]:
+    """The runs timed while their host's CPU ran slow (tables.HOST_SLOW)."""
+    col = "host_slowdown"
+    if col not in runs:
+        return []
+    slow = runs[(runs["status"] == "ok") & (runs[col] > tables.HOST_SLOW)]
+    if slow.empty:
+        return []
+    return ["## Runs timed while the host ran slow", "",
+            f"The host probe beside their timing windows (fixed CPU-only PyTorch work) took over "
+            f"{tables.HOST_SLOW:g} x its fastest time in this sweep on the same host: the host's CPU was "
+            "slower while they were timed (on a shared machine a neighbour can do that; pinning does "
+            "not help). A host-bound wall time is inflated by about that factor; a GPU-bound one is "
+            "not. Rerun them, or add repeats.", "",
+            _md(slow[["model", "variant", "batch", "size", "repeat", "untraced_wall_time_per_iter_ms",
+                      "host_probe_ms", col]].round(3)), ""]
 
 
 def fusion_map_html(kernels: pd.DataFrame, top: int = 12) -> str:

@@ -59,7 +59,7 @@ METRICS = ["wall_time_per_iter_ms", "gpu_time_per_iter_ms", "cpu_kernel_time_per
            "idle_host_wait_per_iter_ms", "idle_kernel_wait_per_iter_ms", "idle_other_per_iter_ms",
            "idle_host_wait_frac", "idle_kernel_wait_frac", "idle_other_frac",
            "untraced_wall_time_per_iter_ms", "untraced_wall_cv", "untraced_last_window_ratio",
-           "traced_wall_time_per_iter_ms",
+           "host_probe_ms", "host_probe_cv", "host_slowdown", "traced_wall_time_per_iter_ms",
            "profiler_overhead", "injected_wall_time_per_iter_ms", "injection_overhead",
            "runner_wall_time_per_iter_ms", "cuda_event_time_per_iter_ms",
            "compile_latency_s", "graph_breaks", "generated_kernels", "peak_memory_bytes", "max_abs_err",
@@ -69,6 +69,9 @@ NOISE_CV = 0.05
 # a run whose last untraced timing window is this much below the windows' median was
 # still speeding up (run_metrics.untraced_last_window_ratio): its median overstates
 STEADY_RATIO = 0.9
+# a run whose host probe (run_metrics.host_probe_ms) took this much longer than the
+# fastest of its sweep on the same host was timed while the host's CPU ran slow
+HOST_SLOW = 1.3
 
 
 def _read_json(path):
@@ -102,9 +105,21 @@ def runs_table(metric_files: list[str], costs: pd.DataFrame | None = None,
     fl = (peaks or {}).get("matmul_flops")
     df["copy_bandwidth_frac"] = df["achieved_bandwidth_Bps"] / bw if bw else np.nan
     df["flops_frac"] = df["achieved_flops"] / fl if fl else np.nan
+    df["host_slowdown"] = host_slowdown(df)
     first = ID + size_axes(df) + ["status", "reason"]
     df = df[first + sorted(c for c in df.columns if c not in first)]   # the same order whatever the file order
     return df.sort_values(ID, ignore_index=True)
+
+
+def host_slowdown(runs: pd.DataFrame) -> pd.Series:
+    """Each run's host probe time / the fastest of the sweep's runs on the same host and
+    device (1 = the host at its best seen speed; host_probe): above HOST_SLOW the run's
+    host-bound wall time was inflated by its host, not by its variant."""
+    if "host_probe_ms" not in runs or runs["host_probe_ms"].isna().all():
+        return pd.Series(np.nan, index=runs.index)
+    probe = runs["host_probe_ms"].where(runs["host_probe_ms"] > 0)
+    keys = [runs[c].fillna("") if c in runs else pd.Series("", index=runs.index) for c in ("host", "device")]
+    return probe / probe.groupby(keys).transform("min")
 
 
 def size_axes(df: pd.DataFrame) -> list[str]:

@@ -34,6 +34,7 @@ from fusionlab.core import ranges
 from fusionlab.core import sizes as size_labels
 from fusionlab.core.axes import DTYPES, MODES, PROFILERS
 from fusionlab.core.io import atomic_path, write_json_atomic
+from fusionlab.experiments import host_probe
 from fusionlab.experiments import slots as gpu_slots
 
 
@@ -282,16 +283,20 @@ def warm_up(step, sync, iters: int, min_s: float) -> int:
     return done
 
 
-def time_windows(step, sync, windows: int, iters: int) -> list[float]:
+def time_windows(step, sync, windows: int, iters: int, probe=None, probe_ms: list | None = None) -> list[float]:
     """Wall time per iteration (ms) of `windows` back-to-back windows of `iters` iterations,
     each ended by a device synchronize, with Python's garbage collector paused (a
     collection inside one window is noise, not the variant's cost). No NVTX range or
-    record_function is opened inside: nothing here is traced or annotated."""
+    record_function is opened inside: nothing here is traced or annotated. With a `probe`
+    (host_probe.make_probe), the host's speed is timed before the first window and after
+    each one, outside the windows, into `probe_ms` (windows + 1 values)."""
     import gc
     out = []
     gc.collect()
     gc.disable()
     try:
+        if probe is not None:
+            probe_ms.append(probe())
         for _ in range(windows):
             sync()
             t0 = time.perf_counter()
@@ -299,6 +304,8 @@ def time_windows(step, sync, windows: int, iters: int) -> list[float]:
                 step()
             sync()
             out.append((time.perf_counter() - t0) * 1e3 / iters)
+            if probe is not None:
+                probe_ms.append(probe())
     finally:
         gc.enable()
     return out
@@ -314,9 +321,10 @@ def windows_context(profiler: str, capture: bool) -> str:
 
 
 def timing_record(windows: list[float], args, measure_s: float, device: str,
-                  cuda_event_ms: float | None, capture: bool) -> dict:
-    """run.json's timing: the windows (see time_windows) with their median and CV, and the
-    measured range (under the profiler, when there is one)."""
+                  cuda_event_ms: float | None, capture: bool, probe_ms: list[float] = ()) -> dict:
+    """run.json's timing: the windows (see time_windows) with their median and CV, the
+    host probe's times beside them (host_probe), and the measured range (under the
+    profiler, when there is one)."""
     import statistics
     med = statistics.median(windows) if windows else None
     cv = (statistics.stdev(windows) / statistics.fmean(windows)) if len(windows) > 1 else None
@@ -329,7 +337,9 @@ def timing_record(windows: list[float], args, measure_s: float, device: str,
             "traced_wall_time_per_iter_ms": measure_ms if args.profiler != "none" else None,
             "capture_range": bool(capture),
             "wall_time_per_iter_ms": med if ctx == "untraced" else measure_ms,
-            "cuda_event_time_per_iter_ms": cuda_event_ms}
+            "cuda_event_time_per_iter_ms": cuda_event_ms,
+            "host_probe_ms": list(probe_ms),
+            "host_probe_median_ms": statistics.median(probe_ms) if probe_ms else None}
 
 
 def pin_cpus(spec: str, device: str) -> list[int] | None:
@@ -577,12 +587,14 @@ def run(args, rec: dict, phases: Phases | None = None) -> dict:
     mark("warmup")
     # untraced timing: whole windows of iterations, before any profiler traces this process
     rec["phase"] = "timing"
-    windows = time_windows(lambda: step(fn, model), sync, args.windows, args.iters)
+    probe_ms = []
+    windows = time_windows(lambda: step(fn, model), sync, args.windows, args.iters,
+                           host_probe.make_probe(torch), probe_ms)
     mark("timing")
     wall, cuda_event_ms, capture = traced_measure(torch, args, device, rng, phase, lambda: step(fn, model), sync)
     mark("measure")
 
-    rec["timing"] = timing_record(windows, args, wall, device, cuda_event_ms, capture)
+    rec["timing"] = timing_record(windows, args, wall, device, cuda_event_ms, capture, probe_ms)
     rec.update(peak_memory(torch, device, first_calls_peak))
     rec.update(status="ok", reason=None)
     return rec
