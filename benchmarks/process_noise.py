@@ -191,7 +191,7 @@ def cmd_report(a) -> int:
         mine = [r for r in rows if r["placement"] == name]
         if not mine:
             continue
-        for i, (model, variant, batch) in enumerate(configs + [YARDSTICK]):
+        for i, (model, variant, batch) in enumerate((configs + [YARDSTICK])[:len(mine[0]["windows_ms"])]):
             meds = [statistics.median(r["windows_ms"][i]) for r in mine]
             within = statistics.median(statistics.pstdev(r["windows_ms"][i]) / statistics.mean(r["windows_ms"][i])
                                        for r in mine)
@@ -199,7 +199,7 @@ def cmd_report(a) -> int:
             print(f"{name:18s} {f'{model}/{variant}/{batch}':28s} {len(meds):2d} {statistics.median(meds):9.4f} "
                   f"{between:10.3f} {within:9.3f}  " + " ".join(f"{m:.3f}" for m in meds))
     yard = len(configs)
-    for i, (model, variant, batch) in enumerate(configs):
+    for i, (model, variant, batch) in enumerate(configs if all(len(r["windows_ms"]) > yard for r in rows) else []):
         pairs = [(w, y) for r in rows for w, y in zip(r["windows_ms"][i], r["windows_ms"][yard])]
         per_proc = [(statistics.median(r["windows_ms"][i]), statistics.median(r["windows_ms"][yard])) for r in rows]
         print(f"correlation with the host yardstick, {model}/{variant}/{batch}: windows "

@@ -92,41 +92,68 @@ def cmd_sweep(a) -> int:
 
 
 def reference_loop(model: str, variant: str, batch: int, mode: str, warmup: int, iters: int,
-                   warmup_min_s: float = 0.1) -> tuple[float, float]:
-    """ms per iteration of a plain loop in this process (no profiler, no NVTX, no pinning),
-    and the host probe's ms per pass (experiments.host_probe), the median of one probe
-    before and one after the loop (outside it): how fast the host was meanwhile."""
+                   warmup_min_s: float = 0.1, pairs: int = 5) -> tuple[float, float, float]:
+    """A plain process's own measurement (no profiler, no NVTX, no pinning, none of the
+    runner's timing code): ms per iteration of one loop of `iters` iterations; the host
+    probe's ms per pass (experiments.host_probe), the median of one probe before and one
+    after that loop (outside it); and, for a variant other than eager, its speedup over
+    eager within this process: `pairs` pairs of loops of iters/pairs iterations, eager's
+    and the variant's in alternating order, eager's median loop / the variant's (nan for
+    eager)."""
+    import copy
     import statistics
 
     import torch
     from fusionlab.experiments.host_probe import make_probe
     from fusionlab.experiments.registry import MODELS, VARIANTS
+    from fusionlab.experiments.run import warm_up
     torch.manual_seed(0)
     train = mode == "train"
     net, inputs = MODELS[model].build(batch, torch.float32, "cuda")
     net.train(train)
+    eager_net = copy.deepcopy(net)
     fn = VARIANTS[variant].apply(net, inputs, {"compile_mode": "default", "dtype": "float32",
                                                "device": "cuda", "mode": mode})
 
-    def step():
-        if train:
-            net.zero_grad(set_to_none=True)
-            out = fn(*inputs)
-            outs = list(out) if isinstance(out, (list, tuple)) else [out]
-            sum(o.float().mean() for o in outs).backward()
-        else:
-            with torch.no_grad():
-                fn(*inputs)
-    from fusionlab.experiments.run import warm_up
+    def make_step(f, m):
+        def step():
+            if train:
+                m.zero_grad(set_to_none=True)
+                out = f(*inputs)
+                outs = list(out) if isinstance(out, (list, tuple)) else [out]
+                sum(o.float().mean() for o in outs).backward()
+            else:
+                with torch.no_grad():
+                    f(*inputs)
+        return step
+
+    def loop(step, n):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(n):
+            step()
+        torch.cuda.synchronize()
+        return (time.perf_counter() - t0) * 1e3 / n
+
+    step = make_step(fn, net)
     warm_up(step, torch.cuda.synchronize, warmup, warmup_min_s)   # the runner's warm-up
     probe = make_probe(torch)
     before = probe()
-    t0 = time.perf_counter()
-    for _ in range(iters):
-        step()
-    torch.cuda.synchronize()
-    ms = (time.perf_counter() - t0) * 1e3 / iters
-    return ms, statistics.median([before, probe()])
+    ms = loop(step, iters)
+    host = statistics.median([before, probe()])
+    if variant == "eager":
+        return ms, host, float("nan")
+    eager = make_step(eager_net, eager_net)
+    warm_up(eager, torch.cuda.synchronize, warmup, warmup_min_s)
+    n, es, vs = max(iters // pairs, 1), [], []
+    for i in range(pairs):
+        if i % 2 == 0:
+            vs.append(loop(step, n))
+            es.append(loop(eager, n))
+        else:
+            es.append(loop(eager, n))
+            vs.append(loop(step, n))
+    return ms, host, statistics.median(es) / statistics.median(vs)
 
 
 def cmd_reference(a) -> int:
@@ -145,12 +172,12 @@ def cmd_reference(a) -> int:
             p = subprocess.run([sys.executable, __file__, "_loop", model, variant, str(batch), mode,
                                 str(WARMUP), str(a.iters)], cwd=ROOT, capture_output=True, text=True)
             try:
-                ms, probe = map(float, p.stdout.strip().splitlines()[-1].split())
+                ms, probe, paired = map(float, p.stdout.strip().splitlines()[-1].split())
             except (ValueError, IndexError):
                 print(f"reference {model}/{variant}/{batch}/{mode}: failed: {p.stderr[-500:]}", flush=True)
-                ms = probe = float("nan")
+                ms = probe = paired = float("nan")
             row = dict(model=model, variant=variant, batch=batch, mode=mode, process=proc, ms_per_iter=ms,
-                       host_probe_ms=probe)
+                       host_probe_ms=probe, paired_speedup=paired)
             done = pd.concat([done, pd.DataFrame([row])], ignore_index=True)
             done.to_csv(out, index=False)
             print(f"reference {model}/{variant}/{batch}/{mode} #{proc}: {ms:.4f} ms", flush=True)
@@ -186,11 +213,13 @@ def cmd_report(a) -> int:
     r = agg.median().rename("ref_ms").to_frame().join(
         agg.apply(lambda x: statistics.stdev(x) / statistics.fmean(x) if len(x.dropna()) > 1 else float("nan"))
         .rename("ref_cv")).join(agg.count().rename("ref_processes")).reset_index()
-    if "host_probe_ms" in ref:   # rows from before the probe have none
-        r = r.merge(ref.groupby(["model", "variant", "batch", "mode"])["host_probe_ms"].median()
-                    .rename("ref_host_probe_ms").reset_index(), on=["model", "variant", "batch", "mode"])
-    else:
-        r["ref_host_probe_ms"] = float("nan")
+    for col, name in (("host_probe_ms", "ref_host_probe_ms"), ("paired_speedup", "ref_paired_speedup")):
+        if col in ref:   # rows from before the probe and the pairs have none
+            r = r.merge(ref.groupby(["model", "variant", "batch", "mode"])[col].median()
+                        .rename(name).reset_index(), on=["model", "variant", "batch", "mode"])
+        else:
+            r[name] = float("nan")
+    r.loc[r.variant == "eager", "ref_paired_speedup"] = 1.0
     eager = r[r.variant == "eager"][["model", "batch", "mode", "ref_ms"]].rename(columns={"ref_ms": "ref_eager_ms"})
     r = r.merge(eager, on=["model", "batch", "mode"])
     r["ref_speedup"] = r["ref_eager_ms"] / r["ref_ms"]
@@ -198,6 +227,8 @@ def cmd_report(a) -> int:
     t["wall_vs_ref"] = t["wall_time_per_iter_ms"] / t["ref_ms"]
     t["traced_vs_ref"] = t["traced_wall_ms"] / t["ref_ms"]
     t["speedup_vs_ref"] = t["speedup_wall"] / t["ref_speedup"]
+    # the speedups timed within one process, the pipeline's against the reference's
+    t["paired_vs_ref"] = (t["speedup_paired"] / t["ref_paired_speedup"]) if "speedup_paired" in t else float("nan")
     # how much slower the pipeline's host was than the reference's, by the host probe
     t["host_vs_ref"] = t["host_probe_ms"] / t["ref_host_probe_ms"] if "host_probe_ms" in t else float("nan")
     eager_traced = t[t.variant == "eager"][["model", "batch", "mode", "traced_wall_ms"]].rename(
@@ -206,7 +237,11 @@ def cmd_report(a) -> int:
     t["traced_speedup_vs_ref"] = (t["eager_traced_ms"] / t["traced_wall_ms"]) / t["ref_speedup"]
     cols = ["model", "mode", "batch", "variant", "repeats_ok", "ref_processes", "wall_time_per_iter_ms", "ref_ms",
             "wall_vs_ref", "cv_wall", "ref_cv", "speedup_wall", "ref_speedup", "speedup_vs_ref",
-            "traced_vs_ref", "traced_speedup_vs_ref", "profiler_overhead", "injection_overhead", "host_vs_ref"]
+            "traced_vs_ref", "traced_speedup_vs_ref", "profiler_overhead", "injection_overhead", "host_vs_ref",
+            "ref_paired_speedup", "paired_vs_ref"]
+    for c in cols:
+        if c not in t:
+            t[c] = float("nan")   # tables from before a column existed
     t = t[cols].sort_values(["model", "mode", "batch", "variant"], ignore_index=True)
     t.to_csv(os.path.join(a.results, "untraced_timing.csv"), index=False)
     pd.set_option("display.width", 300)
@@ -217,6 +252,8 @@ def cmd_report(a) -> int:
           f"(traced wall time, as reported before: {within(t.traced_vs_ref)} of {n})")
     print(f"speedup within 5% of the untraced speedup: {within(t.speedup_vs_ref)} of {n} "
           f"(traced speedup: {within(t.traced_speedup_vs_ref)} of {n})")
+    print(f"paired speedup (within each process) within 5% of the reference's paired speedup: "
+          f"{within(t.paired_vs_ref.dropna())} of {int(t.paired_vs_ref.notna().sum())}")
     print(f"profiler_overhead: median {t.profiler_overhead.median():.3f}, range {t.profiler_overhead.min():.3f}-"
           f"{t.profiler_overhead.max():.3f}; injection_overhead: median {t.injection_overhead.median():.3f}, "
           f"range {t.injection_overhead.min():.3f}-{t.injection_overhead.max():.3f}")

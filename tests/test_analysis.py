@@ -228,6 +228,26 @@ def test_a_run_still_warming_up_is_named_in_the_summary():
     assert summary.unsteady_md(runs.assign(untraced_last_window_ratio=1.0)) == []
 
 
+def test_the_paired_speedup_is_the_median_over_repeats():
+    runs = pd.DataFrame({"model": "m", "batch": 8, "size": "default", "mode": "inference", "dtype": "float32",
+                         "backend": "nsys", "device": "cuda", "status": "ok", "reason": None,
+                         "variant": ["eager"] * 3 + ["compile"] * 3, "repeat": [0, 1, 2] * 2,
+                         "wall_time_per_iter_ms": [0.3, 0.45, 0.3, 0.06, 0.06, 0.09],
+                         "gpu_time_per_iter_ms": 0.05, "kernels_per_iter": 1.0, "profiler_overhead": 1.0,
+                         "peak_memory_bytes": 1.0, "compile_latency_s": 0.0,
+                         "paired_speedup": [None, None, None, 4.8, 5.0, 5.3]})
+    sp = tables.speedups(runs).set_index("variant")
+    assert sp.loc["compile", "speedup_paired"] == 5.0 and sp.loc["eager", "speedup_paired"] == 1.0
+    assert sp.loc["compile", "cv_paired"] == pytest.approx(pd.Series([4.8, 5.0, 5.3]).std() / pd.Series([4.8, 5.0, 5.3]).mean())
+    assert sp.loc["compile", "speedup_paired_lo"] <= 5.0 <= sp.loc["compile", "speedup_paired_hi"]
+    assert sp.loc["compile", "speedup_wall"] == pytest.approx(0.3 / 0.06)
+    from fusionlab.analysis import run_metrics, summary
+    assert "| compile | 5.00x [" in "\n".join(summary.speedup_md(sp.reset_index()))
+    assert "; paired 5.00x |" in "\n".join(summary.speedup_md(sp.reset_index()))
+    assert run_metrics.timing_fields({}, {"timing": {"untraced_wall_time_per_iter_ms": 0.06, "paired_speedup": 5.0}},
+                                     None)["paired_speedup"] == 5.0
+
+
 def test_a_run_timed_on_a_slow_host_is_named_in_the_summary(tmp_path):
     import json
     from fusionlab.analysis import run_metrics, summary

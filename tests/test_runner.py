@@ -198,6 +198,46 @@ def test_timing_windows_are_untraced_and_recorded(tmp_path):
     assert t["host_probe_median_ms"] == pytest.approx(sorted(t["host_probe_ms"])[1:3][0] / 2 + sorted(t["host_probe_ms"])[1:3][1] / 2)
 
 
+def test_paired_eager_times_eager_between_the_variant_windows(tmp_path):
+    r = go(tmp_path, "--windows", "4", "--paired-eager", variant="compile")
+    t = r["timing"]
+    assert r["status"] == "ok" and r["paired_eager"] is True and "paired_eager_error" not in r
+    assert len(t["windows_ms"]) == len(t["eager_windows_ms"]) == 4 and len(t["host_probe_ms"]) == 5
+    med = lambda xs: (sorted(xs)[1] + sorted(xs)[2]) / 2    # noqa: E731
+    assert t["paired_speedup"] == pytest.approx(med(t["eager_windows_ms"]) / med(t["windows_ms"]))
+    assert t["wall_time_per_iter_ms"] == pytest.approx(sorted(t["windows_ms"])[1] / 2 + sorted(t["windows_ms"])[2] / 2)
+    # eager itself, and a run without the flag, are not paired
+    for extra, variant in ((["--paired-eager"], "eager"), ([], "compile")):
+        t = go(tmp_path, "--windows", "2", *extra, variant=variant)["timing"]
+        assert t["eager_windows_ms"] is None and t["paired_speedup"] is None
+
+
+def test_paired_windows_alternate_their_order():
+    events = []
+    out, eager = run.time_paired_windows(lambda: events.append("v"), lambda: events.append("e"),
+                                         lambda: None, 3, 1, lambda: events.append("p") or 1.0, [])
+    assert len(out) == len(eager) == 3
+    # a probe before the first window and after each of the variant's
+    assert "".join(events) == "p" + "vpe" + "evp" + "vpe"
+    assert run.paired_speedup([1.0, 2.0, 4.0], [3.0, 4.0, 8.0]) == 2.0
+    assert run.paired_speedup([], []) is None
+
+
+def test_paired_eager_out_of_memory_times_the_variant_alone():
+    import argparse
+    args = argparse.Namespace(warmup=1, warmup_min_s=0.0, windows=3, iters=2)
+    ref = object()
+
+    def step(f, m):
+        if m is ref:
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+    rec, probe_ms = {}, [9.0]
+    windows, eager, peak = run.paired_timing(torch, args, "cpu", step, None, "model", ref, lambda: None,
+                                             lambda: 1.0, probe_ms, rec)
+    assert len(windows) == 3 and eager is None and peak is None and probe_ms == [1.0] * 4
+    assert rec["paired_eager_error"].startswith("out of memory with eager beside the variant: CUDA out of memory")
+
+
 def test_the_host_probe_runs_between_windows_never_inside():
     from fusionlab.experiments import host_probe
     events, probe_ms = [], []

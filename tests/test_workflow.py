@@ -92,6 +92,11 @@ def test_smoke_sweep_end_to_end(tmp_path):
     assert pw[("eager", 32)] == 35 and pw[("compile", 32)] == 1
     sp = pd.read_csv(f"{res}/tables/speedups.csv")
     assert sp.loc[sp.status == "ok", "profiler_overhead"].gt(0).all()
+    # paired_eager (on by default): eager timed beside each variant, in its process
+    assert ok.loc[ok.variant == "compile", "paired_speedup"].gt(0).all()
+    assert ok.loc[ok.variant == "eager", "paired_speedup"].isna().all()
+    assert (sp.loc[(sp.status == "ok") & (sp.variant == "eager"), "speedup_paired"] == 1).all()
+    assert sp.loc[(sp.status == "ok") & (sp.variant == "compile"), "speedup_paired"].gt(0).all()
     bad = sp[(sp.model == "mlp") & (sp.variant == "compile") & (sp.batch == 32) & (sp["size"] == "default")].iloc[0]
     assert bad.status == "oom" and pd.isna(bad.speedup_wall)
     long = pd.read_parquet(f"{res}/tables/metrics_long.parquet")

@@ -16,6 +16,9 @@ Wall time (the headline, and every speedup built on it) is never taken under tra
 - host_probe_ms, host_probe_cv: the median and CV of the host probe beside the untraced
   windows (experiments.host_probe: ms per pass of fixed CPU-only PyTorch work): how fast
   the host's CPU was while the run was timed.
+- paired_speedup: eager's median window / the variant's, both timed in the untraced
+  process (config paired_eager; experiments.run.time_paired_windows): a
+  speedup the host's changing speed between processes does not move.
 - traced_wall_time_per_iter_ms: the measured range's wall time per iteration in the trace.
 - profiler_overhead = traced / untraced wall time per iteration (the profiler's own cost).
 - injected_wall_time_per_iter_ms, injection_overhead: the nsys process's windows timed
@@ -72,6 +75,7 @@ def timing_fields(run: dict, timing: dict | None, traced_wall_ms: float | None) 
             "untraced_wall_cv": untraced.get("window_cv") if u is not None else None,
             "untraced_last_window_ratio": last_window_ratio(untraced.get("windows_ms")) if u is not None else None,
             **probe_fields(untraced.get("host_probe_ms")),
+            "paired_speedup": untraced.get("paired_speedup") if u is not None else None,
             "untraced_cpus": ",".join(map(str, (timing or run).get("cpus") or [])) or None,
             "traced_wall_time_per_iter_ms": traced_wall_ms,
             "profiler_overhead": _ratio(traced_wall_ms, u),

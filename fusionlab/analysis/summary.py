@@ -19,6 +19,9 @@ def _fmt_speedup(r) -> str:
         s += f" [{r['speedup_wall_lo']:.2f}, {r['speedup_wall_hi']:.2f}]"
     if r.get("noisy"):
         s += " noisy"
+    paired = r.get("speedup_paired")
+    if paired is not None and paired == paired:
+        s += f"; paired {paired:.2f}x"
     return s
 
 
@@ -50,7 +53,9 @@ def speedup_md(sp: pd.DataFrame) -> list[str]:
     sizes (and model sizes) as columns; unsupported pairs are left out (listed once at the end)."""
     out = ["## Speedup over eager (wall time)", "",
            "Median speedup [95% CI]; `noisy` where the repeats vary more than the threshold; "
-           "a status (incorrect, oom, error, timeout) where the variant ran and failed.", ""]
+           "`paired`: the median over repeats of the speedup timed within each variant's process, "
+           "eager's windows between its own (config paired_eager), which the host's changing speed "
+           "does not move; a status (incorrect, oom, error, timeout) where the variant ran and failed.", ""]
     d = tables.with_size(sp[(sp["variant"] != "eager") & (sp["status"] != "unsupported")])
     if d.empty:
         return out + ["No variant besides eager ran.", ""]

@@ -59,7 +59,7 @@ METRICS = ["wall_time_per_iter_ms", "gpu_time_per_iter_ms", "cpu_kernel_time_per
            "idle_host_wait_per_iter_ms", "idle_kernel_wait_per_iter_ms", "idle_other_per_iter_ms",
            "idle_host_wait_frac", "idle_kernel_wait_frac", "idle_other_frac",
            "untraced_wall_time_per_iter_ms", "untraced_wall_cv", "untraced_last_window_ratio",
-           "host_probe_ms", "host_probe_cv", "host_slowdown", "traced_wall_time_per_iter_ms",
+           "host_probe_ms", "host_probe_cv", "host_slowdown", "paired_speedup", "traced_wall_time_per_iter_ms",
            "profiler_overhead", "injected_wall_time_per_iter_ms", "injection_overhead",
            "runner_wall_time_per_iter_ms", "cuda_event_time_per_iter_ms",
            "compile_latency_s", "graph_breaks", "generated_kernels", "peak_memory_bytes", "max_abs_err",
@@ -167,6 +167,13 @@ def speedups(runs: pd.DataFrame, noise_cv: float = NOISE_CV) -> pd.DataFrame:
             row[f"speedup_{kind}"] = row[f"eager_{m}"] / row[m] if row[m] else np.nan
             lo, hi = stats.ratio_ci(e[m], good[m])
             row[f"speedup_{kind}_lo"], row[f"speedup_{kind}_hi"] = lo, hi
+        # the speedup within each process (run_metrics.paired_speedup), over the repeats
+        paired = good["paired_speedup"].dropna() if "paired_speedup" in good else pd.Series(dtype=float)
+        if key[-1] == "eager" and len(good):
+            paired = pd.Series(1.0, index=good.index)
+        row["speedup_paired"] = paired.median() if len(paired) else np.nan
+        row["speedup_paired_lo"], row["speedup_paired_hi"] = stats.median_ci(paired)
+        row["cv_paired"] = stats.cv(paired)
         row["profiler_overhead"] = good["profiler_overhead"].median() if "profiler_overhead" in good and len(good) else np.nan
         row["kernel_reduction"] = row["eager_kernels_per_iter"] / row["kernels_per_iter"] \
             if row["kernels_per_iter"] else np.nan

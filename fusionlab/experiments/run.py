@@ -311,6 +311,38 @@ def time_windows(step, sync, windows: int, iters: int, probe=None, probe_ms: lis
     return out
 
 
+def time_paired_windows(step, eager_step, sync, windows: int, iters: int, probe=None,
+                        probe_ms: list | None = None) -> tuple[list[float], list[float]]:
+    """The variant's `windows` timing windows (time_windows) with one window of eager's
+    between them, in the order variant-eager, eager-variant, variant-eager, ... (each
+    pair's order alternates, so a drift within the process favours neither): the host's
+    speed changes between processes by up to 1.8x on a shared machine (host_probe), and
+    a speedup taken within one process cancels it. The probe runs around the variant's
+    windows as in time_windows. Returns (variant windows, eager windows), ms per iteration."""
+    out, eager = [], []
+    if probe is not None:
+        probe_ms.append(probe())
+    for i in range(windows):
+        for which in (("variant", "eager") if i % 2 == 0 else ("eager", "variant")):
+            if which == "eager":
+                eager += time_windows(eager_step, sync, 1, iters)
+            else:
+                out += time_windows(step, sync, 1, iters)
+                if probe is not None:
+                    probe_ms.append(probe())
+    return out, eager
+
+
+def paired_speedup(windows: list[float], eager_windows: list[float]) -> float | None:
+    """Eager's median window / the variant's, both timed in this process
+    (time_paired_windows). The ratio of the medians, not the median of each pair's ratio:
+    on the H100 machine its CV over 8 processes was 0.08 against 0.10 (a pair's two
+    windows can straddle a change of the host's speed; benchmarks/h100-noise)."""
+    import statistics
+    w, e = [x for x in windows if x], [x for x in eager_windows if x]
+    return statistics.median(e) / statistics.median(w) if w and e else None
+
+
 def windows_context(profiler: str, capture: bool) -> str:
     """What ran around the timing windows: `untraced` (no profiler, or torch.profiler not
     yet started), `nsys-injected` (nsys loaded but its capture range not yet open), or
@@ -321,10 +353,12 @@ def windows_context(profiler: str, capture: bool) -> str:
 
 
 def timing_record(windows: list[float], args, measure_s: float, device: str,
-                  cuda_event_ms: float | None, capture: bool, probe_ms: list[float] = ()) -> dict:
+                  cuda_event_ms: float | None, capture: bool, probe_ms: list[float] = (),
+                  eager_windows: list[float] | None = None) -> dict:
     """run.json's timing: the windows (see time_windows) with their median and CV, the
-    host probe's times beside them (host_probe), and the measured range (under the
-    profiler, when there is one)."""
+    host probe's times beside them (host_probe), eager's windows timed between them and
+    the paired speedup (time_paired_windows; None when not paired), and the measured
+    range (under the profiler, when there is one)."""
     import statistics
     med = statistics.median(windows) if windows else None
     cv = (statistics.stdev(windows) / statistics.fmean(windows)) if len(windows) > 1 else None
@@ -339,7 +373,9 @@ def timing_record(windows: list[float], args, measure_s: float, device: str,
             "wall_time_per_iter_ms": med if ctx == "untraced" else measure_ms,
             "cuda_event_time_per_iter_ms": cuda_event_ms,
             "host_probe_ms": list(probe_ms),
-            "host_probe_median_ms": statistics.median(probe_ms) if probe_ms else None}
+            "host_probe_median_ms": statistics.median(probe_ms) if probe_ms else None,
+            "eager_windows_ms": eager_windows,
+            "paired_speedup": paired_speedup(windows, eager_windows) if eager_windows else None}
 
 
 def pin_cpus(spec: str, device: str) -> list[int] | None:
@@ -388,6 +424,7 @@ def base_record(args) -> dict:
             "size": args.size, "sizes": MODELS[args.model].resolve_sizes(args.size),
             "mode": args.mode, "dtype": args.dtype, "device": device,
             "profiler": args.profiler, "warmup_iters": args.warmup, "warmup_min_s": args.warmup_min_s,
+            "paired_eager": args.paired_eager,
             "measure_iters": args.iters, "timing_windows": args.windows,
             "repeat": args.repeat, "seed": args.seed,
             "status": "error", "reason": None,
@@ -587,17 +624,45 @@ def run(args, rec: dict, phases: Phases | None = None) -> dict:
     mark("warmup")
     # untraced timing: whole windows of iterations, before any profiler traces this process
     rec["phase"] = "timing"
-    probe_ms = []
-    windows = time_windows(lambda: step(fn, model), sync, args.windows, args.iters,
-                           host_probe.make_probe(torch), probe_ms)
+    probe_ms, eager_windows, variant_peak = [], None, None
+    probe = host_probe.make_probe(torch)
+    if args.paired_eager and args.variant != "eager" and args.windows:
+        windows, eager_windows, variant_peak = paired_timing(torch, args, device, step, fn, model, ref_model,
+                                                             sync, probe, probe_ms, rec)
+    else:
+        windows = time_windows(lambda: step(fn, model), sync, args.windows, args.iters, probe, probe_ms)
     mark("timing")
     wall, cuda_event_ms, capture = traced_measure(torch, args, device, rng, phase, lambda: step(fn, model), sync)
     mark("measure")
 
-    rec["timing"] = timing_record(windows, args, wall, device, cuda_event_ms, capture, probe_ms)
-    rec.update(peak_memory(torch, device, first_calls_peak))
+    rec["timing"] = timing_record(windows, args, wall, device, cuda_event_ms, capture, probe_ms, eager_windows)
+    rec.update(peak_memory(torch, device, max(filter(None, (first_calls_peak, variant_peak)), default=None)))
     rec.update(status="ok", reason=None)
     return rec
+
+
+def paired_timing(torch, args, device, step, fn, model, ref_model, sync, probe, probe_ms, rec):
+    """The timing phase with eager beside the variant (--paired-eager; time_paired_windows):
+    eager, already built for the check, warms up as the variant did, then the windows pair.
+    The run's peak memory stays the variant's: the allocator's peak is taken before
+    eager's windows and reset after them. Where eager's part fails (out of memory: two
+    models and their activations at once), the variant is timed alone and
+    rec['paired_eager_error'] says why. Returns (variant windows, eager windows or None,
+    the variant's peak so far or None)."""
+    variant_step, eager_step = (lambda: step(fn, model)), (lambda: step(ref_model, ref_model))
+    peak = torch.cuda.max_memory_allocated() if device == "cuda" else None
+    try:
+        warm_up(eager_step, sync, args.warmup, args.warmup_min_s)
+        windows, eager = time_paired_windows(variant_step, eager_step, sync, args.windows, args.iters, probe, probe_ms)
+    except torch.cuda.OutOfMemoryError as e:
+        rec["paired_eager_error"] = f"out of memory with eager beside the variant: {str(e).splitlines()[0][:200]}"
+        del probe_ms[:]
+        if device == "cuda":
+            torch.cuda.empty_cache()
+        windows, eager = time_windows(variant_step, sync, args.windows, args.iters, probe, probe_ms), None
+    if device == "cuda":
+        torch.cuda.reset_peak_memory_stats()
+    return windows, eager, peak
 
 
 def timed_out_span(slot_info: dict | None, now: float) -> dict:
@@ -680,6 +745,8 @@ def parse_args(argv=None):
     p.add_argument("--seed", default=0, type=int)
     p.add_argument("--windows", default=5, type=int,
                    help="untraced timing windows of --iters iterations each, before the measured range")
+    p.add_argument("--paired-eager", action="store_true",
+                   help="time eager's windows between the variant's, in this process: a paired speedup")
     p.add_argument("--pin-cpus", default="none", metavar="auto|none|LIST",
                    help="cores to pin the process to (none; auto: two cores on cuda, none on the CPU; or a list)")
     p.add_argument("--slots", metavar="GPU=CORES[/...]",
