@@ -157,6 +157,9 @@ def speedup_vs_batch(t, model):
         if len(noisy):
             ax.scatter(noisy[axis], noisy["speedup_wall"], s=130, facecolors="none", edgecolors=c,
                        label=f"{variant}: noisy")
+        paired = g.dropna(subset=["speedup_paired"]) if "speedup_paired" in g else g.iloc[:0]
+        if len(paired):
+            ax.plot(paired[axis], paired["speedup_paired"], ls=":", marker="x", color=c, label=f"{variant}: paired")
     ax.axhline(1.0, color="grey", lw=0.8, ls="--")
     _log(ax, "x", base=2); _log(ax, "y")
     ax.set_xticks(sorted(d[axis].unique()))
@@ -164,7 +167,8 @@ def speedup_vs_batch(t, model):
     ax.set_xlabel(_xlabel(axis)); ax.set_ylabel("speedup over eager (wall time; >1 faster)")
     _fit_log_ticks(ax, "y")
     _legend(ax)
-    _title(fig, f"Speedup over eager along {_xlabel(axis)}{_at(fixed)}, median and 95% CI", t, model)
+    _title(fig, f"Speedup over eager along {_xlabel(axis)}{_at(fixed)}, median and 95% CI "
+                "(x: paired)", t, model)
     return fig
 
 
@@ -182,7 +186,11 @@ def _speedup_side_by_side(t, model, d):
             c = variant_colour(r.variant)
             ax.errorbar([r.speedup_wall], [i], xerr=[[lo.iloc[i]], [hi.iloc[i]]], marker="o", capsize=3,
                         color=c, mfc="none" if bool(r.noisy) else c)
-            ax.annotate(f"{r.speedup_wall:.2f}x{' noisy' if bool(r.noisy) else ''}", (r.speedup_wall, i),
+            paired = getattr(r, "speedup_paired", np.nan)
+            if paired == paired:
+                ax.plot([paired], [i], marker="x", color=c, ls="none")
+            ax.annotate(f"{r.speedup_wall:.2f}x{' noisy' if bool(r.noisy) else ''}"
+                        + (f" (paired {paired:.2f}x)" if paired == paired else ""), (r.speedup_wall, i),
                         xytext=(6, 4), textcoords="offset points", fontsize=7)
         ax.set_yticks(y); ax.set_yticklabels(d["variant"], fontsize=8)
         ax.axvline(1.0, color="grey", lw=0.8, ls="--")
@@ -190,7 +198,7 @@ def _speedup_side_by_side(t, model, d):
         ax.set_xlabel(f"speedup over eager, batch {int(d['batch'].iloc[0])} (>1: faster)")
         ax.margins(x=0.15)
         _fit_log_ticks(ax, "x")
-    _title(fig, "Speedup over eager, median and 95% CI (hollow: noisy)", t, model)
+    _title(fig, "Speedup over eager, median and 95% CI (hollow: noisy; x: paired)", t, model)
     return fig
 
 
