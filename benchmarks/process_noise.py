@@ -70,6 +70,8 @@ def placement(name: str, sib: dict[int, tuple[int, ...]]) -> tuple[list[int] | N
         return [core[0]], busy
     if name == "slot":
         slots, rest = plan(["0"], cpus)
+        if not slots[0].cpus:
+            raise SystemExit(f"placement slot: {len(cpus)} cores are too few for a GPU slot (slots.plan)")
         return list(slots[0].cpus), rest
     if name == "slot_whole_cores":
         mine = [c for t in cores[-2:] for c in t] if len(cores[-1]) > 1 else [t[0] for t in cores[-4:]]
@@ -165,6 +167,9 @@ def cmd_run(a) -> int:
             try:
                 p = subprocess.run([sys.executable, __file__, "_one", json.dumps(cpus), "--configs", a.configs],
                                    cwd=ROOT, capture_output=True, text=True, timeout=180)
+            except subprocess.TimeoutExpired:
+                print(f"round {r} {name}: past 180 s, left out", flush=True)
+                continue
             finally:
                 for s in spinners:
                     s.kill()

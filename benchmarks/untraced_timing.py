@@ -197,7 +197,8 @@ def pipeline_rows(results: str):
             extra = g.agg(traced_wall_ms=("traced_wall_time_per_iter_ms", "median"),
                           injection_overhead=("injection_overhead", "median"),
                           untraced_window_cv=("untraced_wall_cv", "median"),
-                          host_probe_ms=("host_probe_ms", "median")).reset_index()
+                          **({"host_probe_ms": ("host_probe_ms", "median")} if "host_probe_ms" in runs else {})
+                          ).reset_index()
             frames.append(sp.merge(extra, on=["model", "variant", "batch", "mode"], how="left"))
     return pd.concat(frames, ignore_index=True) if frames else None
 

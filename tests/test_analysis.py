@@ -238,6 +238,8 @@ def test_the_paired_speedup_is_the_median_over_repeats():
                          "paired_speedup": [None, None, None, 4.8, 5.0, 5.3]})
     sp = tables.speedups(runs).set_index("variant")
     assert sp.loc["compile", "speedup_paired"] == 5.0 and sp.loc["eager", "speedup_paired"] == 1.0
+    unpaired = tables.speedups(runs.assign(paired_speedup=None)).set_index("variant")   # paired_eager: false
+    assert unpaired["speedup_paired"].isna().all()
     assert sp.loc["compile", "cv_paired"] == pytest.approx(pd.Series([4.8, 5.0, 5.3]).std() / pd.Series([4.8, 5.0, 5.3]).mean())
     assert sp.loc["compile", "speedup_paired_lo"] <= 5.0 <= sp.loc["compile", "speedup_paired_hi"]
     assert sp.loc["compile", "speedup_wall"] == pytest.approx(0.3 / 0.06)

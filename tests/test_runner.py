@@ -238,6 +238,34 @@ def test_paired_eager_out_of_memory_times_the_variant_alone():
     assert rec["paired_eager_error"].startswith("out of memory with eager beside the variant: CUDA out of memory")
 
 
+def test_paired_eager_out_of_memory_frees_eager_before_the_variant_runs_alone():
+    import argparse
+    import gc
+    import weakref
+    args = argparse.Namespace(warmup=1, warmup_min_s=0.0, windows=2, iters=2)
+    ref, held, alive = object(), {}, []
+
+    def eager_forward():
+        activation = torch.ones(1000)            # held by this frame's traceback while handled
+        held["w"] = weakref.ref(activation)
+        raise RuntimeError("CUDA error: out of memory")    # an allocation failure outside the allocator
+
+    def step(f, m):
+        if m is ref:
+            eager_forward()
+        else:
+            alive.append(held.get("w") is not None and held["w"]() is not None)
+    rec = {}
+    run.paired_timing(torch, args, "cpu", step, None, "model", ref, lambda: None, lambda: 1.0, [], rec)
+    assert alive and not any(alive) and gc.isenabled() and "paired_eager_error" in rec
+    # any other error is the run's own: it propagates
+
+    def broken(f, m):
+        raise RuntimeError("shape mismatch")
+    with pytest.raises(RuntimeError, match="shape mismatch"):
+        run.paired_timing(torch, args, "cpu", broken, None, "model", ref, lambda: None, lambda: 1.0, [], {})
+
+
 def test_the_host_probe_runs_between_windows_never_inside():
     from fusionlab.experiments import host_probe
     events, probe_ms = [], []

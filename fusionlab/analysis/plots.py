@@ -167,9 +167,14 @@ def speedup_vs_batch(t, model):
     ax.set_xlabel(_xlabel(axis)); ax.set_ylabel("speedup over eager (wall time; >1 faster)")
     _fit_log_ticks(ax, "y")
     _legend(ax)
-    _title(fig, f"Speedup over eager along {_xlabel(axis)}{_at(fixed)}, median and 95% CI "
-                "(x: paired)", t, model)
+    _title(fig, f"Speedup over eager along {_xlabel(axis)}{_at(fixed)}, median and 95% CI"
+                + (" (x: paired)" if _has_paired(d) else ""), t, model)
     return fig
+
+
+def _has_paired(d) -> bool:
+    """Whether any configuration of these speedups has a paired speedup (paired_eager)."""
+    return "speedup_paired" in d and d["speedup_paired"].notna().any()
 
 
 def _speedup_side_by_side(t, model, d):
@@ -198,7 +203,8 @@ def _speedup_side_by_side(t, model, d):
         ax.set_xlabel(f"speedup over eager, batch {int(d['batch'].iloc[0])} (>1: faster)")
         ax.margins(x=0.15)
         _fit_log_ticks(ax, "x")
-    _title(fig, "Speedup over eager, median and 95% CI (hollow: noisy; x: paired)", t, model)
+    _title(fig, "Speedup over eager, median and 95% CI (hollow: noisy"
+                + ("; x: paired)" if _has_paired(d) else ")"), t, model)
     return fig
 
 

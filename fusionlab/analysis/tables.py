@@ -144,6 +144,8 @@ def speedups(runs: pd.DataFrame, noise_cv: float = NOISE_CV) -> pd.DataFrame:
     runs = with_size(runs)
     ok = runs[runs["status"] == "ok"]
     eagers = dict(iter(ok[ok["variant"] == "eager"].groupby(GROUP, dropna=False, sort=False)))
+    paired_groups = set(ok[ok["paired_speedup"].notna()].groupby(GROUP, dropna=False, sort=False).groups) \
+        if "paired_speedup" in ok else set()
     for key, g in runs.groupby(GROUP + ["variant"], dropna=False, sort=True):
         row = dict(zip(GROUP + ["variant"], key))
         row.update({a: g[a].dropna().iloc[0] if g[a].notna().any() else np.nan for a in size_axes(g)})
@@ -169,7 +171,7 @@ def speedups(runs: pd.DataFrame, noise_cv: float = NOISE_CV) -> pd.DataFrame:
             row[f"speedup_{kind}_lo"], row[f"speedup_{kind}_hi"] = lo, hi
         # the speedup within each process (run_metrics.paired_speedup), over the repeats
         paired = good["paired_speedup"].dropna() if "paired_speedup" in good else pd.Series(dtype=float)
-        if key[-1] == "eager" and len(good):
+        if key[-1] == "eager" and len(good) and key[:-1] in paired_groups:   # 1 where its variants paired
             paired = pd.Series(1.0, index=good.index)
         row["speedup_paired"] = paired.median() if len(paired) else np.nan
         row["speedup_paired_lo"], row["speedup_paired_hi"] = stats.median_ci(paired)

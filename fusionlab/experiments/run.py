@@ -283,53 +283,68 @@ def warm_up(step, sync, iters: int, min_s: float) -> int:
     return done
 
 
-def time_windows(step, sync, windows: int, iters: int, probe=None, probe_ms: list | None = None) -> list[float]:
-    """Wall time per iteration (ms) of `windows` back-to-back windows of `iters` iterations,
-    each ended by a device synchronize, with Python's garbage collector paused (a
-    collection inside one window is noise, not the variant's cost). No NVTX range or
-    record_function is opened inside: nothing here is traced or annotated. With a `probe`
-    (host_probe.make_probe), the host's speed is timed before the first window and after
-    each one, outside the windows, into `probe_ms` (windows + 1 values)."""
+def _window(step, sync, iters: int) -> float:
+    """Wall time per iteration (ms) of one window of `iters` iterations, ended by a device
+    synchronize."""
+    sync()
+    t0 = time.perf_counter()
+    for _ in range(iters):
+        step()
+    sync()
+    return (time.perf_counter() - t0) * 1e3 / iters
+
+
+@contextlib.contextmanager
+def _gc_paused():
+    """Python's garbage collector collected once, then paused until the block ends (a
+    collection inside a timing window is noise, not the variant's cost)."""
     import gc
-    out = []
     gc.collect()
     gc.disable()
     try:
+        yield
+    finally:
+        gc.enable()
+
+
+def time_windows(step, sync, windows: int, iters: int, probe=None, probe_ms: list | None = None) -> list[float]:
+    """Wall time per iteration (ms) of `windows` windows of `iters` iterations, each ended
+    by a device synchronize, with Python's garbage collector paused. No NVTX range or
+    record_function is opened inside: nothing here is traced or annotated. With a `probe`
+    (host_probe.make_probe), the host's speed is timed before the first window and after
+    each one, outside the windows, into `probe_ms` (windows + 1 values)."""
+    out = []
+    with _gc_paused():
         if probe is not None:
             probe_ms.append(probe())
         for _ in range(windows):
-            sync()
-            t0 = time.perf_counter()
-            for _ in range(iters):
-                step()
-            sync()
-            out.append((time.perf_counter() - t0) * 1e3 / iters)
+            out.append(_window(step, sync, iters))
             if probe is not None:
                 probe_ms.append(probe())
-    finally:
-        gc.enable()
     return out
 
 
 def time_paired_windows(step, eager_step, sync, windows: int, iters: int, probe=None,
                         probe_ms: list | None = None) -> tuple[list[float], list[float]]:
-    """The variant's `windows` timing windows (time_windows) with one window of eager's
-    between them, in the order variant-eager, eager-variant, variant-eager, ... (each
-    pair's order alternates, so a drift within the process favours neither): the host's
-    speed changes between processes by up to 1.8x on a shared machine (host_probe), and
-    a speedup taken within one process cancels it. The probe runs around the variant's
-    windows as in time_windows. Returns (variant windows, eager windows), ms per iteration."""
+    """`windows` windows of the variant and as many of eager, in pairs ordered
+    variant-eager, eager-variant, variant-eager, ... (the order alternates, so a drift
+    within the process favours neither), under one pause of the garbage collector as in
+    time_windows: the host's speed changes between processes by up to 1.8x on a shared
+    machine (host_probe), and a speedup taken within one process cancels it. The probe
+    runs before the first window and after each of the variant's. Returns (variant
+    windows, eager windows), ms per iteration."""
     out, eager = [], []
-    if probe is not None:
-        probe_ms.append(probe())
-    for i in range(windows):
-        for which in (("variant", "eager") if i % 2 == 0 else ("eager", "variant")):
-            if which == "eager":
-                eager += time_windows(eager_step, sync, 1, iters)
-            else:
-                out += time_windows(step, sync, 1, iters)
-                if probe is not None:
-                    probe_ms.append(probe())
+    with _gc_paused():
+        if probe is not None:
+            probe_ms.append(probe())
+        for i in range(windows):
+            for which in (("variant", "eager") if i % 2 == 0 else ("eager", "variant")):
+                if which == "eager":
+                    eager.append(_window(eager_step, sync, iters))
+                else:
+                    out.append(_window(step, sync, iters))
+                    if probe is not None:
+                        probe_ms.append(probe())
     return out, eager
 
 
@@ -644,22 +659,30 @@ def run(args, rec: dict, phases: Phases | None = None) -> dict:
 def paired_timing(torch, args, device, step, fn, model, ref_model, sync, probe, probe_ms, rec):
     """The timing phase with eager beside the variant (--paired-eager; time_paired_windows):
     eager, already built for the check, warms up as the variant did, then the windows pair.
-    The run's peak memory stays the variant's: the allocator's peak is taken before
-    eager's windows and reset after them. Where eager's part fails (out of memory: two
-    models and their activations at once), the variant is timed alone and
-    rec['paired_eager_error'] says why. Returns (variant windows, eager windows or None,
-    the variant's peak so far or None)."""
+    On the GPU the run's peak memory stays the variant's: the allocator's peak is taken
+    before eager's warm-up and reset after the windows (on the CPU the peak is the
+    process's max RSS, eager's windows included). Where eager's part runs out of memory
+    (two models and their activations at once), the variant is timed alone, once eager's
+    memory is freed, and rec['paired_eager_error'] says why. Returns (variant windows,
+    eager windows or None, the variant's peak so far or None)."""
+    import gc
     variant_step, eager_step = (lambda: step(fn, model)), (lambda: step(ref_model, ref_model))
     peak = torch.cuda.max_memory_allocated() if device == "cuda" else None
+    windows = eager = None
     try:
         warm_up(eager_step, sync, args.warmup, args.warmup_min_s)
         windows, eager = time_paired_windows(variant_step, eager_step, sync, args.windows, args.iters, probe, probe_ms)
-    except torch.cuda.OutOfMemoryError as e:
+    except (torch.OutOfMemoryError, RuntimeError) as e:
+        if not (isinstance(e, torch.OutOfMemoryError) or "out of memory" in str(e).lower()):
+            raise
         rec["paired_eager_error"] = f"out of memory with eager beside the variant: {str(e).splitlines()[0][:200]}"
+    if windows is None:
+        # outside the except block: its traceback no longer holds eager's activations
         del probe_ms[:]
+        gc.collect()
         if device == "cuda":
             torch.cuda.empty_cache()
-        windows, eager = time_windows(variant_step, sync, args.windows, args.iters, probe, probe_ms), None
+        windows = time_windows(variant_step, sync, args.windows, args.iters, probe, probe_ms)
     if device == "cuda":
         torch.cuda.reset_peak_memory_stats()
     return windows, eager, peak
