@@ -272,4 +272,8 @@ def test_a_run_timed_on_a_slow_host_is_named_in_the_summary(tmp_path):
     assert got[("eager", "b")] == 1 and pd.isna(got[("compile", "b")])     # per host; none without a probe
     text = "\n".join(summary.slow_host_md(df))
     assert "Runs timed while the host ran slow" in text and text.count("| pointwise_heavy") == 1
+    assert "1 of 3 runs" in text and "slowest" not in text
+    many = pd.concat([df] * 10, ignore_index=True)
+    text = "\n".join(summary.slow_host_md(many, top=4))
+    assert "10 of 30 runs" in text and "The 4 slowest" in text and text.count("| pointwise_heavy") == 4
     assert summary.slow_host_md(df.assign(host_slowdown=1.0)) == []

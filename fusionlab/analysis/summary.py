@@ -199,22 +199,26 @@ def unsteady_md(runs: pd.DataFrame) -> list[str]:
                       col]].round(3)), ""]
 
 
-def slow_host_md(runs: pd.DataFrame) -> list[str]:
-    """The runs timed while their host's CPU ran slow (tables.HOST_SLOW)."""
+def slow_host_md(runs: pd.DataFrame, top: int = 15) -> list[str]:
+    """The runs timed while their host's CPU ran slow (tables.HOST_SLOW): how many, and
+    the `top` slowest."""
     col = "host_slowdown"
     if col not in runs:
         return []
-    slow = runs[(runs["status"] == "ok") & (runs[col] > tables.HOST_SLOW)]
+    ok = runs[(runs["status"] == "ok") & runs[col].notna()]
+    slow = ok[ok[col] > tables.HOST_SLOW].sort_values(col, ascending=False)
     if slow.empty:
         return []
+    shown = "" if len(slow) <= top else f" The {top} slowest (all: `host_slowdown` in tables/runs.csv):"
     return ["## Runs timed while the host ran slow", "",
-            f"The host probe beside their timing windows (fixed CPU-only PyTorch work) took over "
-            f"{tables.HOST_SLOW:g} x its fastest time in this sweep on the same host: the host's CPU was "
-            "slower while they were timed (on a shared machine a neighbour can do that; pinning does "
-            "not help). A host-bound wall time is inflated by about that factor; a GPU-bound one is "
-            "not. Rerun them, or add repeats.", "",
-            _md(slow[["model", "variant", "batch", "size", "repeat", "untraced_wall_time_per_iter_ms",
-                      "host_probe_ms", col]].round(3)), ""]
+            f"{len(slow)} of {len(ok)} runs: the host probe beside their timing windows (fixed CPU-only "
+            f"PyTorch work) took over {tables.HOST_SLOW:g} x its fastest time in this sweep on the same host, "
+            "so the host's CPU was slower while they were timed (on a shared machine a neighbour can do "
+            "that; pinning does not help). A host-bound wall time is inflated by up to that factor; a "
+            "GPU-bound one is not. The paired speedups cancel it; for wall times, rerun or add repeats."
+            + shown, "",
+            _md(slow.head(top)[["model", "variant", "batch", "size", "repeat", "untraced_wall_time_per_iter_ms",
+                                "host_probe_ms", col]].round(3)), ""]
 
 
 def fusion_map_html(kernels: pd.DataFrame, top: int = 12) -> str:
