@@ -226,6 +226,17 @@ def test_a_run_still_warming_up_is_named_in_the_summary():
     text = "\n".join(summary.unsteady_md(runs))
     assert "Runs still warming up" in text and "compile_reduce_overhead" in text and "| mlp" not in text
     assert summary.unsteady_md(runs.assign(untraced_last_window_ratio=1.0)) == []
+    # H100, grid f: pointwise_heavy eager at 256, windows 0.914 0.454 0.291 0.495 0.315 while
+    # the host probe went 0.169 ... 0.074: the host sped up, not the process
+    probe = [0.169, 0.166, 0.143, 0.081, 0.126, 0.074]
+    f = run_metrics.timing_fields({}, {"timing": {"untraced_wall_time_per_iter_ms": 0.454, "host_probe_ms": probe,
+                                                  "windows_ms": [0.914, 0.454, 0.291, 0.495, 0.315]}}, None)
+    assert f["untraced_last_probe_ratio"] == pytest.approx(0.074 / 0.1345)
+    host = runs.assign(untraced_last_probe_ratio=[0.55, 1.0])
+    assert summary.unsteady_md(host) == []
+    text = "\n".join(summary.unsteady_md(pd.concat([host, runs.assign(untraced_last_probe_ratio=[1.0, 1.0])],
+                                                    ignore_index=True)))
+    assert "1 more ended as fast" in text and text.count("| lenet5") == 1
 
 
 def test_the_paired_speedup_is_the_median_over_repeats():

@@ -12,7 +12,8 @@ Wall time (the headline, and every speedup built on it) is never taken under tra
 - untraced_last_window_ratio: the last untraced window / their median. Below
   tables.STEADY_RATIO the process was still speeding up when it stopped timing (a
   warm-up too short for it), so its median is above its steady state: the summary lists
-  those runs.
+  those runs, unless untraced_last_probe_ratio (the host probe after the last window /
+  the probes' median) is below it too: then the host got faster, not the process.
 - host_probe_ms, host_probe_cv: the median and CV of the host probe beside the untraced
   windows (experiments.host_probe: ms per pass of fixed CPU-only PyTorch work): how fast
   the host's CPU was while the run was timed.
@@ -74,6 +75,7 @@ def timing_fields(run: dict, timing: dict | None, traced_wall_ms: float | None) 
     return {"wall_time_per_iter_ms": u, "untraced_wall_time_per_iter_ms": u,
             "untraced_wall_cv": untraced.get("window_cv") if u is not None else None,
             "untraced_last_window_ratio": last_window_ratio(untraced.get("windows_ms")) if u is not None else None,
+            "untraced_last_probe_ratio": last_window_ratio(untraced.get("host_probe_ms")) if u is not None else None,
             **probe_fields(untraced.get("host_probe_ms")),
             "paired_speedup": untraced.get("paired_speedup") if u is not None else None,
             "untraced_cpus": ",".join(map(str, (timing or run).get("cpus") or [])) or None,

@@ -188,13 +188,20 @@ def unsteady_md(runs: pd.DataFrame) -> list[str]:
     col = "untraced_last_window_ratio"
     if col not in runs:
         return []
-    slow = runs[(runs["status"] == "ok") & (runs[col] < tables.STEADY_RATIO)]
+    faster = runs[(runs["status"] == "ok") & (runs[col] < tables.STEADY_RATIO)]
+    # the host probe after the last window was fast too: the host sped up, not the process
+    probe = faster["untraced_last_probe_ratio"] if "untraced_last_probe_ratio" in faster else None
+    host = faster[probe < tables.STEADY_RATIO] if probe is not None else faster.iloc[:0]
+    slow = faster.drop(host.index)
     if slow.empty:
         return []
+    also = (f" {len(host)} more ended as fast, with the host probe after their last window as much faster: "
+            "their host sped up, so they are left out here." if len(host) else "")
     return ["## Runs still warming up when timed", "",
-            f"Their last untraced timing window was under {tables.STEADY_RATIO:g} x the windows' median: "
-            "the process was still getting faster, so its wall time (the median) is above its steady "
-            "state. Raise `warmup_min_s` (or `warmup_iters`) for them.", "",
+            f"Their last untraced timing window was under {tables.STEADY_RATIO:g} x the windows' median, "
+            "while the host's speed held (host probe): the process was still getting faster, so its wall "
+            "time (the median) is above its steady state. Raise `warmup_min_s` (or `warmup_iters`) for them."
+            + also, "",
             _md(slow[["model", "variant", "batch", "size", "repeat", "untraced_wall_time_per_iter_ms",
                       col]].round(3)), ""]
 

@@ -59,7 +59,7 @@ METRICS = ["wall_time_per_iter_ms", "gpu_time_per_iter_ms", "cpu_kernel_time_per
            "idle_host_wait_per_iter_ms", "idle_kernel_wait_per_iter_ms", "idle_other_per_iter_ms",
            "idle_host_wait_frac", "idle_kernel_wait_frac", "idle_other_frac",
            "untraced_wall_time_per_iter_ms", "untraced_wall_cv", "untraced_last_window_ratio",
-           "host_probe_ms", "host_probe_cv", "host_slowdown", "paired_speedup", "traced_wall_time_per_iter_ms",
+           "untraced_last_probe_ratio", "host_probe_ms", "host_probe_cv", "host_slowdown", "paired_speedup", "traced_wall_time_per_iter_ms",
            "profiler_overhead", "injected_wall_time_per_iter_ms", "injection_overhead",
            "runner_wall_time_per_iter_ms", "cuda_event_time_per_iter_ms",
            "compile_latency_s", "graph_breaks", "generated_kernels", "peak_memory_bytes", "max_abs_err",
