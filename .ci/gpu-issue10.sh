@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# GPU machine, issue 10: the train-step fixture, a noise pilot (pinning, injection), then the
-# untraced-timing benchmark (benchmarks/untraced_timing.py), resumable. Results to $OUT.
+# GPU machine, issue 10: the train-step fixture, a noise pilot (pinning, injection), the host's
+# speed under the sweep's load (NOISE=1), then the untraced-timing benchmark (benchmarks/untraced_timing.py), resumable. Results to $OUT.
 set -u
 source .device-kit/setup.sh
 export TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-cache PYTHONUNBUFFERED=1
@@ -28,6 +28,13 @@ if [ "${PILOT:-0}" = 1 ]; then
       python benchmarks/untraced_timing.py _loop $1 $2 $3 inference 50 1000 2>/dev/null | tail -1 | sed "s/^/$1 $2 $3 reference /"
     done
   done
+fi
+if [ "${NOISE:-0}" = 1 ]; then
+  # does the sweep's own load slow the host? one idle core against the slot's cores with the
+  # other 12 busy, the host probe beside both (benchmarks/h100-noise)
+  timeout ${NOISE_S:-300} python benchmarks/process_noise.py run --out $OUT/noise --rounds ${NOISE_ROUNDS:-8} \
+    --placements core,slot --budget-s $(( ${NOISE_S:-300} - 40 ))
+  python benchmarks/process_noise.py report --out $OUT/noise > $OUT/noise-report.txt 2>&1; head -20 $OUT/noise-report.txt
 fi
 if [ "${BENCH:-0}" = 1 ]; then
   timeout -k 30 ${SWEEP_S:-400} python benchmarks/untraced_timing.py sweep --results results/bench10 --repeats ${REPEATS:-3}
