@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # GPU machine, issue 10: the train-step fixture, a noise pilot (pinning, injection), the host's
-# speed under the sweep's load (NOISE=1), then the untraced-timing benchmark (benchmarks/untraced_timing.py), resumable. Results to $OUT.
+# speed under the sweep's load (NOISE=1), then the untraced-timing benchmark
+# (benchmarks/untraced_timing.py), resumable. Results to $OUT.
 set -u
 source .device-kit/setup.sh
 export TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-cache PYTHONUNBUFFERED=1
