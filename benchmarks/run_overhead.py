@@ -15,6 +15,11 @@ With --in-flight: the sweep's time replayed with up to K measuring processes in 
 GPU (simulate_sweep), from each process's measured time before, in and after the GPU lock.
 A model, not a measurement: it leaves out contention between the processes. Compare its
 time for the K the sweep ran with against the measured span it prints.
+
+Isolation checks, from the same records: the slowest / median timing window with and
+without another process starting up beside (startup_beside_timing), and the host probe's
+speed by how many of the sweep's processes were alive (probe_by_company: does the sweep's
+own load slow the host's CPU?).
 """
 from __future__ import annotations
 
@@ -129,7 +134,9 @@ def lock_spans(rows: list[dict]) -> list[dict]:
                         "held_from": held[0], "held_to": held[1], "end": end,
                         "outside_s": max(0.0, job - (end - start)) if job is not None else 0.0,
                         "timing": (timing_from, timing_from + ph.get("timing", 0)),
-                        "windows_ms": [x for x in ((rec.get("timing") or {}).get("windows_ms") or []) if x]})
+                        "windows_ms": [x for x in ((rec.get("timing") or {}).get("windows_ms") or []) if x],
+                        "probe_ms": (rec.get("timing") or {}).get("host_probe_median_ms"),
+                        "host": (rec.get("versions") or {}).get("host")})
     return out
 
 
@@ -220,6 +227,22 @@ def startup_beside_timing(rows: list[dict]) -> dict:
     return out
 
 
+def probe_by_company(rows: list[dict]) -> dict[int, list[float]]:
+    """Does the sweep's own load slow its host? For each untraced process with a host probe
+    (experiments.host_probe): how many other measuring processes of the sweep were alive on
+    its host (any GPU: they share the CPU) during its timing phase. Returns {that number:
+    [its probe medians, ms]}."""
+    spans = lock_spans(rows)
+    out: dict[int, list[float]] = {}
+    for p in spans:
+        if p["who"] != "untraced" or not p.get("probe_ms"):
+            continue
+        t0, t1 = p["timing"]
+        n = sum(1 for q in spans if q is not p and q.get("host") == p.get("host") and q["start"] < t1 and q["end"] > t0)
+        out.setdefault(n, []).append(p["probe_ms"])
+    return dict(sorted(out.items()))
+
+
 def _median(rows, key):
     xs = [r[key] for r in rows if r.get(key) is not None]
     return statistics.median(xs) if xs else None
@@ -280,6 +303,10 @@ def main(argv=None) -> int:
               f"window {statistics.median(split['beside']):.3f} in {len(split['beside'])} processes "
               f"({share(split['beside']):.0%} over 1.2), {statistics.median(split['alone']):.3f} in the "
               f"{len(split['alone'])} without ({share(split['alone']):.0%} over 1.2)")
+    company = probe_by_company(rows)
+    if company:
+        print("host probe (ms per pass) of each untraced process's timing, by the sweep's other processes alive "
+              "then: " + "; ".join(f"{n} alive: median {statistics.median(v):.3f} ({len(v)})" for n, v in company.items()))
     if a.in_flight and procs:
         if len({p["gpu"] for p in procs}) > 1:
             print("--in-flight replays a one-GPU sweep; this one used several GPUs", file=sys.stderr)

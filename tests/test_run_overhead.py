@@ -51,7 +51,7 @@ def test_lock_spans_reads_the_records_and_skips_a_process_without_a_lock():
     (s,) = ro.lock_spans([row])
     assert s == {"run": "r", "who": "untraced", "gpu": "u", "start": 100.0, "request": 103.0,
                  "held_from": 105.0, "held_to": 107.0, "end": 110.0, "outside_s": 1.5,
-                 "imported": 100.0, "timing": (105.0, 105.0), "windows_ms": []}
+                 "imported": 100.0, "timing": (105.0, 105.0), "windows_ms": [], "probe_ms": None, "host": None}
 
 
 def test_a_run_not_profiled_is_one_process_and_no_overlap(tmp_path):
@@ -106,3 +106,16 @@ def test_startup_on_another_gpu_is_not_beside():
     b = rec(2.5, [6.0, 9.0], "g1", [2.0, 2.0, 2.0])   # starts up 3.5-6, on the other GPU
     split = ro.startup_beside_timing([{"run": "a", "_untraced_rec": a}, {"run": "b", "_untraced_rec": b}])
     assert split == {"beside": [], "alone": [1.5, 1.0]}
+
+
+def test_probe_by_company_counts_the_processes_alive_on_the_host():
+    def rec(start, held, probe, host="h"):
+        return {"process_start_unix": start, "process_end_unix": held[1] + 1, "versions": {"host": host},
+                "phases_s": {"imports": 1.0, "build": 0.5, "check": 0.5, "timing": 1.0},
+                "gpu_slot": {"wait_s": 0.0, "held_unix": held},
+                "timing": {"windows_ms": [1.0], "host_probe_median_ms": probe}}
+    a = rec(0.0, [2.0, 5.0], 0.14)          # timing 3-4: b (alive 2.5-10) beside it
+    b = rec(2.5, [6.0, 9.0], 0.07)          # timing 7-8: a ended at 6; c is on another host
+    c = rec(6.5, [7.0, 9.0], 0.09, host="other")   # timing 8-9: b alive, but on another host
+    got = ro.probe_by_company([{"run": r, "_untraced_rec": x} for r, x in (("a", a), ("b", b), ("c", c))])
+    assert got == {0: [0.07, 0.09], 1: [0.14]}
