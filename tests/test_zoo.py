@@ -22,7 +22,7 @@ def go(tmp_path, model, variant, mode="inference", dtype="float32", batch=2):
     out = tmp_path / "run.json"
     assert run.main(["--model", model, "--variant", variant, "--batch", str(batch), "--warmup", "1",
                      "--iters", "1", "--device", DEVICE, "--mode", mode, "--dtype", dtype,
-                     "--out", str(out)]) == 0
+                     "--paired-eager", "--out", str(out)]) == 0     # as the workflow runs it (paired_eager)
     return json.loads(out.read_text())
 
 
@@ -36,6 +36,13 @@ def expect(r, model, variant, mode):
         assert r["status"] == "ok", f"{model}/{variant}/{mode}: {r['status']}: {r.get('reason')}"
         assert r["correctness"]["passed"]
         assert r["timing"]["wall_time_per_iter_ms"] > 0
+        # eager timed beside the variant in its process (nothing failed, nothing left out)
+        t = r["timing"]
+        if variant == "eager":
+            assert t["eager_windows_ms"] is None and t["paired_speedup"] is None
+        else:
+            assert "paired_eager_error" not in r and len(t["eager_windows_ms"]) == len(t["windows_ms"])
+            assert t["paired_speedup"] > 0
 
 
 # Pairs that never finish on the GPU: TorchScript's NNC fuser, compiling pointwise_heavy's
