@@ -81,11 +81,11 @@ def cmd_sweep(a) -> int:
                        capture_output=True)
         # the pipeline as a user runs it: GPU slots (one measuring process per GPU, on
         # its own cores), post-processing beside it
-        p = subprocess.run([sys.executable, "-m", "snakemake", "all", "--configfile", cfg, "--cores", str(a.cores),
-                            "--keep-going", "--rerun-incomplete", "--rerun-triggers", "mtime"], cwd=ROOT,
-                           capture_output=True, text=True)
+        # streamed to the log as it runs: a sweep stopped at a device call's limit keeps its log
         with open(os.path.join(a.results, f"{name}.log"), "a") as f:
-            f.write(p.stdout + p.stderr)
+            p = subprocess.run([sys.executable, "-m", "snakemake", "all", "--configfile", cfg, "--cores",
+                                str(a.cores), "--keep-going", "--rerun-incomplete", "--rerun-triggers", "mtime"],
+                               cwd=ROOT, stdout=f, stderr=subprocess.STDOUT)
         print(f"sweep {name}: snakemake exit {p.returncode} in {time.time() - t0:.0f} s", flush=True)
         rc = rc or p.returncode
     return rc
