@@ -313,26 +313,18 @@ def time_windows(step, sync, windows: int, iters: int, probe=None, probe_ms: lis
     record_function is opened inside: nothing here is traced or annotated. With a `probe`
     (host_probe.make_probe), the host's speed is timed before the first window and after
     each one, outside the windows, into `probe_ms` (windows + 1 values)."""
-    out = []
-    with _gc_paused():
-        if probe is not None:
-            probe_ms.append(probe())
-        for _ in range(windows):
-            out.append(_window(step, sync, iters))
-            if probe is not None:
-                probe_ms.append(probe())
-    return out
+    return time_paired_windows(step, None, sync, windows, iters, probe, probe_ms)[0]
 
 
 def time_paired_windows(step, eager_step, sync, windows: int, iters: int, probe=None,
                         probe_ms: list | None = None) -> tuple[list[float], list[float]]:
-    """`windows` windows of the variant and as many of eager, in pairs ordered
-    variant-eager, eager-variant, variant-eager, ... (the order alternates, so a drift
-    within the process favours neither), under one pause of the garbage collector as in
-    time_windows: the host's speed changes between processes by up to 1.8x on a shared
-    machine (host_probe), and a speedup taken within one process cancels it. The probe
-    runs before the first window and after each of the variant's. Returns (variant
-    windows, eager windows), ms per iteration."""
+    """time_windows, with (unless eager_step is None) as many windows of eager between the
+    variant's, in pairs ordered variant-eager, eager-variant, variant-eager, ... (the
+    order alternates, so a drift within the process favours neither): the host's speed
+    changes between processes by up to 1.8x on a shared machine (host_probe), and a
+    speedup taken within one process cancels it. The probe runs before the first window
+    and after each of the variant's. Returns (variant windows, eager windows), ms per
+    iteration."""
     out, eager = [], []
     with _gc_paused():
         if probe is not None:
@@ -340,7 +332,8 @@ def time_paired_windows(step, eager_step, sync, windows: int, iters: int, probe=
         for i in range(windows):
             for which in (("variant", "eager") if i % 2 == 0 else ("eager", "variant")):
                 if which == "eager":
-                    eager.append(_window(eager_step, sync, iters))
+                    if eager_step is not None:
+                        eager.append(_window(eager_step, sync, iters))
                 else:
                     out.append(_window(step, sync, iters))
                     if probe is not None:
