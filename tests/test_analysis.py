@@ -255,8 +255,15 @@ def test_the_paired_speedup_is_the_median_over_repeats():
     assert sp.loc["compile", "speedup_paired_lo"] <= 5.0 <= sp.loc["compile", "speedup_paired_hi"]
     assert sp.loc["compile", "speedup_wall"] == pytest.approx(0.3 / 0.06)
     from fusionlab.analysis import run_metrics, summary
-    assert "| compile | 5.00x [" in "\n".join(summary.speedup_md(sp.reset_index()))
-    assert "; paired 5.00x |" in "\n".join(summary.speedup_md(sp.reset_index()))
+    cell = "\n".join(summary.speedup_md(sp.reset_index()))
+    assert "| compile | 5.00x paired [" in cell and "; across processes 5.00x [" in cell
+    assert "| compile | 5.00x [" in "\n".join(summary.speedup_md(unpaired.reset_index()))
+    # across processes within PAIRED_GAP of paired: not listed; a host that ran at another
+    # speed for eager's processes (across 2.5x against paired 5x): listed, with the ratio
+    assert summary.host_moved_md(sp.reset_index()) == []
+    moved = tables.speedups(runs.assign(wall_time_per_iter_ms=[0.3] * 3 + [0.12] * 3))
+    text = "\n".join(summary.host_moved_md(moved))
+    assert "1 of 1 paired speedups" in text and "| m | compile | 8 | default | 5.0 | 2.5 | 0.5 |" in text
     assert run_metrics.timing_fields({}, {"timing": {"untraced_wall_time_per_iter_ms": 0.06, "paired_speedup": 5.0}},
                                      None)["paired_speedup"] == 5.0
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 
+import numpy as np
 import pandas as pd
 
 from fusionlab.analysis import decompose, tables
@@ -11,17 +12,22 @@ from fusionlab.analysis import scaling as scaling_law
 from fusionlab.core.io import atomic_path
 
 
+def _ci(lo, hi) -> str:
+    return f" [{lo:.2f}, {hi:.2f}]" if lo == lo and lo is not None else ""
+
+
 def _fmt_speedup(r) -> str:
+    """One speedup cell: the paired speedup first where the variant was paired (steadier:
+    the host's speed cancels in it), then the speedup across processes, its CI and `noisy`."""
     if r["status"] != "ok" or r["speedup_wall"] != r["speedup_wall"]:
         return f"{r['status']}"
-    s = f"{r['speedup_wall']:.2f}x"
-    if r["speedup_wall_lo"] == r["speedup_wall_lo"]:
-        s += f" [{r['speedup_wall_lo']:.2f}, {r['speedup_wall_hi']:.2f}]"
+    s = f"{r['speedup_wall']:.2f}x" + _ci(r["speedup_wall_lo"], r["speedup_wall_hi"])
     if r.get("noisy"):
         s += " noisy"
     paired = r.get("speedup_paired")
     if paired is not None and paired == paired:
-        s += f"; paired {paired:.2f}x"
+        return f"{paired:.2f}x paired" + _ci(r.get("speedup_paired_lo"), r.get("speedup_paired_hi")) \
+            + "; across processes " + s
     return s
 
 
@@ -52,10 +58,12 @@ def speedup_md(sp: pd.DataFrame) -> list[str]:
     """Per model (and per value of any other swept axis): variants that ran as rows, batch
     sizes (and model sizes) as columns; unsupported pairs are left out (listed once at the end)."""
     out = ["## Speedup over eager (wall time)", "",
-           "Median speedup [95% CI]; `noisy` where the repeats vary more than the threshold; "
-           "`paired`: the median over repeats of the speedup timed within each variant's process, "
-           "eager's windows between its own (config paired_eager), which the host's changing speed "
-           "does not move; a status (incorrect, oom, error, timeout) where the variant ran and failed.", ""]
+           "`paired`, first where the variant was paired (config paired_eager): the median over "
+           "repeats of the speedup timed within each variant's own process, eager's windows between "
+           "its own, which the host's changing speed does not move [95% CI]. Then the speedup "
+           "`across processes`: median eager wall time / median variant wall time, each from its own "
+           "processes [95% CI]; `noisy` where the repeats vary more than the threshold. A status "
+           "(incorrect, oom, error, timeout) where the variant ran and failed.", ""]
     d = tables.with_size(sp[(sp["variant"] != "eager") & (sp["status"] != "unsupported")])
     if d.empty:
         return out + ["No variant besides eager ran.", ""]
@@ -134,8 +142,9 @@ def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks:
                    f"{peaks['matmul_flops'] / 1e12:.2f} TFLOP/s.")
     n = runs["status"].value_counts().to_dict()
     out += ["", f"Runs: {len(runs)} ({', '.join(f'{v} {k}' for k, v in sorted(n.items()))}). "
-            "Speedup = median eager wall time / median variant wall time per iteration over "
-            "repeats, [95% bootstrap CI]; wall times come from untraced iterations (no profiler "
+            "Speedup: paired (eager timed in the variant's own process) where the variant was "
+            "paired, and across processes (median eager wall time / median variant wall time per "
+            "iteration over repeats), [95% bootstrap CI]; wall times come from untraced iterations (no profiler "
             "tracing them; see 'The profiler's own cost'); `noisy`: the repeats' coefficient of variation exceeds "
             f"{sp['noise_cv_threshold'].iloc[0] if len(sp) else ''}.", ""]
     out += speedup_md(sp)
@@ -175,6 +184,7 @@ def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks:
         out += [""] + section
     out += unsteady_md(runs)
     out += slow_host_md(runs)
+    out += host_moved_md(sp)
     bad = runs[~runs["status"].isin(["ok", "unsupported"])]
     if len(bad):
         out += ["## Runs that are not ok", "",
@@ -226,6 +236,28 @@ def slow_host_md(runs: pd.DataFrame, top: int = 15) -> list[str]:
             + shown, "",
             _md(slow.head(top)[["model", "variant", "batch", "size", "repeat", "untraced_wall_time_per_iter_ms",
                                 "host_probe_ms", col]].round(3)), ""]
+
+
+def host_moved_md(sp: pd.DataFrame, top: int = 15) -> list[str]:
+    """The speedups across processes that differ from the paired ones by more than
+    tables.PAIRED_GAP either way (the host's speed, not the variant, moved them): how many,
+    and the `top` furthest apart."""
+    if "speedup_paired" not in sp:
+        return []
+    d = sp[(sp["variant"] != "eager") & (sp["status"] == "ok") & sp["speedup_paired"].notna()]
+    d = d.assign(across_over_paired=d["speedup_wall"] / d["speedup_paired"])
+    d = d.assign(off=np.abs(np.log(d["across_over_paired"])))
+    moved = d[d["off"] > np.log(tables.PAIRED_GAP)].sort_values("off", ascending=False)
+    if moved.empty:
+        return []
+    return ["## Speedups the host's speed moved", "",
+            f"{len(moved)} of {len(d)} paired speedups differ from the speedup across processes by more than "
+            f"{tables.PAIRED_GAP:g} x either way: eager and the variant were timed in different processes "
+            "while the host ran at different speeds (see 'Runs timed while the host ran slow'). Read the "
+            "paired one." + ("" if len(moved) <= top else f" The {top} furthest apart (all: speedup_paired "
+                             "against speedup_wall in tables/speedups.csv):"), "",
+            _md(moved.head(top)[["model", "variant", "batch", "size", "speedup_paired", "speedup_wall",
+                       "across_over_paired"]].round(3)), ""]
 
 
 def fusion_map_html(kernels: pd.DataFrame, top: int = 12) -> str:

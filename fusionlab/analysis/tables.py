@@ -73,6 +73,8 @@ STEADY_RATIO = 0.9
 # a run whose host probe (run_metrics.host_probe_ms) took this much longer than the
 # fastest of its sweep on the same host was timed while the host's CPU ran slow
 HOST_SLOW = 1.3
+# a speedup across processes this far (x or /) from the paired one was moved by the host's speed
+PAIRED_GAP = 1.1
 
 
 def _read_json(path):
