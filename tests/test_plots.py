@@ -56,3 +56,17 @@ def test_compile_cost_panels_share_rows_when_one_metric_is_missing():
     lat, mem = fig.axes[:2]
     assert [t.get_text() for t in lat.get_yticklabels()] == [t.get_text() for t in mem.get_yticklabels()]
     assert ("m3", "compile") in _cells(lat) and ("m3", "compile") not in _cells(mem)
+
+
+def test_variants_side_by_side_follow_the_paired_speedup():
+    """One batch size: the variants in the order of the speedup the summary leads with
+    (paired where there is one), each labelled paired first (the 2 x H200 zoo's
+    deep_gelu_mlp: compile_reduce_overhead 1.21x paired, 0.39x across processes)."""
+    sp = pd.DataFrame({"model": "m", "variant": ["compile", "compile_reduce_overhead", "jit_script"],
+                       "batch": 256, "size": "default", "status": "ok", "noisy": False,
+                       "speedup_wall": [0.34, 0.39, 0.78], "speedup_wall_lo": np.nan, "speedup_wall_hi": np.nan,
+                       "speedup_paired": [0.64, 1.21, np.nan]})
+    fig = plots.speedup_vs_batch({"speedups": sp, "runs": sp.assign(backend="nsys")}, "m")
+    (ax,) = fig.axes
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["compile", "jit_script", "compile_reduce_overhead"]
+    assert [t.get_text() for t in ax.texts] == ["0.64x paired; 0.34x across", "0.78x", "1.21x paired; 0.39x across"]

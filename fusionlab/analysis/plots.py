@@ -179,11 +179,13 @@ def _has_paired(d) -> bool:
 
 def _speedup_side_by_side(t, model, d):
     n = max(len(d), 1)
-    fig, (ax,) = _fig(h=1.6 + 0.32 * n)
+    fig, (ax,) = _fig(w=6.5, h=1.6 + 0.32 * n)
     if d.empty:
         _empty(ax, "no successful variant runs")
     else:
-        d = d.sort_values("speedup_wall")
+        # in the order of the speedup the summary leads with: paired where there is one
+        d = d.assign(_order=d["speedup_paired"].fillna(d["speedup_wall"]) if "speedup_paired" in d
+                     else d["speedup_wall"]).sort_values("_order")
         y = np.arange(len(d))
         lo = (d["speedup_wall"] - d["speedup_wall_lo"]).clip(lower=0).fillna(0)
         hi = (d["speedup_wall_hi"] - d["speedup_wall"]).clip(lower=0).fillna(0)
@@ -194,8 +196,9 @@ def _speedup_side_by_side(t, model, d):
             paired = getattr(r, "speedup_paired", np.nan)
             if paired == paired:
                 ax.plot([paired], [i], marker="x", color=c, ls="none")
-            ax.annotate(f"{r.speedup_wall:.2f}x{' noisy' if bool(r.noisy) else ''}"
-                        + (f" (paired {paired:.2f}x)" if paired == paired else ""), (r.speedup_wall, i),
+            across = f"{r.speedup_wall:.2f}x{' noisy' if bool(r.noisy) else ''}"
+            ax.annotate(f"{paired:.2f}x paired; {across} across" if paired == paired else across,
+                        (max(r.speedup_wall, paired) if paired == paired else r.speedup_wall, i),
                         xytext=(6, 4), textcoords="offset points", fontsize=7)
         ax.set_yticks(y); ax.set_yticklabels(d["variant"], fontsize=8)
         ax.axvline(1.0, color="grey", lw=0.8, ls="--")
@@ -203,8 +206,8 @@ def _speedup_side_by_side(t, model, d):
         ax.set_xlabel(f"speedup over eager, batch {int(d['batch'].iloc[0])} (>1: faster)")
         ax.margins(x=0.15)
         _fit_log_ticks(ax, "x")
-    _title(fig, "Speedup over eager, median and 95% CI (hollow: noisy"
-                + ("; x: paired)" if _has_paired(d) else ")"), t, model)
+    _title(fig, "Speedup over eager, median and 95% CI ("
+                + ("x: paired; o: across processes, " if _has_paired(d) else "") + "hollow: noisy)", t, model)
     return fig
 
 
