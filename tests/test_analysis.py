@@ -122,6 +122,20 @@ def test_crossover():
     assert np.isnan(start) and np.isnan(stop) and note == "does not beat eager at any swept batch (8 to 32)"
 
 
+def test_crossover_reads_the_paired_speedups_where_every_value_was_paired():
+    """The host ran slow for compile's processes at batch 1024 (across processes 0.8x)
+    while within each process compile won (paired 1.3x): the crossover follows the paired
+    speedups, and falls back to those across processes where one value was not paired."""
+    sp = pd.DataFrame({"model": "m", "variant": "compile", "mode": "inference", "dtype": "float32",
+                       "backend": "nsys", "device": "cuda", "size": "default", "batch": [128, 1024, 4096],
+                       "speedup_wall": [0.5, 0.8, 1.6], "speedup_wall_lo": np.nan, "speedup_wall_hi": np.nan,
+                       "speedup_paired": [0.5, 1.3, 1.6], "speedup_paired_lo": np.nan, "speedup_paired_hi": np.nan})
+    c = tables.crossover(sp).iloc[0]
+    assert c["speedup"] == "paired" and c["starts_at"] == pytest.approx(2 ** (7 + 0.625 * 3))
+    c = tables.crossover(sp.assign(speedup_paired=[0.5, np.nan, 1.6])).iloc[0]
+    assert c["speedup"] == "across processes" and c["starts_at"] == pytest.approx(2 ** (10 + 0.25 * 2))
+
+
 def test_crossover_start_and_stop_along_any_axis():
     """A fused kernel that wins at small dim and loses at large: where it starts and stops
     (linear in log2 between the swept values)."""

@@ -174,10 +174,13 @@ def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks:
                 "untraced timing windows. Kernel metrics come from the traced iterations, wall "
                 "times and speedups from the untraced ones.", "", _md(g), ""]
     if len(cross) and "axis" in cross:
-        c = cross[["model", "variant", "axis", "fixed", "starts_at", "stops_at", "note"]].round(0)
+        cols = ["model", "variant", "axis", "fixed", "starts_at", "stops_at", "note", "speedup"]
+        c = cross[[k for k in cols if k in cross]].round(0)
         out += ["## Crossover: where a variant starts and stops beating eager", "",
                 "Along each swept axis with the others held at `fixed`; the crossing is "
-                "interpolated in log2 between the two swept values around it.", "", _md(c), ""]
+                "interpolated in log2 between the two swept values around it; `speedup`: from the "
+                "paired speedups where every value was paired, else from those across processes.",
+                "", _md(c), ""]
     out += breakdown_md(breakdown if breakdown is not None else decompose.breakdown_wide(runs, sp, peaks)).splitlines()
     section = scaling_md(scaling) if scaling is not None else []
     if section:

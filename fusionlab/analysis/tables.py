@@ -232,19 +232,31 @@ def along_axes(df: pd.DataFrame, keys: list[str], min_values: int = 2):
                     yield key, axis, fixed_label(dict(zip(others, vals))), h
 
 
+def headline_speedup(g: pd.DataFrame) -> tuple[str, str]:
+    """The speedup column to read for these configurations, and its name: speedup_paired
+    where every one of them was paired (the host's speed cancels in it), else speedup_wall
+    (across processes)."""
+    if "speedup_paired" in g and len(g) and g["speedup_paired"].notna().all():
+        return "speedup_paired", "paired"
+    return "speedup_wall", "across processes"
+
+
 def crossover(sp: pd.DataFrame) -> pd.DataFrame:
     """Along every swept axis with 2 or more values (the other axes held fixed): where each
-    variant starts and stops beating eager (stats.crossover)."""
+    variant starts and stops beating eager (stats.crossover), from the headline speedup
+    (headline_speedup; `speedup` says which)."""
     keys = CROSSOVER[:6]
     rows = []
     for key, axis, fixed, g in along_axes(sp[sp["variant"] != "eager"], keys):
-        start, stop, note = stats.crossover(g[axis], g["speedup_wall"], axis=axis,
-                                            lo=g["speedup_wall_lo"], hi=g["speedup_wall_hi"])
+        col, source = headline_speedup(g)
+        lo, hi = g[f"{col}_lo"], g[f"{col}_hi"]
+        start, stop, note = stats.crossover(g[axis], g[col], axis=axis, lo=lo, hi=hi)
         rows.append({**dict(zip(keys, key)), "axis": axis, "fixed": fixed, "starts_at": start,
-                     "stops_at": stop, "spans": stats.spans(g[axis], g["speedup_wall"]), "note": note,
-                     "ties": " ".join(str(int(x)) for x in stats.ties(g[axis], g["speedup_wall_lo"], g["speedup_wall_hi"])),
-                     "values": " ".join(str(int(x)) for x in sorted(g[axis]))})
-    return pd.DataFrame(rows, columns=CROSSOVER + ["starts_at", "stops_at", "spans", "note", "ties", "values"])
+                     "stops_at": stop, "spans": stats.spans(g[axis], g[col]), "note": note,
+                     "ties": " ".join(str(int(x)) for x in stats.ties(g[axis], lo, hi)),
+                     "values": " ".join(str(int(x)) for x in sorted(g[axis])), "speedup": source})
+    return pd.DataFrame(rows, columns=CROSSOVER + ["starts_at", "stops_at", "spans", "note", "ties", "values",
+                                                   "speedup"])
 
 
 def kernels_table(pairs: list[tuple[str, str]]) -> pd.DataFrame:
