@@ -1,5 +1,8 @@
 """The analysis of issue 4 on real nsys reports (checked against the `nsys stats` CSVs of
 the same file) and on small tables whose answers are known exactly."""
+import os
+import shutil
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -309,3 +312,21 @@ def test_a_run_timed_on_a_slow_host_is_named_in_the_summary(tmp_path):
     text = "\n".join(summary.slow_host_md(many, top=4))
     assert "10 of 30 runs" in text and "The 4 slowest" in text and text.count("| pointwise_heavy") == 4
     assert summary.slow_host_md(df.assign(host_slowdown=1.0)) == []
+
+
+def test_compare_two_sweeps_joins_both_speedups(tmp_path, capsys):
+    """Two real sweeps' tables (grid f on the H100 before paired_eager, on 2 x H200 with it):
+    each configuration's wall times and ratio, and both speedups; the older sweep's paired
+    speedups are empty, not an error."""
+    from fusionlab.analysis.__main__ import main
+    for name, src in (("a", "h100-untraced"), ("b", "h200x2-untraced")):
+        os.makedirs(tmp_path / name / "tables")
+        shutil.copy(os.path.join(os.path.dirname(__file__), "..", "benchmarks", src, "grid-f", "speedups.csv"),
+                    tmp_path / name / "tables" / "speedups.csv")
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path / "out")]) == 0
+    m = pd.read_csv(tmp_path / "out" / "compare.csv").set_index(["model", "variant", "batch"])
+    r = m.loc[("pointwise_heavy", "eager", 2048)]
+    assert r["time_ratio_wall"] == pytest.approx(r["wall_time_per_iter_ms_b"] / r["wall_time_per_iter_ms_a"])
+    assert m["speedup_paired_a"].isna().all() and len(m) == 8
+    assert m.loc[("mlp", "compile_reduce_overhead", 256), "speedup_paired_b"] == pytest.approx(1.166578, abs=1e-6)
+    assert "speedup_paired_b" in capsys.readouterr().out

@@ -81,7 +81,7 @@ def main_compare(argv) -> int:
     a = p.parse_args(argv)
     m = run(a.a, a.b, a.out)
     cols = ["model", "variant", "batch", "wall_time_per_iter_ms_a", "wall_time_per_iter_ms_b", "time_ratio_wall",
-            "speedup_wall_a", "speedup_wall_b"]
+            "speedup_wall_a", "speedup_wall_b", "speedup_paired_a", "speedup_paired_b"]
     print(m[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     print(f"wrote {a.out}/compare.csv and compare.png/svg")
     return 0

@@ -5,8 +5,9 @@
 
 compare joins the two sweeps' speedups tables on (model, variant, batch, mode, dtype) and
 reports, per configuration, the median wall and GPU times of both, time_ratio = B / A
-(below 1: B is faster) and both speedups over their own eager; configurations in only
-one sweep are kept with the other side empty.
+(below 1: B is faster) and both speedups over their own eager, across processes and
+paired (empty for a sweep without paired_eager); configurations in only one sweep are kept
+with the other side empty.
 """
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from fusionlab.analysis import fusion, plots
 from fusionlab.analysis.trace import ReportError
 
 KEY = ["model", "variant", "batch", "mode", "dtype"]
-COLS = ["wall_time_per_iter_ms", "gpu_time_per_iter_ms", "kernels_per_iter", "speedup_wall", "status"]
+COLS = ["wall_time_per_iter_ms", "gpu_time_per_iter_ms", "kernels_per_iter", "speedup_wall", "speedup_paired",
+        "status"]
 
 
 def _speedups(results: str) -> pd.DataFrame:
@@ -30,7 +32,7 @@ def _speedups(results: str) -> pd.DataFrame:
 
 def compare(a: str, b: str) -> pd.DataFrame:
     sa, sb = _speedups(a), _speedups(b)
-    m = sa[KEY + COLS].merge(sb[KEY + COLS], on=KEY, how="outer", suffixes=("_a", "_b"))
+    m = sa.reindex(columns=KEY + COLS).merge(sb.reindex(columns=KEY + COLS), on=KEY, how="outer", suffixes=("_a", "_b"))
     m["time_ratio_wall"] = m["wall_time_per_iter_ms_b"] / m["wall_time_per_iter_ms_a"]
     m["time_ratio_gpu"] = m["gpu_time_per_iter_ms_b"] / m["gpu_time_per_iter_ms_a"]
     return m.sort_values(KEY, ignore_index=True)
