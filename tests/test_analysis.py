@@ -134,9 +134,9 @@ def test_crossover_reads_the_paired_speedups_where_every_value_was_paired():
                        "speedup_wall": [0.5, 0.8, 1.6], "speedup_wall_lo": np.nan, "speedup_wall_hi": np.nan,
                        "speedup_paired": [0.5, 1.3, 1.6], "speedup_paired_lo": np.nan, "speedup_paired_hi": np.nan})
     c = tables.crossover(sp).iloc[0]
-    assert c["speedup"] == "paired" and c["starts_at"] == pytest.approx(2 ** (7 + 0.625 * 3))
+    assert c["speedup_source"] == "paired" and c["starts_at"] == pytest.approx(2 ** (7 + 0.625 * 3))
     c = tables.crossover(sp.assign(speedup_paired=[0.5, np.nan, 1.6])).iloc[0]
-    assert c["speedup"] == "across processes" and c["starts_at"] == pytest.approx(2 ** (10 + 0.25 * 2))
+    assert c["speedup_source"] == "across processes" and c["starts_at"] == pytest.approx(2 ** (10 + 0.25 * 2))
 
 
 def test_crossover_start_and_stop_along_any_axis():
@@ -278,9 +278,18 @@ def test_the_paired_speedup_is_the_median_over_repeats():
     # across processes within PAIRED_GAP of paired: not listed; a host that ran at another
     # speed for eager's processes (across 2.5x against paired 5x): listed, with the ratio
     assert summary.host_moved_md(sp.reset_index()) == []
-    moved = tables.speedups(runs.assign(wall_time_per_iter_ms=[0.3] * 3 + [0.12] * 3))
+    moved = tables.speedups(runs.assign(wall_time_per_iter_ms=[0.3] * 3 + [0.12] * 3,
+                                        host_slowdown=[1.0] * 3 + [2.0] * 3))
     text = "\n".join(summary.host_moved_md(moved))
-    assert "1 of 1 paired speedups" in text and "| m | compile | 8 | default | 5.0 | 2.5 | 0.5 |" in text
+    assert "1 of 1 paired speedups" in text and "| m | compile | 8 | 5.0 | 2.5 | 0.5 | 2.0 | 1.0 |" in text
+    # as far apart, but inside the CI of the speedup across processes: not listed
+    wide = tables.speedups(runs.assign(wall_time_per_iter_ms=[0.3, 0.9, 0.3, 0.12, 0.06, 0.12]))
+    lo, hi = wide.set_index("variant").loc["compile", ["speedup_wall_lo", "speedup_wall_hi"]]
+    assert lo <= 5.0 <= hi and summary.host_moved_md(wide) == []
+    # eager failed in its own processes: the paired speedup leads the cell alone
+    alone = sp.reset_index().assign(speedup_wall=lambda d: d["speedup_wall"].where(d["variant"] == "eager"))
+    assert "| compile | 5.00x paired [" in "\n".join(summary.speedup_md(alone))
+    assert summary.host_moved_md(alone) == []
     assert run_metrics.timing_fields({}, {"timing": {"untraced_wall_time_per_iter_ms": 0.06, "paired_speedup": 5.0}},
                                      None)["paired_speedup"] == 5.0
 

@@ -137,6 +137,13 @@ def test_sentence_and_summary_section():
                  "0.750 ms other kernel time); -0.250 ms remainder.")
     md = summary.breakdown_md(w)
     assert s in md and "host and launch time" in md
+    # paired within 10% of it: the same sentence; further apart: the paired speedup comes first
+    for paired, moved in ((3.2, False), (1.2, True)):
+        w = decompose.breakdown_wide(runs_table(), sp.assign(speedup_paired=paired), peaks=PEAKS)
+        t = decompose.sentence(w.iloc[0].to_dict(), "at batch 256")
+        assert (t == s) != moved
+        assert t.startswith("compile is 3.00x [2.50, 3.50] faster across processes, but 1.20x paired within "
+                            "its own process (see 'Speedups the host's speed moved'") == moved
 
 
 def test_one_colour_per_variant_in_catalog_order():

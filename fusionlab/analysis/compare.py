@@ -3,7 +3,7 @@
     python -m fusionlab.analysis compare results_a results_b --out compare/   # tables + figure
     python -m fusionlab.analysis diff RUN_DIR_A RUN_DIR_B                       # kernel diff (HTA TraceDiff classes)
 
-compare joins the two sweeps' speedups tables on (model, variant, batch, mode, dtype) and
+compare joins the two sweeps' speedups tables on (model, variant, batch, size, mode, dtype) and
 reports, per configuration, the median wall and GPU times of both, time_ratio = B / A
 (below 1: B is faster) and both speedups over their own eager, across processes and
 paired (empty for a sweep without paired_eager); configurations in only one sweep are kept
@@ -15,10 +15,10 @@ import os
 
 import pandas as pd
 
-from fusionlab.analysis import fusion, plots
+from fusionlab.analysis import fusion, plots, tables
 from fusionlab.analysis.trace import ReportError
 
-KEY = ["model", "variant", "batch", "mode", "dtype"]
+KEY = ["model", "variant", "batch", "size", "mode", "dtype"]
 COLS = ["wall_time_per_iter_ms", "gpu_time_per_iter_ms", "kernels_per_iter", "speedup_wall", "speedup_paired",
         "status"]
 
@@ -31,7 +31,7 @@ def _speedups(results: str) -> pd.DataFrame:
 
 
 def compare(a: str, b: str) -> pd.DataFrame:
-    sa, sb = _speedups(a), _speedups(b)
+    sa, sb = (tables.with_size(_speedups(r)) for r in (a, b))   # size: "default" in older tables
     m = sa.reindex(columns=KEY + COLS).merge(sb.reindex(columns=KEY + COLS), on=KEY, how="outer", suffixes=("_a", "_b"))
     m["time_ratio_wall"] = m["wall_time_per_iter_ms_b"] / m["wall_time_per_iter_ms_a"]
     m["time_ratio_gpu"] = m["gpu_time_per_iter_ms_b"] / m["gpu_time_per_iter_ms_a"]
@@ -44,7 +44,8 @@ def figure(m: pd.DataFrame, a: str, b: str):
     if d.empty:
         plots._empty(ax, "no configuration ran ok in both sweeps")
     else:
-        labels = [f"{r.model}/{r.variant}/{r.batch}" for r in d.itertuples()]
+        labels = [f"{r.model}/{r.variant}/{r.batch}" + (f"/{r.size}" if r.size != "default" else "")
+                  for r in d.itertuples()]
         ax.bar(range(len(d)), d["time_ratio_wall"], color=["#55a868" if v < 1 else "#c44e52" for v in d["time_ratio_wall"]])
         ax.axhline(1.0, color="grey", lw=0.8, ls="--")
         ax.set_xticks(range(len(d))); ax.set_xticklabels(labels, rotation=90, fontsize=6)
@@ -54,9 +55,8 @@ def figure(m: pd.DataFrame, a: str, b: str):
 
 
 def main_compare(a: str, b: str, out: str) -> pd.DataFrame:
-    from fusionlab.analysis.tables import write
     m = compare(a, b)
-    write(m, os.path.join(out, "compare.csv"))
+    tables.write(m, os.path.join(out, "compare.csv"))
     plots.save(figure(m, a, b), os.path.join(out, "compare.png"), os.path.join(out, "compare.svg"))
     return m
 

@@ -127,7 +127,7 @@ def breakdown_wide(runs: pd.DataFrame, sp: pd.DataFrame | None = None,
         [f"{s}_{c}" for c in CONTEXT for s in ("eager", "variant")] + ["speedup_wall"]
     wide = pd.DataFrame(rows, columns=cols)
     if sp is not None and len(wide) and len(sp):
-        extra = [c for c in ("speedup_wall_lo", "speedup_wall_hi", "noisy") if c in sp]
+        extra = [c for c in ("speedup_wall_lo", "speedup_wall_hi", "noisy", "speedup_paired") if c in sp]
         wide = wide.merge(sp[keys + ["variant"] + extra], on=keys + ["variant"], how="left")
     return wide
 
@@ -185,6 +185,11 @@ def sentence(r: dict, where: str) -> str:
         ci = f" [{r['speedup_wall_lo']:.2f}, {r['speedup_wall_hi']:.2f}]"
     how = f"{s:.2f}x{ci} faster" if s >= 1 else f"{1 / s:.2f}x slower ({s:.2f}x{ci})"
     noisy = " (noisy)" if r.get("noisy") is True or r.get("noisy") == "True" else ""
+    paired = r.get("speedup_paired")
+    if paired is not None and paired == paired and s == s and abs(np.log(s / paired)) > np.log(tables.PAIRED_GAP):
+        # eager's processes and the variant's ran on a host at different speeds: say so first
+        noisy += (f" across processes, but {paired:.2f}x paired within its own process (see 'Speedups the "
+                  "host's speed moved': the parts below are partly the host's speed)")
     out = [f"{r['variant']} is {how}{noisy} {where}: wall time {_ms(r['eager_wall_ms'])} -> "
            f"{_ms(r['variant_wall_ms'])}"]
     ke, kv = r["eager_kernels_per_iter"], r["variant_kernels_per_iter"]

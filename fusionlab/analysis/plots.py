@@ -142,7 +142,7 @@ def speedup_vs_batch(t, model):
     """Every variant of the model on one plot: speedup vs batch with 95% CIs (lines), or,
     where the model ran at one batch size, the variants side by side."""
     d = _m(t["speedups"], model)
-    d = d[d["variant"] != "eager"].dropna(subset=["speedup_wall"])
+    d = d[(d["variant"] != "eager") & tables.paired_first(d).notna()]
     d, axis, fixed = _slice(d)
     if d[axis].nunique() <= 1:
         return _speedup_side_by_side(t, model, d)
@@ -183,9 +183,7 @@ def _speedup_side_by_side(t, model, d):
     if d.empty:
         _empty(ax, "no successful variant runs")
     else:
-        # in the order of the speedup the summary leads with: paired where there is one
-        d = d.assign(_order=d["speedup_paired"].fillna(d["speedup_wall"]) if "speedup_paired" in d
-                     else d["speedup_wall"]).sort_values("_order")
+        d = d.assign(_order=tables.paired_first(d)).sort_values("_order")   # as the summary leads
         y = np.arange(len(d))
         lo = (d["speedup_wall"] - d["speedup_wall_lo"]).clip(lower=0).fillna(0)
         hi = (d["speedup_wall_hi"] - d["speedup_wall"]).clip(lower=0).fillna(0)
@@ -196,10 +194,13 @@ def _speedup_side_by_side(t, model, d):
             paired = getattr(r, "speedup_paired", np.nan)
             if paired == paired:
                 ax.plot([paired], [i], marker="x", color=c, ls="none")
-            across = f"{r.speedup_wall:.2f}x{' noisy' if bool(r.noisy) else ''}"
-            ax.annotate(f"{paired:.2f}x paired; {across} across" if paired == paired else across,
-                        (max(r.speedup_wall, paired) if paired == paired else r.speedup_wall, i),
-                        xytext=(6, 4), textcoords="offset points", fontsize=7)
+            noisy = " (noisy)" if bool(r.noisy) else ""
+            across = f"{r.speedup_wall:.2f}x{noisy}" if r.speedup_wall == r.speedup_wall else ""
+            if paired == paired:
+                pnoisy = " (noisy)" if getattr(r, "cv_paired", 0) > getattr(r, "noise_cv_threshold", np.inf) else ""
+                across = f"{paired:.2f}x paired{pnoisy}" + (f"; {across} across" if across else "")
+            ax.annotate(across, (np.nanmax([r.speedup_wall, paired]), i), xytext=(6, 4),
+                        textcoords="offset points", fontsize=7)
         ax.set_yticks(y); ax.set_yticklabels(d["variant"], fontsize=8)
         ax.axvline(1.0, color="grey", lw=0.8, ls="--")
         _log(ax, "x")
@@ -433,7 +434,8 @@ def crossover(t, model):
         _log(ax, "y", base=2)
         ax.set_ylabel(f"{axis} where the variant starts to beat eager")
     _title(fig, "Crossover: where each variant last starts to beat eager (bar); label: every "
-           "interval where it beats eager (start-stop, + = still at the largest value)", t, model)
+           "interval where it beats eager (start-stop, + = still at the largest value); from the paired "
+           "speedups where every value was paired, else those across processes", t, model)
     return fig
 
 

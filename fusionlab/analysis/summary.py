@@ -13,22 +13,26 @@ from fusionlab.core.io import atomic_path
 
 
 def _ci(lo, hi) -> str:
-    return f" [{lo:.2f}, {hi:.2f}]" if lo == lo and lo is not None else ""
+    return f" [{lo:.2f}, {hi:.2f}]" if lo is not None and lo == lo else ""
 
 
 def _fmt_speedup(r) -> str:
     """One speedup cell: the paired speedup first where the variant was paired (steadier:
-    the host's speed cancels in it), then the speedup across processes, its CI and `noisy`."""
-    if r["status"] != "ok" or r["speedup_wall"] != r["speedup_wall"]:
-        return f"{r['status']}"
-    s = f"{r['speedup_wall']:.2f}x" + _ci(r["speedup_wall_lo"], r["speedup_wall_hi"])
-    if r.get("noisy"):
-        s += " noisy"
+    the host's speed mostly cancels in it), then the speedup across processes; each with
+    its CI and `noisy` where its CV over repeats exceeds the threshold."""
     paired = r.get("speedup_paired")
-    if paired is not None and paired == paired:
-        return f"{paired:.2f}x paired" + _ci(r.get("speedup_paired_lo"), r.get("speedup_paired_hi")) \
-            + "; across processes " + s
-    return s
+    paired = paired if paired is not None and paired == paired else None
+    if r["status"] != "ok" or (r["speedup_wall"] != r["speedup_wall"] and paired is None):
+        return f"{r['status']}"
+    s = ""
+    if r["speedup_wall"] == r["speedup_wall"]:
+        s = f"{r['speedup_wall']:.2f}x" + _ci(r.get("speedup_wall_lo"), r.get("speedup_wall_hi")) \
+            + (" noisy" if r.get("noisy") else "")
+    if paired is None:
+        return s
+    noisy = " noisy" if r.get("cv_paired", 0) > r.get("noise_cv_threshold", np.inf) else ""
+    return f"{paired:.2f}x paired" + _ci(r.get("speedup_paired_lo"), r.get("speedup_paired_hi")) + noisy \
+        + ("; across processes " + s if s else "")
 
 
 def _md(df: pd.DataFrame) -> str:
@@ -60,10 +64,10 @@ def speedup_md(sp: pd.DataFrame) -> list[str]:
     out = ["## Speedup over eager (wall time)", "",
            "`paired`, first where the variant was paired (config paired_eager): the median over "
            "repeats of the speedup timed within each variant's own process, eager's windows between "
-           "its own, which the host's changing speed does not move [95% CI]. Then the speedup "
-           "`across processes`: median eager wall time / median variant wall time, each from its own "
-           "processes [95% CI]; `noisy` where the repeats vary more than the threshold. A status "
-           "(incorrect, oom, error, timeout) where the variant ran and failed.", ""]
+           "its own, in which the host's changing speed mostly cancels. Then the speedup `across "
+           "processes`: median eager wall time / median variant wall time, each from its own "
+           "processes. Each with its 95% CI, and `noisy` where its repeats vary more than the "
+           "threshold. A status (incorrect, oom, error, timeout) where the variant ran and failed.", ""]
     d = tables.with_size(sp[(sp["variant"] != "eager") & (sp["status"] != "unsupported")])
     if d.empty:
         return out + ["No variant besides eager ran.", ""]
@@ -142,11 +146,9 @@ def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks:
                    f"{peaks['matmul_flops'] / 1e12:.2f} TFLOP/s.")
     n = runs["status"].value_counts().to_dict()
     out += ["", f"Runs: {len(runs)} ({', '.join(f'{v} {k}' for k, v in sorted(n.items()))}). "
-            "Speedup: paired (eager timed in the variant's own process) where the variant was "
-            "paired, and across processes (median eager wall time / median variant wall time per "
-            "iteration over repeats), [95% bootstrap CI]; wall times come from untraced iterations (no profiler "
-            "tracing them; see 'The profiler's own cost'); `noisy`: the repeats' coefficient of variation exceeds "
-            f"{sp['noise_cv_threshold'].iloc[0] if len(sp) else ''}.", ""]
+            "Wall times and speedups come from untraced iterations (no profiler tracing them; see "
+            "'The profiler's own cost'); CIs are 95% bootstrap CIs over repeats; `noisy`: the repeats' "
+            f"coefficient of variation exceeds {sp['noise_cv_threshold'].iloc[0] if len(sp) else ''}.", ""]
     out += speedup_md(sp)
     sp, runs = tables.with_size(sp), tables.with_size(runs)
     cols = ["model", "variant", "batch", "size", "kernels_per_iter", "eager_kernels_per_iter", "kernel_reduction"]
@@ -174,11 +176,11 @@ def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks:
                 "untraced timing windows. Kernel metrics come from the traced iterations, wall "
                 "times and speedups from the untraced ones.", "", _md(g), ""]
     if len(cross) and "axis" in cross:
-        cols = ["model", "variant", "axis", "fixed", "starts_at", "stops_at", "note", "speedup"]
+        cols = ["model", "variant", "axis", "fixed", "starts_at", "stops_at", "note", "speedup_source"]
         c = cross[[k for k in cols if k in cross]].round(0)
         out += ["## Crossover: where a variant starts and stops beating eager", "",
                 "Along each swept axis with the others held at `fixed`; the crossing is "
-                "interpolated in log2 between the two swept values around it; `speedup`: from the "
+                "interpolated in log2 between the two swept values around it; `speedup_source`: from the "
                 "paired speedups where every value was paired, else from those across processes.",
                 "", _md(c), ""]
     out += breakdown_md(breakdown if breakdown is not None else decompose.breakdown_wide(runs, sp, peaks)).splitlines()
@@ -243,24 +245,32 @@ def slow_host_md(runs: pd.DataFrame, top: int = 15) -> list[str]:
 
 def host_moved_md(sp: pd.DataFrame, top: int = 15) -> list[str]:
     """The speedups across processes that differ from the paired ones by more than
-    tables.PAIRED_GAP either way (the host's speed, not the variant, moved them): how many,
-    and the `top` furthest apart."""
+    tables.PAIRED_GAP either way, and, where they have a CI, by more than it: most likely
+    the host's speed, not the variant, moved them. How many, and the `top` furthest apart,
+    with the host_slowdown of the variant's and eager's processes."""
     if "speedup_paired" not in sp:
         return []
-    d = sp[(sp["variant"] != "eager") & (sp["status"] == "ok") & sp["speedup_paired"].notna()]
+    d = tables.with_size(sp[(sp["variant"] != "eager") & (sp["status"] == "ok") & sp["speedup_paired"].notna()
+                            & sp["speedup_wall"].notna()])
     d = d.assign(across_over_paired=d["speedup_wall"] / d["speedup_paired"])
     d = d.assign(off=np.abs(np.log(d["across_over_paired"])))
-    moved = d[d["off"] > np.log(tables.PAIRED_GAP)].sort_values("off", ascending=False)
+    lo, hi = (d.get(f"speedup_wall_{b}", pd.Series(np.nan, index=d.index)) for b in ("lo", "hi"))
+    outside = lo.isna() | (d["speedup_paired"] < lo) | (d["speedup_paired"] > hi)
+    moved = d[(d["off"] > np.log(tables.PAIRED_GAP)) & outside].sort_values("off", ascending=False)
     if moved.empty:
         return []
+    keys = ["model"] + _axes(d) + ["variant", "batch"] + (["size"] if d["size"].nunique() > 1 else [])
+    cols = keys + ["speedup_paired", "speedup_wall", "across_over_paired"] \
+        + [c for c in ("host_slowdown", "eager_host_slowdown") if c in d and d[c].notna().any()]
     return ["## Speedups the host's speed moved", "",
             f"{len(moved)} of {len(d)} paired speedups differ from the speedup across processes by more than "
-            f"{tables.PAIRED_GAP:g} x either way: eager and the variant were timed in different processes "
-            "while the host ran at different speeds (see 'Runs timed while the host ran slow'). Read the "
-            "paired one." + ("" if len(moved) <= top else f" The {top} furthest apart (all: speedup_paired "
-                             "against speedup_wall in tables/speedups.csv):"), "",
-            _md(moved.head(top)[["model", "variant", "batch", "size", "speedup_paired", "speedup_wall",
-                       "across_over_paired"]].round(3)), ""]
+            f"{tables.PAIRED_GAP:g} x either way (and by more than its CI, where it has one). Most likely the "
+            "host ran at different speeds for eager's processes and the variant's: compare their "
+            "`host_slowdown` (the host probe over the sweep's fastest; 1 = the host at its best). The paired "
+            "speedup, taken within one process, is the steadier of the two."
+            + ("" if len(moved) <= top else f" The {top} furthest apart (all: speedup_paired against "
+               "speedup_wall in tables/speedups.csv):"), "",
+            _md(moved.head(top)[cols].round(3)), ""]
 
 
 def fusion_map_html(kernels: pd.DataFrame, top: int = 12) -> str:

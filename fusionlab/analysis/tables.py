@@ -18,8 +18,10 @@
              repeats: medians with 95% bootstrap CIs, CV and the `noisy` flag (wall time:
              the untraced timing of analysis.run_metrics, never a traced one; the median
              profiler_overhead beside it)
-             (analysis.stats), speedup over eager (wall and GPU) with CIs, kernel
-             reduction, and compile cost as the Inductor harness defines it:
+             (analysis.stats), speedup over eager (wall and GPU) with CIs, the paired
+             speedup (speedup_paired: eager timed in the variant's own process) with its
+             CI and cv_paired, the median host_slowdown of the variant's and of eager's
+             runs (eager_host_slowdown), kernel reduction, and compile cost as the Inductor harness defines it:
              compilation_latency_s (first call of the variant - first call of eager; of the
              cold compiles where there are any, `compile_cache` says which) and
              compression_ratio (eager peak memory / variant peak memory).
@@ -27,7 +29,8 @@
              status is listed, never dropped.
 - crossover: per (model, variant, ...) and swept axis (batch, dim, num_layers, ...; the
              other axes held at the values in `fixed`): where the variant starts to beat
-             eager (wall-time speedup crosses 1 from below) and where it stops (the last
+             eager (the headline wall-time speedup crosses 1 from below: paired where
+             every value was paired, `speedup_source` says) and where it stops (the last
              such interval; `spans` lists them all: '128-362, 1563+'); `ties`:
              the values where the speedup's 95% CI includes 1 (not distinguishable).
 - breakdown: (tables/speedup_breakdown.csv) where each speedup comes from, one row per
@@ -180,6 +183,8 @@ def speedups(runs: pd.DataFrame, noise_cv: float = NOISE_CV) -> pd.DataFrame:
         row["speedup_paired_lo"], row["speedup_paired_hi"] = stats.median_ci(paired)
         row["cv_paired"] = stats.cv(paired)
         row["profiler_overhead"] = good["profiler_overhead"].median() if "profiler_overhead" in good and len(good) else np.nan
+        for name, d in (("host_slowdown", good), ("eager_host_slowdown", e)):   # host_slowdown, medians
+            row[name] = d["host_slowdown"].median() if "host_slowdown" in d and len(d) else np.nan
         row["kernel_reduction"] = row["eager_kernels_per_iter"] / row["kernels_per_iter"] \
             if row["kernels_per_iter"] else np.nan
         row["compilation_latency_s"], row["compile_cache"] = compile_cost(good)
@@ -232,11 +237,19 @@ def along_axes(df: pd.DataFrame, keys: list[str], min_values: int = 2):
                     yield key, axis, fixed_label(dict(zip(others, vals))), h
 
 
+def paired_first(sp: pd.DataFrame) -> pd.Series:
+    """Each configuration's headline speedup: the paired one where it was paired (the
+    host's speed cancels in it, mostly), else the one across processes."""
+    return sp["speedup_paired"].fillna(sp["speedup_wall"]) if "speedup_paired" in sp else sp["speedup_wall"]
+
+
 def headline_speedup(g: pd.DataFrame) -> tuple[str, str]:
-    """The speedup column to read for these configurations, and its name: speedup_paired
-    where every one of them was paired (the host's speed cancels in it), else speedup_wall
-    (across processes)."""
-    if "speedup_paired" in g and len(g) and g["speedup_paired"].notna().all():
+    """The speedup column to read along one axis, and its name: speedup_paired where
+    every configuration with a speedup was paired, else speedup_wall (across processes)."""
+    if "speedup_paired" not in g:
+        return "speedup_wall", "across processes"
+    ran = g[g["speedup_wall"].notna() | g["speedup_paired"].notna()]
+    if len(ran) and ran["speedup_paired"].notna().all():
         return "speedup_paired", "paired"
     return "speedup_wall", "across processes"
 
@@ -244,19 +257,19 @@ def headline_speedup(g: pd.DataFrame) -> tuple[str, str]:
 def crossover(sp: pd.DataFrame) -> pd.DataFrame:
     """Along every swept axis with 2 or more values (the other axes held fixed): where each
     variant starts and stops beating eager (stats.crossover), from the headline speedup
-    (headline_speedup; `speedup` says which)."""
+    (headline_speedup; `speedup_source` says which)."""
     keys = CROSSOVER[:6]
     rows = []
     for key, axis, fixed, g in along_axes(sp[sp["variant"] != "eager"], keys):
         col, source = headline_speedup(g)
-        lo, hi = g[f"{col}_lo"], g[f"{col}_hi"]
+        lo, hi = (g[f"{col}_{b}"] if f"{col}_{b}" in g else pd.Series(np.nan, index=g.index) for b in ("lo", "hi"))
         start, stop, note = stats.crossover(g[axis], g[col], axis=axis, lo=lo, hi=hi)
         rows.append({**dict(zip(keys, key)), "axis": axis, "fixed": fixed, "starts_at": start,
                      "stops_at": stop, "spans": stats.spans(g[axis], g[col]), "note": note,
                      "ties": " ".join(str(int(x)) for x in stats.ties(g[axis], lo, hi)),
-                     "values": " ".join(str(int(x)) for x in sorted(g[axis])), "speedup": source})
+                     "values": " ".join(str(int(x)) for x in sorted(g[axis])), "speedup_source": source})
     return pd.DataFrame(rows, columns=CROSSOVER + ["starts_at", "stops_at", "spans", "note", "ties", "values",
-                                                   "speedup"])
+                                                   "speedup_source"])
 
 
 def kernels_table(pairs: list[tuple[str, str]]) -> pd.DataFrame:
