@@ -142,8 +142,8 @@ def test_sentence_and_summary_section():
         w = decompose.breakdown_wide(runs_table(), sp.assign(speedup_paired=paired), peaks=PEAKS)
         t = decompose.sentence(w.iloc[0].to_dict(), "at batch 256")
         assert (t == s) != moved
-        assert t.startswith("compile is 3.00x [2.50, 3.50] faster across processes, but 1.20x paired within "
-                            "its own process (see 'Speedups the host's speed moved'") == moved
+        assert t.startswith("compile is 3.00x [2.50, 3.50] faster across processes (paired within its own "
+                            "process: 1.20x; the parts below are partly the host's speed") == moved
 
 
 def test_one_colour_per_variant_in_catalog_order():

@@ -188,8 +188,8 @@ def sentence(r: dict, where: str) -> str:
     paired = r.get("speedup_paired")
     if paired is not None and paired == paired and s == s and abs(np.log(s / paired)) > np.log(tables.PAIRED_GAP):
         # eager's processes and the variant's ran on a host at different speeds: say so first
-        noisy += (f" across processes, but {paired:.2f}x paired within its own process (see 'Speedups the "
-                  "host's speed moved': the parts below are partly the host's speed)")
+        noisy += (f" across processes (paired within its own process: {paired:.2f}x; the parts below are "
+                  "partly the host's speed, see 'Speedups the host's speed moved')")
     out = [f"{r['variant']} is {how}{noisy} {where}: wall time {_ms(r['eager_wall_ms'])} -> "
            f"{_ms(r['variant_wall_ms'])}"]
     ke, kv = r["eager_kernels_per_iter"], r["variant_kernels_per_iter"]
