@@ -282,10 +282,11 @@ def test_the_paired_speedup_is_the_median_over_repeats():
                                         host_slowdown=[1.0] * 3 + [2.0] * 3))
     text = "\n".join(summary.host_moved_md(moved))
     assert "1 of 1 paired speedups" in text and "| m | compile | 8 | 5.0 | 2.5 | 0.5 | 2.0 | 1.0 |" in text
+    assert moved.set_index("variant")["host_moved"].to_dict() == {"compile": True, "eager": False}
     # as far apart, but inside the CI of the speedup across processes: not listed
     wide = tables.speedups(runs.assign(wall_time_per_iter_ms=[0.3, 0.9, 0.3, 0.12, 0.06, 0.12]))
     lo, hi = wide.set_index("variant").loc["compile", ["speedup_wall_lo", "speedup_wall_hi"]]
-    assert lo <= 5.0 <= hi and summary.host_moved_md(wide) == []
+    assert lo <= 5.0 <= hi and summary.host_moved_md(wide) == [] and not wide["host_moved"].any()
     # eager failed in its own processes: the paired speedup leads the cell alone
     alone = sp.reset_index().assign(speedup_wall=lambda d: d["speedup_wall"].where(d["variant"] == "eager"))
     assert "| compile | 5.00x paired [" in "\n".join(summary.speedup_md(alone))

@@ -137,8 +137,9 @@ def test_sentence_and_summary_section():
                  "0.750 ms other kernel time); -0.250 ms remainder.")
     md = summary.breakdown_md(w)
     assert s in md and "host and launch time" in md
-    # paired within 10% of it: the same sentence; further apart: the paired speedup comes first
-    for paired, moved in ((3.2, False), (1.2, True)):
+    # paired within 10% of it, or inside its CI [2.5, 3.5]: the same sentence; further apart
+    # and outside: the paired speedup in brackets
+    for paired, moved in ((3.2, False), (2.6, False), (1.2, True)):
         w = decompose.breakdown_wide(runs_table(), sp.assign(speedup_paired=paired), peaks=PEAKS)
         t = decompose.sentence(w.iloc[0].to_dict(), "at batch 256")
         assert (t == s) != moved

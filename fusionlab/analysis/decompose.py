@@ -186,8 +186,7 @@ def sentence(r: dict, where: str) -> str:
     how = f"{s:.2f}x{ci} faster" if s >= 1 else f"{1 / s:.2f}x slower ({s:.2f}x{ci})"
     noisy = " (noisy)" if r.get("noisy") is True or r.get("noisy") == "True" else ""
     paired = r.get("speedup_paired")
-    if paired is not None and paired == paired and s == s and abs(np.log(s / paired)) > np.log(tables.PAIRED_GAP):
-        # eager's processes and the variant's ran on a host at different speeds: say so first
+    if tables.host_moved(r):   # eager's processes and the variant's ran on a host at different speeds
         noisy += (f" across processes (paired within its own process: {paired:.2f}x; the parts below are "
                   "partly the host's speed, see 'Speedups the host's speed moved')")
     out = [f"{r['variant']} is {how}{noisy} {where}: wall time {_ms(r['eager_wall_ms'])} -> "

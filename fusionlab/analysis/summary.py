@@ -244,19 +244,18 @@ def slow_host_md(runs: pd.DataFrame, top: int = 15) -> list[str]:
 
 
 def host_moved_md(sp: pd.DataFrame, top: int = 15) -> list[str]:
-    """The speedups across processes that differ from the paired ones by more than
-    tables.PAIRED_GAP either way, and, where they have a CI, by more than it: most likely
-    the host's speed, not the variant, moved them. How many, and the `top` furthest apart,
-    with the host_slowdown of the variant's and eager's processes."""
+    """The speedups across processes that the host's speed moved (tables.host_moved): how
+    many, and the `top` furthest from the paired ones, with the host_slowdown of the
+    variant's and eager's processes."""
     if "speedup_paired" not in sp:
         return []
     d = tables.with_size(sp[(sp["variant"] != "eager") & (sp["status"] == "ok") & sp["speedup_paired"].notna()
                             & sp["speedup_wall"].notna()])
+    if d.empty:
+        return []
     d = d.assign(across_over_paired=d["speedup_wall"] / d["speedup_paired"])
     d = d.assign(off=np.abs(np.log(d["across_over_paired"])))
-    lo, hi = (d.get(f"speedup_wall_{b}", pd.Series(np.nan, index=d.index)) for b in ("lo", "hi"))
-    outside = lo.isna() | (d["speedup_paired"] < lo) | (d["speedup_paired"] > hi)
-    moved = d[(d["off"] > np.log(tables.PAIRED_GAP)) & outside].sort_values("off", ascending=False)
+    moved = d[d.apply(tables.host_moved, axis=1).astype(bool)].sort_values("off", ascending=False)
     if moved.empty:
         return []
     keys = ["model"] + _axes(d) + ["variant", "batch"] + (["size"] if d["size"].nunique() > 1 else [])

@@ -20,7 +20,8 @@
              profiler_overhead beside it)
              (analysis.stats), speedup over eager (wall and GPU) with CIs, the paired
              speedup (speedup_paired: eager timed in the variant's own process) with its
-             CI and cv_paired, the median host_slowdown of the variant's and of eager's
+             CI and cv_paired, host_moved (the host's speed moved the speedup across
+             processes away from the paired one: host_moved), the median host_slowdown of the variant's and of eager's
              runs (eager_host_slowdown), kernel reduction, and compile cost as the Inductor harness defines it:
              compilation_latency_s (first call of the variant - first call of eager; of the
              cold compiles where there are any, `compile_cache` says which) and
@@ -182,6 +183,7 @@ def speedups(runs: pd.DataFrame, noise_cv: float = NOISE_CV) -> pd.DataFrame:
         row["speedup_paired"] = paired.median() if len(paired) else np.nan
         row["speedup_paired_lo"], row["speedup_paired_hi"] = stats.median_ci(paired)
         row["cv_paired"] = stats.cv(paired)
+        row["host_moved"] = host_moved(row)
         row["profiler_overhead"] = good["profiler_overhead"].median() if "profiler_overhead" in good and len(good) else np.nan
         for name, d in (("host_slowdown", good), ("eager_host_slowdown", e)):   # host_slowdown, medians
             row[name] = d["host_slowdown"].median() if "host_slowdown" in d and len(d) else np.nan
@@ -235,6 +237,19 @@ def along_axes(df: pd.DataFrame, keys: list[str], min_values: int = 2):
                 if h[axis].nunique() >= min_values:
                     vals = vals if isinstance(vals, tuple) else (vals,)
                     yield key, axis, fixed_label(dict(zip(others, vals))), h
+
+
+def host_moved(r) -> bool:
+    """Whether a configuration's speedup across processes is more than PAIRED_GAP (x or /)
+    from its paired one, and outside its own CI where it has one: most likely the host's
+    speed, not the variant, moved it (eager's processes and the variant's ran at
+    different speeds)."""
+    wall, paired = r.get("speedup_wall"), r.get("speedup_paired")
+    if r.get("variant") == "eager" or not (wall == wall and paired == paired) or wall is None or paired is None:
+        return False
+    lo, hi = r.get("speedup_wall_lo"), r.get("speedup_wall_hi")
+    inside = lo is not None and lo == lo and lo <= paired <= hi
+    return bool(abs(np.log(wall / paired)) > np.log(PAIRED_GAP) and not inside)
 
 
 def paired_first(sp: pd.DataFrame) -> pd.Series:
