@@ -152,12 +152,13 @@ def speedup_vs_batch(t, model):
         c = variant_colour(variant)
         lo = (g["speedup_wall"] - g["speedup_wall_lo"]).clip(lower=0).fillna(0)
         hi = (g["speedup_wall_hi"] - g["speedup_wall"]).clip(lower=0).fillna(0)
-        ax.errorbar(g[axis], g["speedup_wall"], yerr=[lo, hi], marker="o", capsize=3, label=variant, color=c)
+        paired = g.dropna(subset=["speedup_paired"]) if "speedup_paired" in g else g.iloc[:0]
+        ax.errorbar(g[axis], g["speedup_wall"], yerr=[lo, hi], marker="o", capsize=3, color=c,
+                    label=f"{variant}: across processes" if len(paired) else variant)
         noisy = g[g["noisy"].astype(bool)]
         if len(noisy):
             ax.scatter(noisy[axis], noisy["speedup_wall"], s=130, facecolors="none", edgecolors=c,
                        label=f"{variant}: noisy")
-        paired = g.dropna(subset=["speedup_paired"]) if "speedup_paired" in g else g.iloc[:0]
         if len(paired):
             ax.plot(paired[axis], paired["speedup_paired"], ls=":", marker="x", color=c, label=f"{variant}: paired")
     ax.axhline(1.0, color="grey", lw=0.8, ls="--")
@@ -168,7 +169,7 @@ def speedup_vs_batch(t, model):
     _fit_log_ticks(ax, "y")
     _legend(ax)
     _title(fig, f"Speedup over eager along {_xlabel(axis)}{_at(fixed)}, median and 95% CI"
-                + (" (x: paired)" if _has_paired(d) else ""), t, model)
+                + (" (x: paired; o: across processes)" if _has_paired(d) else ""), t, model)
     return fig
 
 
