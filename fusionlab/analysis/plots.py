@@ -195,12 +195,12 @@ def _speedup_side_by_side(t, model, d):
             paired = getattr(r, "speedup_paired", np.nan)
             if paired == paired:
                 ax.plot([paired], [i], marker="x", color=c, ls="none")
-            noisy = " (noisy)" if bool(r.noisy) else ""
-            across = f"{r.speedup_wall:.2f}x{noisy}" if r.speedup_wall == r.speedup_wall else ""
+            label = f"{r.speedup_wall:.2f}x" + (" (noisy)" if bool(r.noisy) else "") \
+                if r.speedup_wall == r.speedup_wall else ""
             if paired == paired:
-                pnoisy = " (noisy)" if getattr(r, "cv_paired", 0) > getattr(r, "noise_cv_threshold", np.inf) else ""
-                across = f"{paired:.2f}x paired{pnoisy}" + (f"; {across} across" if across else "")
-            ax.annotate(across, (np.nanmax([r.speedup_wall, paired]), i), xytext=(6, 4),
+                noisy = " (noisy)" if getattr(r, "cv_paired", 0) > getattr(r, "noise_cv_threshold", np.inf) else ""
+                label = f"{paired:.2f}x paired{noisy}" + (f"; {label} across" if label else "")
+            ax.annotate(label, (np.nanmax([r.speedup_wall, paired]), i), xytext=(6, 4),
                         textcoords="offset points", fontsize=7)
         ax.set_yticks(y); ax.set_yticklabels(d["variant"], fontsize=8)
         ax.axvline(1.0, color="grey", lw=0.8, ls="--")

@@ -20,9 +20,9 @@
              profiler_overhead beside it)
              (analysis.stats), speedup over eager (wall and GPU) with CIs, the paired
              speedup (speedup_paired: eager timed in the variant's own process) with its
-             CI and cv_paired, host_moved (the host's speed moved the speedup across
-             processes away from the paired one: host_moved), the median host_slowdown of the variant's and of eager's
-             runs (eager_host_slowdown), kernel reduction, and compile cost as the Inductor harness defines it:
+             CI and cv_paired, host_moved (see host_moved), the median host_slowdown of
+             the variant's runs and of eager's (eager_host_slowdown), kernel reduction,
+             and compile cost as the Inductor harness defines it:
              compilation_latency_s (first call of the variant - first call of eager; of the
              cold compiles where there are any, `compile_cache` says which) and
              compression_ratio (eager peak memory / variant peak memory).
@@ -245,7 +245,7 @@ def host_moved(r) -> bool:
     speed, not the variant, moved it (eager's processes and the variant's ran at
     different speeds)."""
     wall, paired = r.get("speedup_wall"), r.get("speedup_paired")
-    if r.get("variant") == "eager" or not (wall == wall and paired == paired) or wall is None or paired is None:
+    if r.get("variant") == "eager" or any(x is None or x != x for x in (wall, paired)):
         return False
     lo, hi = r.get("speedup_wall_lo"), r.get("speedup_wall_hi")
     inside = lo is not None and lo == lo and lo <= paired <= hi
