@@ -76,8 +76,7 @@ def breakdown(results: str) -> list[dict]:
         # record as run.json: one process, not two
         traced = None if run.get("profile_skipped") else run
         row = {"run": os.path.relpath(d, os.path.join(results, "runs")), "status": run.get("status"),
-               "gpu_index": run.get("gpu_index"), "start_unix": run.get("process_start_unix"),
-               "end_unix": run.get("process_end_unix")}
+               "start_unix": run.get("process_start_unix"), "end_unix": run.get("process_end_unix")}
         for r in RULES:
             row[f"{r}_s"] = _bench_s(d, r)
         for who, rec in (("untraced", timing), ("nsys", traced)):
@@ -86,6 +85,8 @@ def breakdown(results: str) -> list[dict]:
                 row[f"{who}_{p}_s"] = ph.get(p)
             row[f"{who}_process_s"] = _life(rec)
             held = _held(rec)
+            # each process claims its own GPU: a run's two may be on different ones
+            row[f"{who}_gpu_index"] = (rec or {}).get("gpu_index")
             row[f"{who}_gpu_uuid"] = (rec or {}).get("gpu_uuid")
             row[f"{who}_held_from"], row[f"{who}_held_to"] = held or (None, None)
             row[f"{who}_lock_held_s"] = (held[1] - held[0]) if held else None
@@ -108,6 +109,18 @@ def overlaps(rows: list[dict]) -> list[tuple]:
         if a[0] == b[0] and b[1] < a[2]:
             bad.append((a[3], b[3], a[2] - b[1]))
     return bad
+
+
+def lock_by_gpu(rows: list[dict]) -> dict:
+    """Per GPU (UUID): the number of measuring processes that held its lock and the
+    seconds they held it, summed."""
+    out = {}
+    for r in rows:
+        for w in ("untraced", "nsys"):
+            if r.get(f"{w}_lock_held_s") is not None:
+                n, s = out.get(r[f"{w}_gpu_uuid"], (0, 0.0))
+                out[r[f"{w}_gpu_uuid"]] = (n + 1, s + r[f"{w}_lock_held_s"])
+    return out
 
 
 def lock_spans(rows: list[dict]) -> list[dict]:
@@ -292,6 +305,8 @@ def main(argv=None) -> int:
         print(f"GPU lock held {held:.0f} s in all, over {t1 - t0:.0f} s from the first process's start to the last's end "
               f"({held / max(len(gpus), 1) / (t1 - t0):.0%} of the GPUs' time); median per run "
               f"{_median([{'x': (r.get('untraced_lock_held_s') or 0) + (r.get('nsys_lock_held_s') or 0)} for r in rows], 'x'):.1f} s")
+        for uuid, (k, s) in sorted(lock_by_gpu(rows).items()):
+            print(f"  GPU {uuid}: {k} measuring processes, lock held {s:.0f} s ({s / (t1 - t0):.0%})")
     procs = lock_spans(rows)
     if procs:
         print(f"measuring processes in flight per GPU: {mean_in_flight(procs):.2f} on average")
