@@ -11,10 +11,11 @@ lifetime. Prints one row per run and the medians; the GPU-held time of a run is
 time_untraced + profile_nsys (export, stats and metrics run on other cores beside the
 next run).
 
-With --in-flight: the sweep's time replayed with up to K measuring processes in flight per
-GPU (simulate_sweep), from each process's measured time before, in and after the GPU lock.
-A model, not a measurement: it leaves out contention between the processes. Compare its
-time for the K the sweep ran with against the measured span it prints.
+With --in-flight: the sweep's time replayed on one GPU with up to K measuring processes in
+flight (simulate_sweep), from each process's measured time before, in and after the GPU
+lock; a sweep run on several GPUs is replayed as if on one. A model, not a measurement: it
+leaves out contention between the processes. Compare its time for the K a one-GPU sweep
+ran with against the measured span it prints.
 
 Isolation checks, from the same records: the slowest / median timing window with and
 without another process starting up beside (startup_beside_timing), and the host probe's
@@ -323,13 +324,13 @@ def main(argv=None) -> int:
         print("host probe (ms per pass) of each untraced process's timing, by the sweep's other processes alive "
               "then: " + "; ".join(f"{n} alive: median {statistics.median(v):.3f} ({len(v)})" for n, v in company.items()))
     if a.in_flight and procs:
-        if len({p["gpu"] for p in procs}) > 1:
-            print("--in-flight replays a one-GPU sweep; this one used several GPUs", file=sys.stderr)
-        else:
-            span = max(p["end"] for p in procs) - min(p["start"] for p in procs)
-            print(f"replayed with K in flight (a model; the processes' first start to last end was {span:.0f} s):")
-            for k in a.in_flight:
-                print(f"  K={k}: {simulate_sweep(procs, k):.0f} s")
+        span = max(p["end"] for p in procs) - min(p["start"] for p in procs)
+        gpus = len({p["gpu"] for p in procs})
+        print(f"replayed on one GPU with K in flight (a model; the processes' first start to last end was "
+              f"{span:.0f} s" + (f" on {gpus} GPUs, each process's times as measured there" if gpus > 1 else "")
+              + "):")
+        for k in a.in_flight:
+            print(f"  K={k}: {simulate_sweep(procs, k):.0f} s")
     if a.csv:
         with open(a.csv, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=[k for k in rows[0] if not k.startswith("_")], extrasaction="ignore")
