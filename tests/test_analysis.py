@@ -270,8 +270,13 @@ def test_the_paired_speedup_is_the_median_over_repeats():
     assert unpaired["speedup_paired"].isna().all()
     assert sp.loc["compile", "cv_paired"] == pytest.approx(pd.Series([4.8, 5.0, 5.3]).std() / pd.Series([4.8, 5.0, 5.3]).mean())
     assert sp.loc["compile", "speedup_paired_lo"] <= 5.0 <= sp.loc["compile", "speedup_paired_hi"]
+    # noisy_paired: cv_paired (0.050) over the threshold, as `noisy` is for the wall times
+    strict = tables.speedups(runs, noise_cv=0.04).set_index("variant")
+    loose = tables.speedups(runs, noise_cv=0.06).set_index("variant")
+    assert strict.loc["compile", "noisy_paired"] and not loose.loc["compile", "noisy_paired"]
     assert sp.loc["compile", "speedup_wall"] == pytest.approx(0.3 / 0.06)
     from fusionlab.analysis import run_metrics, summary
+    assert "| compile | 5.00x paired [4.80, 5.30] noisy; across" in "\n".join(summary.speedup_md(strict.reset_index()))
     cell = "\n".join(summary.speedup_md(sp.reset_index()))
     assert "| compile | 5.00x paired [" in cell and "; across processes 5.00x [" in cell
     assert "| compile | 5.00x [" in "\n".join(summary.speedup_md(unpaired.reset_index()))

@@ -198,7 +198,7 @@ def _speedup_side_by_side(t, model, d):
             label = f"{r.speedup_wall:.2f}x" + (" (noisy)" if bool(r.noisy) else "") \
                 if r.speedup_wall == r.speedup_wall else ""
             if paired == paired:
-                noisy = " (noisy)" if getattr(r, "cv_paired", 0) > getattr(r, "noise_cv_threshold", np.inf) else ""
+                noisy = " (noisy)" if bool(getattr(r, "noisy_paired", False)) else ""
                 label = f"{paired:.2f}x paired{noisy}" + (f"; {label} across" if label else "")
             ax.annotate(label, (np.nanmax([r.speedup_wall, paired]), i), xytext=(6, 4),
                         textcoords="offset points", fontsize=7)

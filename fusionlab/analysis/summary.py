@@ -30,7 +30,7 @@ def _fmt_speedup(r) -> str:
             + (" noisy" if r.get("noisy") else "")
     if paired is None:
         return s
-    noisy = " noisy" if r.get("cv_paired", 0) > r.get("noise_cv_threshold", np.inf) else ""
+    noisy = " noisy" if r.get("noisy_paired") else ""
     return f"{paired:.2f}x paired" + _ci(r.get("speedup_paired_lo"), r.get("speedup_paired_hi")) + noisy \
         + ("; across processes " + s if s else "")
 

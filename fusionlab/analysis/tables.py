@@ -20,7 +20,7 @@
              profiler_overhead beside it)
              (analysis.stats), speedup over eager (wall and GPU) with CIs, the paired
              speedup (speedup_paired: eager timed in the variant's own process) with its
-             CI and cv_paired, host_moved (see host_moved), the median host_slowdown of
+             CI, cv_paired and noisy_paired, host_moved (see host_moved), the median host_slowdown of
              the variant's runs and of eager's (eager_host_slowdown), kernel reduction,
              and compile cost as the Inductor harness defines it:
              compilation_latency_s (first call of the variant - first call of eager; of the
@@ -183,6 +183,7 @@ def speedups(runs: pd.DataFrame, noise_cv: float = NOISE_CV) -> pd.DataFrame:
         row["speedup_paired"] = paired.median() if len(paired) else np.nan
         row["speedup_paired_lo"], row["speedup_paired_hi"] = stats.median_ci(paired)
         row["cv_paired"] = stats.cv(paired)
+        row["noisy_paired"] = bool(row["cv_paired"] > noise_cv)   # nan > x is False
         row["host_moved"] = host_moved(row)
         row["profiler_overhead"] = good["profiler_overhead"].median() if "profiler_overhead" in good and len(good) else np.nan
         for name, d in (("host_slowdown", good), ("eager_host_slowdown", e)):   # host_slowdown, medians
