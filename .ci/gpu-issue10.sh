@@ -41,6 +41,7 @@ if [ "${BENCH:-0}" = 1 ]; then
   timeout -k 30 ${SWEEP_S:-400} python benchmarks/untraced_timing.py sweep --results results/bench10 --repeats ${REPEATS:-3}
   [ -n "${REF_S:-}" ] && python benchmarks/untraced_timing.py reference --results results/bench10 --repeats ${REF_REPEATS:-5} --budget-s $REF_S
   python benchmarks/untraced_timing.py report --results results/bench10 2>&1 | tee $OUT/report.txt
+  python benchmarks/untraced_timing.py windows --results results/bench10 > $OUT/estimators.txt 2>&1
   cd results && tar czf $OUT/bench10-${FUSIONLAB_BENCH_GRID:-a}.tgz bench10/*.csv bench10/*.yaml bench10/*.log bench10/*/tables bench10/*/summary.md \
     $(find bench10 -name '*.json' -o -name '*.log' -o -name kernels.csv) 2>/dev/null; cd ..
 fi

@@ -12,6 +12,7 @@ For each configuration of the grid (GRID below), side by side in one session:
     python benchmarks/untraced_timing.py sweep --results results/bench10 --repeats 5
     python benchmarks/untraced_timing.py reference --results results/bench10 --repeats 5
     python benchmarks/untraced_timing.py report --results results/bench10
+    python benchmarks/untraced_timing.py windows --results results/bench10   # windows.csv, two paired estimators
 
 Each step resumes where a previous call stopped (Snakemake's own resumption; the
 reference CSV keeps its rows). `report` prints, per configuration: pipeline / reference
@@ -269,6 +270,50 @@ def cmd_report(a) -> int:
     return 0
 
 
+def windows_table(results: str) -> pd.DataFrame:
+    """Every timing window (the variant's and eager's, in their order) and host probe of the
+    pipeline's untraced processes under `results`: one row each."""
+    import glob
+    import json
+
+    import pandas as pd
+    rows = []
+    for f in sorted(glob.glob(os.path.join(results, "*", "runs", "**", "timing.json"), recursive=True)):
+        with open(f) as fh:
+            t = json.load(fh)
+        tm = t.get("timing") or {}
+        key = {k: t.get(k) for k in ("model", "variant", "batch", "mode", "repeat")}
+        for timed, field in (("variant", "windows_ms"), ("eager", "eager_windows_ms"), ("host_probe", "host_probe_ms")):
+            rows += [{**key, "timed": timed, "window": i, "ms": x} for i, x in enumerate(tm.get(field) or [])]
+    return pd.DataFrame(rows, columns=["model", "variant", "batch", "mode", "repeat", "timed", "window", "ms"])
+
+
+def paired_estimators(windows: pd.DataFrame) -> pd.DataFrame:
+    """Two estimators of each process's paired speedup from its windows (windows_table):
+    eager's median window / the variant's (ratio_of_medians: the pipeline's), and the median
+    of the ratios of windows timed back to back (median_of_pair_ratios); per configuration,
+    their medians and CVs over the processes."""
+    import pandas as pd
+    w = windows[windows["timed"] != "host_probe"].pivot_table(
+        index=["model", "variant", "batch", "mode", "repeat", "window"], columns="timed", values="ms").dropna()
+    per = w.groupby(level=[0, 1, 2, 3, 4]).apply(lambda g: pd.Series({
+        "ratio_of_medians": g["eager"].median() / g["variant"].median(),
+        "median_of_pair_ratios": (g["eager"] / g["variant"]).median()}))
+    cv = lambda x: x.std() / x.mean()  # noqa: E731
+    return per.groupby(level=[0, 1, 2, 3]).agg(
+        processes=("ratio_of_medians", "size"),
+        ratio_of_medians=("ratio_of_medians", "median"), ratio_of_medians_cv=("ratio_of_medians", cv),
+        median_of_pair_ratios=("median_of_pair_ratios", "median"),
+        median_of_pair_ratios_cv=("median_of_pair_ratios", cv)).reset_index()
+
+
+def cmd_windows(a) -> int:
+    w = windows_table(a.results)
+    w.to_csv(os.path.join(a.results, "windows.csv"), index=False)
+    print(paired_estimators(w).to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    return 0
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "_loop":
@@ -276,7 +321,7 @@ def main(argv=None) -> int:
         print(*reference_loop(m, v, int(b), mode, int(w), int(n)))
         return 0
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("step", choices=["sweep", "reference", "report"])
+    p.add_argument("step", choices=["sweep", "reference", "report", "windows"])
     p.add_argument("--results", default="results/bench10")
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--windows", type=int, default=5)
@@ -285,7 +330,7 @@ def main(argv=None) -> int:
     p.add_argument("--cores", type=int, default=os.cpu_count() or 1)
     p.add_argument("--budget-s", type=float, default=1e9, help="reference: stop starting processes after this")
     a = p.parse_args(argv)
-    return {"sweep": cmd_sweep, "reference": cmd_reference, "report": cmd_report}[a.step](a)
+    return {"sweep": cmd_sweep, "reference": cmd_reference, "report": cmd_report, "windows": cmd_windows}[a.step](a)
 
 
 if __name__ == "__main__":
