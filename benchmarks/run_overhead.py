@@ -300,8 +300,8 @@ def main(argv=None) -> int:
         n = sum(1 for r in spans for w in ("untraced", "nsys") if r.get(f"{w}_held_from"))
         print(f"overlap check: {n} measuring processes on {len(gpus)} GPU(s): "
               + ("no two held one GPU at once" if not bad else f"{len(bad)} OVERLAPS: {bad[:5]}"))
-        t0 = min(r["start_unix"] for r in rows if r.get("start_unix"))
-        t1 = max(r["end_unix"] for r in rows if r.get("end_unix"))
+        t0 = min(r["start_unix"] for r in rows if r.get("start_unix") is not None)
+        t1 = max(r["end_unix"] for r in rows if r.get("end_unix") is not None)
         held = sum(r.get("untraced_lock_held_s") or 0 for r in rows) + sum(r.get("nsys_lock_held_s") or 0 for r in rows)
         print(f"GPU lock held {held:.0f} s in all, over {t1 - t0:.0f} s from the first process's start to the last's end "
               f"({held / max(len(gpus), 1) / (t1 - t0):.0%} of the GPUs' time); median per run "

@@ -128,3 +128,21 @@ def test_probe_by_company_counts_the_processes_alive_on_the_host():
     c = rec(6.5, [7.0, 9.0], 0.09, host="other")   # timing 8-9: b alive, but on another host
     got = ro.probe_by_company([{"run": r, "_untraced_rec": x} for r, x in (("a", a), ("b", b), ("c", c))])
     assert got == {0: [0.07, 0.09], 1: [0.14]}
+
+
+def test_a_sweep_on_two_gpus_is_replayed_as_if_on_one(tmp_path, capsys):
+    """Two runs measured at once on two GPUs (lock 1-3 s each, processes 0-4 s): on one
+    GPU with one in flight they run end to end, 8 s; with two, the second waits for the
+    lock, 2 s, and ends at 6 s."""
+    import json
+    for run, gpu in (("r0", "g0"), ("r1", "g1")):
+        d = tmp_path / "runs" / "nsys" / "m" / run / "inference_float32" / "bs1" / "r0"
+        d.mkdir(parents=True)
+        rec = {"status": "timeout", "process_start_unix": 0.0, "process_end_unix": 4.0, "gpu_uuid": gpu,
+               "gpu_slot": {"wait_s": 0.0, "held_unix": [1.0, 3.0]}}
+        (d / "timing.json").write_text(json.dumps(rec))
+        (d / "run.json").write_text(json.dumps({**rec, "profile_skipped": "not run under nsys"}))
+    assert ro.main([str(tmp_path), "--in-flight", "1,2"]) == 0
+    out = capsys.readouterr().out
+    assert "on 2 GPUs" in out and "  K=1: 8 s" in out and "  K=2: 6 s" in out
+    assert "GPU g0: 1 measuring processes, lock held 2 s" in out
