@@ -1,6 +1,7 @@
 """The SQLite reader and metrics on real nsys reports, checked against `nsys stats`
 output recorded for the same file (tests/data/README.md says how they were made)."""
 import os
+import sys
 
 import pandas as pd
 import pytest
@@ -167,32 +168,89 @@ Generated:
 """
 
 
-@pytest.mark.parametrize("status,expect", [("timeout", "timeout"), ("ok", "error")])
-def test_no_report_keeps_the_record(tmp_path, status, expect):
-    # nsys's importer failed (its text as an H100 run printed it): the run keeps its record,
-    # says why it has no profile, and an ok run without its profile becomes an error
+# stands in for `nsys profile ... python -m fusionlab.experiments.run ...`: writes the run's
+# record (status from argv) and, from attempt GOOD_FROM on, the report; before, it prints
+# what nsys's importer printed on the H100 and writes no report. Counts attempts in a file.
+FAKE_NSYS = """\
+import json, os, sys
+run, report, status, good_from, counter = sys.argv[1:6]
+n = int(open(counter).read()) + 1 if os.path.exists(counter) else 1
+open(counter, "w").write(str(n))
+json.dump({"model": "m", "variant": "v", "batch": 1, "status": status,
+           "reason": None if status == "ok" else "did not finish"}, open(run, "w"))
+if n >= int(good_from):
+    open(report + ".tmp.nsys-rep", "w").write("report")
+else:
+    open(report + ".tmp.qdstrm", "w").write("trace")
+    print(os.environ["IMPORT_FAILURE"])
+"""
+
+
+def _profile(tmp_path, monkeypatch, status, good_from):
     import json
-    from fusionlab.analysis import no_report, run_metrics
+    from fusionlab.experiments import nsys_profile
+    script = tmp_path / "fake_nsys.py"
+    script.write_text(FAKE_NSYS)
+    monkeypatch.setenv("IMPORT_FAILURE", NSYS_IMPORT_FAILURE)
+    run, log, rep = tmp_path / "run.json", tmp_path / "profile.log", tmp_path / "report.nsys-rep"
+    cmd = [sys.executable, str(script), str(run), str(rep), status, str(good_from), str(tmp_path / "n")]
+    assert nsys_profile.main([str(run), str(log), str(rep), "--", *cmd]) == 0
+    attempts = int((tmp_path / "n").read_text())
+    return json.loads(run.read_text()), log.read_text(), rep, attempts
+
+
+def test_a_run_whose_profile_nsys_could_not_import_is_profiled_again(tmp_path, monkeypatch):
+    r, log, rep, attempts = _profile(tmp_path, monkeypatch, "ok", good_from=2)
+    assert attempts == 2 and rep.read_text() == "report"
+    assert r["status"] == "ok" and "profile_error" not in r
+    assert r["profile_attempts"] == 2
+    assert r["profile_retried_for"] == ["Multiple different definitions of the same VmTidToPidInfo"]
+    assert "profiling the run again (attempt 2 of 2)" in log
+    assert not (tmp_path / "report.nsys-rep.tmp.qdstrm").exists()
+
+
+def test_a_profile_that_worked_the_first_time_is_not_redone(tmp_path, monkeypatch):
+    r, log, rep, attempts = _profile(tmp_path, monkeypatch, "ok", good_from=1)
+    assert attempts == 1 and rep.read_text() == "report"
+    assert r["status"] == "ok" and "profile_attempts" not in r
+
+
+@pytest.mark.parametrize("status,expect,attempts", [("timeout", "timeout", 1), ("ok", "error", 2)])
+def test_no_report_keeps_the_record(tmp_path, monkeypatch, status, expect, attempts):
+    # nsys's importer failed (its text as an H100 run printed it), twice for an ok run, once
+    # for a timed-out one (not retried): the run keeps its record, says why it has no
+    # profile, and an ok run without its profile becomes an error
+    from fusionlab.analysis import run_metrics
     from fusionlab.analysis.nsys_stats import export_stats
-    run = tmp_path / "run.json"
-    run.write_text(json.dumps({"model": "m", "variant": "v", "batch": 1, "status": status,
-                               "reason": "did not finish" if status != "ok" else None}))
-    log = tmp_path / "profile.log"
-    log.write_text(NSYS_IMPORT_FAILURE)
-    rep = tmp_path / "report.nsys-rep"
-    assert no_report.main([str(run), str(log), str(rep)]) == 0
-    r = json.loads(run.read_text())
+    r, log, rep, ran = _profile(tmp_path, monkeypatch, status, good_from=3)
+    assert ran == attempts
     assert r["profile_error"] == "nsys wrote no report: Multiple different definitions of the same VmTidToPidInfo"
     assert r["status"] == expect
     assert r["reason"] == ("did not finish" if status != "ok" else r["profile_error"])
+    assert r.get("profile_attempts") == (2 if status == "ok" else None)
+    assert f"[fusionlab] {r['profile_error']} (run status: {expect})" in log
     assert rep.exists() and rep.stat().st_size == 0
     # the steps after it read the empty marker as "no report"
     sqlite = tmp_path / "report.sqlite"
     sqlite.write_bytes(b"")
     manifest = export_stats(str(sqlite), str(tmp_path / "stats"))
     assert "nsys wrote none" in manifest["note"]
-    row = run_metrics.main(str(run), str(sqlite), "nsys", str(tmp_path / "metrics.json"))
+    row = run_metrics.main(str(tmp_path / "run.json"), str(sqlite), "nsys", str(tmp_path / "metrics.json"))
     assert row["status"] == expect
+
+
+def test_a_run_that_wrote_no_record_under_nsys_is_recorded_from_its_flags(tmp_path):
+    # the runner crashed under nsys (no run.json): the record names the run and says why
+    import json
+    from fusionlab.experiments import nsys_profile
+    run, log, rep = tmp_path / "run.json", tmp_path / "profile.log", tmp_path / "report.nsys-rep"
+    cmd = [sys.executable, "-c", "import sys; print('Segmentation fault'); sys.exit(139)",
+           "--model", "mlp", "--variant", "eager", "--batch", "64", "--mode", "inference"]
+    assert nsys_profile.main([str(run), str(log), str(rep), "--", *cmd]) == 0
+    r = json.loads(run.read_text())
+    assert (r["model"], r["variant"], r["batch"], r["mode"], r["status"]) == ("mlp", "eager", 64, "inference", "error")
+    assert r["reason"] == r["profile_error"] == "nsys wrote no report: nsys exit status 139"
+    assert "Segmentation fault" in log.read_text()
 
 
 @pytest.mark.parametrize("status", ["timeout", "incorrect", "oom"])
@@ -254,7 +312,9 @@ def test_compile_cost_prefers_cold_compiles():
     assert np.isnan(lat) and cache is None
 
 
-def test_no_report_reason_falls_back_to_the_last_line():
-    from fusionlab.analysis.no_report import nsys_error
+def test_no_report_reason_falls_back_to_the_importer_status_then_the_last_line():
+    from fusionlab.experiments.nsys_profile import nsys_error
+    assert nsys_error("Importer error status: An unknown error occurred.\nImport Failed with unexpected "
+                      "exception:\nGenerated:\n\tx.qdstrm\n") == "importer error: An unknown error occurred."
     assert nsys_error("a\n\nnsys: something broke\n\n") == "nsys: something broke"
     assert nsys_error("") == "no output"

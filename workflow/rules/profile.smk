@@ -82,15 +82,14 @@ rule profile_nsys:
     shell:
         "export PYTHONPATH={params.root}${{PYTHONPATH:+:$PYTHONPATH}}; "
         "if {params.python} -m fusionlab.experiments.not_profiled {input.timing} {output.run} {output.rep} 2> {log}; then exit 0; fi; "
+        # nsys exits non-zero when the profiled process crashed: that run is recorded by
+        # the runner (status error). When nsys writes no report for a run that ended ok
+        # (its importer failed), the run is profiled once more; when it writes none again,
+        # the run's record says so and the report is left empty: the sweep goes on.
+        "{params.python} -m fusionlab.experiments.nsys_profile {output.run} {log} {output.rep} -- "
         "nsys profile -t {params.trace} {params.extra} {params.capture_nsys} "
         "--force-overwrite true -o {output.rep}.tmp {params.python} -m fusionlab.experiments.run {params.args} "
-        "--profiler nsys {params.capture_runner} --windows 0 --out {output.run} > {log} 2>&1 || echo \"nsys exit status $?\" >> {log}; "
-        # nsys exits non-zero when the profiled process crashed: that run is recorded by
-        # the runner (status error). When nsys writes no report at all, the run's record
-        # says so and the report is left empty (analysis/no_report.py): the sweep goes on.
-        "mv {output.rep}.tmp.nsys-rep {output.rep} 2>/dev/null || "
-        "{params.python} -m fusionlab.analysis.no_report "
-        "{output.run} {log} {output.rep} 2>> {log}"
+        "--profiler nsys {params.capture_runner} --windows 0 --out {output.run}"
 
 
 rule profile_torch:
