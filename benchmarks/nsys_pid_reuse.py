@@ -28,11 +28,12 @@ from __future__ import annotations
 import argparse
 import multiprocessing as mp
 import os
-import re
 import subprocess
 import sys
 import threading
 import time
+
+from fusionlab.experiments.nsys_profile import nsys_error
 
 TRACE = ["-t", "cuda,nvtx,osrt", "-s", "none", "--cpuctxsw=none",
          "--capture-range=cudaProfilerApi", "--capture-range-end=stop"]
@@ -87,9 +88,9 @@ def nsys_command(rep: str, seconds: float) -> list[str]:
 
 
 def outcome(rep: str, text: str) -> tuple[bool, str]:
-    """Whether nsys wrote REP's report, and its importer's error."""
-    err = re.findall(r'ErrorText\s*Value:\s*"([^"]*)"', text) or re.findall(r"Importer error status:\s*(.+)", text)
-    return os.path.exists(rep + ".nsys-rep"), err[-1] if err else ""
+    """Whether nsys wrote REP's report, and if not its error (as the pipeline records it)."""
+    report = os.path.exists(rep + ".nsys-rep")
+    return report, "" if report else nsys_error(text)
 
 
 def concurrent_runs(out: str, i: int, seconds: float, n: int) -> list[dict]:
