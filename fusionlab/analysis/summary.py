@@ -13,7 +13,7 @@ from fusionlab.core.io import atomic_path
 
 
 def _ci(lo, hi) -> str:
-    return f" [{lo:.2f}, {hi:.2f}]" if lo is not None and lo == lo else ""
+    return f" [{lo:.2f}, {hi:.2f}]" if pd.notna(lo) else ""
 
 
 def _fmt_speedup(r) -> str:
@@ -21,7 +21,7 @@ def _fmt_speedup(r) -> str:
     the host's speed mostly cancels in it), then the speedup across processes; each with
     its CI and `noisy` where its CV over repeats exceeds the threshold."""
     paired = r.get("speedup_paired")
-    paired = paired if paired is not None and paired == paired else None
+    paired = paired if pd.notna(paired) else None
     if r["status"] != "ok" or (r["speedup_wall"] != r["speedup_wall"] and paired is None):
         return f"{r['status']}"
     s = ""

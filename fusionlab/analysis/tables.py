@@ -246,10 +246,10 @@ def host_moved(r) -> bool:
     speed, not the variant, moved it (eager's processes and the variant's ran at
     different speeds)."""
     wall, paired = r.get("speedup_wall"), r.get("speedup_paired")
-    if r.get("variant") == "eager" or any(x is None or x != x for x in (wall, paired)):
+    if r.get("variant") == "eager" or pd.isna(wall) or pd.isna(paired):
         return False
     lo, hi = r.get("speedup_wall_lo"), r.get("speedup_wall_hi")
-    inside = lo is not None and lo == lo and lo <= paired <= hi
+    inside = pd.notna(lo) and lo <= paired <= hi
     return bool(abs(np.log(wall / paired)) > np.log(PAIRED_GAP) and not inside)
 
 

@@ -21,6 +21,17 @@ def atomic_path(path: str):
             os.remove(tmp)
 
 
+def read_json(path: str) -> dict | None:
+    """The JSON object at path, or None when it is missing, unreadable, half written or
+    not an object."""
+    try:
+        with open(path) as f:
+            obj = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
 def write_json_atomic(path: str, obj: dict) -> None:
     """obj as indented JSON at path, written atomically."""
     with atomic_path(path) as tmp, open(tmp, "w") as f:

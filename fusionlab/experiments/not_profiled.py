@@ -11,10 +11,9 @@ file (the "no report" marker the export, stats and metrics steps read), and exit
 Otherwise (ok, or no readable record) it writes nothing and exits 1: profile the run."""
 from __future__ import annotations
 
-import json
 import sys
 
-from fusionlab.core.io import write_json_atomic
+from fusionlab.core.io import read_json, write_json_atomic
 
 PROFILE_IT = 1
 
@@ -22,14 +21,8 @@ PROFILE_IT = 1
 def untraced_failure(timing_json: str) -> dict | None:
     """The untraced record when its run did not end ok, else None (ok, or unreadable:
     then the nsys process runs and records for itself)."""
-    try:
-        with open(timing_json) as f:
-            rec = json.load(f)
-    except (OSError, ValueError):
-        return None
-    if not isinstance(rec, dict) or rec.get("status") in (None, "ok"):
-        return None
-    return rec
+    rec = read_json(timing_json)
+    return None if rec is None or rec.get("status") in (None, "ok") else rec
 
 
 def record(timing_json: str, run_json: str, report: str) -> dict | None:

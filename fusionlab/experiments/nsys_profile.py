@@ -18,13 +18,12 @@ marker the export, stats and metrics steps read as "no report"."""
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import subprocess
 import sys
 
-from fusionlab.core.io import write_json_atomic
+from fusionlab.core.io import read_json, write_json_atomic
 
 ATTEMPTS = 2
 RUN_KEYS = ("model", "variant", "batch", "size", "mode", "dtype", "repeat")
@@ -43,16 +42,6 @@ def nsys_error(log_text: str) -> str:
     return lines[-1][:300] if lines else "no output"
 
 
-def read_run(run_json: str) -> dict | None:
-    """The runner's record, or None when it wrote none (or half of one)."""
-    try:
-        with open(run_json) as f:
-            rec = json.load(f)
-    except (OSError, ValueError):
-        return None
-    return rec if isinstance(rec, dict) else None
-
-
 def runner_fields(command: list[str]) -> dict:
     """The run's identity (model, variant, batch, ...) from the runner's flags, for a
     record the runner did not write (it crashed under nsys)."""
@@ -67,7 +56,7 @@ def runner_fields(command: list[str]) -> dict:
 def record_no_report(run_json: str, log_text: str, report: str, command=(), **extra) -> dict:
     """Write RUN_JSON's `profile_error` (and an ok run's `error` status; EXTRA fields) and
     the empty REPORT marker; returns the record."""
-    run = read_run(run_json) or {**runner_fields(list(command)), "status": "error"}
+    run = read_json(run_json) or {**runner_fields(list(command)), "status": "error"}
     run.update(extra, profile_error=f"nsys wrote no report: {nsys_error(log_text)}")
     if run.get("status") == "ok" or not run.get("reason"):
         run.update(status="error", reason=run["profile_error"])
@@ -91,7 +80,7 @@ def profile(command: list[str], run_json: str, log: str, report: str,
                 out.write(f"nsys exit status {rc}\n")
         if os.path.exists(written):
             os.replace(written, report)
-            run = read_run(run_json) or {}
+            run = read_json(run_json) or {}
             if retried_for and run:
                 run.update(profile_attempts=attempt, profile_retried_for=retried_for)
                 write_json_atomic(run_json, run)
@@ -99,7 +88,7 @@ def profile(command: list[str], run_json: str, log: str, report: str,
         with open(log, "rb") as f:
             f.seek(start)
             text = f.read().decode(errors="replace")
-        run = read_run(run_json)
+        run = read_json(run_json)
         if attempt == attempts or not run or run.get("status") != "ok":
             break
         retried_for.append(nsys_error(text))

@@ -9,11 +9,10 @@ GPUs, so this is the sweep's rate, not one run's time).
 """
 from __future__ import annotations
 
-import json
 import os
 import time
 
-from fusionlab.core.io import write_json_atomic
+from fusionlab.core.io import read_json, write_json_atomic
 
 PLAN = os.path.join("logs", "sweep_plan.json")
 
@@ -36,10 +35,8 @@ def _clock(s: float) -> str:
 
 def status(results: str, now: float | None = None) -> dict | None:
     """done, total, elapsed_s, left_s (None until a run of this session has finished)."""
-    try:
-        with open(os.path.join(results, PLAN)) as f:
-            plan = json.load(f)
-    except (OSError, ValueError):
+    plan = read_json(os.path.join(results, PLAN))
+    if plan is None:
         return None
     now = time.time() if now is None else now
     done = sum(_done(d) for d in plan["runs"])
