@@ -39,18 +39,28 @@ def compare(a: str, b: str) -> pd.DataFrame:
 
 
 def figure(m: pd.DataFrame, a: str, b: str):
-    fig, (ax,) = plots._fig(w=7.0)
-    d = m.dropna(subset=["time_ratio_wall"])
+    """One row per configuration that ran ok in both sweeps, sorted: wall time B / A as a
+    bar (green: B faster), GPU time B / A as a tick beside it."""
+    d = m.dropna(subset=["time_ratio_wall"]).sort_values("time_ratio_wall", ignore_index=True)
+    fig, (ax,) = plots._fig(w=7.0, h=1.8 + 0.15 * max(len(d), 4))
     if d.empty:
         plots._empty(ax, "no configuration ran ok in both sweeps")
     else:
         labels = [f"{r.model}/{r.variant}/{r.batch}" + (f"/{r.size}" if r.size != "default" else "")
                   for r in d.itertuples()]
-        ax.bar(range(len(d)), d["time_ratio_wall"], color=["#55a868" if v < 1 else "#c44e52" for v in d["time_ratio_wall"]])
-        ax.axhline(1.0, color="grey", lw=0.8, ls="--")
-        ax.set_xticks(range(len(d))); ax.set_xticklabels(labels, rotation=90, fontsize=6)
-        ax.set_yscale("log"); ax.set_ylabel("wall time B / A (below 1: B faster)")
-    fig.suptitle(f"A = {a}\nB = {b}", fontsize=8)
+        y = range(len(d))
+        ax.barh(y, d["time_ratio_wall"] - 1, left=1, height=0.7, label="wall time",
+                color=["#55a868" if v < 1 else "#c44e52" for v in d["time_ratio_wall"]])
+        ax.plot(d["time_ratio_gpu"], y, ls="none", marker="|", ms=7, color="black", label="GPU time")
+        ax.axvline(1.0, color="grey", lw=0.8, ls="--")
+        ax.set_yticks(list(y)); ax.set_yticklabels(labels, fontsize=6)
+        ax.set_ylim(-0.7, len(d) - 0.3)
+        plots._log(ax, "x")
+        ax.set_xlabel("time per iteration, B / A (below 1: B faster)")
+        plots._fit_log_ticks(ax, "x")
+        ax.tick_params(axis="x", top=True, labeltop=True)   # a tall figure: the scale at both ends
+        ax.legend(fontsize=7, loc="lower right")
+    fig.suptitle(f"Sweep B against sweep A, per configuration\nA = {a}\nB = {b}", fontsize=8)
     return fig
 
 
