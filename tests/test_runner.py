@@ -6,6 +6,12 @@ import torch
 
 from fusionlab.experiments import registry, run
 from fusionlab.experiments.registry import MODELS, VARIANTS, VariantSpec
+from fusionlab.experiments.timing import per_iteration
+
+
+def loops(step, ref):
+    """The variant's and eager's loops of a check-style step(f, m) (eager: m is ref)."""
+    return per_iteration(lambda: step(None, "model")), per_iteration(lambda: step(None, ref))
 
 
 def go(tmp_path, *extra, model="mlp", variant="eager"):
@@ -199,10 +205,11 @@ def test_timing_windows_are_untraced_and_recorded(tmp_path):
 
 
 def test_paired_eager_times_eager_between_the_variant_windows(tmp_path):
-    r = go(tmp_path, "--windows", "4", "--paired-eager", variant="compile")
+    r = go(tmp_path, "--windows", "4", "--paired-eager", "--paired-ci", "0", variant="compile")
     t = r["timing"]
     assert r["status"] == "ok" and r["paired_eager"] is True and "paired_eager_error" not in r
     assert len(t["windows_ms"]) == len(t["eager_windows_ms"]) == 4 and len(t["host_probe_ms"]) == 5
+    assert t["paired_stop"] == "fixed" and len(t["paired_speedup_ci"]) == 2
     med = lambda xs: (sorted(xs)[1] + sorted(xs)[2]) / 2    # noqa: E731
     assert t["paired_speedup"] == pytest.approx(med(t["eager_windows_ms"]) / med(t["windows_ms"]))
     assert t["wall_time_per_iter_ms"] == pytest.approx(sorted(t["windows_ms"])[1] / 2 + sorted(t["windows_ms"])[2] / 2)
@@ -214,7 +221,8 @@ def test_paired_eager_times_eager_between_the_variant_windows(tmp_path):
 
 def test_paired_windows_alternate_their_order():
     events = []
-    out, eager = run.time_paired_windows(lambda: events.append("v"), lambda: events.append("e"),
+    out, eager = run.time_paired_windows(per_iteration(lambda: events.append("v")),
+                                         per_iteration(lambda: events.append("e")),
                                          lambda: None, 3, 1, lambda: events.append("p") or 1.0, [])
     assert len(out) == len(eager) == 3
     # a probe before the first window and after each of the variant's
@@ -232,7 +240,7 @@ def test_paired_eager_out_of_memory_times_the_variant_alone():
         if m is ref:
             raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
     rec, probe_ms = {}, [9.0]
-    windows, eager, peak = run.paired_timing(torch, args, "cpu", step, None, "model", ref, lambda: None,
+    windows, eager, peak = run.paired_timing(torch, args, "cpu", *loops(step, ref), lambda: None,
                                              lambda: 1.0, probe_ms, rec)
     assert len(windows) == 3 and eager is None and peak is None and probe_ms == [1.0] * 4
     assert rec["paired_eager_error"].startswith("out of memory with eager beside the variant: CUDA out of memory")
@@ -256,25 +264,25 @@ def test_paired_eager_out_of_memory_frees_eager_before_the_variant_runs_alone():
         else:
             alive.append(held.get("w") is not None and held["w"]() is not None)
     rec = {}
-    run.paired_timing(torch, args, "cpu", step, None, "model", ref, lambda: None, lambda: 1.0, [], rec)
+    run.paired_timing(torch, args, "cpu", *loops(step, ref), lambda: None, lambda: 1.0, [], rec)
     assert alive and not any(alive) and gc.isenabled() and "paired_eager_error" in rec
     # any other error is the run's own: it propagates
 
     def broken(f, m):
         raise RuntimeError("shape mismatch")
     with pytest.raises(RuntimeError, match="shape mismatch"):
-        run.paired_timing(torch, args, "cpu", broken, None, "model", ref, lambda: None, lambda: 1.0, [], {})
+        run.paired_timing(torch, args, "cpu", *loops(broken, ref), lambda: None, lambda: 1.0, [], {})
 
 
 def test_the_host_probe_runs_between_windows_never_inside():
     from fusionlab.experiments import host_probe
     events, probe_ms = [], []
-    out = run.time_windows(lambda: events.append("step"), lambda: events.append("sync"), 2, 3,
+    out = run.time_windows(per_iteration(lambda: events.append("step")), lambda: events.append("sync"), 2, 3,
                            lambda: events.append("probe") or 0.5, probe_ms)
     assert len(out) == 2 and probe_ms == [0.5, 0.5, 0.5]
     # probe, then each window (sync, 3 steps, sync) followed by a probe
     assert events == ["probe"] + (["sync"] + ["step"] * 3 + ["sync", "probe"]) * 2
-    assert run.time_windows(lambda: None, lambda: None, 2, 1) and True   # no probe: as before
+    assert run.time_windows(lambda n: None, lambda: None, 2, 1) and True   # no probe: as before
     probe = host_probe.make_probe(torch, passes=3)
     assert probe() > 0
 
@@ -391,6 +399,7 @@ def test_warm_up_runs_its_iterations_and_at_least_its_time():
     import time as _time
     calls, syncs = [], []
 
+    @per_iteration
     def step():
         calls.append(1)
         _time.sleep(0.002)

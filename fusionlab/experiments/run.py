@@ -35,6 +35,9 @@ from fusionlab.core import sizes as size_labels
 from fusionlab.core.axes import DTYPES, MODES, PROFILERS
 from fusionlab.core.io import atomic_path, write_json_atomic
 from fusionlab.experiments import host_probe
+from fusionlab.experiments import timing
+from fusionlab.experiments.timing import (paired_speedup, time_paired_windows, time_windows,  # noqa: F401
+                                          warm_up)
 from fusionlab.experiments import slots as gpu_slots
 
 
@@ -121,6 +124,9 @@ def as_list(out) -> list:
     """A model's outputs as a list: one tensor, or the tensors of a tuple or list."""
     return list(out) if isinstance(out, (list, tuple)) else [out]
 
+
+# paired windows stop at this many x --windows pairs at most (timing.Until)
+MAX_WINDOWS_FACTOR = 8
 
 CHECK_CHUNK = 1 << 24  # elements per float64 chunk of the check: 128 MiB on the device
 
@@ -260,97 +266,6 @@ def debug_artifacts(root: str) -> dict:
     return {k: sorted(v) for k, v in sorted(found.items())}
 
 
-def warm_up(step, sync, iters: int, min_s: float) -> int:
-    """At least `iters` iterations, and iterations for at least `min_s` seconds after the
-    first one (which may record a CUDA graph or finish a compile), in whole chunks of
-    `iters`, each ended by a device synchronize: ten iterations of a host-bound model last
-    about a millisecond, too short for the cores' clocks (and caches) to settle, and its
-    timing windows then kept getting faster (run_metrics.untraced_last_window_ratio).
-    Returns the iterations run."""
-    done, chunk = 0, max(iters, 1)
-    if iters or min_s:
-        step()
-        sync()
-        done = 1
-    t0 = time.perf_counter()
-    while done < iters or time.perf_counter() - t0 < min_s:
-        n = iters - done if done < iters else chunk
-        for _ in range(n):
-            step()
-        done += n
-        sync()
-    sync()
-    return done
-
-
-def _window(step, sync, iters: int) -> float:
-    """Wall time per iteration (ms) of one window of `iters` iterations, ended by a device
-    synchronize."""
-    sync()
-    t0 = time.perf_counter()
-    for _ in range(iters):
-        step()
-    sync()
-    return (time.perf_counter() - t0) * 1e3 / iters
-
-
-@contextlib.contextmanager
-def _gc_paused():
-    """Python's garbage collector collected once, then paused until the block ends (a
-    collection inside a timing window is noise, not the variant's cost)."""
-    import gc
-    gc.collect()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
-
-
-def time_windows(step, sync, windows: int, iters: int, probe=None, probe_ms: list | None = None) -> list[float]:
-    """Wall time per iteration (ms) of `windows` windows of `iters` iterations, each ended
-    by a device synchronize, with Python's garbage collector paused. No NVTX range or
-    record_function is opened inside: nothing here is traced or annotated. With a `probe`
-    (host_probe.make_probe), the host's speed is timed before the first window and after
-    each one, outside the windows, into `probe_ms` (windows + 1 values)."""
-    return time_paired_windows(step, None, sync, windows, iters, probe, probe_ms)[0]
-
-
-def time_paired_windows(step, eager_step, sync, windows: int, iters: int, probe=None,
-                        probe_ms: list | None = None) -> tuple[list[float], list[float]]:
-    """time_windows, with (unless eager_step is None) as many windows of eager between the
-    variant's, in pairs ordered variant-eager, eager-variant, variant-eager, ... (the
-    order alternates, so a drift within the process favours neither): the host's speed
-    changes between processes by up to 1.8x on a shared machine (host_probe), and a
-    speedup taken within one process cancels it. The probe runs before the first window
-    and after each of the variant's. Returns (variant windows, eager windows), ms per
-    iteration."""
-    out, eager = [], []
-    with _gc_paused():
-        if probe is not None:
-            probe_ms.append(probe())
-        for i in range(windows):
-            for which in (("variant", "eager") if i % 2 == 0 else ("eager", "variant")):
-                if which == "eager":
-                    if eager_step is not None:
-                        eager.append(_window(eager_step, sync, iters))
-                else:
-                    out.append(_window(step, sync, iters))
-                    if probe is not None:
-                        probe_ms.append(probe())
-    return out, eager
-
-
-def paired_speedup(windows: list[float], eager_windows: list[float]) -> float | None:
-    """Eager's median window / the variant's, both timed in this process
-    (time_paired_windows). The ratio of the medians, not the median of each pair's ratio:
-    on the H100 machine its CV over 8 processes was 0.08 against 0.10 (a pair's two
-    windows can straddle a change of the host's speed; benchmarks/h100-noise)."""
-    import statistics
-    w, e = [x for x in windows if x], [x for x in eager_windows if x]
-    return statistics.median(e) / statistics.median(w) if w and e else None
-
-
 def windows_context(profiler: str, capture: bool) -> str:
     """What ran around the timing windows: `untraced` (no profiler, or torch.profiler not
     yet started), `nsys-injected` (nsys loaded but its capture range not yet open), or
@@ -362,16 +277,21 @@ def windows_context(profiler: str, capture: bool) -> str:
 
 def timing_record(windows: list[float], args, measure_s: float, device: str,
                   cuda_event_ms: float | None, capture: bool, probe_ms: list[float] = (),
-                  eager_windows: list[float] | None = None) -> dict:
-    """run.json's timing: the windows (see time_windows) with their median and CV, the
-    host probe's times beside them (host_probe), eager's windows timed between them and
-    the paired speedup (time_paired_windows; None when not paired), and the measured
-    range (under the profiler, when there is one)."""
+                  eager_windows: list[float] | None = None, harness_us: float | None = None,
+                  until: timing.Until | None = None) -> dict:
+    """run.json's timing: the windows (see timing.time_windows) with their median and CV,
+    the timing's own cost (timing.harness_cost), the host probe's times beside them
+    (host_probe), eager's windows timed between them, the paired speedup with its 95% CI,
+    why the pairs stopped and the ratio at the host's fast and slow states
+    (timing.time_paired_windows, timing.host_states; None when not paired), and the
+    measured range (under the profiler, when there is one)."""
     import statistics
     med = statistics.median(windows) if windows else None
     cv = (statistics.stdev(windows) / statistics.fmean(windows)) if len(windows) > 1 else None
     ctx = windows_context(args.profiler, capture)
     measure_ms = measure_s * 1e3 / args.iters
+    paired = bool(eager_windows)
+    ci = timing.pair_ratio_ci(windows, eager_windows) if paired else None
     return {"windows_ms": windows, "window_iters": args.iters, "windows_context": ctx,
             "window_median_ms": med, "window_cv": cv,
             "untraced_wall_time_per_iter_ms": med if ctx == "untraced" else None,
@@ -380,10 +300,16 @@ def timing_record(windows: list[float], args, measure_s: float, device: str,
             "capture_range": bool(capture),
             "wall_time_per_iter_ms": med if ctx == "untraced" else measure_ms,
             "cuda_event_time_per_iter_ms": cuda_event_ms,
+            "harness_us_per_iter": harness_us,
+            "harness_share": harness_us / (med * 1e3) if (harness_us is not None and med) else None,
             "host_probe_ms": list(probe_ms),
             "host_probe_median_ms": statistics.median(probe_ms) if probe_ms else None,
             "eager_windows_ms": eager_windows,
-            "paired_speedup": paired_speedup(windows, eager_windows) if eager_windows else None}
+            "paired_speedup": paired_speedup(windows, eager_windows) if paired else None,
+            "paired_speedup_ci": list(ci) if ci else None,
+            "paired_stop": until.reason if (paired and until is not None) else None,
+            **(timing.host_states(windows, eager_windows, probe_ms) if paired else
+               timing.host_states([], [], []))}
 
 
 def pin_cpus(spec: str, device: str) -> list[int] | None:
@@ -432,7 +358,7 @@ def base_record(args) -> dict:
             "size": args.size, "sizes": MODELS[args.model].resolve_sizes(args.size),
             "mode": args.mode, "dtype": args.dtype, "device": device,
             "profiler": args.profiler, "warmup_iters": args.warmup, "warmup_min_s": args.warmup_min_s,
-            "paired_eager": args.paired_eager,
+            "paired_eager": args.paired_eager, "paired_ci": args.paired_ci, "timing_max_s": args.timing_max_s,
             "measure_iters": args.iters, "timing_windows": args.windows,
             "repeat": args.repeat, "seed": args.seed,
             "status": "error", "reason": None,
@@ -465,9 +391,10 @@ def build(torch, args, device: str):
 
 
 def make_step(torch, args, inputs, optimizers: dict):
-    """One iteration, step(f, m, xs=inputs): inference is f(*xs) under no_grad; train is
-    zero_grad, forward, backward of the mean of the outputs, and the optimizer step of m
-    when it has one. Returns the outputs (train: and the gradients)."""
+    """The check's iteration, step(f, m, xs=inputs): inference is f(*xs) under no_grad;
+    train is zero_grad, forward, backward of the mean of the outputs, and the optimizer
+    step of m when it has one. Returns the outputs (train: and the gradients), for the
+    comparison with eager. Never timed: the windows time timing.make_loop's loop."""
     def step(f, m, xs=inputs):
         if args.mode == "train":
             m.zero_grad(set_to_none=True)
@@ -520,7 +447,8 @@ def incorrect_reason(check: dict) -> str:
 def traced_measure(torch, args, device: str, rng, phase, run_iter, sync) -> tuple[float, float | None, bool]:
     """Trace: the measured iterations inside the MEASURE range (and one ITERATION range
     each), under the profiler: torch.profiler started here, or nsys's capture range opened
-    here (--capture-range). Returns (wall seconds, CUDA-event ms per iteration, capture)."""
+    here (--capture-range). run_iter is one iteration of the timed loop's
+    (timing.iteration), run in the mode's grad mode, entered once. Returns (wall seconds, CUDA-event ms per iteration, capture)."""
     prof = None
     if args.profiler == "torch":
         acts = [torch.profiler.ProfilerActivity.CPU]
@@ -533,7 +461,7 @@ def traced_measure(torch, args, device: str, rng, phase, run_iter, sync) -> tupl
         torch.cuda.profiler.start()
     if device == "cuda":
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    with phase(ranges.MEASURE):
+    with phase(ranges.MEASURE), timing.grad_mode(torch, args.mode):
         t0 = time.perf_counter()
         if device == "cuda":
             start.record()
@@ -627,31 +555,47 @@ def run(args, rec: dict, phases: Phases | None = None) -> dict:
     if slot:
         gpu_slots.pin_process(slot.get("cpus"))
     rec["cpus"] = pin_cpus(args.pin_cpus, device)
+    loop_of = timed_loops(torch, args, fn, model, ref_model, inputs, optimizers)
+    variant_loop = loop_of(fn, model)
     with phase(ranges.WARMUP):
-        rec["warmup_iters_run"] = warm_up(lambda: step(fn, model), sync, args.warmup, args.warmup_min_s)
+        rec["warmup_iters_run"] = warm_up(variant_loop, sync, args.warmup, args.warmup_min_s)
     mark("warmup")
     # untraced timing: whole windows of iterations, before any profiler traces this process
     rec["phase"] = "timing"
-    probe_ms, eager_windows, variant_peak = [], None, None
+    probe_ms, eager_windows, variant_peak, until = [], None, None, None
     probe = host_probe.make_probe(torch)
+    harness_us = timing.harness_cost(lambda f: timing.make_loop(torch, "inference", f, inputs), sync, args.iters)
     if args.paired_eager and args.variant != "eager" and args.windows:
-        windows, eager_windows, variant_peak = paired_timing(torch, args, device, step, fn, model, ref_model,
-                                                             sync, probe, probe_ms, rec)
+        until = timing.Until(args.paired_ci, args.timing_max_s, args.windows * MAX_WINDOWS_FACTOR)
+        windows, eager_windows, variant_peak = paired_timing(torch, args, device, variant_loop,
+                                                             loop_of(ref_model, ref_model), sync, probe,
+                                                             probe_ms, rec, until)
     else:
-        windows = time_windows(lambda: step(fn, model), sync, args.windows, args.iters, probe, probe_ms)
+        windows = time_windows(variant_loop, sync, args.windows, args.iters, probe, probe_ms)
     mark("timing")
-    wall, cuda_event_ms, capture = traced_measure(torch, args, device, rng, phase, lambda: step(fn, model), sync)
+    one_iteration = timing.iteration(torch, args.mode, fn, inputs, model, optimizers.get(id(model)), args.dtype)
+    wall, cuda_event_ms, capture = traced_measure(torch, args, device, rng, phase, one_iteration, sync)
     mark("measure")
 
-    rec["timing"] = timing_record(windows, args, wall, device, cuda_event_ms, capture, probe_ms, eager_windows)
+    rec["timing"] = timing_record(windows, args, wall, device, cuda_event_ms, capture, probe_ms, eager_windows,
+                                  harness_us, until)
     rec.update(peak_memory(torch, device, max(filter(None, (first_calls_peak, variant_peak)), default=None)))
     rec.update(status="ok", reason=None)
     return rec
 
 
-def paired_timing(torch, args, device, step, fn, model, ref_model, sync, probe, probe_ms, rec):
-    """The timing phase with eager beside the variant (--paired-eager; time_paired_windows):
-    eager, already built for the check, warms up as the variant did, then the windows pair.
+def timed_loops(torch, args, fn, model, ref_model, inputs, optimizers: dict):
+    """loop_of(f, m): the timed loop (timing.make_loop) of callable f over model m's
+    parameters and optimizer, on the run's inputs, mode and dtype."""
+    def loop_of(f, m):
+        return timing.make_loop(torch, args.mode, f, inputs, m, optimizers.get(id(m)), args.dtype)
+    return loop_of
+
+
+def paired_timing(torch, args, device, variant_loop, eager_loop, sync, probe, probe_ms, rec, until=None):
+    """The timing phase with eager beside the variant (--paired-eager;
+    timing.time_paired_windows, pairs added as `until` says): eager, already built for the
+    check, warms up as the variant did, then the windows pair.
     On the GPU the run's peak memory stays the variant's: the allocator's peak is taken
     before eager's warm-up and reset after the windows (on the CPU the peak is the
     process's max RSS, eager's windows included). Where eager's part runs out of memory
@@ -659,12 +603,12 @@ def paired_timing(torch, args, device, step, fn, model, ref_model, sync, probe, 
     memory is freed, and rec['paired_eager_error'] says why. Returns (variant windows,
     eager windows or None, the variant's peak so far or None)."""
     import gc
-    variant_step, eager_step = (lambda: step(fn, model)), (lambda: step(ref_model, ref_model))
     peak = torch.cuda.max_memory_allocated() if device == "cuda" else None
     windows = eager = None
     try:
-        warm_up(eager_step, sync, args.warmup, args.warmup_min_s)
-        windows, eager = time_paired_windows(variant_step, eager_step, sync, args.windows, args.iters, probe, probe_ms)
+        warm_up(eager_loop, sync, args.warmup, args.warmup_min_s)
+        windows, eager = time_paired_windows(variant_loop, eager_loop, sync, args.windows, args.iters, probe,
+                                             probe_ms, until)
     except (torch.OutOfMemoryError, RuntimeError) as e:
         if not (isinstance(e, torch.OutOfMemoryError) or "out of memory" in str(e).lower()):
             raise
@@ -672,10 +616,11 @@ def paired_timing(torch, args, device, step, fn, model, ref_model, sync, probe, 
     if windows is None:
         # outside the except block: its traceback no longer holds eager's activations
         del probe_ms[:]
+        eager_loop = None
         gc.collect()
         if device == "cuda":
             torch.cuda.empty_cache()
-        windows = time_windows(variant_step, sync, args.windows, args.iters, probe, probe_ms)
+        windows = time_windows(variant_loop, sync, args.windows, args.iters, probe, probe_ms)
     if device == "cuda":
         torch.cuda.reset_peak_memory_stats()
     return windows, eager, peak
@@ -763,6 +708,11 @@ def parse_args(argv=None):
                    help="untraced timing windows of --iters iterations each, before the measured range")
     p.add_argument("--paired-eager", action="store_true",
                    help="time eager's windows between the variant's, in this process: a paired speedup")
+    p.add_argument("--paired-ci", default=0.02, type=float, metavar="FRAC",
+                   help="with --paired-eager: add pairs of windows until the paired ratio's 95%% CI is "
+                        "within FRAC of it (0: exactly --windows pairs)")
+    p.add_argument("--timing-max-s", default=10.0, type=float, metavar="S",
+                   help="with --paired-ci: add no pair after the paired windows have taken S seconds")
     p.add_argument("--pin-cpus", default="none", metavar="auto|none|LIST",
                    help="cores to pin the process to (none; auto: two cores on cuda, none on the CPU; or a list)")
     p.add_argument("--slots", metavar="GPU=CORES[/...]",
@@ -786,6 +736,8 @@ def parse_args(argv=None):
     a = p.parse_args(argv)
     if a.batch <= 0 or a.iters <= 0 or a.warmup < 0 or a.timeout < 0 or a.windows < 0:
         p.error("--batch and --iters must be positive, --warmup, --windows and --timeout non-negative")
+    if not (0 <= a.paired_ci < 1 and 0 <= a.timing_max_s <= 3600):   # (nan fails both)
+        p.error("--paired-ci: a fraction from 0 to 1; --timing-max-s: seconds, from 0 to 3600")
     if not 0 <= a.warmup_min_s <= 600:   # (nan fails both)
         p.error(f"--warmup-min-s {a.warmup_min_s}: seconds, from 0 to 600")
     if a.pin_cpus not in ("auto", "none") and not all(c.isdigit() for c in a.pin_cpus.split(",")):

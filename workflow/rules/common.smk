@@ -90,7 +90,8 @@ def runner_args(wildcards):
         f"--warmup {CFG['warmup_iters']} --warmup-min-s {CFG['warmup_min_s']} --iters {CFG['measure_iters']} "
         f"--device {MACHINE.device} --compile-mode {CFG['compile_mode']} --optimizer {CFG['optimizer']} "
         f"--timeout {sweep.timeout_s(CFG, wildcards.variant)} --windows {CFG['timing_windows']} --pin-cpus {CFG['pin_cpus']}"
-        + (" --paired-eager" if CFG["paired_eager"] else "")
+        + (f" --paired-eager --paired-ci {CFG['paired_ci']} --timing-max-s {CFG['timing_max_s']}"
+           if CFG["paired_eager"] else "")
         + (f" --compile-debug {RUN.format(**wildcards)}/compile_debug" if CFG["compile_debug"] else "")
         + (f" --slots {slots.format_slots(SLOTS)}" if SLOTS else "")
     )

@@ -1,0 +1,256 @@
+"""Benchmark of issue 26: are the runner's wall times and paired speedups those of a bare
+`for` loop?
+
+One process per configuration (model, variant, batch, mode). In it, the model is built and
+the variant checked against eager by the runner's own code (experiments.run), then
+`--rounds` rounds alternate, in rotating order, four blocks of `--windows` windows each:
+
+- runner: the runner's timing code as a sweep runs it (timing.time_paired_windows over
+  timing.make_loop's loops, the host probe between windows, the collector paused):
+  the variant's and eager's windows, paired;
+- bare:   the oracle, written here by hand and sharing no code with the runner: a plain
+  `for` over model(x) under one torch.no_grad() (train: zero_grad, forward, mean,
+  backward), between two torch.cuda.synchronize() and time.perf_counter(); variant and
+  eager windows alternate as the runner's do;
+- old:    the runner's step before issue 26, rebuilt here (no_grad entered and two Python
+  calls per iteration; train: the sum of outputs' float means and the gradients'
+  list), for the record of what it cost;
+- alone:  the bare loop of the variant with no eager window between (does alternating
+  itself move the variant?).
+
+It reports, per configuration: runner / bare for the variant's wall time (the median of
+all its windows), for eager's, and for the paired speedup (eager's median / the variant's
+within each block kind), the old step / bare, alone / bare, and the harness's own cost
+(timing.harness_cost) in us per iteration. Target: runner / bare within 2% for wall time
+and paired speedup, harness <= 0.5 us per iteration.
+
+    python benchmarks/bare_loop.py sweep --grid holdout --out results/bare   # one process each
+    python benchmarks/bare_loop.py report --out results/bare                 # table + CSV
+    python benchmarks/bare_loop.py one --model mlp --variant compile --batch 256   # one config
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+# (models, variants, batches, mode): issue 26's hold-out grid, and config.yaml's sweep
+GRIDS = {
+    "holdout": [(["pointwise_heavy", "mlp"], ["compile", "compile_reduce_overhead"], [256, 2048], "inference")],
+    "default": [(["pointwise_heavy", "matmul_heavy", "mlp"], ["compile"], [128, 1024, 4096], "inference")],
+    "train": [(["deep_gelu_mlp"], ["compile"], [256], "train")],
+    "cpu": [(["mlp"], ["jit_script"], [64], "inference")],
+}
+TARGET = 0.02          # runner / bare within 2%
+HARNESS_US = 0.5       # harness cost per iteration at most
+WINDOW_S = 0.25        # a window longer than this is cut to fewer iterations (GPU-bound: time per iteration holds)
+
+
+def bare_window(torch, mode, f, m, x, n, cuda):
+    """The oracle: n iterations of f(x), as a user writes them, ms per iteration."""
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    if mode == "train":
+        sync()
+        t0 = time.perf_counter()
+        for _ in range(n):
+            m.zero_grad(set_to_none=True)
+            f(x).mean().backward()
+        sync()
+        return (time.perf_counter() - t0) * 1e3 / n
+    with torch.no_grad():
+        sync()
+        t0 = time.perf_counter()
+        for _ in range(n):
+            f(x)
+        sync()
+    return (time.perf_counter() - t0) * 1e3 / n
+
+
+def old_loop(torch, mode, f, m, inputs):
+    """The runner's step before issue 26 (run.make_step as it was, timed through a lambda)."""
+    def step(f, m, xs=inputs):
+        if mode == "train":
+            m.zero_grad(set_to_none=True)
+            outs = [f(*xs)]
+            sum(o.float().mean() for o in outs).backward()
+            return outs + [p.grad for p in m.parameters() if p.grad is not None]
+        with torch.no_grad():
+            return f(*xs)
+    one = lambda: step(f, m)  # noqa: E731  (as the runner called it)
+
+    def loop(n):
+        for _ in range(n):
+            one()
+    return loop
+
+
+def measure(model: str, variant: str, batch: int, mode: str, windows: int, rounds: int, iters: int,
+            device: str = "auto") -> dict:
+    """One configuration, in this process (module doc). Returns its record."""
+    import torch
+    from fusionlab.experiments import host_probe, run, timing
+    args = run.parse_args(["--model", model, "--variant", variant, "--batch", str(batch), "--mode", mode,
+                           "--device", device, "--iters", str(iters), "--out", os.devnull])
+    dev = "cuda" if (device != "cpu" and torch.cuda.is_available()) else "cpu"
+    cuda = dev == "cuda"
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    rec = {"model": model, "variant": variant, "batch": batch, "mode": mode, "device": dev,
+           "gpu": torch.cuda.get_device_name(0) if cuda else None,
+           "versions": run.versions(torch, dev, "nsys"), "windows": windows, "rounds": rounds}
+    torch.manual_seed(0)
+    m, ref, fn, inputs = run.build(torch, args, dev)
+    check = run.check_against_eager(torch, args, dev, run.make_step(torch, args, inputs, {}), fn, m, ref, ref,
+                                    inputs, sync)
+    rec["check_passed"] = bool(check["passed"])
+    if not check["passed"]:
+        rec["status"] = "incorrect"
+        return rec
+    assert len(inputs) == 1, "the bare loop is written for one input"
+    x, = inputs
+    loop_of = run.timed_loops(torch, args, fn, m, ref, inputs, {})
+    runner = (loop_of(fn, m), loop_of(ref, ref))
+    old = (old_loop(torch, mode, fn, m, inputs), old_loop(torch, mode, ref, ref, inputs))
+    for lp in runner + old:
+        timing.warm_up(lp, sync, 50, 0.2)
+    # iterations per window: `iters`, fewer where a window would last over WINDOW_S
+    slowest = max(timing.window(lp, sync, 5) for lp in runner)
+    n = max(10, min(iters, int(WINDOW_S * 1e3 / max(slowest, 1e-6))))
+    rec["iters"] = n
+    probe, probe_ms = host_probe.make_probe(torch), []
+    w = {k: [] for k in ("runner_v", "runner_e", "bare_v", "bare_e", "old_v", "old_e", "alone_v")}
+
+    def runner_block():
+        v, e = timing.time_paired_windows(*runner, sync, windows, n, probe, probe_ms)
+        w["runner_v"].extend(v), w["runner_e"].extend(e)
+
+    def bare_block():
+        for i in range(windows):
+            for which in (("v", "e") if i % 2 == 0 else ("e", "v")):
+                f, mm = (fn, m) if which == "v" else (ref, ref)
+                w[f"bare_{which}"].append(bare_window(torch, mode, f, mm, x, n, cuda))
+
+    def old_block():
+        v, e = timing.time_paired_windows(*old, sync, windows, n)
+        w["old_v"].extend(v), w["old_e"].extend(e)
+
+    def alone_block():
+        w["alone_v"].extend(bare_window(torch, mode, fn, m, x, n, cuda) for _ in range(windows))
+
+    blocks = [runner_block, bare_block, old_block, alone_block]
+    for r in range(rounds):
+        for b in blocks[r % 4:] + blocks[:r % 4]:
+            b()
+    med = {k: statistics.median(v) for k, v in w.items()}
+    rec.update(status="ok", windows_ms=w, host_probe_ms=probe_ms,
+               harness_us_per_iter=timing.harness_cost(lambda f: timing.make_loop(torch, "inference", f, inputs),
+                                                       sync, n),
+               **{f"{k}_ms": v for k, v in med.items()})
+    for kind in ("runner", "bare", "old"):
+        rec[f"{kind}_paired"] = med[f"{kind}_e"] / med[f"{kind}_v"]
+    return rec
+
+
+def ratios(rec: dict) -> dict:
+    """The table's columns of one configuration's record."""
+    out = {k: rec[k] for k in ("model", "variant", "batch", "mode")}
+    if rec.get("status") != "ok":
+        return {**out, "status": rec.get("status")}
+    out.update(status="ok", iters=rec["iters"], bare_wall_ms=rec["bare_v_ms"],
+               wall=rec["runner_v_ms"] / rec["bare_v_ms"], eager_wall=rec["runner_e_ms"] / rec["bare_e_ms"],
+               paired=rec["runner_paired"] / rec["bare_paired"],
+               bare_paired=rec["bare_paired"], runner_paired=rec["runner_paired"],
+               old_wall=rec["old_v_ms"] / rec["bare_v_ms"], old_paired=rec["old_paired"] / rec["bare_paired"],
+               alone_wall=rec["alone_v_ms"] / rec["bare_v_ms"], harness_us=rec["harness_us_per_iter"])
+    out["within_target"] = all(abs(out[k] - 1) <= TARGET for k in ("wall", "eager_wall", "paired"))
+    return out
+
+
+def configs(grid: str):
+    for models, variants, batches, mode in GRIDS[grid]:
+        for mdl in models:
+            for b in batches:
+                for v in variants:
+                    yield mdl, v, b, mode
+
+
+def cmd_sweep(a) -> int:
+    os.makedirs(a.out, exist_ok=True)
+    path = os.path.join(a.out, "bare_loop.jsonl")
+    done = set()
+    if os.path.exists(path):
+        with open(path) as f:
+            done = {(r["model"], r["variant"], r["batch"], r["mode"]) for r in map(json.loads, f)}
+    for grid in a.grid.split(","):
+        for cfg in configs(grid):
+            if cfg in done:
+                continue
+            t0 = time.time()
+            p = subprocess.run([sys.executable, __file__, "one", "--model", cfg[0], "--variant", cfg[1],
+                                "--batch", str(cfg[2]), "--mode", cfg[3], "--windows", str(a.windows),
+                                "--rounds", str(a.rounds), "--iters", str(a.iters), "--device", a.device],
+                               capture_output=True, text=True, cwd=ROOT)
+            line = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else ""
+            if p.returncode or not line.startswith("{"):
+                line = json.dumps({"model": cfg[0], "variant": cfg[1], "batch": cfg[2], "mode": cfg[3],
+                                   "status": "error", "reason": p.stderr.strip().splitlines()[-1:]})
+            with open(path, "a") as f:
+                f.write(line + "\n")
+            print(f"{'/'.join(map(str, cfg))}: {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
+            done.add(cfg)
+    return cmd_report(a)
+
+
+def table(out: str):
+    import pandas as pd
+    with open(os.path.join(out, "bare_loop.jsonl")) as f:
+        recs = [json.loads(line) for line in f if line.strip()]
+    return pd.DataFrame([ratios(r) for r in recs]), recs
+
+
+def cmd_report(a) -> int:
+    df, recs = table(a.out)
+    ok = [r for r in recs if r.get("status") == "ok"]
+    if ok:
+        v, g = ok[0]["versions"], ok[0]["gpu"]
+        print(f"# {g or 'CPU'}; torch {v['torch']}, triton {v['triton']}, nsys {v['nsys']}, driver {v['driver']}")
+    df.to_csv(os.path.join(a.out, "bare_loop.csv"), index=False)
+    cols = [c for c in ("model", "variant", "batch", "iters", "bare_wall_ms", "wall", "eager_wall", "bare_paired",
+                        "runner_paired", "paired", "old_wall", "old_paired", "alone_wall", "harness_us",
+                        "within_target", "status") if c in df]
+    print(df[cols].to_string(index=False, float_format=lambda x: f"{x:.4f}"))
+    if "within_target" in df:
+        miss = df[df["status"].eq("ok") & ~df["within_target"].fillna(False).astype(bool)]
+        print(f"\nwithin {TARGET:.0%} (wall, eager wall, paired): {len(df) - len(miss)} of {len(df)}; "
+              f"harness max {df['harness_us'].max():.3f} us per iteration (target {HARNESS_US})")
+    return 0
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("step", choices=("sweep", "report", "one"))
+    p.add_argument("--grid", default="holdout,default", help=f"comma-separated: {', '.join(GRIDS)}")
+    p.add_argument("--out", default="results/bare_loop")
+    p.add_argument("--model")
+    p.add_argument("--variant")
+    p.add_argument("--batch", type=int)
+    p.add_argument("--mode", default="inference")
+    p.add_argument("--windows", type=int, default=5)
+    p.add_argument("--rounds", type=int, default=4)
+    p.add_argument("--iters", type=int, default=200)
+    p.add_argument("--device", default="auto")
+    a = p.parse_args(argv)
+    if a.step == "one":
+        print(json.dumps(measure(a.model, a.variant, a.batch, a.mode, a.windows, a.rounds, a.iters, a.device)))
+        return 0
+    return {"sweep": cmd_sweep, "report": cmd_report}[a.step](a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

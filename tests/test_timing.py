@@ -1,0 +1,167 @@
+"""The timed loop (experiments.timing): what it runs, what the harness costs, when paired
+windows stop, and the paired ratio at the host's two states. Window times are fed in
+by hand (timing.window replaced), so every expected value is exact."""
+import json
+import math
+import time
+
+import pytest
+import torch
+
+from fusionlab.experiments import run, timing
+
+
+def feed(monkeypatch, variant, eager):
+    """Replace timing.window: the variant's loop's windows return `variant` in turn, eager's
+    `eager` (cycled)."""
+    it = {"v": iter(variant * 100), "e": iter(eager * 100)}
+    monkeypatch.setattr(timing, "window", lambda loop, sync, iters: next(it[loop.__name__]))
+
+    def v(n):
+        pass
+
+    def e(n):
+        pass
+    return v, e
+
+
+def test_inference_loop_calls_the_variant_directly_under_one_no_grad():
+    calls = []
+
+    def fn(x):
+        calls.append((x, torch.is_grad_enabled()))
+    x = torch.ones(2)
+    timing.make_loop(torch, "inference", fn, (x,))(3)
+    assert len(calls) == 3 and all(a is x and g is False for a, g in calls)
+    two = []
+    timing.make_loop(torch, "inference", lambda a, b: two.append((a, b)), (1, 2))(2)
+    assert two == [(1, 2), (1, 2)]
+
+
+def test_train_loop_gives_the_checks_gradients():
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Tanh())
+    x = torch.randn(5, 4)
+    timing.make_loop(torch, "train", m, (x,), m)(2)       # zero_grad each time: one step's gradients
+    got = [p.grad.clone() for p in m.parameters()]
+    m.zero_grad()
+    m(x).float().mean().backward()
+    assert all(torch.equal(a, p.grad) for a, p in zip(got, m.parameters()))
+    # several outputs: the sum of their means, as the check's step
+    two = lambda a: (m(a), 2 * m(a))                      # noqa: E731
+    timing.make_loop(torch, "train", two, (x,), m)(1)
+    got = [p.grad.clone() for p in m.parameters()]
+    m.zero_grad()
+    (m(x).mean() + (2 * m(x)).mean()).backward()
+    assert all(torch.allclose(a, p.grad) for a, p in zip(got, m.parameters()))
+
+
+def test_harness_cost_sees_a_slow_step():
+    """A loop that costs 200 us per iteration of its own is reported as such."""
+    def slow_loop_of(f):
+        def loop(n):
+            for _ in range(n):
+                t = time.perf_counter() + 200e-6
+                while time.perf_counter() < t:
+                    pass
+                f(None)
+        return loop
+    us = timing.harness_cost(slow_loop_of, lambda: None, 20)
+    assert us >= 200
+    plain = timing.harness_cost(lambda f: timing.make_loop(torch, "inference", f, (None,)), lambda: None, 20)
+    assert 0 < plain < us
+
+
+def test_runs_record_the_harness_cost(tmp_path):
+    out = tmp_path / "run.json"
+    assert run.main(["--model", "mlp", "--variant", "eager", "--batch", "4", "--warmup", "1", "--iters", "5",
+                     "--device", "cpu", "--out", str(out)]) == 0
+    t = json.loads(out.read_text())["timing"]
+    assert t["harness_us_per_iter"] > 0
+    assert t["harness_share"] == pytest.approx(t["harness_us_per_iter"] / (t["window_median_ms"] * 1e3))
+
+
+def test_pairs_stop_when_the_ci_is_tight(monkeypatch):
+    v, e = feed(monkeypatch, [1.0], [2.0])                # every pair 2.0: a CI of zero width
+    until = timing.Until(ci=0.02, max_s=60, max_windows=40)
+    out, eager = timing.time_paired_windows(v, e, lambda: None, 3, 10, until=until)
+    assert (len(out), len(eager), until.reason) == (3, 3, "ci")
+    assert timing.pair_ratio_ci(out, eager) == (2.0, 2.0)
+
+
+def test_pairs_are_added_up_to_the_window_cap_or_the_time_cap(monkeypatch):
+    v, e = feed(monkeypatch, [1.0, 1.5], [2.0])           # pair ratios 2, 1.33, ...: never within 2%
+    until = timing.Until(ci=0.02, max_s=60, max_windows=12)
+    out, _ = timing.time_paired_windows(v, e, lambda: None, 3, 10, until=until)
+    assert (len(out), until.reason) == (12, "max_windows")
+    until = timing.Until(ci=0.02, max_s=1e-9, max_windows=12)
+    out, _ = timing.time_paired_windows(v, e, lambda: None, 3, 10, until=until)
+    assert (len(out), until.reason) == (3, "time_cap")
+    until = timing.Until(ci=0.0)                          # no target: exactly `windows` pairs
+    out, _ = timing.time_paired_windows(v, e, lambda: None, 3, 10, until=until)
+    assert (len(out), until.reason) == (3, "fixed")
+
+
+def test_pair_ratio_ci_by_hand():
+    # log ratios ln2, ln2, ln4 -> mean (4/3) ln2, sd ln2/sqrt(3); t(2) = 4.303
+    lo, hi = timing.pair_ratio_ci([1.0, 1.0, 1.0], [2.0, 2.0, 4.0])
+    m, half = 4 / 3 * math.log(2), 4.303 * (math.log(2) / math.sqrt(3)) / math.sqrt(3)
+    assert (lo, hi) == (pytest.approx(math.exp(m - half)), pytest.approx(math.exp(m + half)))
+    assert timing.pair_ratio_ci([1.0], [2.0]) is None
+
+
+def test_host_states_split_a_speedup_the_host_moved():
+    """Issue 26's mlp compile at 2048: the variant's windows 0.216, 0.219, 0.214 on a slow
+    host, then 0.148, 0.144; eager GPU-bound at 0.137 throughout."""
+    v = [0.216, 0.219, 0.214, 0.148, 0.144]
+    e = [0.137] * 5
+    probe = [0.15, 0.15, 0.15, 0.15, 0.073, 0.073]        # pair probes 0.15 x3, 0.1115, 0.073
+    s = timing.host_states(v, e, probe)
+    assert s["host_state_pairs"] == {"fast": 1, "slow": 4}   # 0.1115 > 1.2 x 0.073
+    assert s["paired_speedup_fast_host"] == pytest.approx(0.137 / 0.144)
+    assert s["paired_speedup_slow_host"] == pytest.approx(0.137 / ((0.216 + 0.214) / 2))
+    assert s["paired_host_sensitive"] is True
+    # a host that moved both sides alike: not sensitive
+    s = timing.host_states([1.0, 1.0, 2.0, 2.0], [2.0, 2.0, 4.0, 4.0], [1, 1, 1, 2, 2])
+    assert s["host_state_pairs"] == {"fast": 2, "slow": 2} and s["paired_host_sensitive"] is False
+    # a steady host: one state, nothing to split
+    s = timing.host_states([1.0, 1.0], [2.0, 2.0], [1.0, 1.0, 1.0])
+    assert s["host_state_pairs"] == {"fast": 2, "slow": 0} and s["paired_speedup_slow_host"] is None
+    assert s["paired_host_sensitive"] is False
+
+
+def _bare_loop_benchmark():
+    import importlib.util
+    import pathlib
+    path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "bare_loop.py"
+    spec = importlib.util.spec_from_file_location("bare_loop", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_bare_loop_benchmark_catches_a_slow_runner_step(monkeypatch):
+    """benchmarks/bare_loop.py on the CPU: the runner's loop made 2 ms per iteration slower
+    than a bare loop is a miss of the 2% target, for wall time, not for eager's side."""
+    bl = _bare_loop_benchmark()
+    make_loop = timing.make_loop
+
+    def slow_make_loop(torch_, mode, fn, inputs, model=None, *a, **k):
+        inner = make_loop(torch_, mode, fn, inputs, model, *a, **k)
+        if fn is model:          # eager's loop (f is its own model) stays as it is
+            return inner
+
+        def loop(n):
+            for _ in range(n):
+                t = time.perf_counter() + 2e-3
+                while time.perf_counter() < t:
+                    pass
+                inner(1)
+        return loop
+    monkeypatch.setattr(timing, "make_loop", slow_make_loop)
+    rec = bl.measure("mlp", "jit_script", 4, "inference", windows=2, rounds=1, iters=10, device="cpu")
+    r = bl.ratios(rec)
+    assert rec["check_passed"] and r["status"] == "ok" and r["iters"] == 10
+    assert r["wall"] > 1 + bl.TARGET and r["paired"] < 1 - bl.TARGET and r["within_target"] is False
+    assert len(rec["windows_ms"]["runner_v"]) == len(rec["windows_ms"]["bare_e"]) == 2
+    assert rec["harness_us_per_iter"] > 0
