@@ -206,14 +206,14 @@ class Report:
         names = [v for (v,) in con.execute(f"SELECT DISTINCT name FROM {RUNTIME_TABLE}") if LAUNCH_API.match(v or "")]
         return "name IN ({})".format(",".join("'" + v.replace("'", "''") + "'" for v in names))
 
-    def _stream(self, setup: list[str], query: str, names: bool, chunk: int):
+    def _stream(self, setup: list[str], query: str, names: bool, chunk: int | None):
         con = open_report(self.source)
         try:
             for sql in setup:
                 con.execute(sql)
             cur = con.execute(query)
             while True:
-                rows = cur.fetchmany(chunk)
+                rows = cur.fetchmany(chunk or CHUNK)
                 if not rows:
                     break
                 if not names or self._kernel["ids"]:
@@ -231,7 +231,7 @@ class Report:
         finally:
             con.close()
 
-    def kernel_chunks(self, names: bool = False, chunk: int = CHUNK):
+    def kernel_chunks(self, names: bool = False, chunk: int | None = None):
         """Kernels joined to their launch call, as int64 arrays of columns start, end,
         launch_start, launch_end, tid (the launching thread's globalTid) [, name, full_name
         ids (strings())], ordered by (start, end, launch_start), CHUNK rows at a time. The
@@ -247,7 +247,7 @@ class Report:
         yield from self._stream(setup, f"SELECT {cols} FROM {KERNEL_TABLE} k JOIN temp.fl_launch l "
                                        f"ON l.corr = k.{k['corr']} ORDER BY k.start, k.end, l.ls", names, chunk)
 
-    def launch_chunks(self, chunk: int = CHUNK):
+    def launch_chunks(self, chunk: int | None = None):
         """Every launch call (LAUNCH_API) as int64 arrays of columns start, end, tid, in
         no particular order, CHUNK rows at a time."""
         if self._runtime is None:

@@ -357,15 +357,14 @@ def views(report, targets, attributions, tables=()) -> tuple[dict, dict]:
                 ids.update(v.table.order)
                 ids.update(n for _, n in v.table.order.values())
     strings = report.strings(ids) if ids else {}
-    for (name, domain), (rs, attrs, tabs) in plan.items():
-        t = live.get((name, domain))
-        iters = iterations(report.ranges, rs, name) if t else None
-        dur = int((rs["end"] - rs["start"]).sum())
-        if (name, domain) in targets:
-            out[M._key(name, domain)] = {
-                a: M.finish(M.header(name, domain, a, len(rs)), report.device, iters, dur, t.aggregates(a))
-                if t else M.header(name, domain, a, len(rs)) for a in attributions}
-        for a in tabs:
-            kt[(name, domain, a)] = t.views[a].table.frame(strings, iters) if t \
-                else pd.DataFrame(columns=M.KERNEL_TABLE_COLUMNS)
+    for name, domain in targets:
+        rs, t = plan[(name, domain)][0], live.get((name, domain))
+        iters, dur = (iterations(report.ranges, rs, name) if t else None), int((rs["end"] - rs["start"]).sum())
+        out[M._key(name, domain)] = {
+            a: M.finish(M.header(name, domain, a, len(rs)), report.device, iters, dur, t.aggregates(a))
+            if t else M.header(name, domain, a, len(rs)) for a in attributions}
+    for name, domain, a in tables:
+        rs, t = plan[(name, domain)][0], live.get((name, domain))
+        kt[(name, domain, a)] = t.views[a].table.frame(strings, iterations(report.ranges, rs, name)) if t \
+            else pd.DataFrame(columns=M.KERNEL_TABLE_COLUMNS)
     return out, kt
