@@ -1,4 +1,6 @@
-"""Per-range metrics of a normalised Trace.
+"""Per-range metrics of a profile: a normalised Trace (here, in pandas) or a streamed nsys
+export (nsys_sqlite.Report: analysis.stream computes the same numbers in one pass;
+views() takes either). finish() turns either path's aggregates into the fields below.
 
 Definitions (see ../shared/reference/metrics.md and the report's captions):
 - a kernel belongs to a range if the API call that launched it lies inside the range's

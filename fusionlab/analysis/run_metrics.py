@@ -3,7 +3,10 @@ untraced timing process of an nsys run) -> metrics.json,
 and the run's kernels in the measured range -> kernels.csv (analysis.metrics.kernel_table,
 annotated with analysis.fusion: the fusion map; from Inductor's provenance output,
 analysis.provenance, where the run kept its compile_debug folder; ops_source and the
-run's fusion_source say which).
+run's fusion_source say which). An nsys export is streamed (nsys_sqlite.scan,
+analysis.stream), never loaded row by row. kernels.csv has one row per distinct kernel,
+at most KERNEL_ROWS (those with the most GPU time); kernels_csv_note says when it kept
+fewer than there were.
 
 Wall time (the headline, and every speedup built on it) is never taken under tracing:
 - wall_time_per_iter_ms: median of the untraced timing windows (runner.time_windows): of
