@@ -178,3 +178,18 @@ def test_segmented_running_max_both_ways():
     huge = x + (2 ** 60) * (np.arange(500) % 2)          # too wide to lift: the loop
     want = np.concatenate([np.maximum.accumulate(seg) for seg in np.split(huge, np.flatnonzero(first)[1:])])
     assert (stream._segmented_cummax(huge, first) == want).all()
+
+
+def test_generate_workload_on_cpu_and_without_nsys(tmp_path, monkeypatch):
+    """`generate`'s traced process launches every kernel (here as CPU ops, from both
+    threads); without nsys on PATH, generate stops with a clear message."""
+    import json
+    import subprocess
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "million_kernels.py"), "workload",
+                        "--kernels", "1000", "--ranges", "10", "--device", "cpu"],
+                       capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": ROOT})
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert json.loads(p.stdout.splitlines()[-1])["x"] == 100 + 1000     # warm-up + measured
+    monkeypatch.setattr(million_kernels.shutil, "which", lambda name: None)
+    with pytest.raises(SystemExit, match="nsys is not on PATH"):
+        million_kernels.main(["generate", "--out", str(tmp_path)])

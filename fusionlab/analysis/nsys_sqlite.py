@@ -35,7 +35,7 @@ NVTX_PUSHPOP, NVTX_STARTEND, NVTX_DOMAIN_CREATE = 59, 60, 75
 LAUNCH_API = re.compile(r"^cu(da)?(LaunchKernel|LaunchCooperativeKernel|GraphLaunch|LaunchKernelEx)")
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
-CHUNK = 1 << 16   # rows per streamed chunk (Report.kernel_chunks, launch_chunks)
+CHUNK = 1 << 14   # rows per streamed chunk (Report.kernel_chunks, launch_chunks)
 KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
 RUNTIME_TABLE = "CUPTI_ACTIVITY_KIND_RUNTIME"
 
