@@ -22,10 +22,12 @@ them), as tests/data/nsys2025_h100_train shows; every kernel is joined to its ca
 correlationId, on one stream, 1.5-3.5 us long; the measure range ends with a
 cudaDeviceSynchronize.
 
-`measure` runs each tool in a fresh subprocess and reads its peak RSS from
-getrusage(RUSAGE_CHILDREN) (the largest child so far: each tool runs in its own
-`python -c` wrapper, so the number is that tool's own peak), and writes measure.csv and
-measure.json beside the printed table.
+`measure` runs each tool in a fresh subprocess and reads its CPU time and peak RSS from
+getrusage(RUSAGE_CHILDREN) (each tool runs under its own `python -c` wrapper, so the
+numbers are that tool's: its largest process's peak RSS, all its processes' CPU time),
+and writes measure.csv and measure.json beside the printed table (and the tools' outputs:
+analyse.out, the analysis JSON; stats_*.csv). CPU time next to wall time shows when the
+host was busy with something else.
 """
 from __future__ import annotations
 
@@ -310,8 +312,8 @@ t = time.perf_counter()
 with open(stdout, "wb") as f:
     p = subprocess.run(cmd, stdout=f, stderr=subprocess.PIPE)
 wall = time.perf_counter() - t
-rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-json.dump({"rc": p.returncode, "wall_s": wall, "peak_rss_mb": rss / 1024,
+ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+json.dump({"rc": p.returncode, "wall_s": wall, "cpu_s": ru.ru_utime + ru.ru_stime, "peak_rss_mb": ru.ru_maxrss / 1024,
            "stderr": p.stderr.decode(errors="replace")[-2000:]}, open(out, "w"))
 """
 # the analysis before issue 27: every row in pandas (nsys_sqlite.load), range by range
@@ -416,9 +418,9 @@ def measure(report: str, out: str, do_check: bool, pandas: bool) -> dict:
         json.dump(info, f, indent=2, default=str)
     with open(os.path.join(out, "measure.csv"), "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["tool", "wall_s", "peak_rss_mb", "rc", "report", "bytes", "host"])
+        w.writerow(["tool", "wall_s", "cpu_s", "peak_rss_mb", "rc", "report", "bytes", "host"])
         for r in results:
-            w.writerow([r["tool"], _num(r.get("wall_s")), _num(r.get("peak_rss_mb")), r.get("rc"),
+            w.writerow([r["tool"], _num(r.get("wall_s")), _num(r.get("cpu_s")), _num(r.get("peak_rss_mb")), r.get("rc"),
                         info["report"], info["bytes"], info["host"]])
     return info
 
@@ -429,9 +431,10 @@ def _num(v):
 
 def show(info: dict) -> str:
     lines = [f"{info['report']} ({info['bytes'] / 1e6:.0f} MB), {info['host']}, {info['cpus']} CPUs",
-             f"{'tool':34s} {'wall s':>8s} {'peak RSS MB':>12s}  rc"]
+             f"{'tool':34s} {'wall s':>8s} {'CPU s':>8s} {'peak RSS MB':>12s}  rc"]
     for r in info["results"]:
-        lines.append(f"{r['tool']:34s} {_num(r.get('wall_s'))!s:>8s} {_num(r.get('peak_rss_mb'))!s:>12s}  "
+        lines.append(f"{r['tool']:34s} {_num(r.get('wall_s'))!s:>8s} {_num(r.get('cpu_s'))!s:>8s} "
+                     f"{_num(r.get('peak_rss_mb'))!s:>12s}  "
                      f"{r.get('rc')}{'  ' + r['note'] if r.get('note') else ''}"
                      + (f"  {r['stderr'].strip().splitlines()[-1][:120]}" if r.get("rc") and r.get("stderr") else ""))
     for c in info.get("check", []):

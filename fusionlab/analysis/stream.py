@@ -47,7 +47,14 @@ class Hist:
         if len(x) == 0:
             return
         if counts is None:
-            x, counts = np.unique(x, return_counts=True)
+            lo = int(x.min())
+            span = int(x.max()) - lo + 1
+            if span <= 4 * len(x):            # durations of similar kernels: count, not sort
+                counts = np.bincount(x - lo, minlength=span)
+                x = np.flatnonzero(counts) + lo
+                counts = counts[x - lo]
+            else:
+                x, counts = np.unique(x, return_counts=True)
         v, c = np.concatenate([self.v, x]), np.concatenate([self.c, counts.astype(np.int64)])
         o = np.argsort(v, kind="stable")
         v, c = v[o], c[o]
@@ -137,6 +144,7 @@ class Target:
             layers[j].append(i)
             ends[j] = hi
         self.layers = [(self.lo[idx], np.asarray(idx, dtype=np.int64)) for idx in layers]
+        self.window = (int(self.lo.min()), int(self.hi.max()))   # no call outside it matches
         self.views = {a: View(self.lo, a in table_attributions) for a in set(attributions) | set(table_attributions)}
 
     def match(self, start, end, tid):
@@ -148,8 +156,14 @@ class Target:
             ok = (j >= 0) & (end <= self.hi[inst]) & (pid == self.pid[inst])
             yield inst, {"process": ok, "same_thread": ok & (tid == self.tid[inst])}
 
+    def outside(self, start: np.ndarray) -> bool:
+        """No row of the chunk can match (its calls start outside every instance)."""
+        return int(start.max()) < self.window[0] or int(start.min()) > self.window[1]
+
     def kernels(self, c: np.ndarray) -> None:
         s, e, ls, le, tid = (c[:, i] for i in range(5))
+        if self.outside(ls):
+            return
         member = {a: np.zeros(len(c), bool) for a in self.views}
         for inst, rules in self.match(ls, le, tid):
             for a, v in self.views.items():
@@ -200,6 +214,8 @@ class Target:
 
     def launches(self, c: np.ndarray) -> None:
         start, end, tid = c[:, 0], c[:, 1], c[:, 2]
+        if self.outside(start):
+            return
         member = {a: np.zeros(len(c), bool) for a in self.views}
         for _, rules in self.match(start, end, tid):
             for a in self.views:
