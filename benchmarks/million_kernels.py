@@ -334,7 +334,8 @@ def run_tool(label: str, cmd: list[str], out: str, stem: str) -> dict:
 
 def oracle(path: str) -> dict:
     """Plain SQL over the export (no fusionlab code): per fusionlab range name and
-    attribution, the kernels whose launch call (LAUNCH_PREFIXES, joined on correlationId) lies inside one of its instances, by the range's process or its thread:
+    attribution, the kernels whose launch call (LAUNCH_PREFIXES, joined on correlationId)
+    lies inside one of its instances, by the range's process or its thread:
     count and summed duration; and the iteration ranges inside the measure range."""
     con = sqlite3.connect(f"file:{os.path.abspath(path)}?mode=ro", uri=True)
     tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master")}
@@ -360,7 +361,8 @@ def oracle(path: str) -> dict:
            "ranges": {}}
     for (name,) in con.execute("SELECT DISTINCT name FROM rng ORDER BY name").fetchall():
         out["ranges"][name] = {a: list(con.execute(
-            f"SELECT count(*), coalesce(sum(d), 0) FROM (SELECT DISTINCT kl.rowid, kl.d FROM rng CROSS JOIN kl INDEXED BY kl_ls "
+            f"SELECT count(*), coalesce(sum(d), 0) FROM (SELECT DISTINCT kl.rowid, kl.d "
+            f"FROM rng CROSS JOIN kl INDEXED BY kl_ls "
             f"ON kl.ls >= rng.start AND kl.ls <= rng.end AND kl.le <= rng.end WHERE rng.name = ? AND {w})",
             (name,)).fetchone()) for a, w in who.items()}
     out["iterations_in_measure"] = con.execute(
