@@ -64,7 +64,7 @@ def runner(model, variant, batch, warmup, iters, trace=None, extra="", workdir="
         from fusionlab.analysis import metrics, nsys_sqlite
         subprocess.run(["nsys", "export", "--type", "sqlite", "--force-overwrite", "true",
                         "-o", rep + ".sqlite", rep + ".nsys-rep"], check=True, capture_output=True)
-        gpu = metrics.range_metrics(nsys_sqlite.load(rep + ".sqlite"), "measure")["gpu_time_per_iter_ms"]
+        gpu = metrics.range_metrics(nsys_sqlite.scan(rep + ".sqlite"), "measure")["gpu_time_per_iter_ms"]
     return wall, gpu
 
 

@@ -11,6 +11,8 @@ under both attribution rules, labelled: "process" (every kernel the range's proc
 launched while the range was open: autograd's backward thread, CUDA graph replays) and
 "same_thread" (nsys's nvtx_gpu_proj rule: only the range's own thread). The two differ
 where other threads launch work; the pipeline's own numbers use "process".
+An nsys export is read in one streamed pass (analysis.stream): about 3 s and 150 MB for
+a million kernels (benchmarks/million_kernels.py).
 A file that cannot be analysed gives a one-line reason and exit status 2.
 """
 from __future__ import annotations
@@ -41,15 +43,19 @@ def export_sqlite(rep: str, out: str) -> str:
 
 
 def analyse(path: str) -> dict:
+    """Every range's metrics under both attributions (module doc), as printed."""
     if not os.path.exists(path):
         raise ReportError(f"{path}: no such file")
     if path.endswith(".nsys-rep"):
         with tempfile.TemporaryDirectory() as d:
-            trace = load_profile(export_sqlite(path, os.path.join(d, "report.sqlite")))
-    else:
-        trace = load_profile(path)
-    views = {a: metrics.all_range_metrics(trace, a) for a in metrics.ATTRIBUTIONS}
-    out = {name: {a: metrics.clean(views[a][name]) for a in metrics.ATTRIBUTIONS} for name in views["process"]}
+            return analyse_profile(path, load_profile(export_sqlite(path, os.path.join(d, "report.sqlite"))))
+    return analyse_profile(path, load_profile(path))
+
+
+def analyse_profile(path: str, trace) -> dict:
+    """analyse() of an opened profile (a streamed nsys export or a Trace): one pass."""
+    views, _ = metrics.views(trace)
+    out = {name: {a: metrics.clean(m) for a, m in v.items()} for name, v in views.items()}
     return {"file": path, "backend": trace.backend, "device": trace.device,
             "tool_version": trace.tool_version, "gpu": trace.gpu,
             "attribution": {"process": "kernels launched by any thread of the range's process while it was open",

@@ -1,4 +1,6 @@
-"""Per-range metrics of a normalised Trace.
+"""Per-range metrics of a profile: a normalised Trace (here, in pandas) or a streamed nsys
+export (nsys_sqlite.Report: analysis.stream computes the same numbers in one pass;
+views() takes either). finish() turns either path's aggregates into the fields below.
 
 Definitions (see ../shared/reference/metrics.md and the report's captions):
 - a kernel belongs to a range if the API call that launched it lies inside the range's
@@ -123,12 +125,58 @@ def _iterations(trace: Trace, rs: pd.DataFrame, name: str) -> int:
     return sum(int(_inside(its, r).sum()) for r in rs.itertuples()) or len(rs)
 
 
-def range_metrics(trace: Trace, name: str, domain: str | None = R.DOMAIN,
-                  attribution: str = "process") -> dict:
+def header(name: str, domain: str | None, attribution: str, instances: int) -> dict:
+    """The fields every range's metrics start with (all a range without instances has)."""
+    return {"range": name, "domain": domain or "", "attribution": attribution, "instances": int(instances)}
+
+
+def finish(m: dict, device: str, iters: int, dur: int, a: dict) -> dict:
+    """The metrics of the module doc from a range's aggregates `a` (integer ns unless
+    named otherwise): kernels, kernel_ns, launches, launch_ns, busy_ns, first_start,
+    last_end, kernel_median_ns, kernel_p10_ns, kernel_p90_ns (floats, as np.median and
+    np.percentile give them), launch_path (launch_path()'s dict), idle (idle_breakdown()'s
+    keys, summed over the instances); iters and dur (summed range ns) from the ranges."""
+    cuda = device == "cuda"
+    n, ktime, na = a["kernels"], a["kernel_ns"], a["launches"]
+    api_time = a["launch_ns"] if cuda else None
+    m.update({
+        "iterations": iters,
+        "duration_ms": dur / 1e6,
+        "wall_time_per_iter_ms": dur / 1e6 / iters,
+        "kernels": int(n),
+        "kernels_per_iter": n / iters,
+        "launch_calls": int(na) if cuda else None,
+        "launch_calls_per_iter": na / iters if cuda else None,
+        "kernel_time_ms": ktime / 1e6,
+        "gpu_time_per_iter_ms": ktime / 1e6 / iters if cuda else None,
+        "cpu_kernel_time_per_iter_ms": ktime / 1e6 / iters if device == "cpu" else None,
+        "launch_api_time_ms": api_time / 1e6 if api_time is not None else None,
+        "launch_overhead_ratio": (api_time / ktime) if (api_time is not None and ktime) else None,
+        "gpu_busy_fraction": a["busy_ns"] / dur if (dur and cuda) else None,
+        "gpu_busy_per_iter_ms": a["busy_ns"] / 1e6 / iters if cuda else None,
+        "gpu_span_per_iter_ms": ((a["last_end"] - a["first_start"]) / 1e6 / iters) if (n and cuda) else None,
+        "median_kernel_us": a["kernel_median_ns"] / 1e3 if n else None,
+        "p10_kernel_us": a["kernel_p10_ns"] / 1e3 if n else None,
+        "p90_kernel_us": a["kernel_p90_ns"] / 1e3 if n else None,
+    })
+    if cuda:
+        m.update(a["launch_path"])
+        for key, v in a["idle"].items():
+            m[f"idle_{key}_per_iter_ms"] = v / 1e6 / iters
+            m[f"idle_{key}_frac"] = v / dur if dur else None
+        if m["gpu_busy_fraction"] is not None and m["idle_host_wait_frac"] is not None:
+            m["bound"] = "cpu" if m["idle_host_wait_frac"] > m["gpu_busy_fraction"] else "gpu"
+    return m
+
+
+def range_metrics(trace, name: str, domain: str | None = R.DOMAIN, attribution: str = "process") -> dict:
     """The metrics of the module doc over every instance of range `name`; kernels and launch
-    calls attributed by `attribution` (`process` or `same_thread`)."""
+    calls attributed by `attribution` (`process` or `same_thread`). `trace`: a Trace (this
+    module, in pandas) or a streamed nsys export (nsys_sqlite.Report: analysis.stream)."""
+    if not isinstance(trace, Trace):
+        return views(trace, [(name, domain)], (attribution,))[0][_key(name, domain)][attribution]
     rs = _instances(trace, name, domain)
-    m = {"range": name, "domain": domain or "", "attribution": attribution, "instances": int(len(rs))}
+    m = header(name, domain, attribution, len(rs))
     if rs.empty:
         return m
     k_mask = pd.Series(False, index=trace.kernels.index)
@@ -143,43 +191,17 @@ def range_metrics(trace: Trace, name: str, domain: str | None = R.DOMAIN,
         busy += union_ns(kk["start"], kk["end"], r.start, r.end)
         for key, v in idle_breakdown(kk, r.start, r.end).items():
             idle[key] += v
-    iters = _iterations(trace, rs, name)
-    dur = int((rs["end"] - rs["start"]).sum())
     k = trace.kernels[k_mask]
     a = trace.api[a_mask]
     kdur = (k["end"] - k["start"]).astype("int64")
-    ktime = int(kdur.sum())
-    api_time = int((a["end"] - a["start"]).sum()) if trace.device == "cuda" else None
-    cuda = trace.device == "cuda"
-    m.update({
-        "iterations": iters,
-        "duration_ms": dur / 1e6,
-        "wall_time_per_iter_ms": dur / 1e6 / iters,
-        "kernels": int(len(k)),
-        "kernels_per_iter": len(k) / iters,
-        "launch_calls": int(len(a)) if trace.device == "cuda" else None,
-        "launch_calls_per_iter": len(a) / iters if trace.device == "cuda" else None,
-        "kernel_time_ms": ktime / 1e6,
-        "gpu_time_per_iter_ms": ktime / 1e6 / iters if trace.device == "cuda" else None,
-        "cpu_kernel_time_per_iter_ms": ktime / 1e6 / iters if trace.device == "cpu" else None,
-        "launch_api_time_ms": api_time / 1e6 if api_time is not None else None,
-        "launch_overhead_ratio": (api_time / ktime) if (api_time is not None and ktime) else None,
-        "gpu_busy_fraction": busy / dur if (dur and trace.device == "cuda") else None,
-        "gpu_busy_per_iter_ms": busy / 1e6 / iters if trace.device == "cuda" else None,
-        "gpu_span_per_iter_ms": ((k["end"].max() - k["start"].min()) / 1e6 / iters)
-        if (len(k) and trace.device == "cuda") else None,
-        "median_kernel_us": float(np.median(kdur)) / 1e3 if len(k) else None,
-        "p10_kernel_us": float(np.percentile(kdur, 10)) / 1e3 if len(k) else None,
-        "p90_kernel_us": float(np.percentile(kdur, 90)) / 1e3 if len(k) else None,
-    })
-    if cuda:
-        m.update(launch_path(k))
-        for key, v in idle.items():
-            m[f"idle_{key}_per_iter_ms"] = v / 1e6 / iters
-            m[f"idle_{key}_frac"] = v / dur if dur else None
-        if m["gpu_busy_fraction"] is not None and m["idle_host_wait_frac"] is not None:
-            m["bound"] = "cpu" if m["idle_host_wait_frac"] > m["gpu_busy_fraction"] else "gpu"
-    return m
+    return finish(m, trace.device, _iterations(trace, rs, name), int((rs["end"] - rs["start"]).sum()), {
+        "kernels": len(k), "kernel_ns": int(kdur.sum()), "launches": len(a),
+        "launch_ns": int((a["end"] - a["start"]).sum()), "busy_ns": busy,
+        "first_start": k["start"].min() if len(k) else None, "last_end": k["end"].max() if len(k) else None,
+        "kernel_median_ns": float(np.median(kdur)) if len(k) else None,
+        "kernel_p10_ns": float(np.percentile(kdur, 10)) if len(k) else None,
+        "kernel_p90_ns": float(np.percentile(kdur, 90)) if len(k) else None,
+        "launch_path": launch_path(k), "idle": idle})
 
 
 def launch_path(k: pd.DataFrame) -> dict:
@@ -219,12 +241,18 @@ def idle_breakdown(k: pd.DataFrame, lo: int, hi: int, kernel_wait_us: float = KE
     return out
 
 
-def kernel_table(trace: Trace, name: str = R.MEASURE, domain: str | None = R.DOMAIN,
+KERNEL_TABLE_COLUMNS = ["name", "full_name", "calls", "calls_per_iter", "total_us", "time_per_iter_us", "median_us"]
+
+
+def kernel_table(trace, name: str = R.MEASURE, domain: str | None = R.DOMAIN,
                  attribution: str = "process") -> pd.DataFrame:
     """The kernels launched inside the range, one row per kernel (its demangled name, so
     eager's sin and cos kernels stay apart though both are `vectorized_elementwise_kernel`):
-    calls, total and median duration (cuda_gpu_kern_sum restricted to the range)."""
-    cols = ["name", "full_name", "calls", "calls_per_iter", "total_us", "time_per_iter_us", "median_us"]
+    calls, total and median duration (cuda_gpu_kern_sum restricted to the range).
+    `trace`: a Trace or a streamed nsys export (as range_metrics)."""
+    cols = KERNEL_TABLE_COLUMNS
+    if not isinstance(trace, Trace):
+        return views(trace, [], (), [(name, domain, attribution)])[1][(name, domain, attribution)]
     rs = _instances(trace, name, domain)
     if rs.empty:
         return pd.DataFrame(columns=cols)
@@ -242,13 +270,34 @@ def kernel_table(trace: Trace, name: str = R.MEASURE, domain: str | None = R.DOM
     return g[cols].sort_values("total_us", ascending=False, ignore_index=True)
 
 
-def all_range_metrics(trace: Trace, attribution: str = "process") -> dict:
+def _key(name: str, domain: str | None) -> str:
+    return f"{domain}:{name}" if domain else name
+
+
+def range_keys(trace) -> list[tuple[str, str | None]]:
+    """(name, domain or None) of every range name of the trace, by domain then name."""
+    return [(name, domain or None) for (domain, name), _ in trace.ranges.groupby(["domain", "name"], sort=True)]
+
+
+def all_range_metrics(trace, attribution: str = "process") -> dict:
     """One object per range name (domain:name where the range has a domain)."""
-    out = {}
-    for (domain, name), _ in trace.ranges.groupby(["domain", "name"], sort=True):
-        key = f"{domain}:{name}" if domain else name
-        out[key] = range_metrics(trace, name, domain or None, attribution)
-    return out
+    if not isinstance(trace, Trace):
+        return {k: v[attribution] for k, v in views(trace, None, (attribution,))[0].items()}
+    return {_key(name, domain): range_metrics(trace, name, domain, attribution) for name, domain in range_keys(trace)}
+
+
+def views(trace, targets=None, attributions=ATTRIBUTIONS, tables=()) -> tuple[dict, dict]:
+    """Metrics of ranges `targets` ((name, domain) pairs; None: every range name) under each
+    attribution, and kernel tables of `tables` ((name, domain, attribution) triples):
+    ({"domain:name": {attribution: metrics}}, {(name, domain, attribution): kernel table}).
+    A streamed nsys export (nsys_sqlite.Report) is read once for all of them
+    (analysis.stream); a Trace range by range, in pandas."""
+    targets = range_keys(trace) if targets is None else list(targets)
+    if not isinstance(trace, Trace):
+        from fusionlab.analysis import stream
+        return stream.views(trace, targets, attributions, tables)
+    return ({_key(n, d): {a: range_metrics(trace, n, d, a) for a in attributions} for n, d in targets},
+            {(n, d, a): kernel_table(trace, n, d, a) for n, d, a in tables})
 
 
 def clean(d: dict) -> dict:

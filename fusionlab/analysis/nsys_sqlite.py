@@ -5,13 +5,25 @@ names drift between versions, so every table and column is looked up before use.
 Kernels are attributed to NVTX ranges through their launching API call, as nsys'
 nvtx_gpu_proj_trace does; the join of API call and kernel is cuda_kern_exec's
 (correlationId).
+
+Two ways in:
+- scan(path) -> Report: the ranges (one row per NVTX range) and the report's facts, with
+  the kernels and launch calls left in the file: Report.kernel_chunks() streams the
+  kernels joined to their launch call (in SQLite) in start order, a fixed number of
+  rows at a time, reading only the columns the metrics need; analysis.stream computes
+  every range's metrics from that stream, in memory bounded by the number of ranges.
+  The pipeline's path, for reports of any size.
+- load(path) -> Trace: everything in pandas frames (analysis.trace): for small reports,
+  the tests' reference and tools that want every row.
 """
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import sqlite3
 
+import numpy as np
 import pandas as pd
 
 from fusionlab.analysis.trace import (API_COLUMNS, KERNEL_COLUMNS, RANGE_COLUMNS, ReportError,
@@ -23,6 +35,9 @@ NVTX_PUSHPOP, NVTX_STARTEND, NVTX_DOMAIN_CREATE = 59, 60, 75
 LAUNCH_API = re.compile(r"^cu(da)?(LaunchKernel|LaunchCooperativeKernel|GraphLaunch|LaunchKernelEx)")
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
+CHUNK = 1 << 14   # rows per streamed chunk (Report.kernel_chunks, launch_chunks)
+KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
+RUNTIME_TABLE = "CUPTI_ACTIVITY_KIND_RUNTIME"
 
 
 def _tables(con) -> set[str]:
@@ -135,6 +150,136 @@ def _gpu_name(con) -> str | None:
     return None
 
 
+def _unreadable(path: str, e: Exception) -> ReportError:
+    return ReportError(f"{path}: unreadable nsys export ({str(e).splitlines()[0]})")
+
+
+class Report:
+    """An nsys export opened for streaming (module doc): ranges (Trace.ranges' columns),
+    device, tool_version and gpu are read at open; kernels and launch calls stay in the
+    file until kernel_chunks() / launch_chunks() stream them."""
+    backend = "nsys"
+
+    def __init__(self, path: str):
+        con = open_report(path)
+        try:
+            tables = _tables(con)
+            self.source = path
+            self.ranges = _ranges(con, _strings(con))
+            self._runtime = self._kernel = None
+            if RUNTIME_TABLE in tables:
+                cols = _columns(con, RUNTIME_TABLE)
+                name, corr = _pick(cols, "nameId", "name"), _pick(cols, "correlationId", "correlation")
+                if not name or not corr:
+                    raise ReportError(f"{RUNTIME_TABLE} lacks nameId/correlationId (columns: {sorted(cols)})")
+                self._runtime = {"name": name, "corr": corr, "launch": self._launch_filter(con, name)}
+            if KERNEL_TABLE in tables:
+                cols = _columns(con, KERNEL_TABLE)
+                name = _pick(cols, "shortName", "demangledName", "mangledName", "name")
+                corr = _pick(cols, "correlationId", "correlation")
+                if not name or not corr:
+                    raise ReportError(f"{KERNEL_TABLE} lacks a name or correlationId column (columns: {sorted(cols)})")
+                types = {r[1]: (r[2] or "").upper() for r in con.execute(f"PRAGMA table_info({KERNEL_TABLE})")}
+                full = _pick(cols, "demangledName", "mangledName") or name
+                self._kernel = {"name": name, "full": full, "corr": corr,
+                                "ids": types[name].startswith("INT") and types[full].startswith("INT")}
+            has_calls = self._runtime is not None and con.execute(
+                f"SELECT EXISTS (SELECT 1 FROM {RUNTIME_TABLE})").fetchone()[0]
+            self.device = "cuda" if has_calls else "cpu"
+            self.tool_version = meta(con).get("EXPORT_PRODUCT_VERSION")
+            self.gpu = _gpu_name(con)
+        except ReportError as e:
+            raise ReportError(f"{path}: {e}") from None
+        except sqlite3.DatabaseError as e:
+            raise _unreadable(path, e) from None
+        finally:
+            con.close()
+        self._names: dict = {}     # kernel name -> id, where the export stores names as text
+
+    @staticmethod
+    def _launch_filter(con, name: str) -> str:
+        """SQL condition on the runtime table: the call launches GPU work (LAUNCH_API)."""
+        if name == "nameId":
+            ids = [i for i, v in con.execute("SELECT id, value FROM StringIds") if LAUNCH_API.match(v or "")] \
+                if "StringIds" in _tables(con) else []
+            return f"nameId IN ({','.join(map(str, ids))})"
+        names = [v for (v,) in con.execute(f"SELECT DISTINCT name FROM {RUNTIME_TABLE}") if LAUNCH_API.match(v or "")]
+        return "name IN ({})".format(",".join("'" + v.replace("'", "''") + "'" for v in names))
+
+    def _stream(self, setup: list[str], query: str, names: bool, chunk: int | None):
+        con = open_report(self.source)
+        try:
+            for sql in setup:
+                con.execute(sql)
+            cur = con.execute(query)
+            while True:
+                rows = cur.fetchmany(chunk or CHUNK)
+                if not rows:
+                    break
+                if not names or self._kernel["ids"]:
+                    width = len(rows[0])
+                    yield np.fromiter(itertools.chain.from_iterable(rows), dtype=np.int64,
+                                      count=len(rows) * width).reshape(-1, width)
+                else:       # names stored as text (old exports): number them here
+                    ids = self._names
+                    a = np.array([r[:5] for r in rows], dtype=np.int64)
+                    n = np.array([[ids.setdefault(r[5], len(ids)), ids.setdefault(r[6], len(ids))] for r in rows],
+                                 dtype=np.int64)
+                    yield np.concatenate([a, n], axis=1)
+        except sqlite3.DatabaseError as e:
+            raise _unreadable(self.source, e) from None
+        finally:
+            con.close()
+
+    def kernel_chunks(self, names: bool = False, chunk: int | None = None):
+        """Kernels joined to their launch call, as int64 arrays of columns start, end,
+        launch_start, launch_end, tid (the launching thread's globalTid) [, name, full_name
+        ids (strings())], ordered by (start, end, launch_start), CHUNK rows at a time. The
+        join is trace.join_launches' (the first launch call of each correlation id; a
+        kernel without one is dropped), done in SQLite; SQLite sorts in bounded memory."""
+        if self._kernel is None or self._runtime is None:
+            return
+        r, k = self._runtime, self._kernel
+        setup = ["CREATE TEMP TABLE fl_launch (corr INTEGER PRIMARY KEY, ls INTEGER, le INTEGER, tid INTEGER)",
+                 f"INSERT OR IGNORE INTO temp.fl_launch SELECT {r['corr']}, start, end, coalesce(globalTid, 0) "
+                 f"FROM {RUNTIME_TABLE} WHERE {r['corr']} IS NOT NULL AND {r['launch']} ORDER BY rowid"]
+        cols = "k.start, k.end, l.ls, l.le, l.tid" + (f", k.{k['name']}, k.{k['full']}" if names else "")
+        yield from self._stream(setup, f"SELECT {cols} FROM {KERNEL_TABLE} k JOIN temp.fl_launch l "
+                                       f"ON l.corr = k.{k['corr']} ORDER BY k.start, k.end, l.ls", names, chunk)
+
+    def launch_chunks(self, chunk: int | None = None):
+        """Every launch call (LAUNCH_API) as int64 arrays of columns start, end, tid, in
+        no particular order, CHUNK rows at a time."""
+        if self._runtime is None:
+            return
+        yield from self._stream([], f"SELECT start, end, coalesce(globalTid, 0) FROM {RUNTIME_TABLE} "
+                                    f"WHERE {self._runtime['launch']}", False, chunk)
+
+    def strings(self, ids) -> dict[int, str]:
+        """The kernel names of name ids from kernel_chunks(names=True) ("" where unknown)."""
+        ids = sorted({int(i) for i in ids})
+        if self._kernel is not None and not self._kernel["ids"]:
+            back = {v: k for k, v in self._names.items()}
+            return {i: back.get(i) or "" for i in ids}
+        con = open_report(self.source)
+        try:
+            out = {}
+            for n in range(0, len(ids), 500):
+                part = ids[n:n + 500]
+                out.update(con.execute(f"SELECT id, value FROM StringIds WHERE id IN ({','.join('?' * len(part))})",
+                                       part).fetchall())
+        except sqlite3.DatabaseError as e:
+            raise _unreadable(self.source, e) from None
+        finally:
+            con.close()
+        return {i: out.get(i) or "" for i in ids}
+
+
+def scan(path: str) -> Report:
+    """Open an nsys SQLite export for streaming analysis; ReportError (one line) if it cannot be."""
+    return Report(path)
+
+
 def load(path: str) -> Trace:
     """Load an nsys SQLite export into a Trace; ReportError (one line) if it cannot be."""
     con = open_report(path)
@@ -148,7 +293,7 @@ def load(path: str) -> Trace:
     except ReportError as e:
         raise ReportError(f"{path}: {e}") from None
     except (sqlite3.DatabaseError, pd.errors.DatabaseError) as e:
-        raise ReportError(f"{path}: unreadable nsys export ({str(e).splitlines()[0]})") from None
+        raise _unreadable(path, e) from None
     finally:
         con.close()
     return Trace(source=path, backend="nsys", device="cuda" if len(kernels) or len(api) else "cpu",

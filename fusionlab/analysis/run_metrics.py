@@ -3,7 +3,10 @@ untraced timing process of an nsys run) -> metrics.json,
 and the run's kernels in the measured range -> kernels.csv (analysis.metrics.kernel_table,
 annotated with analysis.fusion: the fusion map; from Inductor's provenance output,
 analysis.provenance, where the run kept its compile_debug folder; ops_source and the
-run's fusion_source say which).
+run's fusion_source say which). An nsys export is streamed (nsys_sqlite.scan,
+analysis.stream), never loaded row by row. kernels.csv has one row per distinct kernel,
+at most KERNEL_ROWS (those with the most GPU time); kernels_csv_note says when it kept
+fewer than there were.
 
 Wall time (the headline, and every speedup built on it) is never taken under tracing:
 - wall_time_per_iter_ms: median of the untraced timing windows (runner.time_windows): of
@@ -48,13 +51,15 @@ from fusionlab.analysis.trace import ReportError
 from fusionlab.core import ranges as R
 from fusionlab.core.io import atomic_path, write_json_atomic
 
+KERNEL_ROWS = 10_000   # kernels.csv rows at most (module doc)
 KEYS = ("model", "variant", "batch", "size", "mode", "dtype", "repeat")
 
 
 def load_profile(path: str):
-    """A Trace from an nsys SQLite export or a torch.profiler Chrome trace."""
+    """An nsys SQLite export opened for streaming (nsys_sqlite.Report), or a Trace from a
+    torch.profiler Chrome trace; analysis.metrics takes either."""
     if path.endswith((".sqlite", ".db")):
-        return nsys_sqlite.load(path)
+        return nsys_sqlite.scan(path)
     if path.endswith(".json"):
         return torch_trace.load(path)
     raise ReportError(f"{path}: unknown profile type (expected .sqlite or a torch trace .json)")
@@ -147,7 +152,9 @@ def compute(run_json: str, profile: str | None, backend: str,
         return row, kernels
     try:
         trace = load_profile(profile)
-        m = metrics.range_metrics(trace, R.MEASURE)
+        target = (R.MEASURE, R.DOMAIN)
+        views, tables = metrics.views(trace, [target], ("process",), [(*target, "process")])
+        m = views[f"{R.DOMAIN}:{R.MEASURE}"]["process"]
         if not m.get("instances"):
             raise ReportError(f"{profile}: no '{R.DOMAIN}:{R.MEASURE}' NVTX range in the profile")
     except ReportError as e:
@@ -157,8 +164,12 @@ def compute(run_json: str, profile: str | None, backend: str,
     row.update({k: v for k, v in m.items() if k not in ("range", "domain", "instances")})
     row.update(timing_fields(run, timing, traced_wall))
     row["profiler_version"] = trace.tool_version
-    kernels = provenance.annotate(fusion.annotate(metrics.kernel_table(trace)),
-                                  provenance.kernel_ops(debug_dir(run_json, run)))
+    kernels = tables[(*target, "process")]
+    if len(kernels) > KERNEL_ROWS:    # one row per distinct kernel: huge only for generated names
+        row["kernels_csv_note"] = (f"kernels.csv keeps the {KERNEL_ROWS} kernels with the most GPU time "
+                                   f"of {len(kernels)} distinct kernels")
+        kernels = kernels.head(KERNEL_ROWS)
+    kernels = provenance.annotate(fusion.annotate(kernels), provenance.kernel_ops(debug_dir(run_json, run)))
     row["fusion_source"] = "provenance" if (kernels.get("ops_source", pd.Series(dtype=str)) == "provenance").any() \
         else "name"
     return metrics.clean(row), kernels

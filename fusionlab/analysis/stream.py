@@ -1,0 +1,386 @@
+"""analysis.metrics over a streamed nsys export, in one pass and memory bounded by the ranges.
+
+SQLite joins each kernel to its launch call and sorts the kernels by (start, end, launch
+start) (nsys_sqlite.Report.kernel_chunks, which reads only the five columns needed); they
+arrive a chunk at a time. Each chunk is matched against every requested range at once:
+a range's instances, sorted by start, are split into layers of disjoint instances (one
+layer unless instances overlap), and np.searchsorted finds the one instance of each
+layer whose window can hold a launch call. From the matches, per range and attribution:
+- sums (kernels, kernel ns, launch calls and their ns, span) over the union of the
+  instances' kernels, as metrics' pandas masks count them (a kernel once);
+- per instance, the running end of the kernels seen so far (start order), which gives
+  busy time (the union of kernel intervals clipped to the instance) and HTA's idle
+  breakdown chunk by chunk;
+- exact histograms (distinct integer ns values and their counts) of the kernel, launch
+  call and queue durations, whose order statistics give the medians and percentiles that
+  np.median and np.percentile (linear) give over every value (median(), percentile()).
+Launch calls stream the same way (Report.launch_chunks). Memory: the ranges, the
+histograms' distinct values, and one chunk; SQLite sorts in bounded memory (it spills to
+a temporary file). Kernel tables keep one histogram per kernel name.
+"""
+from __future__ import annotations
+
+import math
+import threading
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+
+from fusionlab.analysis import metrics as M
+
+KERNEL_WAIT_NS = M.KERNEL_WAIT_US * 1e3
+SHORT_CALL_NS = M.SHORT_CALL_US * 1e3
+PID_SHIFT, PID_MASK = 24, 0xFFFFFF
+
+
+# --- exact order statistics from histograms ---------------------------------------------
+
+class Hist:
+    """Exact histogram of integers: sorted distinct values v and their counts c."""
+
+    def __init__(self):
+        self.v = np.empty(0, np.int64)
+        self.c = np.empty(0, np.int64)
+
+    def add(self, x: np.ndarray, counts: np.ndarray | None = None) -> None:
+        if len(x) == 0:
+            return
+        if counts is None:
+            lo = int(x.min())
+            span = int(x.max()) - lo + 1
+            if span <= 4 * len(x):            # durations of similar kernels: count, not sort
+                counts = np.bincount(x - lo, minlength=span)
+                x = np.flatnonzero(counts) + lo
+                counts = counts[x - lo]
+            else:
+                x, counts = np.unique(x, return_counts=True)
+        v, c = np.concatenate([self.v, x]), np.concatenate([self.c, counts.astype(np.int64)])
+        o = np.argsort(v, kind="stable")
+        v, c = v[o], c[o]
+        first = np.flatnonzero(np.r_[True, v[1:] != v[:-1]])
+        self.v, self.c = v[first], np.add.reduceat(c, first)
+
+    @property
+    def n(self) -> int:
+        return int(self.c.sum())
+
+    def at(self, ks) -> list[int]:
+        """The k-th smallest values (0-based) of ks."""
+        cum = np.cumsum(self.c)
+        return [int(self.v[np.searchsorted(cum, k, side="right")]) for k in ks]
+
+    def where(self, keep: np.ndarray) -> "Hist":
+        h = Hist()
+        h.v, h.c = self.v[keep], self.c[keep]
+        return h
+
+    def clip_low(self, lo: int) -> "Hist":
+        """The histogram of max(x, lo)."""
+        h = Hist()
+        h.add(np.maximum(self.v, lo), self.c)
+        return h
+
+
+def median(h: Hist, scale: float | None = None) -> float | None:
+    """np.median over the histogram's values (as float); with scale, the median pandas gives
+    of the values / scale (the middle two scaled before they are averaged)."""
+    n = h.n
+    if n == 0:
+        return None
+    if n % 2:
+        (x,) = h.at([n // 2])
+        return x / scale if scale else float(x)
+    a, b = h.at([n // 2 - 1, n // 2])
+    return (a / scale + b / scale) / 2 if scale else (float(a) + float(b)) / 2
+
+
+def percentile(h: Hist, q: float) -> float | None:
+    """np.percentile(values, q) (method linear: index (n - 1) q / 100, numpy's _lerp)."""
+    n = h.n
+    if n == 0:
+        return None
+    virtual = (n - 1) * (q / 100)
+    if virtual >= n - 1:
+        return float(h.at([n - 1])[0])
+    prev = math.floor(virtual)
+    t = virtual - prev
+    a, b = h.at([prev, prev + 1])
+    d = b - a
+    return float(b) - d * (1 - t) if t >= 0.5 else float(a) + d * t
+
+
+# --- one range's instances ----------------------------------------------------------------
+
+class View:
+    """What one range accumulates under one attribution."""
+
+    def __init__(self, lo: np.ndarray, table: bool):
+        self.carry = lo.copy()          # per instance: max(instance start, kernel ends so far)
+        self.busy = 0
+        self.idle = {"host_wait": 0, "kernel_wait": 0, "other": 0}
+        self.kernels = self.kernel_ns = self.launches = self.launch_ns = self.short = 0
+        self.first_start = self.last_end = None
+        self.kdur, self.api, self.gap = Hist(), Hist(), Hist()
+        self.table = KernelTable() if table else None
+
+
+class Target:
+    """A range name's instances (rs, metrics._instances), in layers of disjoint instances."""
+
+    def __init__(self, rs: pd.DataFrame, attributions, table_attributions):
+        rs = rs.sort_values(["start", "end"], kind="stable")
+        self.lo = rs["start"].to_numpy(np.int64)
+        self.hi = rs["end"].to_numpy(np.int64)
+        self.tid = rs["tid"].to_numpy(np.int64)
+        self.pid = (self.tid >> PID_SHIFT) & PID_MASK
+        layers, ends = [], []
+        for i, (lo, hi) in enumerate(zip(self.lo.tolist(), self.hi.tolist())):
+            j = next((j for j, e in enumerate(ends) if e < lo), None)
+            if j is None:
+                layers.append([])
+                ends.append(None)
+                j = len(layers) - 1
+            layers[j].append(i)
+            ends[j] = hi
+        self.layers = [(self.lo[idx], np.asarray(idx, dtype=np.int64)) for idx in layers]
+        self.window = (int(self.lo.min()), int(self.hi.max()))   # no call outside it matches
+        self.views = {a: View(self.lo, a in table_attributions) for a in set(attributions) | set(table_attributions)}
+
+    def match(self, start, end, tid):
+        """Per layer: (instance of each row, rows in it by the process rule, by the thread rule)."""
+        pid = (tid >> PID_SHIFT) & PID_MASK
+        for starts, idx in self.layers:
+            j = np.searchsorted(starts, start, side="right") - 1
+            inst = idx[np.maximum(j, 0)]
+            ok = (j >= 0) & (end <= self.hi[inst]) & (pid == self.pid[inst])
+            yield inst, {"process": ok, "same_thread": ok & (tid == self.tid[inst])}
+
+    def outside(self, start: np.ndarray) -> bool:
+        """No row of the chunk can match (its calls start outside every instance)."""
+        return int(start.max()) < self.window[0] or int(start.min()) > self.window[1]
+
+    def kernels(self, c: np.ndarray) -> None:
+        s, e, ls, le, tid = (c[:, i] for i in range(5))
+        if self.outside(ls):
+            return
+        member = {a: np.zeros(len(c), bool) for a in self.views}
+        for inst, rules in self.match(ls, le, tid):
+            for a, v in self.views.items():
+                rows = np.flatnonzero(rules[a])
+                if len(rows):
+                    member[a][rows] = True
+                    self.timeline(v, rows, inst[rows], s, e, ls)
+        for a, v in self.views.items():
+            m = member[a]
+            if not m.any():
+                continue
+            ks, ke, kls, kle = s[m], e[m], ls[m], le[m]
+            kd, api, gap = ke - ks, kle - kls, ks - kle
+            v.kernels += len(ks)
+            v.kernel_ns += int(kd.sum())
+            v.first_start = int(ks.min()) if v.first_start is None else min(v.first_start, int(ks.min()))
+            v.last_end = int(ke.max()) if v.last_end is None else max(v.last_end, int(ke.max()))
+            v.kdur.add(kd)
+            v.api.add(api)
+            v.gap.add(gap)
+            v.short += int(((kd < api) & (api <= SHORT_CALL_NS)).sum())
+            if v.table is not None:
+                v.table.add(c[m, 5], c[m, 6], kd)
+
+    def timeline(self, v: View, rows, inst, s, e, ls) -> None:
+        """Busy time and the idle breakdown of metrics.union_ns / idle_breakdown, continued
+        over this chunk's kernels of each instance (rows in start order)."""
+        o = np.argsort(inst, kind="stable")
+        rows, g = rows[o], inst[o]
+        lo, hi = self.lo[g], self.hi[g]
+        sc, ec = np.maximum(s[rows], lo), np.minimum(e[rows], hi)
+        carry = v.carry[g]
+        first = np.r_[True, g[1:] != g[:-1]]
+        inc = _segmented_cummax(np.maximum(ec, carry), first)   # max(carry, ends up to this one)
+        prev = np.empty_like(inc)
+        prev[1:] = inc[:-1]
+        prev[first] = carry[first]                               # before this kernel
+        gap = sc - prev
+        pos = gap > 0
+        host = pos & (ls[rows] > prev)
+        kwait = pos & ~host & (gap <= KERNEL_WAIT_NS)
+        v.idle["host_wait"] += int(gap[host].sum())
+        v.idle["kernel_wait"] += int(gap[kwait].sum())
+        v.idle["other"] += int(gap[pos & ~host & ~kwait].sum())
+        v.busy += int(np.maximum(0, ec - np.maximum(sc, prev)).sum())
+        last = np.r_[g[1:] != g[:-1], True]
+        v.carry[g[last]] = inc[last]
+
+    def launches(self, c: np.ndarray) -> None:
+        start, end, tid = c[:, 0], c[:, 1], c[:, 2]
+        if self.outside(start):
+            return
+        member = {a: np.zeros(len(c), bool) for a in self.views}
+        for _, rules in self.match(start, end, tid):
+            for a in self.views:
+                member[a] |= rules[a]
+        for a, v in self.views.items():
+            m = member[a]
+            v.launches += int(m.sum())
+            v.launch_ns += int((end[m] - start[m]).sum())
+
+    def aggregates(self, a: str) -> dict:
+        v = self.views[a]
+        idle = dict(v.idle)
+        tail = self.hi - v.carry
+        idle["other"] += int(tail[tail > 0].sum())    # from the last kernel's end to the range end
+        n = v.kernels
+        path = {}
+        if n:
+            queue = v.gap.where(v.gap.v >= 0)
+            path = {"launch_api_us": median(v.api) / 1e3,
+                    "queue_us": median(queue) / 1e3 if queue.n else None,
+                    "launch_delay_us": median(v.gap.clip_low(0)) / 1e3,
+                    "short_kernel_share": v.short / n}
+        return {"kernels": n, "kernel_ns": v.kernel_ns, "launches": v.launches, "launch_ns": v.launch_ns,
+                "busy_ns": v.busy, "first_start": v.first_start, "last_end": v.last_end,
+                "kernel_median_ns": median(v.kdur), "kernel_p10_ns": percentile(v.kdur, 10),
+                "kernel_p90_ns": percentile(v.kdur, 90), "launch_path": path, "idle": idle}
+
+
+def _segmented_cummax(x: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """Running maximum of x restarting where `first` is True."""
+    if not len(x):
+        return x
+    seg = np.cumsum(first) - 1
+    base = int(x.min())
+    span = int(x.max()) - base + 1
+    if int(seg[-1]) * span < 2 ** 62:      # lift each segment above the previous ones
+        lift = seg * np.int64(span)
+        return np.maximum.accumulate(x - base + lift) - lift + base
+    out = np.empty_like(x)
+    bounds = np.r_[np.flatnonzero(first), len(x)]
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        out[a:b] = np.maximum.accumulate(x[a:b])
+    return out
+
+
+class KernelTable:
+    """Per kernel (full name id): calls, summed ns, the first short name id and histogram."""
+
+    def __init__(self):
+        self.order: dict[int, tuple[int, int]] = {}   # full id -> (first position, name id)
+        self.seen = 0
+        self.pairs = np.empty((0, 3), np.int64)        # full id, duration, count
+
+    def add(self, name: np.ndarray, full: np.ndarray, dur: np.ndarray) -> None:
+        u, first = np.unique(full, return_index=True)
+        for f, i in zip(u.tolist(), first.tolist()):
+            if f not in self.order:
+                self.order[f] = (self.seen + i, int(name[i]))
+        self.seen += len(full)
+        p = np.concatenate([self.pairs, np.stack([full, dur, np.ones_like(dur)], axis=1)])
+        o = np.lexsort((p[:, 1], p[:, 0]))
+        p = p[o]
+        first = np.flatnonzero(np.r_[True, (p[1:, 0] != p[:-1, 0]) | (p[1:, 1] != p[:-1, 1])])
+        self.pairs = np.column_stack([p[first, 0], p[first, 1], np.add.reduceat(p[:, 2], first)])
+
+    def frame(self, strings: dict[int, str], iters: int) -> pd.DataFrame:
+        """metrics.kernel_table's frame; kernels whose full names read the same are one."""
+        hists: dict[str, Hist] = {}
+        rows: dict[str, list] = {}
+        if not len(self.pairs):
+            return pd.DataFrame(columns=M.KERNEL_TABLE_COLUMNS)
+        bounds = np.r_[np.flatnonzero(np.r_[True, self.pairs[1:, 0] != self.pairs[:-1, 0]]), len(self.pairs)]
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            f = int(self.pairs[a, 0])
+            full, (pos, nid) = strings[f], self.order[f]
+            d, c = self.pairs[a:b, 1], self.pairs[a:b, 2]
+            hists.setdefault(full, Hist()).add(d, c)
+            r = rows.setdefault(full, [pos, strings[nid], 0, Fraction(0)])
+            if pos < r[0]:
+                r[0], r[1] = pos, strings[nid]
+            r[2] += int(c.sum())
+            r[3] += sum(Fraction(x / 1e3) * n for x, n in zip(d.tolist(), c.tolist()))
+        if not rows:
+            return pd.DataFrame(columns=M.KERNEL_TABLE_COLUMNS)
+        g = pd.DataFrame([(full, r[1], r[2], float(r[3]), median(hists[full], 1e3), r[0]) for full, r in rows.items()],
+                         columns=["full_name", "name", "calls", "total_us", "median_us", "pos"])
+        g = g.sort_values("pos", kind="stable").drop(columns="pos").reset_index(drop=True)
+        g["calls_per_iter"] = g["calls"] / iters
+        g["time_per_iter_us"] = g["total_us"] / iters
+        return g[M.KERNEL_TABLE_COLUMNS].sort_values("total_us", ascending=False, ignore_index=True)
+
+
+# --- the pass -----------------------------------------------------------------------------
+
+def iterations(ranges: pd.DataFrame, rs: pd.DataFrame, name: str) -> int:
+    """metrics._iterations without a pass over the ranges per instance: ITERATION ranges of
+    the instance's thread inside it, summed over instances, else the instances."""
+    if name == M.R.ITERATION:
+        return len(rs)
+    its = ranges[ranges["name"] == M.R.ITERATION].sort_values("start", kind="stable")
+    total = 0
+    by_tid = {t: (g["start"].to_numpy(np.int64), g["end"].to_numpy(np.int64)) for t, g in its.groupby("tid")}
+    for r in rs.itertuples():
+        if r.tid not in by_tid:
+            continue
+        st, en = by_tid[r.tid]
+        a, b = np.searchsorted(st, r.start, side="left"), np.searchsorted(st, r.end, side="right")
+        total += int((en[a:b] <= r.end).sum())
+    return total or len(rs)
+
+
+def _both(background, foreground) -> None:
+    """Run two passes at once: SQLite sorts and scans with the GIL released, so the launch
+    calls' pass (which touches only the launch sums) overlaps the kernels' sort."""
+    failed = []
+
+    def run():
+        try:
+            background()
+        except BaseException as e:      # re-raised in the caller's thread
+            failed.append(e)
+
+    th = threading.Thread(target=run, name="fusionlab-launch-pass")
+    th.start()
+    try:
+        foreground()
+    finally:
+        th.join()
+    if failed:
+        raise failed[0]
+
+
+def views(report, targets, attributions, tables=()) -> tuple[dict, dict]:
+    """metrics.views over a streamed nsys export (nsys_sqlite.Report): every target, every
+    attribution and every kernel table from one pass over its kernels and one over its
+    launch calls."""
+    plan = {}
+    for name, domain in list(targets) + [(n, d) for n, d, _ in tables]:
+        if (name, domain) not in plan:
+            rs = M._instances(report, name, domain)
+            plan[(name, domain)] = [rs, set(), set()]
+    for name, domain in targets:
+        plan[(name, domain)][1].update(attributions)
+    for name, domain, a in tables:
+        plan[(name, domain)][2].add(a)
+    live = {k: Target(rs, views_, tabs) for k, (rs, views_, tabs) in plan.items() if len(rs)}
+    if live:
+        _both(lambda: [t.launches(c) for c in report.launch_chunks() for t in live.values()],
+              lambda: [t.kernels(c) for c in report.kernel_chunks(names=bool(tables)) for t in live.values()])
+    out, kt = {}, {}
+    ids = set()
+    for t in live.values():
+        for v in t.views.values():
+            if v.table is not None:
+                ids.update(v.table.order)
+                ids.update(n for _, n in v.table.order.values())
+    strings = report.strings(ids) if ids else {}
+    for name, domain in targets:
+        rs, t = plan[(name, domain)][0], live.get((name, domain))
+        iters, dur = (iterations(report.ranges, rs, name) if t else None), int((rs["end"] - rs["start"]).sum())
+        out[M._key(name, domain)] = {
+            a: M.finish(M.header(name, domain, a, len(rs)), report.device, iters, dur, t.aggregates(a))
+            if t else M.header(name, domain, a, len(rs)) for a in attributions}
+    for name, domain, a in tables:
+        rs, t = plan[(name, domain)][0], live.get((name, domain))
+        kt[(name, domain, a)] = t.views[a].table.frame(strings, iterations(report.ranges, rs, name)) if t \
+            else pd.DataFrame(columns=M.KERNEL_TABLE_COLUMNS)
+    return out, kt
