@@ -45,43 +45,36 @@ def no_backward(name: str, *tensors) -> None:
 
 def pointwise_function(name: str, forward, backward) -> type:
     """An autograd.Function out = forward(x, y, op), with backward(g, x, y, op) -> (dx, dy)."""
-    class Pointwise(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, x, y, op):
-            ctx.op = op
-            ctx.save_for_backward(x, y)
-            return forward(x, y, op)
+    def fwd(ctx, x, y, op):
+        ctx.op = op
+        ctx.save_for_backward(x, y)
+        return forward(x, y, op)
 
-        @staticmethod
-        def backward(ctx, g):
-            x, y = ctx.saved_tensors
-            dx, dy = backward(g.contiguous(), x, y, ctx.op)
-            if y is None or not ctx.needs_input_grad[1]:
-                dy = None
-            elif dy.shape != y.shape:   # y of x's numel, another shape: x's gradient in y's
-                dy = dy.reshape(y.shape)
-            return (dx if ctx.needs_input_grad[0] else None), dy, None
+    def bwd(ctx, g):
+        x, y = ctx.saved_tensors
+        dx, dy = backward(g.contiguous(), x, y, ctx.op)
+        if y is None or not ctx.needs_input_grad[1]:
+            dy = None
+        elif dy.shape != y.shape:   # y of x's numel, another shape: x's gradient in y's
+            dy = dy.reshape(y.shape)
+        return (dx if ctx.needs_input_grad[0] else None), dy, None
 
-    Pointwise.__name__ = Pointwise.__qualname__ = name
-    return Pointwise
+    # made by type() so that autograd names its node after it (grad_fn: <name>Backward)
+    return type(name, (torch.autograd.Function,), {"forward": staticmethod(fwd), "backward": staticmethod(bwd)})
 
 
 def lstm_function(name: str, forward, backward) -> type:
     """An autograd.Function (h, c') = forward(gx, gh, bias, c), with
     backward(gx, gh, bias, c, dh, dc') -> (dgates, dbias, dc)."""
-    class LstmGates(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, gx, gh, bias, c):
-            ctx.save_for_backward(gx, gh, bias, c)
-            return forward(gx, gh, bias, c)
+    def fwd(ctx, gx, gh, bias, c):
+        ctx.save_for_backward(gx, gh, bias, c)
+        return forward(gx, gh, bias, c)
 
-        @staticmethod
-        def backward(ctx, dh, dc):
-            gx, gh, bias, c = ctx.saved_tensors
-            dgates, dbias, dc_prev = backward(gx, gh, bias, c, dh.contiguous(), dc.contiguous())
-            need = ctx.needs_input_grad
-            return (dgates if need[0] else None, dgates if need[1] else None,
-                    dbias if need[2] else None, dc_prev if need[3] else None)
+    def bwd(ctx, dh, dc):
+        gx, gh, bias, c = ctx.saved_tensors
+        dgates, dbias, dc_prev = backward(gx, gh, bias, c, dh.contiguous(), dc.contiguous())
+        need = ctx.needs_input_grad
+        return (dgates if need[0] else None, dgates if need[1] else None,
+                dbias if need[2] else None, dc_prev if need[3] else None)
 
-    LstmGates.__name__ = LstmGates.__qualname__ = name
-    return LstmGates
+    return type(name, (torch.autograd.Function,), {"forward": staticmethod(fwd), "backward": staticmethod(bwd)})
