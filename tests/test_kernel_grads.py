@@ -154,7 +154,8 @@ def test_triton_kernels_in_the_interpreter():
 
 IMPLS = ["triton", "cuda"]
 DTYPES = list(axes.DTYPES)
-SHAPES = [(1, 1), (3, 5), (7, 1000), (256, 4096), (33, 16384), (4099, 64)]
+# tails that fill no vector or block, a wide row, and many short rows (several row groups)
+SHAPES = [(1, 1), (7, 1000), (33, 16384), (4099, 64)]
 
 
 def grads_match(got, want, dtype):
@@ -193,7 +194,7 @@ def test_pointwise_gradients_match_eager(impl, dtype, shape):
 @GPU
 @pytest.mark.parametrize("impl", IMPLS)
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("B,H", [(1, 1), (3, 7), (64, 1024), (257, 96), (4096, 8)])
+@pytest.mark.parametrize("B,H", [(1, 1), (3, 7), (64, 1024), (4096, 8)])
 def test_lstm_gradients_match_eager(impl, dtype, B, H):
     torch.manual_seed(0)
     ins = (cuda_leaf(B, 4 * H, dtype=dtype), cuda_leaf(B, 4 * H, dtype=dtype), cuda_leaf(4 * H, dtype=dtype),

@@ -32,6 +32,7 @@ def _check(*ts):
     for t in ts:
         assert (t.is_cuda or INTERPRET) and t.is_contiguous(), "inputs must be contiguous CUDA tensors"
 
+
 _POINTWISE_CONFIGS = [
     triton.Config({"BLOCK": 1024}, num_warps=4),
     triton.Config({"BLOCK": 2048}, num_warps=8),
