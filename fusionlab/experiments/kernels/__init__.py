@@ -10,6 +10,12 @@ Implementations: `triton` (triton_ops.py), `cuda` (cuda_ops.py: CUDA C++ built o
 torch.utils.cpp_extension.load_inline and cached) and `aten` (the library's own fused ops,
 where it has one). The seed's naive GELU kernels are in seed.py. Every implementation is
 checked against eager by the runner before it is timed, and by tests/test_kernels.py.
+
+Train mode: in `triton` and `cuda`, gelu, bias_gelu, add_relu and lstm_gates are
+torch.autograd.Functions (functions.py) with a hand-written backward kernel in the same
+language; reference.py writes the same forward and backward formulas in PyTorch ops
+(checked on CPU in float64 by tests/test_kernel_grads.py, which also compares the kernels'
+gradients with eager's on the GPU). softmax and the seed's kernels are forward-only.
 """
 from __future__ import annotations
 

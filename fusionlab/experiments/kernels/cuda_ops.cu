@@ -1,6 +1,10 @@
 // fusionlab hand-written CUDA kernels (built by cuda_ops.py with load_inline, cached).
 // Math in fp32 whatever the storage type; 16-byte vector loads and stores where the
 // pointers and sizes allow, so each kernel reads every input once and writes once.
+// The pointwise ops and the LSTM gates have a hand-written backward (train mode; the
+// formulas are derived in reference.py): it recomputes x + y or the gates from the saved
+// inputs, and reduces a bias's gradient (the sum over rows) in the same kernel, into
+// per-row-group partial sums in fp32 that the host sums (deterministic, no atomics).
 #include <torch/extension.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
@@ -65,6 +69,32 @@ __device__ __forceinline__ float act(float v) {
   if (OP == GELU_TANH) return v * sigmoidf(1.5957691216057308f * (v + 0.044715f * v * v * v));
   if (OP == GELU_ERF) return HALF ? gelu_erf_approx(v) : 0.5f * v * (1.0f + erff(v * 0.7071067811865476f));
   return fmaxf(v, 0.0f);
+}
+
+// d act / dv, the derivative of act's formula
+// Phi(v) + v phi(v) with gelu_erf_approx's Phi: q = Phi(-|v|) = p exp(-v^2/2), and
+// phi(v) = exp(-v^2/2) / sqrt(2 pi) from the same ex2
+__device__ __forceinline__ float gelu_erf_grad_approx(float v) {
+  const float t = rcp_approx(fmaf(0.33267253f, fabsf(v), 1.0f));
+  const float p = t * fmaf(t, fmaf(t, 0.3739278f, -0.0479399f), 0.1740121f);
+  const float e = ex2_approx(v * v * -0.7213475204444817f);
+  const float q = p * e;
+  return (v < 0.0f ? q : 1.0f - q) + v * e * 0.3989422804014327f;
+}
+
+template <int OP, bool HALF>
+__device__ __forceinline__ float act_grad(float v) {
+  if (OP == GELU_TANH) {
+    // s + v s (1 - s) u', s = sigmoid(u), u = K (v + 0.044715 v^3), u' = K + 3 0.044715 K v^2
+    const float s = sigmoidf(1.5957691216057308f * (v + 0.044715f * v * v * v));
+    return s + v * s * (1.0f - s) * fmaf(0.21406444881780073f, v * v, 1.5957691216057308f);
+  }
+  if (OP == GELU_ERF) {
+    // Phi(v) + v phi(v)
+    if (HALF) return gelu_erf_grad_approx(v);
+    return 0.5f * (1.0f + erff(v * 0.7071067811865476f)) + v * 0.3989422804014327f * __expf(-0.5f * v * v);
+  }
+  return v > 0.0f ? 1.0f : 0.0f;
 }
 
 inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
@@ -156,6 +186,138 @@ torch::Tensor pointwise(torch::Tensor x, c10::optional<torch::Tensor> y_opt) {
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   });
   return out;
+}
+
+// dx = g act'(x [+ y]), y of x's numel or absent; N elements per thread (16 bytes)
+template <typename T, int OP, int N>
+__global__ void pointwise_bwd_kernel(const T* __restrict__ g, const T* __restrict__ x, const T* __restrict__ y,
+                                     T* __restrict__ dx, int64_t n) {
+  using P = Pack<T, N>;
+  constexpr bool HALF = sizeof(T) == 2;
+  const int64_t npack = n / N;
+  const int64_t p = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (p < npack) {
+    P gv = reinterpret_cast<const P*>(g)[p];
+    P xv = reinterpret_cast<const P*>(x)[p];
+    P yv;
+    if (y != nullptr) yv = reinterpret_cast<const P*>(y)[p];
+    P o;
+#pragma unroll
+    for (int k = 0; k < N; k++) {
+      float v = static_cast<float>(xv.v[k]);
+      if (y != nullptr) v += static_cast<float>(yv.v[k]);
+      o.v[k] = static_cast<T>(static_cast<float>(gv.v[k]) * act_grad<OP, HALF>(v));
+    }
+    reinterpret_cast<P*>(dx)[p] = o;
+  }
+  // the tail that does not fill a pack (only when N > 1)
+  const int64_t i = npack * N + p;
+  if (N > 1 && p < N && i < n) {
+    float v = static_cast<float>(x[i]);
+    if (y != nullptr) v += static_cast<float>(y[i]);
+    dx[i] = static_cast<T>(static_cast<float>(g[i]) * act_grad<OP, HALF>(v));
+  }
+}
+
+// dx = g act'(x + y) with x, g (rows, cols) and y (cols,). Grid (column packs, row groups):
+// row group blockIdx.y takes rows blockIdx.y, blockIdx.y + gridDim.y, ... and writes its
+// fp32 sums of dx over them to dy_part (gridDim.y, cols), row blockIdx.y. cols % N == 0
+// and 16-byte aligned (N = 1: any).
+template <typename T, int OP, int N>
+__global__ void rowwise_bwd_kernel(const T* __restrict__ g, const T* __restrict__ x, const T* __restrict__ y,
+                                   T* __restrict__ dx, float* __restrict__ dy_part, int64_t rows, int64_t cols) {
+  using P = Pack<T, N>;
+  constexpr bool HALF = sizeof(T) == 2;
+  const int64_t col = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) * N;
+  if (col >= cols) return;
+  const P yv = *reinterpret_cast<const P*>(y + col);
+  float acc[N];
+#pragma unroll
+  for (int k = 0; k < N; k++) acc[k] = 0.0f;
+  for (int64_t r = blockIdx.y; r < rows; r += gridDim.y) {
+    const int64_t i = r * cols + col;
+    P gv = *reinterpret_cast<const P*>(g + i);
+    P xv = *reinterpret_cast<const P*>(x + i);
+    P o;
+#pragma unroll
+    for (int k = 0; k < N; k++) {
+      const float d = static_cast<float>(gv.v[k]) *
+                      act_grad<OP, HALF>(static_cast<float>(xv.v[k]) + static_cast<float>(yv.v[k]));
+      o.v[k] = static_cast<T>(d);
+      acc[k] += d;
+    }
+    *reinterpret_cast<P*>(dx + i) = o;
+  }
+#pragma unroll
+  for (int k = 0; k < N; k++) dy_part[blockIdx.y * cols + col + k] = acc[k];
+}
+
+// row groups of a reduction over rows: about `per_sm` blocks of `threads` per SM in all
+// (full occupancy at 2048 threads per SM), at most one per row
+inline int64_t row_groups(int64_t rows, int64_t col_blocks, int threads) {
+  const int64_t sms = at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
+  return std::max<int64_t>(1, std::min<int64_t>({rows, cdiv(sms * (2048 / threads), col_blocks), 65535}));
+}
+
+// {dx, dy}: dy is dx for a y of x's numel, the sum of dx over the rows for a bias, absent
+// without y
+template <int OP>
+std::vector<torch::Tensor> pointwise_backward(torch::Tensor g, torch::Tensor x, c10::optional<torch::Tensor> y_opt) {
+  TORCH_CHECK(x.is_cuda() && x.is_contiguous(), "x must be a contiguous CUDA tensor");
+  TORCH_CHECK(g.is_cuda() && g.is_contiguous() && g.sizes() == x.sizes() && g.scalar_type() == x.scalar_type(),
+              "the gradient must be a contiguous CUDA tensor of x's shape and dtype");
+  const at::cuda::OptionalCUDAGuard guard(x.device());
+  torch::Tensor y;
+  if (y_opt.has_value()) {
+    y = y_opt->contiguous();
+    TORCH_CHECK(y.scalar_type() == x.scalar_type(), "x and y must have the same dtype");
+    TORCH_CHECK(y.numel() == x.numel() || (y.dim() == 1 && y.numel() == x.size(-1)),
+                "y must have x's shape or be a vector of x's last axis");
+  }
+  auto dx = torch::empty_like(x);
+  const int64_t n = x.numel();
+  const bool bias = y.defined() && y.numel() != n;
+  if (n == 0) {
+    if (!y.defined()) return {dx};
+    return {dx, bias ? torch::zeros_like(y) : dx};
+  }
+  auto stream = at::cuda::getCurrentCUDAStream();
+  torch::Tensor dy_part;
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::ScalarType::Half, at::ScalarType::BFloat16, x.scalar_type(), "pointwise_backward", [&] {
+    constexpr int N = 16 / sizeof(scalar_t);
+    const scalar_t* yp = y.defined() ? y.data_ptr<scalar_t>() : nullptr;
+    const bool vec = aligned16(g.data_ptr()) && aligned16(x.data_ptr()) && aligned16(dx.data_ptr()) &&
+                     (yp == nullptr || aligned16(yp));
+    if (bias) {
+      const int64_t cols = y.numel(), rows = n / cols;
+      const bool vec_rows = vec && cols % N == 0;
+      const int64_t packs = vec_rows ? cols / N : cols;
+      const int t = static_cast<int>(std::min<int64_t>(256, std::max<int64_t>(32, packs)));
+      const int64_t bx = cdiv(packs, t), groups = row_groups(rows, bx, t);
+      dy_part = torch::empty({groups, cols}, x.options().dtype(torch::kFloat));
+      if (vec_rows) {
+        rowwise_bwd_kernel<scalar_t, OP, N><<<dim3(bx, groups), t, 0, stream>>>(
+            g.data_ptr<scalar_t>(), x.data_ptr<scalar_t>(), yp, dx.data_ptr<scalar_t>(),
+            dy_part.data_ptr<float>(), rows, cols);
+      } else {
+        rowwise_bwd_kernel<scalar_t, OP, 1><<<dim3(bx, groups), t, 0, stream>>>(
+            g.data_ptr<scalar_t>(), x.data_ptr<scalar_t>(), yp, dx.data_ptr<scalar_t>(),
+            dy_part.data_ptr<float>(), rows, cols);
+      }
+    } else {
+      const int threads = 256;
+      if (vec) {
+        pointwise_bwd_kernel<scalar_t, OP, N><<<cdiv(std::max<int64_t>(n / N, N), threads), threads, 0, stream>>>(
+            g.data_ptr<scalar_t>(), x.data_ptr<scalar_t>(), yp, dx.data_ptr<scalar_t>(), n);
+      } else {
+        pointwise_bwd_kernel<scalar_t, OP, 1><<<cdiv(n, threads), threads, 0, stream>>>(
+            g.data_ptr<scalar_t>(), x.data_ptr<scalar_t>(), yp, dx.data_ptr<scalar_t>(), n);
+      }
+    }
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  });
+  if (!y.defined()) return {dx};
+  return {dx, bias ? dy_part.sum(0).to(x.scalar_type()) : dx};
 }
 
 template <typename Red>
@@ -305,6 +467,106 @@ std::vector<torch::Tensor> lstm_gates(torch::Tensor gx, torch::Tensor gh, torch:
   return {h_out, c_out};
 }
 
+// The gradients of lstm_kernel's (h, c'), its gates recomputed (reference.py derives them):
+// dgates (B, 4H), the gradient of gx and gh alike, and dc_prev (B, H). Grid (column packs,
+// row groups): row group blockIdx.y takes rows blockIdx.y, blockIdx.y + gridDim.y, ... and
+// writes its fp32 sums of dgates to db_part (gridDim.y, 4H), row blockIdx.y.
+template <typename T, int N>
+__global__ void lstm_bwd_kernel(const T* __restrict__ gx, const T* __restrict__ gh, const T* __restrict__ b,
+                                const T* __restrict__ c, const T* __restrict__ dh, const T* __restrict__ dc,
+                                T* __restrict__ dgates, T* __restrict__ dc_prev, float* __restrict__ db_part,
+                                int64_t B, int64_t H) {
+  using P = Pack<T, N>;
+  constexpr bool HALF = sizeof(T) == 2;
+  const int64_t col = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) * N;
+  if (col >= H) return;
+  float bias[4][N], acc[4][N];
+#pragma unroll
+  for (int k = 0; k < 4; k++) {
+    P bv = *reinterpret_cast<const P*>(b + col + k * H);
+#pragma unroll
+    for (int e = 0; e < N; e++) {
+      bias[k][e] = static_cast<float>(bv.v[e]);
+      acc[k][e] = 0.0f;
+    }
+  }
+  for (int64_t row = blockIdx.y; row < B; row += gridDim.y) {
+    const int64_t g0 = row * 4 * H + col, i = row * H + col;
+    float g[4][N];
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+      P xv = *reinterpret_cast<const P*>(gx + g0 + k * H);
+      P hv = *reinterpret_cast<const P*>(gh + g0 + k * H);
+#pragma unroll
+      for (int e = 0; e < N; e++) g[k][e] = static_cast<float>(xv.v[e]) + static_cast<float>(hv.v[e]) + bias[k][e];
+    }
+    P cv = *reinterpret_cast<const P*>(c + i);
+    P dhv = *reinterpret_cast<const P*>(dh + i);
+    P dcv = *reinterpret_cast<const P*>(dc + i);
+    P dgo[4], dco;
+#pragma unroll
+    for (int e = 0; e < N; e++) {
+      const float si = sigmoid_of<HALF>(g[0][e]), sf = sigmoid_of<HALF>(g[1][e]);
+      const float tg = tanh_of<HALF>(g[2][e]), so = sigmoid_of<HALF>(g[3][e]);
+      const float cc = static_cast<float>(cv.v[e]), dhe = static_cast<float>(dhv.v[e]);
+      const float tc = tanh_of<HALF>(sf * cc + si * tg);
+      const float dct = static_cast<float>(dcv.v[e]) + dhe * so * (1.0f - tc * tc);
+      const float d[4] = {dct * tg * si * (1.0f - si), dct * cc * sf * (1.0f - sf), dct * si * (1.0f - tg * tg),
+                          dhe * tc * so * (1.0f - so)};
+#pragma unroll
+      for (int k = 0; k < 4; k++) {
+        dgo[k].v[e] = static_cast<T>(d[k]);
+        acc[k][e] += d[k];
+      }
+      dco.v[e] = static_cast<T>(dct * sf);
+    }
+#pragma unroll
+    for (int k = 0; k < 4; k++) *reinterpret_cast<P*>(dgates + g0 + k * H) = dgo[k];
+    *reinterpret_cast<P*>(dc_prev + i) = dco;
+  }
+#pragma unroll
+  for (int k = 0; k < 4; k++)
+#pragma unroll
+    for (int e = 0; e < N; e++) db_part[blockIdx.y * 4 * H + k * H + col + e] = acc[k][e];
+}
+
+std::vector<torch::Tensor> lstm_backward(torch::Tensor gx, torch::Tensor gh, torch::Tensor bias, torch::Tensor c,
+                                         torch::Tensor dh, torch::Tensor dc) {
+  for (auto* t : {&gx, &gh, &bias, &c, &dh, &dc})
+    TORCH_CHECK(t->is_cuda() && t->is_contiguous(), "inputs must be contiguous CUDA tensors");
+  const at::cuda::OptionalCUDAGuard guard(c.device());
+  const int64_t B = c.size(0), H = c.size(1);
+  TORCH_CHECK(gx.size(0) == B && gx.size(1) == 4 * H && gh.sizes() == gx.sizes() && bias.numel() == 4 * H &&
+              dh.sizes() == c.sizes() && dc.sizes() == c.sizes(),
+              "expected gx, gh (B, 4H), bias (4H), c, dh, dc (B, H)");
+  auto dgates = torch::empty_like(gx), dc_prev = torch::empty_like(c);
+  if (B * H == 0) return {dgates, torch::zeros_like(bias), dc_prev};
+  auto stream = at::cuda::getCurrentCUDAStream();
+  torch::Tensor db_part;
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::ScalarType::Half, at::ScalarType::BFloat16, c.scalar_type(), "lstm_backward", [&] {
+    constexpr int N = 16 / sizeof(scalar_t);
+    const bool vec = H % N == 0 && aligned16(gx.data_ptr()) && aligned16(gh.data_ptr()) &&
+                     aligned16(bias.data_ptr()) && aligned16(c.data_ptr()) && aligned16(dh.data_ptr()) &&
+                     aligned16(dc.data_ptr()) && aligned16(dgates.data_ptr()) && aligned16(dc_prev.data_ptr());
+    const int threads = 128;
+    const int64_t bx = cdiv(vec ? H / N : H, threads), groups = row_groups(B, bx, threads);
+    db_part = torch::empty({groups, 4 * H}, c.options().dtype(torch::kFloat));
+    if (vec) {
+      lstm_bwd_kernel<scalar_t, N><<<dim3(bx, groups), threads, 0, stream>>>(
+          gx.data_ptr<scalar_t>(), gh.data_ptr<scalar_t>(), bias.data_ptr<scalar_t>(), c.data_ptr<scalar_t>(),
+          dh.data_ptr<scalar_t>(), dc.data_ptr<scalar_t>(), dgates.data_ptr<scalar_t>(),
+          dc_prev.data_ptr<scalar_t>(), db_part.data_ptr<float>(), B, H);
+    } else {
+      lstm_bwd_kernel<scalar_t, 1><<<dim3(bx, groups), threads, 0, stream>>>(
+          gx.data_ptr<scalar_t>(), gh.data_ptr<scalar_t>(), bias.data_ptr<scalar_t>(), c.data_ptr<scalar_t>(),
+          dh.data_ptr<scalar_t>(), dc.data_ptr<scalar_t>(), dgates.data_ptr<scalar_t>(),
+          dc_prev.data_ptr<scalar_t>(), db_part.data_ptr<float>(), B, H);
+    }
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  });
+  return {dgates, db_part.sum(0).to(c.scalar_type()), dc_prev};
+}
+
 }  // namespace
 
 torch::Tensor gelu(torch::Tensor x, bool approx_tanh) {
@@ -317,8 +579,28 @@ torch::Tensor bias_gelu(torch::Tensor x, torch::Tensor bias, bool approx_tanh) {
 
 torch::Tensor add_relu(torch::Tensor x, torch::Tensor y) { return pointwise<RELU>(x, y); }
 
+// backward: {dx} for gelu, {dx, dbias} for bias_gelu, {dx, dy} for add_relu (dy: the sum
+// over rows for a y broadcast along them)
+std::vector<torch::Tensor> gelu_backward(torch::Tensor g, torch::Tensor x, bool approx_tanh) {
+  return approx_tanh ? pointwise_backward<GELU_TANH>(g, x, c10::nullopt) : pointwise_backward<GELU_ERF>(g, x, c10::nullopt);
+}
+
+std::vector<torch::Tensor> bias_gelu_backward(torch::Tensor g, torch::Tensor x, torch::Tensor bias, bool approx_tanh) {
+  return approx_tanh ? pointwise_backward<GELU_TANH>(g, x, bias) : pointwise_backward<GELU_ERF>(g, x, bias);
+}
+
+std::vector<torch::Tensor> add_relu_backward(torch::Tensor g, torch::Tensor x, torch::Tensor y) {
+  return pointwise_backward<RELU>(g, x, y);
+}
+
 torch::Tensor softmax_rows(torch::Tensor x) { return softmax(x); }
 
 std::vector<torch::Tensor> lstm_gates_fused(torch::Tensor gx, torch::Tensor gh, torch::Tensor bias, torch::Tensor c) {
   return lstm_gates(gx, gh, bias, c);
+}
+
+// {dgates, dbias, dc_prev}; dgates is the gradient of gx and of gh
+std::vector<torch::Tensor> lstm_gates_backward(torch::Tensor gx, torch::Tensor gh, torch::Tensor bias, torch::Tensor c,
+                                               torch::Tensor dh, torch::Tensor dc) {
+  return lstm_backward(gx, gh, bias, c, dh, dc);
 }

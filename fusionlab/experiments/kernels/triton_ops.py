@@ -1,11 +1,37 @@
 """The kernels in Triton. Math in fp32 whatever the storage dtype; one read of every
-input and one write of every output, so each kernel's floor is the copy bandwidth."""
+input and one write of every output, so each kernel's floor is the copy bandwidth.
+
+gelu, bias_gelu, add_relu and lstm_gates have a hand-written backward (train mode;
+functions.py wires forward and backward kernels into autograd.Functions, reference.py
+has the same formulas in PyTorch ops): it reads the saved inputs and the output's
+gradient once and writes the inputs' gradients once, recomputing x + y or the gates; a
+bias's gradient (the sum over rows) is reduced in the same kernel, into per-row-group
+partial sums in fp32. softmax is forward-only.
+
+TRITON_INTERPRET=1 runs the kernels on CPU tensors through Triton's interpreter (tests:
+fp32 only, as the 16-bit paths use PTX); there, the autotuned kernels take their first
+configuration.
+"""
+import functools
+import os
+
 import torch
 import triton
 import triton.language as tl
 
-# pointwise ops (constexpr OP)
-GELU_TANH, GELU_ERF, RELU = 0, 1, 2
+from fusionlab.experiments.kernels.functions import (GELU_ERF, GELU_TANH, RELU, lstm_function, needs_grad,
+                                                     no_backward, op_code, pointwise_function)
+
+__all__ = ["GELU_TANH", "GELU_ERF", "RELU", "gelu", "bias_gelu", "add_relu", "softmax", "lstm_gates",
+           "Pointwise", "LstmGates"]
+
+INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
+
+
+def _check(*ts):
+    for t in ts:
+        assert (t.is_cuda or INTERPRET) and t.is_contiguous(), "inputs must be contiguous CUDA tensors"
+
 
 _POINTWISE_CONFIGS = [
     triton.Config({"BLOCK": 1024}, num_warps=4),
@@ -80,6 +106,31 @@ def _act(v, OP: tl.constexpr, HALF: tl.constexpr):
         return tl.maximum(v, 0.0)
 
 
+@triton.jit
+def _gelu_erf_grad_fast(v):
+    # Phi(v) + v phi(v) with _gelu_erf_fast's Phi: q = Phi(-|v|) = p exp(-v^2/2), and
+    # phi(v) = exp(-v^2/2) / sqrt(2 pi) from the same ex2
+    t = _ptx_f32(1.0 + 0.33267253 * tl.abs(v), "rcp.approx.ftz.f32")
+    p = t * (0.1740121 + t * (-0.0479399 + t * 0.3739278))
+    e = _ptx_f32(v * v * -0.7213475204444817, "ex2.approx.ftz.f32")
+    q = p * e
+    return tl.where(v < 0, q, 1.0 - q) + v * e * 0.3989422804014327
+
+
+@triton.jit
+def _act_grad(v, OP: tl.constexpr, HALF: tl.constexpr):
+    # d act / dv (reference.py derives each)
+    if OP == 0:  # s + v s (1 - s) u', s = sigmoid(u), u = K (v + 0.044715 v^3), u' = K + 3 0.044715 K v^2
+        s = _sigmoid(1.5957691216057308 * (v + 0.044715 * v * v * v))
+        return s + v * s * (1.0 - s) * (1.5957691216057308 + 0.21406444881780073 * v * v)
+    elif OP == 1:  # Phi(v) + v phi(v)
+        if HALF:
+            return _gelu_erf_grad_fast(v)
+        return 0.5 * (1.0 + tl.erf(v * 0.7071067811865476)) + v * 0.3989422804014327 * tl.exp(-0.5 * v * v)
+    else:
+        return tl.where(v > 0, 1.0, 0.0)
+
+
 @triton.autotune(configs=_POINTWISE_CONFIGS, key=["n", "HAS_Y"])
 @triton.jit
 def _pointwise_kernel(x_ptr, y_ptr, out_ptr, n, OP: tl.constexpr, HAS_Y: tl.constexpr,
@@ -107,8 +158,16 @@ def _rowwise_kernel(x_ptr, y_ptr, out_ptr, rows, cols, OP: tl.constexpr, HALF: t
     tl.store(out_ptr + offs, _act(v, OP, HALF).to(out_ptr.dtype.element_ty), mask=mask)
 
 
+def _launch_autotuned(kernel, n, *args, **meta):
+    # the interpreter has no benchmarker to autotune with: the first configuration
+    if INTERPRET:
+        cfg = _POINTWISE_CONFIGS[0].kwargs
+        return kernel.fn[(triton.cdiv(n, cfg["BLOCK"]),)](*args, **meta, **cfg)
+    return kernel[lambda m: (triton.cdiv(n, m["BLOCK"]),)](*args, **meta)
+
+
 def _pointwise(x, y, op):
-    assert x.is_cuda and x.is_contiguous(), "x must be a contiguous CUDA tensor"
+    _check(x)
     out = torch.empty_like(x)
     n = x.numel()
     if n == 0:
@@ -127,21 +186,108 @@ def _pointwise(x, y, op):
         _rowwise_kernel[(triton.cdiv(cols, block_n), triton.cdiv(rows, block_m))](
             x, y, out, rows, cols, OP=op, HALF=half, BLOCK_M=block_m, BLOCK_N=block_n, num_warps=8)
         return out
-    grid = lambda meta: (triton.cdiv(n, meta["BLOCK"]),)  # noqa: E731
-    _pointwise_kernel[grid](x, y if y is not None else x, out, n, OP=op, HAS_Y=y is not None, HALF=half)
+    _launch_autotuned(_pointwise_kernel, n, x, y if y is not None else x, out, n, OP=op, HAS_Y=y is not None,
+                      HALF=half)
     return out
 
 
+@triton.autotune(configs=_POINTWISE_CONFIGS, key=["n", "HAS_Y"])
+@triton.jit
+def _pointwise_bwd_kernel(g_ptr, x_ptr, y_ptr, dx_ptr, n, OP: tl.constexpr, HAS_Y: tl.constexpr,
+                          HALF: tl.constexpr, BLOCK: tl.constexpr):
+    # dx = g act'(x [+ y]), y of x's shape
+    pid = tl.program_id(0).to(tl.int64)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    v = tl.load(x_ptr + offs, mask=mask).to(tl.float32)
+    if HAS_Y:
+        v += tl.load(y_ptr + offs, mask=mask).to(tl.float32)
+    g = tl.load(g_ptr + offs, mask=mask).to(tl.float32)
+    tl.store(dx_ptr + offs, (g * _act_grad(v, OP, HALF)).to(dx_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _rowwise_bwd_kernel(g_ptr, x_ptr, y_ptr, dx_ptr, dy_ptr, rows, cols, OP: tl.constexpr, HALF: tl.constexpr,
+                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    # dx = g act'(x + y) with x, g (rows, cols) and y (cols,). Grid (column blocks, row
+    # groups): row group j takes the tiles of rows j BLOCK_M, (j + groups) BLOCK_M, ... and
+    # writes its fp32 sums of dx over them to dy (groups, cols), row j: the bias's
+    # gradient is dy's sum over its rows (deterministic; no atomics)
+    c = tl.program_id(0).to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)
+    cmask = c < cols
+    y = tl.load(y_ptr + c, mask=cmask).to(tl.float32)
+    acc = tl.zeros((BLOCK_N,), dtype=tl.float32)
+    groups = tl.num_programs(1)
+    for r0 in range(tl.program_id(1) * BLOCK_M, rows, groups * BLOCK_M):
+        r = r0 + tl.arange(0, BLOCK_M).to(tl.int64)
+        mask = (r[:, None] < rows) & cmask[None, :]
+        offs = r[:, None] * cols + c[None, :]
+        v = tl.load(x_ptr + offs, mask=mask).to(tl.float32) + y[None, :]
+        d = tl.load(g_ptr + offs, mask=mask).to(tl.float32) * _act_grad(v, OP, HALF)
+        tl.store(dx_ptr + offs, d.to(dx_ptr.dtype.element_ty), mask=mask)
+        acc += tl.sum(tl.where(mask, d, 0.0), axis=0)
+    tl.store(dy_ptr + tl.program_id(1).to(tl.int64) * cols + c, acc, mask=cmask)
+
+
+@functools.lru_cache(maxsize=None)
+def _sm_count(device) -> int:
+    return torch.cuda.get_device_properties(device).multi_processor_count
+
+
+def _row_groups(rows: int, block_m: int, col_blocks: int, device, programs_per_sm: int = 4) -> int:
+    """Row groups of a reduction over rows: about programs_per_sm programs per SM in all,
+    at most one per row tile (the interpreter: 3, to test several groups)."""
+    target = 3 if INTERPRET else triton.cdiv(programs_per_sm * _sm_count(device), col_blocks)
+    return max(1, min(triton.cdiv(rows, block_m), target, 65535))
+
+
+def _pointwise_backward(g, x, y, op):
+    """(dx, dy) of out = act(x [+ y]): dy is dx for a y of x's shape, the sum of dx over
+    the rows for a bias."""
+    _check(g, x)
+    assert g.shape == x.shape and g.dtype == x.dtype, "the gradient must have x's shape and dtype"
+    dx = torch.empty_like(x)
+    n = x.numel()
+    half = x.element_size() == 2
+    if y is not None:
+        y = y.contiguous()
+    if y is None or y.numel() == n:
+        if n:
+            _launch_autotuned(_pointwise_bwd_kernel, n, g, x, y if y is not None else x, dx, n, OP=op,
+                              HAS_Y=y is not None, HALF=half)
+        return dx, (dx if y is not None else None)
+    assert y.dim() == 1 and y.numel() == x.shape[-1], "y must have x's shape or be a vector of x's last axis"
+    if n == 0:
+        return dx, torch.zeros_like(y)
+    cols = y.numel()
+    rows = n // cols
+    block_n = min(triton.next_power_of_2(cols), 1024)
+    block_m = max(1, 4096 // block_n)
+    col_blocks = triton.cdiv(cols, block_n)
+    groups = _row_groups(rows, block_m, col_blocks, x.device)
+    part = torch.empty(groups, cols, device=x.device, dtype=torch.float32)
+    _rowwise_bwd_kernel[(col_blocks, groups)](g, x, y, dx, part, rows, cols, OP=op, HALF=half,
+                                              BLOCK_M=block_m, BLOCK_N=block_n, num_warps=8)
+    return dx, part.sum(0).to(y.dtype)
+
+
+Pointwise = pointwise_function("TritonPointwise", _pointwise, _pointwise_backward)
+
+
+def _apply(x, y, op):
+    return Pointwise.apply(x, y, op) if needs_grad(x, y) else _pointwise(x, y, op)
+
+
 def gelu(x, approximate="tanh"):
-    return _pointwise(x, None, GELU_TANH if approximate == "tanh" else GELU_ERF)
+    return _apply(x, None, op_code(approximate))
 
 
 def bias_gelu(x, bias, approximate="none"):
-    return _pointwise(x, bias, GELU_TANH if approximate == "tanh" else GELU_ERF)
+    return _apply(x, bias, op_code(approximate))
 
 
 def add_relu(x, y):
-    return _pointwise(x, y, RELU)
+    return _apply(x, y, RELU)
 
 
 @triton.jit
@@ -156,7 +302,8 @@ def _softmax_kernel(x_ptr, out_ptr, ncols, BLOCK: tl.constexpr):
 
 
 def softmax(x):
-    assert x.is_cuda and x.is_contiguous(), "x must be a contiguous CUDA tensor"
+    no_backward("Triton softmax", x)
+    _check(x)
     ncols = x.shape[-1]
     rows = x.numel() // ncols
     out = torch.empty_like(x)
@@ -192,9 +339,8 @@ def _lstm_kernel(gx_ptr, gh_ptr, b_ptr, c_ptr, h_out, c_out, H, HALF: tl.constex
     tl.store(h_out + row * H + col, h_new.to(h_out.dtype.element_ty), mask=mask)
 
 
-def lstm_gates(gx, gh, bias, c):
-    for t in (gx, gh, bias, c):
-        assert t.is_cuda and t.is_contiguous(), "inputs must be contiguous CUDA tensors"
+def _lstm_gates(gx, gh, bias, c):
+    _check(gx, gh, bias, c)
     B, H = c.shape
     assert gx.shape == gh.shape == (B, 4 * H) and bias.shape == (4 * H,)
     h_new, c_new = torch.empty_like(c), torch.empty_like(c)
@@ -206,3 +352,84 @@ def lstm_gates(gx, gh, bias, c):
                                              HALF=c.element_size() == 2, BLOCK=block,
                                              num_warps=4 if block <= 512 else 8)
     return h_new, c_new
+
+
+@triton.jit
+def _lstm_bwd_kernel(gx_ptr, gh_ptr, b_ptr, c_ptr, dh_ptr, dc_ptr, dg_ptr, dc_out, db_ptr, B, H,
+                     HALF: tl.constexpr, BLOCK: tl.constexpr):
+    # the gradients of _lstm_kernel's (h, c'), its gates recomputed (reference.py derives
+    # them): dgates (B, 4H) and dc (B, H). Grid (column blocks, row groups): row group j
+    # takes rows j, j + groups, ... and writes its fp32 sums of dgates to db (groups, 4H), row j
+    col = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = col < H
+    bi = tl.load(b_ptr + col, mask=mask).to(tl.float32)
+    bf = tl.load(b_ptr + col + H, mask=mask).to(tl.float32)
+    bg = tl.load(b_ptr + col + 2 * H, mask=mask).to(tl.float32)
+    bo = tl.load(b_ptr + col + 3 * H, mask=mask).to(tl.float32)
+    acc_i = tl.zeros((BLOCK,), dtype=tl.float32)
+    acc_f = tl.zeros((BLOCK,), dtype=tl.float32)
+    acc_g = tl.zeros((BLOCK,), dtype=tl.float32)
+    acc_o = tl.zeros((BLOCK,), dtype=tl.float32)
+    for row in range(tl.program_id(1).to(tl.int64), B, tl.num_programs(1)):  # int64 offsets
+        g0 = row * 4 * H + col
+        i = row * H + col
+        gi = tl.load(gx_ptr + g0, mask=mask).to(tl.float32) + tl.load(gh_ptr + g0, mask=mask).to(tl.float32) + bi
+        gf = (tl.load(gx_ptr + g0 + H, mask=mask).to(tl.float32)
+              + tl.load(gh_ptr + g0 + H, mask=mask).to(tl.float32) + bf)
+        gg = (tl.load(gx_ptr + g0 + 2 * H, mask=mask).to(tl.float32)
+              + tl.load(gh_ptr + g0 + 2 * H, mask=mask).to(tl.float32) + bg)
+        go = (tl.load(gx_ptr + g0 + 3 * H, mask=mask).to(tl.float32)
+              + tl.load(gh_ptr + g0 + 3 * H, mask=mask).to(tl.float32) + bo)
+        c = tl.load(c_ptr + i, mask=mask).to(tl.float32)
+        dh = tl.load(dh_ptr + i, mask=mask).to(tl.float32)
+        si = _sigmoid_of(gi, HALF)
+        sf = _sigmoid_of(gf, HALF)
+        tg = _tanh_of(gg, HALF)
+        so = _sigmoid_of(go, HALF)
+        tc = _tanh_of(sf * c + si * tg, HALF)
+        dct = tl.load(dc_ptr + i, mask=mask).to(tl.float32) + dh * so * (1.0 - tc * tc)
+        d_i = tl.where(mask, dct * tg * si * (1.0 - si), 0.0)
+        d_f = tl.where(mask, dct * c * sf * (1.0 - sf), 0.0)
+        d_g = tl.where(mask, dct * si * (1.0 - tg * tg), 0.0)
+        d_o = tl.where(mask, dh * tc * so * (1.0 - so), 0.0)
+        tl.store(dg_ptr + g0, d_i.to(dg_ptr.dtype.element_ty), mask=mask)
+        tl.store(dg_ptr + g0 + H, d_f.to(dg_ptr.dtype.element_ty), mask=mask)
+        tl.store(dg_ptr + g0 + 2 * H, d_g.to(dg_ptr.dtype.element_ty), mask=mask)
+        tl.store(dg_ptr + g0 + 3 * H, d_o.to(dg_ptr.dtype.element_ty), mask=mask)
+        tl.store(dc_out + i, (dct * sf).to(dc_out.dtype.element_ty), mask=mask)
+        acc_i += d_i
+        acc_f += d_f
+        acc_g += d_g
+        acc_o += d_o
+    d0 = tl.program_id(1).to(tl.int64) * 4 * H + col
+    tl.store(db_ptr + d0, acc_i, mask=mask)
+    tl.store(db_ptr + d0 + H, acc_f, mask=mask)
+    tl.store(db_ptr + d0 + 2 * H, acc_g, mask=mask)
+    tl.store(db_ptr + d0 + 3 * H, acc_o, mask=mask)
+
+
+def _lstm_gates_backward(gx, gh, bias, c, dh, dc):
+    """(dgates, dbias, dc_prev) of (h, c') = lstm_gates(gx, gh, bias, c)."""
+    _check(gx, gh, bias, c, dh, dc)
+    B, H = c.shape
+    assert dh.shape == dc.shape == c.shape, "dh, dc must have c's shape"
+    dgates, dc_prev = torch.empty_like(gx), torch.empty_like(c)
+    if B * H == 0:
+        return dgates, torch.zeros_like(bias), dc_prev
+    block = min(triton.next_power_of_2(H), 1024)
+    col_blocks = triton.cdiv(H, block)
+    groups = _row_groups(B, 1, col_blocks, c.device, programs_per_sm=8)
+    part = torch.empty(groups, 4 * H, device=c.device, dtype=torch.float32)
+    _lstm_bwd_kernel[(col_blocks, groups)](gx, gh, bias, c, dh, dc, dgates, dc_prev, part, B, H,
+                                           HALF=c.element_size() == 2, BLOCK=block,
+                                           num_warps=4 if block <= 512 else 8)
+    return dgates, part.sum(0).to(bias.dtype), dc_prev
+
+
+LstmGates = lstm_function("TritonLstmGates", _lstm_gates, _lstm_gates_backward)
+
+
+def lstm_gates(gx, gh, bias, c):
+    if needs_grad(gx, gh, bias, c):
+        return LstmGates.apply(gx, gh, bias, c)
+    return _lstm_gates(gx, gh, bias, c)

@@ -2,10 +2,13 @@
 model's forward_hand(ops, *inputs) calls gelu, bias_gelu, add_relu, softmax or lstm_gates
 of one implementation; matmuls stay in cuBLAS.
 
-- triton_kernel / cuda_kernel: the tuned Triton and CUDA C++ kernels (GPU, inference;
-  they define no backward)
+- triton_kernel / cuda_kernel: the tuned Triton and CUDA C++ kernels (GPU), inference and
+  train: GELU, bias+GELU, add+ReLU and the LSTM gates are autograd.Functions with a
+  hand-written backward kernel in the same language (kernels/functions.py); softmax is
+  forward-only, and its model has no train mode
 - aten_op: PyTorch's own fused op where the model's math has one (F.gelu, torch.softmax)
 - triton_seed / cuda_seed: the seed's naive GELU kernels (seed 004), for comparison
+  (inference: they define no backward)
 """
 import functools
 
@@ -13,8 +16,9 @@ from fusionlab.experiments import kernels
 from fusionlab.experiments.kernels import seed
 from fusionlab.experiments.registry import register_variant, requires
 
+GPU = dict(devices=("cuda",), why="; the hand-written kernels run on the GPU")
 GPU_INFERENCE = dict(devices=("cuda",), modes=("inference",),
-                     why="; the hand-written kernels run on the GPU and define no backward")
+                     why="; the seed's naive kernels run on the GPU and define no backward")
 
 
 def _prepare(impl):
@@ -34,9 +38,9 @@ def _hand(impl):
 
 
 register_variant("triton_kernel", description="hand-written Triton kernels for the fusable ops",
-                 supports=requires(tag="hand", **GPU_INFERENCE), prepare=_prepare("triton"))(_hand("triton"))
+                 supports=requires(tag="hand", **GPU), prepare=_prepare("triton"))(_hand("triton"))
 register_variant("cuda_kernel", description="hand-written CUDA C++ kernels (load_inline) for the fusable ops",
-                 supports=requires(tag="hand", **GPU_INFERENCE), prepare=_prepare("cuda"))(_hand("cuda"))
+                 supports=requires(tag="hand", **GPU), prepare=_prepare("cuda"))(_hand("cuda"))
 register_variant("aten_op", description="PyTorch's fused library op for the model's math (F.gelu, softmax)",
                  supports=requires(tag="library_op"))(_hand("aten"))
 

@@ -1,0 +1,261 @@
+"""The hand-written kernels' backward (train mode).
+
+On the CPU: the backward formulas (kernels/reference.py, the math the Triton and CUDA
+backward kernels run) by torch.autograd.gradcheck in float64 and against autograd of
+eager's forward; and the Triton forward and backward kernels themselves through Triton's
+interpreter (TRITON_INTERPRET=1, fp32; skipped where triton is not installed).
+On the GPU: the Triton and CUDA autograd.Functions' input and parameter gradients against
+eager's (allclose by dtype, experiments.run.compare), and the runner's train step (outputs
+and every parameter's gradient) for the variants triton_kernel and cuda_kernel.
+"""
+import copy
+import json
+import os
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from fusionlab.core import axes
+from fusionlab.experiments import run
+from fusionlab.experiments.kernels import aten_ops, load, reference
+from fusionlab.experiments.kernels.functions import GELU_ERF, GELU_TANH, RELU
+from fusionlab.experiments.registry import MODELS, VARIANTS, Unsupported
+
+GPU = pytest.mark.skipif(not torch.cuda.is_available(),
+                         reason="the Triton and CUDA kernels' gradients need a GPU (the formulas are checked on CPU)")
+OPS = {"gelu_tanh": GELU_TANH, "gelu_erf": GELU_ERF, "relu": RELU}
+EAGER = {"gelu_tanh": lambda v: torch.nn.functional.gelu(v, approximate="tanh"),
+         "gelu_erf": lambda v: torch.nn.functional.gelu(v, approximate="none"), "relu": torch.relu}
+
+
+def leaf(*shape, dtype=torch.float64, device="cpu", scale=1.0):
+    return (torch.randn(*shape, dtype=dtype, device=device) * scale).requires_grad_()
+
+
+def away_from_zero(t, eps=1e-3):
+    # ReLU's derivative jumps at 0, where finite differences are meaningless
+    with torch.no_grad():
+        t.masked_fill_(t.abs() < eps, 0.5)
+    return t
+
+
+# ---- the formulas, on the CPU ---------------------------------------------------------------
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("y_kind", ["none", "bias", "same"])
+def test_reference_backward_passes_gradcheck(op, y_kind):
+    torch.manual_seed(0)
+    x = away_from_zero(leaf(6, 5, scale=2.0))
+    y = {"none": None, "bias": leaf(5, scale=0.1), "same": leaf(6, 5, scale=0.1)}[y_kind]
+    if y is None and op == "relu":
+        pytest.skip("add+ReLU always has a y")
+    assert torch.autograd.gradcheck(reference.Pointwise.apply, (x, y, OPS[op]), eps=1e-6, atol=1e-7, rtol=1e-6)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_reference_backward_is_autograd_of_the_forward(op):
+    # the hand-written derivative against autograd of eager's own op (F.gelu, relu), far
+    # out into the tails (|v| up to ~12)
+    torch.manual_seed(1)
+    x, b = leaf(64, 33, scale=4.0), leaf(33)
+    g = torch.randn(64, 33, dtype=torch.float64)
+    want = torch.autograd.grad(EAGER[op](x + b), (x, b), g)
+    got = torch.autograd.grad(reference.Pointwise.apply(x, b, OPS[op]), (x, b), g)
+    for w, o in zip(want, got):
+        torch.testing.assert_close(o, w, rtol=1e-12, atol=1e-12)
+    # the forms the kernels compute in agree with eager's forward too
+    torch.testing.assert_close(reference.pointwise_forward(x, b, OPS[op]), EAGER[op](x + b), rtol=1e-12, atol=1e-12)
+
+
+def test_reference_lstm_backward():
+    torch.manual_seed(2)
+    B, H = 5, 3
+    ins = (leaf(B, 4 * H), leaf(B, 4 * H), leaf(4 * H), leaf(B, H))
+    assert torch.autograd.gradcheck(reference.LstmGates.apply, ins, eps=1e-6, atol=1e-7, rtol=1e-6)
+    gs = (torch.randn(B, H, dtype=torch.float64), torch.randn(B, H, dtype=torch.float64))
+    want = torch.autograd.grad(aten_ops.lstm_gates(*ins), ins, gs)
+    got = torch.autograd.grad(reference.LstmGates.apply(*ins), ins, gs)
+    for w, o in zip(want, got):
+        torch.testing.assert_close(o, w, rtol=1e-12, atol=1e-12)
+
+
+def test_reference_bias_gradient_of_a_3d_input():
+    # a bias broadcast over every leading axis: its gradient is the sum over all of them
+    torch.manual_seed(3)
+    x, b = leaf(2, 3, 4), leaf(4)
+    assert torch.autograd.gradcheck(reference.Pointwise.apply, (x, b, GELU_ERF), eps=1e-6, atol=1e-7)
+
+
+def test_autograd_function_only_where_autograd_records():
+    x = torch.randn(4, 4, requires_grad=True)
+    assert type(reference.gelu(x).grad_fn).__name__ == "ReferencePointwiseBackward"
+    with torch.no_grad():
+        assert reference.gelu(x).grad_fn is None
+    assert reference.gelu(x.detach()).grad_fn is None
+
+
+# ---- the Triton kernels through Triton's interpreter, on the CPU ----------------------------
+
+INTERPRET_SHAPES = [(1, 1), (3, 5), (7, 1000), (37, 300)]
+
+
+def interpreted_checks() -> list[str]:
+    """Run in a process with TRITON_INTERPRET=1: the Triton autograd.Functions on CPU fp32
+    tensors against eager's outputs and gradients. Returns the failures."""
+    from fusionlab.experiments.kernels import triton_ops as T
+    assert T.INTERPRET
+    torch.manual_seed(0)
+    bad = []
+
+    def check(name, got, want):
+        for i, (o, w) in enumerate(zip(got, want)):
+            if not torch.allclose(o, w, rtol=1e-4, atol=1e-5):
+                bad.append(f"{name}[{i}]: max abs err {(o - w).abs().max().item():.3g}")
+
+    for shape in INTERPRET_SHAPES:
+        x, b, y = leaf(*shape, dtype=torch.float32), leaf(shape[-1], dtype=torch.float32), \
+            leaf(*shape, dtype=torch.float32)
+        g = torch.randn(*shape)
+        cases = [(f"gelu {a}", lambda a=a: T.gelu(x, a), lambda a=a: aten_ops.gelu(x, a), (x,))
+                 for a in ("tanh", "none")]
+        cases += [(f"bias_gelu {a}", lambda a=a: T.bias_gelu(x, b, a), lambda a=a: aten_ops.bias_gelu(x, b, a), (x, b))
+                  for a in ("tanh", "none")]
+        cases += [("add_relu bias", lambda: T.add_relu(x, b), lambda: aten_ops.add_relu(x, b), (x, b)),
+                  ("add_relu same", lambda: T.add_relu(x, y), lambda: aten_ops.add_relu(x, y), (x, y))]
+        for name, f, ref, ins in cases:
+            out, want = f(), ref()
+            check(f"{name} {shape} out", [out], [want])
+            check(f"{name} {shape} grad", torch.autograd.grad(out, ins, g), torch.autograd.grad(want, ins, g))
+    for B, H in [(1, 1), (3, 7), (17, 96)]:
+        ins = (leaf(B, 4 * H, dtype=torch.float32), leaf(B, 4 * H, dtype=torch.float32),
+               leaf(4 * H, dtype=torch.float32), leaf(B, H, dtype=torch.float32))
+        gs = (torch.randn(B, H), torch.randn(B, H))
+        out, want = T.lstm_gates(*ins), aten_ops.lstm_gates(*ins)
+        check(f"lstm_gates {B}x{H} out", out, want)
+        check(f"lstm_gates {B}x{H} grad", torch.autograd.grad(out, ins, gs), torch.autograd.grad(want, ins, gs))
+    return bad
+
+
+def test_triton_kernels_in_the_interpreter():
+    pytest.importorskip("triton", reason="Triton is not installed (pip install triton: its interpreter runs on CPU)")
+    env = {**os.environ, "TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": ""}
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    p = subprocess.run([sys.executable, os.path.abspath(__file__)], env=env, capture_output=True, text=True,
+                       timeout=300, cwd=root)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    assert json.loads(p.stdout.strip().splitlines()[-1]) == []
+
+
+# ---- the Triton and CUDA kernels on the GPU -------------------------------------------------
+
+IMPLS = ["triton", "cuda"]
+DTYPES = list(axes.DTYPES)
+# tails that fill no vector or block, a wide row, and many short rows (several row groups)
+SHAPES = [(1, 1), (7, 1000), (33, 16384), (4099, 64)]
+
+
+def grads_match(got, want, dtype):
+    for i, (o, w) in enumerate(zip(got, want)):
+        assert o.dtype == w.dtype and o.shape == w.shape, (i, o.dtype, w.dtype, o.shape, w.shape)
+        res = run.compare(torch, o, w, dtype)
+        assert res["passed"], (i, res)
+
+
+def cuda_leaf(*shape, dtype):
+    return torch.randn(*shape, device="cuda", dtype=getattr(torch, dtype)).requires_grad_()
+
+
+@GPU
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_pointwise_gradients_match_eager(impl, dtype, shape):
+    torch.manual_seed(0)
+    k = load(impl)
+    x, b, y = cuda_leaf(*shape, dtype=dtype), cuda_leaf(shape[-1], dtype=dtype), cuda_leaf(*shape, dtype=dtype)
+    g = torch.randn(*shape, device="cuda", dtype=x.dtype)
+    cases = [(lambda a: k.gelu(x, a), lambda a: aten_ops.gelu(x, a), (x,)),
+             (lambda a: k.bias_gelu(x, b, a), lambda a: aten_ops.bias_gelu(x, b, a), (x, b))]
+    for approx in ("tanh", "none"):
+        for f, ref, ins in cases:
+            out, want = f(approx), ref(approx)
+            grads_match([out], [want], dtype)
+            grads_match(torch.autograd.grad(out, ins, g), torch.autograd.grad(want, ins, g), dtype)
+    for other in (b, y):
+        out, want = k.add_relu(x, other), aten_ops.add_relu(x, other)
+        grads_match([out], [want], dtype)
+        grads_match(torch.autograd.grad(out, (x, other), g), torch.autograd.grad(want, (x, other), g), dtype)
+
+
+@GPU
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("B,H", [(1, 1), (3, 7), (64, 1024), (4096, 8)])
+def test_lstm_gradients_match_eager(impl, dtype, B, H):
+    torch.manual_seed(0)
+    ins = (cuda_leaf(B, 4 * H, dtype=dtype), cuda_leaf(B, 4 * H, dtype=dtype), cuda_leaf(4 * H, dtype=dtype),
+           cuda_leaf(B, H, dtype=dtype))
+    gs = tuple(torch.randn(B, H, device="cuda", dtype=ins[0].dtype) for _ in range(2))
+    out, want = load(impl).lstm_gates(*ins), aten_ops.lstm_gates(*ins)
+    grads_match(out, want, dtype)
+    grads_match(torch.autograd.grad(out, ins, gs), torch.autograd.grad(want, ins, gs), dtype)
+
+
+@GPU
+@pytest.mark.parametrize("impl", IMPLS)
+def test_softmax_refuses_autograd(impl):
+    x = cuda_leaf(4, 64, dtype="float32")
+    with pytest.raises(Unsupported, match="no backward"):
+        load(impl).softmax(x)
+    with torch.no_grad():
+        load(impl).softmax(x)
+
+
+TRAIN_MODELS = sorted(m for m, spec in MODELS.items() if "hand" in spec.tags and "train" in spec.modes)
+
+
+@GPU
+@pytest.mark.parametrize("variant", ["triton_kernel", "cuda_kernel"])
+@pytest.mark.parametrize("model", TRAIN_MODELS)
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_train_step_matches_eager(model, variant, dtype):
+    # the runner's train step (experiments.run.make_step): outputs, then every parameter's
+    # gradient, which must all have come back through the hand-written backward kernels
+    torch.manual_seed(0)
+    spec = MODELS[model]
+    m, inputs = spec.build(64, getattr(torch, dtype), "cuda")
+    m.train()
+    ref = copy.deepcopy(m)
+    fn = VARIANTS[variant].apply(m, inputs, {"dtype": dtype, "device": "cuda", "mode": "train"})
+    step = run.make_step(torch, SimpleNamespace(mode="train"), inputs, {})
+    want, got = step(ref, ref), step(fn, m)
+    assert len(got) == len(want) == len(run.as_list(ref(*inputs))) + len(list(m.parameters()))
+    tol = run.tolerance_key(torch, ref, "cuda", dtype)
+    check = run.compare(torch, got, want, tol)
+    if not check["passed"]:   # as the runner: equally good rounding, judged against float64
+        m64 = copy.deepcopy(ref).double()
+        check["fp64"] = run.fp64_check(torch, got, want, lambda: step(m64, m64, tuple(x.double() for x in inputs)),
+                                       tol)
+        check["passed"] = check["fp64"]["passed"]
+    assert check["passed"], check
+
+
+@GPU
+@pytest.mark.parametrize("variant", ["triton_kernel", "cuda_kernel"])
+@pytest.mark.parametrize("model", TRAIN_MODELS)
+def test_runner_train_mode_ok(tmp_path, model, variant):
+    out = tmp_path / "run.json"
+    assert run.main(["--model", model, "--variant", variant, "--batch", "64", "--warmup", "1", "--iters", "2",
+                     "--device", "cuda", "--mode", "train", "--dtype", "bfloat16", "--optimizer", "sgd",
+                     "--out", str(out)]) == 0
+    r = json.loads(out.read_text())
+    assert r["status"] == "ok", r.get("reason")
+    assert r["correctness"]["passed"]
+
+
+if __name__ == "__main__":   # the interpreter's process (test_triton_kernels_in_the_interpreter)
+    print(json.dumps(interpreted_checks()))
