@@ -21,6 +21,7 @@ def cluster_up() -> bool:
     return p.returncode == 0 and any(s in p.stdout for s in ("idle", "mix", "alloc"))
 
 
+@pytest.mark.slow
 def test_smoke_sweep_through_slurm_matches_local(tmp_path):
     if not cluster_up():
         if os.environ.get("FUSIONLAB_REQUIRE_SLURM") == "1":
