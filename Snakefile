@@ -19,7 +19,7 @@ ROOT = workflow.basedir
 from fusionlab.experiments import sweep  # noqa: E402
 from fusionlab.core import axes, sizes  # noqa: E402
 from fusionlab.experiments import catalog  # noqa: E402
-from fusionlab.experiments import progress, slots  # noqa: E402
+from fusionlab.experiments import progress, slots, sweep_lock  # noqa: E402
 from fusionlab.analysis.figures import FIGURES  # noqa: E402
 
 
@@ -97,8 +97,23 @@ ANALYSIS = [*TABLES.values(), SUMMARY, FUSION_MAP, *[f for fig in FIGURES for f 
 
 
 onstart:
+    # one sweep per results folder at a time, in place of Snakemake's lock (off in the
+    # profiles: a killed sweep left it behind, and the same command then stopped)
+    if workflow.is_main_process:
+        try:
+            sweep_lock.acquire(RES)
+        except sweep_lock.Busy as e:
+            sys.exit(str(e))
     if not REGENERATE:
         progress.write_plan(RES, run_dirs(), len(SLOTS) if SLOTS else 1)
+
+
+onsuccess:
+    sweep_lock.release(RES)
+
+
+onerror:
+    sweep_lock.release(RES)
 
 
 rule all:

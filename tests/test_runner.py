@@ -133,6 +133,7 @@ def run_with_fault(tmp_path, fault, *extra):
     return p, json.loads(out.read_text())
 
 
+@pytest.mark.slow
 def test_timeout_is_recorded_with_its_phase(tmp_path):
     # a run that never finishes (FUSIONLAB_INJECT_FAULT=...=hang, in the check step) is
     # stopped at --timeout and recorded as such, with the phase it was in. The limit counts

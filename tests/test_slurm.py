@@ -21,6 +21,7 @@ def cluster_up() -> bool:
     return p.returncode == 0 and any(s in p.stdout for s in ("idle", "mix", "alloc"))
 
 
+@pytest.mark.slow
 def test_smoke_sweep_through_slurm_matches_local(tmp_path):
     if not cluster_up():
         if os.environ.get("FUSIONLAB_REQUIRE_SLURM") == "1":
@@ -28,7 +29,7 @@ def test_smoke_sweep_through_slurm_matches_local(tmp_path):
         pytest.skip("no SLURM cluster: run tests/slurm/start_cluster.sh as root")
     cluster, local = str(tmp_path / "cluster"), str(tmp_path / "local")
     cfg = ["--configfile", "config/smoke.yaml"]
-    p = snake("all", "--profile", "workflow/profiles/slurm", *cfg, "--config", f"results={cluster}",
+    p = snake("all", "--profile", "profiles/slurm", *cfg, "--config", f"results={cluster}",
           "--slurm-status-command", "squeue", "--default-resources", "slurm_partition=debug",
           "mem_mb=2000", "runtime=30", "--set-threads", "profile_torch=1", "device_peaks=1", "--jobs", "2",
           timeout=1500)

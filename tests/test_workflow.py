@@ -1,12 +1,19 @@
 """The workflow end to end on the CPU smoke config, as a user runs it, with faults
-injected: a killed sweep, an OOM and a raising experiment, a corrupt profile."""
+injected: a sweep killed mid-run and resumed with the same command, a second sweep on the
+same results refused, an OOM and a raising experiment, a corrupt profile.
+
+The smoke sweep runs once per session (fixture `smoke`, shared by the xdist workers); the
+tests that read it come last (tests/conftest.py) and change only copies of it."""
+import fcntl
 import glob
+import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import time
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -49,25 +56,106 @@ def test_bad_config_stops_before_running(tmp_path, override, words):
     assert not (tmp_path / "r").exists()
 
 
-def test_smoke_sweep_end_to_end(tmp_path):
-    res = str(tmp_path / "results")
-    common = ["all", "--cores", "2", "--configfile", "config/smoke.yaml", "--config", f"results={res}"]
-    faults = {"FUSIONLAB_INJECT_FAULT": "mlp:compile:32=oom,pointwise_heavy:eager:8=error"}
+SMOKE = ["all", "--cores", "2", "--configfile", "config/smoke.yaml"]
+FAULTS = {"FUSIONLAB_INJECT_FAULT": "mlp:compile:32=oom,pointwise_heavy:eager:8=error"}
+# the run in flight when the sweep is killed: it hangs in its check step until then, so
+# the kill always lands in the middle of it (the rerun has no such fault)
+HANG = "matmul_heavy:eager:32"
 
-    # 1. a sweep killed mid-run leaves nothing that looks complete
-    proc = subprocess.Popen(SNAKE + common, cwd=ROOT, env={**os.environ, **faults},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.time() + 300
-    while time.time() < deadline and not any(f == "run.json" for _, _, fs in os.walk(res) for f in fs):
-        time.sleep(0.5)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
 
-    # 2. rerunning completes it (after --unlock: the killed Snakemake left its lock);
-    #    failures are recorded and the sweep goes on
-    snake(*common, "--unlock")
-    snake(*common, "--rerun-incomplete", "--keep-going", env=faults)
-    runs = pd.read_csv(f"{res}/tables/runs.csv")
+def in_flight(res):
+    """Run folders whose runner has started (run.json is written first) but not ended."""
+    return sorted(os.path.dirname(p) for p in glob.glob(f"{res}/runs/**/run.json", recursive=True)
+                  if not os.path.exists(os.path.join(os.path.dirname(p), "trace.json")))
+
+
+def killed_and_resumed(res):
+    """The smoke sweep killed while a run is in flight, then the same command again."""
+    cmd = [*SMOKE, "--config", f"results={res}"]
+    hang = {"FUSIONLAB_INJECT_FAULT": FAULTS["FUSIONLAB_INJECT_FAULT"] + f",{HANG}=hang"}
+    os.makedirs(os.path.dirname(res), exist_ok=True)
+    with open(f"{res}-killed.log", "w") as log:
+        proc = subprocess.Popen(SNAKE + cmd, cwd=ROOT, env={**os.environ, **hang},
+                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        hung = f"{res}/runs/torch/matmul_heavy/eager/inference_float32/bs32/r0"
+        deadline = time.time() + 600
+        while time.time() < deadline and proc.poll() is None and hung not in in_flight(res):
+            time.sleep(0.2)
+        try:
+            assert hung in in_flight(res), open(f"{res}-killed.log").read()[-3000:]
+            # a second sweep on the same results folder while the first is alive: refused
+            second = snake(*cmd, env=FAULTS, check=False)
+            finished = {p: os.path.getmtime(p) for p in glob.glob(f"{res}/runs/**/trace.json", recursive=True)}
+        finally:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    killed = in_flight(res)
+    # the same command again: no --unlock, no --rerun-incomplete
+    resumed = snake(*cmd, env=FAULTS)
+    out = lambda p: {"returncode": p.returncode, "stdout": p.stdout, "stderr": p.stderr}   # noqa: E731
+    return {"res": res, "pid": proc.pid, "second": out(second), "finished": finished, "killed": killed,
+            "resumed": out(resumed)}
+
+
+@pytest.fixture(scope="session")
+def smoke(tmp_path_factory):
+    """The CPU smoke sweep as a user runs it, with faults injected: killed (SIGKILL to its
+    process group) while a run is in flight, then the same command again. It runs once per
+    session, shared by the xdist workers (the first to need it runs it, under a lock; the
+    tests that read it come last in the session, so it is ready by then). Its results
+    folder is read only: a test that changes it works on a copy."""
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent          # this session's folder, one for all its workers
+    with open(shared / "smoke.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = shared / "smoke.json"
+        if not done.exists():
+            try:
+                rec = killed_and_resumed(str(shared / "smoke" / "results"))
+            except BaseException as e:
+                done.write_text(json.dumps({"error": f"{type(e).__name__}: {e}"[-5000:]}))
+                raise
+            done.write_text(json.dumps(rec))
+        rec = json.loads(done.read_text())
+    if "error" in rec:
+        pytest.fail(f"the smoke sweep failed (in the worker that ran it): {rec['error']}")
+    rec["second"], rec["resumed"] = SimpleNamespace(**rec["second"]), SimpleNamespace(**rec["resumed"])
+    return SimpleNamespace(**rec, runs=pd.read_csv(f"{rec['res']}/tables/runs.csv"))
+
+
+def copy_of(smoke, path, **kw):
+    shutil.copytree(smoke.res, path, **kw)
+    return str(path)
+
+
+@pytest.mark.slow
+def test_killed_sweep_resumes_with_the_same_command(smoke):
+    res = smoke.res
+    # the second sweep stopped before running anything, naming the live one
+    out = smoke.second.stdout + smoke.second.stderr
+    assert smoke.second.returncode != 0
+    assert f"another sweep is running on {res} (pid {smoke.pid} " in out, out[-3000:]
+    # the kill landed in the middle of a run: its record says it died, its profile is missing
+    hung = f"{res}/runs/torch/matmul_heavy/eager/inference_float32/bs32/r0"
+    assert hung in smoke.killed and smoke.finished     # and some runs had finished before
+    # the rerun did the unfinished runs and kept the finished ones (not run again)
+    assert {p: os.path.getmtime(p) for p in smoke.finished} == smoke.finished
+    runs = smoke.runs
+    assert len(runs) == 16 and not in_flight(res)
+    row = runs[(runs.model == "matmul_heavy") & (runs.variant == "eager") & (runs.batch == 32)].iloc[0]
+    assert row.status == "ok"
+    for word in ("--unlock", "IncompleteFilesException", "LockException", "Directory cannot be locked"):
+        assert word not in smoke.resumed.stdout + smoke.resumed.stderr
+    assert "Using workflow specific profile profiles/default" in smoke.resumed.stderr
+    assert open(f"{res}/.sweep.lock").read() == ""      # let go at the end
+    assert not [f for _, _, fs in os.walk(res) for f in fs if ".tmp" in f]
+
+
+@pytest.mark.slow
+@pytest.mark.smoke_reader
+def test_smoke_sweep_records_every_run(smoke):
+    res, runs = smoke.res, smoke.runs
     assert len(runs) == 3 * 2 * 2 + 2 * 2      # mlp also at hidden 256: a size axis (sizes:)
     st = {(r.model, r.variant, r.batch, r.size): r.status for r in runs.itertuples()}
     assert st.pop(("mlp", "compile", 32, "default")) == "oom"
@@ -106,34 +194,51 @@ def test_smoke_sweep_end_to_end(tmp_path):
     long = pd.read_parquet(f"{res}/tables/metrics_long.parquet")
     assert {"metric", "value", "status"} <= set(long.columns)
     check_analysis_outputs(res)
-    assert not [f for _, _, fs in os.walk(res) for f in fs if ".tmp" in f]
 
-    # 3. a corrupt profile: one-line reason in the table, the other runs still analysed
+
+@pytest.mark.slow
+@pytest.mark.smoke_reader
+def test_corrupt_profile_is_a_row_with_its_reason(smoke, tmp_path):
+    """One-line reason in the table, the other runs still analysed (on a copy of the sweep)."""
+    res = copy_of(smoke, tmp_path / "results")
     d = f"{res}/runs/torch/mlp/eager/inference_float32/bs8/r0"
     with open(f"{d}/trace.json", "w") as f:
         f.write('{"traceEvents": [trunc')
-    snake(*common, "--keep-going", env=faults)
+    # its runs table made again (figures with error rows: the smoke sweep's own)
+    p = snake(f"{res}/tables/runs.csv", *SMOKE[1:], "--config", f"results={res}", env=FAULTS)
+    assert "rule profile_torch" not in p.stdout + p.stderr      # nothing profiled again
+    assert "rule run_metrics" in p.stdout + p.stderr
     runs = pd.read_csv(f"{res}/tables/runs.csv")
     row = runs[(runs.model == "mlp") & (runs.variant == "eager") & (runs.batch == 8) & (runs["size"] == "default")].iloc[0]
     assert row.status == "error" and "trace.json: not a torch.profiler Chrome trace" in row.reason
     assert (runs.status == "ok").sum() == 12
 
-    # 4. figures, tables and summary again from the recorded profiles alone (no profiling),
-    #    then Snakemake's HTML report
+
+@pytest.mark.slow
+@pytest.mark.smoke_reader
+def test_regenerate_from_the_recorded_profiles(smoke, tmp_path):
+    """Figures, tables and summary again from the recorded profiles alone (no profiling),
+    then Snakemake's HTML report (on a copy of the sweep)."""
+    res = copy_of(smoke, tmp_path / "results")
+    d = f"{res}/runs/torch/mlp/eager/inference_float32/bs8/r0"
     before = {p: os.path.getmtime(p) for p in (f"{d}/trace.json", f"{d}/run.json")}
     p = snake("regenerate", "--cores", "2", "--forceall", "--configfile", "config/smoke.yaml",
               "--config", f"results={res}", "regenerate=1")
     assert "regenerating from 16 recorded torch runs" in p.stderr
     assert "profile_torch" not in p.stdout + p.stderr
     assert {p: os.path.getmtime(p) for p in before} == before
-    pd.testing.assert_frame_equal(pd.read_csv(f"{res}/tables/runs.csv"), runs)
+    pd.testing.assert_frame_equal(pd.read_csv(f"{res}/tables/runs.csv"), smoke.runs)
     check_analysis_outputs(res)
     snake("--report", f"{res}/report.html", "--configfile", "config/smoke.yaml", "--config", f"results={res}")
     assert os.path.getsize(f"{res}/report.html") > 100_000
 
-    # 5. the same from results copied without their profiles: metrics.json kept as it is
-    copy = f"{res}-copied"
-    shutil.copytree(res, copy, ignore=shutil.ignore_patterns("trace.json", "figures", "tables", "summary.md"))
+
+@pytest.mark.slow
+@pytest.mark.smoke_reader
+def test_regenerate_from_results_copied_without_profiles(smoke, tmp_path):
+    """metrics.json kept as it is; the same tables."""
+    copy = copy_of(smoke, tmp_path / "copied",
+                   ignore=shutil.ignore_patterns("trace.json", "figures", "tables", "summary.md"))
     metrics = {p: open(p).read() for p in glob.glob(f"{copy}/runs/**/metrics.json", recursive=True)}
     assert len(metrics) == 16
     p = snake("regenerate", "--cores", "2", "--forceall", "--configfile", "config/smoke.yaml",
@@ -141,7 +246,7 @@ def test_smoke_sweep_end_to_end(tmp_path):
     assert "16 without their profile (not copied): every run's metrics.json is used as it is" in p.stderr
     assert "run_metrics" not in p.stdout + p.stderr
     assert {p: open(p).read() for p in metrics} == metrics
-    pd.testing.assert_frame_equal(pd.read_csv(f"{copy}/tables/runs.csv"), runs)
+    pd.testing.assert_frame_equal(pd.read_csv(f"{copy}/tables/runs.csv"), smoke.runs)
     check_analysis_outputs(copy)
 
 
@@ -179,6 +284,7 @@ def check_analysis_outputs(res):
     assert runs.loc[runs.status == "ok", "copy_bandwidth_frac"].gt(0).all()
 
 
+@pytest.mark.slow
 def test_unsupported_pairs_recorded_without_profiling(tmp_path):
     """A pair the device cannot run (cuda_graph on a CPU) is a row with its reason, no
     profiler runs for it, and regenerating keeps it."""
@@ -195,8 +301,13 @@ def test_unsupported_pairs_recorded_without_profiling(tmp_path):
     assert runs.loc["nn_linear", "status"] == "ok" and runs.loc["eager", "status"] == "ok"
     d = res / "runs" / "torch" / "mlp_small" / "cuda_graph" / "inference_float32" / "bs128" / "r0"
     assert (d / "unsupported.json").exists() and not (d / "trace.json").exists()
-    snake("regenerate", "--cores", "2", "--forceall", "--configfile", str(cfg), "--config", "regenerate=1")
-    again = pd.read_csv(res / "tables" / "runs.csv").set_index("variant")
+    # regenerating keeps it: the runs table made again from the recorded runs alone (the
+    # figures and summary with an unsupported row were made by `all` above)
+    table = res / "tables" / "runs.csv"
+    os.utime(table, (0, 0))
+    snake(str(table), "--cores", "2", "--forceall", "--configfile", str(cfg), "--config", "regenerate=1")
+    again = pd.read_csv(table).set_index("variant")
+    assert os.path.getmtime(table) > 0
     assert again.loc["cuda_graph", "status"] == "unsupported" and len(again) == 3
 
 
