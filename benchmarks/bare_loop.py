@@ -2,27 +2,33 @@
 `for` loop?
 
 One process per configuration (model, variant, batch, mode). In it, the model is built and
-the variant checked against eager by the runner's own code (experiments.run), then
-`--rounds` rounds alternate, in rotating order, four blocks of `--windows` windows each:
+the variant checked against eager by the runner's own code (experiments.run), then slots
+of windows follow one another; a slot runs four kinds of windows back to back, in an order
+that rotates from slot to slot:
 
 - runner: the runner's timing code as a sweep runs it (timing.time_paired_windows over
   timing.make_loop's loops, the host probe between windows, the collector paused):
-  the variant's and eager's windows, paired;
+  two pairs of the variant's and eager's windows (variant-eager, eager-variant);
 - bare:   the oracle, written here by hand and sharing no code with the runner: a plain
   `for` over model(x) under one torch.no_grad() (train: zero_grad, forward, mean,
   backward), between two torch.cuda.synchronize() and time.perf_counter(); variant and
-  eager windows alternate as the runner's do;
+  eager windows alternate as the runner's do (two pairs);
 - old:    the runner's step before issue 26, rebuilt here (no_grad entered and two Python
   calls per iteration; train: the sum of outputs' float means and the gradients'
   list), for the record of what it cost;
-- alone:  the bare loop of the variant with no eager window between (does alternating
-  itself move the variant?).
+- alone:  two bare-loop windows of the variant with no eager window between (does
+  alternating itself move the variant?).
 
-It reports, per configuration: runner / bare for the variant's wall time (the median of
-all its windows), for eager's, and for the paired speedup (eager's median / the variant's
-within each block kind), the old step / bare, alone / bare, and the harness's own cost
-(timing.harness_cost) in us per iteration. Target: runner / bare within 2% for wall time
-and paired speedup, harness <= 0.5 us per iteration.
+Slots are added (at least --min-slots) until the 95% CIs of the runner's ratios are within
+0.5%, --max-slots or --max-s seconds. Each ratio is taken within a slot (a slot lasts well
+under a second; the lent VMs' host speed changes every few seconds, by up to 2x, and a
+ratio of medians over blocks seconds apart measured that, not the runner: the first H100
+run of this benchmark, by blocks of 5 windows, had alone / bare from 0.79 to 1.25), then
+the median over slots: per configuration, runner / bare for the variant's wall time, for
+eager's, and for the paired speedup (eager / variant within each kind), the old step /
+bare, alone / bare, and the harness's own cost (timing.harness_cost, at --iters, as a
+sweep records it) in us per iteration. Target: runner / bare within 2% for wall time and
+paired speedup, harness <= 0.5 us per iteration.
 
     python benchmarks/bare_loop.py sweep --grid holdout --out results/bare   # one process each
     python benchmarks/bare_loop.py report --out results/bare                 # table + CSV
@@ -32,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -51,6 +58,7 @@ GRIDS = {
 TARGET = 0.02          # runner / bare within 2%
 HARNESS_US = 0.5       # harness cost per iteration at most
 WINDOW_S = 0.25        # a window longer than this is cut to fewer iterations (GPU-bound: time per iteration holds)
+SLOT_CI = 0.005        # slots are added until the runner's ratios' 95% CIs are within 0.5%
 
 
 def bare_window(torch, mode, f, m, x, n, cuda):
@@ -91,8 +99,8 @@ def old_loop(torch, mode, f, m, inputs):
     return loop
 
 
-def measure(model: str, variant: str, batch: int, mode: str, windows: int, rounds: int, iters: int,
-            device: str = "auto") -> dict:
+def measure(model: str, variant: str, batch: int, mode: str, min_slots: int, max_slots: int, max_s: float,
+            iters: int, device: str = "auto") -> dict:
     """One configuration, in this process (module doc). Returns its record."""
     import torch
     from fusionlab.experiments import host_probe, run, timing
@@ -103,7 +111,8 @@ def measure(model: str, variant: str, batch: int, mode: str, windows: int, round
     sync = torch.cuda.synchronize if cuda else (lambda: None)
     rec = {"model": model, "variant": variant, "batch": batch, "mode": mode, "device": dev,
            "gpu": torch.cuda.get_device_name(0) if cuda else None,
-           "versions": run.versions(torch, dev, "nsys"), "windows": windows, "rounds": rounds}
+           "versions": run.versions(torch, dev, "nsys"), "min_slots": min_slots, "max_slots": max_slots,
+           "max_s": max_s}
     torch.manual_seed(0)
     m, ref, fn, inputs = run.build(torch, args, dev)
     check = run.check_against_eager(torch, args, dev, run.make_step(torch, args, inputs, {}), fn, m, ref, ref,
@@ -126,35 +135,84 @@ def measure(model: str, variant: str, batch: int, mode: str, windows: int, round
     probe, probe_ms = host_probe.make_probe(torch), []
     w = {k: [] for k in ("runner_v", "runner_e", "bare_v", "bare_e", "old_v", "old_e", "alone_v")}
 
-    def runner_block():
-        v, e = timing.time_paired_windows(*runner, sync, windows, n, probe, probe_ms)
-        w["runner_v"].extend(v), w["runner_e"].extend(e)
+    def runner_pair():
+        v, e = timing.time_paired_windows(*runner, sync, 2, n, probe, probe_ms)
+        w["runner_v"].append(v), w["runner_e"].append(e)
 
-    def bare_block():
-        for i in range(windows):
-            for which in (("v", "e") if i % 2 == 0 else ("e", "v")):
-                f, mm = (fn, m) if which == "v" else (ref, ref)
-                w[f"bare_{which}"].append(bare_window(torch, mode, f, mm, x, n, cuda))
+    def bare_pair():
+        v, e = [], []
+        for which in ("v", "e", "e", "v"):
+            f, mm = (fn, m) if which == "v" else (ref, ref)
+            (v if which == "v" else e).append(bare_window(torch, mode, f, mm, x, n, cuda))
+        w["bare_v"].append(v), w["bare_e"].append(e)
 
-    def old_block():
-        v, e = timing.time_paired_windows(*old, sync, windows, n)
-        w["old_v"].extend(v), w["old_e"].extend(e)
+    def old_pair():
+        v, e = timing.time_paired_windows(*old, sync, 2, n)
+        w["old_v"].append(v), w["old_e"].append(e)
 
-    def alone_block():
-        w["alone_v"].extend(bare_window(torch, mode, fn, m, x, n, cuda) for _ in range(windows))
+    def alone():
+        w["alone_v"].append([bare_window(torch, mode, fn, m, x, n, cuda) for _ in range(2)])
 
-    blocks = [runner_block, bare_block, old_block, alone_block]
-    for r in range(rounds):
-        for b in blocks[r % 4:] + blocks[:r % 4]:
-            b()
-    med = {k: statistics.median(v) for k, v in w.items()}
-    rec.update(status="ok", windows_ms=w, host_probe_ms=probe_ms,
+    kinds = [runner_pair, bare_pair, old_pair, alone]
+    t0, slot = time.perf_counter(), 0
+    while True:
+        for k in kinds[slot % 4:] + kinds[:slot % 4]:
+            k()
+        slot += 1
+        if slot >= max_slots or (slot >= min_slots and (time.perf_counter() - t0 > max_s
+                                                         or slot_ratios(w)["ci"] <= SLOT_CI)):
+            break
+    rec.update(status="ok", slots=slot, windows_ms=w, host_probe_ms=probe_ms,
                harness_us_per_iter=timing.harness_cost(lambda f: timing.make_loop(torch, "inference", f, inputs),
-                                                       sync, n),
-               **{f"{k}_ms": v for k, v in med.items()})
-    for kind in ("runner", "bare", "old"):
-        rec[f"{kind}_paired"] = med[f"{kind}_e"] / med[f"{kind}_v"]
+                                                       sync, iters),
+               **slot_ratios(w))
     return rec
+
+
+def _t95(df: int) -> float:
+    from fusionlab.experiments.timing import _t95 as t95
+    return t95(df)
+
+
+def _slot_mean(slot_windows: list[float]) -> float:
+    return statistics.fmean(slot_windows)
+
+
+def _median_ci(ratios: list[float]) -> tuple[float, float]:
+    """The median of per-slot ratios and the 95% Student t half-width of their log mean
+    (relative), for the stopping rule."""
+    logs = [math.log(r) for r in ratios]
+    half = (_t95(len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))) if len(logs) > 1 else math.inf
+    return statistics.median(ratios), math.expm1(half)
+
+
+def slot_ratios(w: dict) -> dict:
+    """Per slot (the windows of every kind run back to back, in rotating order), the
+    runner's and the old step's wall time and paired speedup over the bare loop's in the
+    same slot, and alone / bare; each the median over the slots. A slot's windows are
+    taken within a second of each other, so a change of the host's speed between slots
+    (seconds apart on the lent VMs) moves both sides of a ratio alike. `ci`: the largest
+    relative 95% half-width of the runner's three ratios (wall, eager wall, paired)."""
+    m = {k: [_slot_mean(s) for s in v] for k, v in w.items()}
+    out, cis = {}, []
+    slots = range(len(m["bare_v"]))
+    for kind in ("runner", "old"):
+        for name, num, den in (("wall", [m[f"{kind}_v"][i] for i in slots], m["bare_v"]),
+                               ("eager_wall", [m[f"{kind}_e"][i] for i in slots], m["bare_e"]),
+                               ("paired", [m[f"{kind}_e"][i] / m[f"{kind}_v"][i] for i in slots],
+                                [m["bare_e"][i] / m["bare_v"][i] for i in slots])):
+            med, half = _median_ci([a / b for a, b in zip(num, den)])
+            out[f"{kind}_{name}_ratio"] = med
+            if kind == "runner":
+                out[f"runner_{name}_ci"] = half
+                cis.append(half)
+    out["alone_wall_ratio"] = _median_ci([a / b for a, b in zip(m["alone_v"], m["bare_v"])])[0]
+    for k in w:
+        out[f"{k}_ms"] = statistics.median(x for s in w[k] for x in s)
+    for kind in ("runner", "bare", "old"):
+        out[f"{kind}_paired"] = out[f"{kind}_e_ms"] / out[f"{kind}_v_ms"]
+    out["ci"] = max(cis) if cis else math.inf
+    return out
 
 
 def ratios(rec: dict) -> dict:
@@ -162,12 +220,12 @@ def ratios(rec: dict) -> dict:
     out = {k: rec[k] for k in ("model", "variant", "batch", "mode")}
     if rec.get("status") != "ok":
         return {**out, "status": rec.get("status")}
-    out.update(status="ok", iters=rec["iters"], bare_wall_ms=rec["bare_v_ms"],
-               wall=rec["runner_v_ms"] / rec["bare_v_ms"], eager_wall=rec["runner_e_ms"] / rec["bare_e_ms"],
-               paired=rec["runner_paired"] / rec["bare_paired"],
+    out.update(status="ok", iters=rec["iters"], slots=rec["slots"], bare_wall_ms=rec["bare_v_ms"],
+               wall=rec["runner_wall_ratio"], eager_wall=rec["runner_eager_wall_ratio"],
+               paired=rec["runner_paired_ratio"], ci=rec["ci"],
                bare_paired=rec["bare_paired"], runner_paired=rec["runner_paired"],
-               old_wall=rec["old_v_ms"] / rec["bare_v_ms"], old_paired=rec["old_paired"] / rec["bare_paired"],
-               alone_wall=rec["alone_v_ms"] / rec["bare_v_ms"], harness_us=rec["harness_us_per_iter"])
+               old_wall=rec["old_wall_ratio"], old_paired=rec["old_paired_ratio"],
+               alone_wall=rec["alone_wall_ratio"], harness_us=rec["harness_us_per_iter"])
     out["within_target"] = all(abs(out[k] - 1) <= TARGET for k in ("wall", "eager_wall", "paired"))
     return out
 
@@ -193,8 +251,9 @@ def cmd_sweep(a) -> int:
                 continue
             t0 = time.time()
             p = subprocess.run([sys.executable, __file__, "one", "--model", cfg[0], "--variant", cfg[1],
-                                "--batch", str(cfg[2]), "--mode", cfg[3], "--windows", str(a.windows),
-                                "--rounds", str(a.rounds), "--iters", str(a.iters), "--device", a.device],
+                                "--batch", str(cfg[2]), "--mode", cfg[3], "--min-slots", str(a.min_slots),
+                                "--max-slots", str(a.max_slots), "--max-s", str(a.max_s), "--iters", str(a.iters),
+                                "--device", a.device],
                                capture_output=True, text=True, cwd=ROOT)
             line = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else ""
             if p.returncode or not line.startswith("{"):
@@ -221,8 +280,8 @@ def cmd_report(a) -> int:
         v, g = ok[0]["versions"], ok[0]["gpu"]
         print(f"# {g or 'CPU'}; torch {v['torch']}, triton {v['triton']}, nsys {v['nsys']}, driver {v['driver']}")
     df.to_csv(os.path.join(a.out, "bare_loop.csv"), index=False)
-    cols = [c for c in ("model", "variant", "batch", "iters", "bare_wall_ms", "wall", "eager_wall", "bare_paired",
-                        "runner_paired", "paired", "old_wall", "old_paired", "alone_wall", "harness_us",
+    cols = [c for c in ("model", "variant", "batch", "iters", "slots", "bare_wall_ms", "wall", "eager_wall",
+                        "bare_paired", "runner_paired", "paired", "ci", "old_wall", "old_paired", "alone_wall", "harness_us",
                         "within_target", "status") if c in df]
     print(df[cols].to_string(index=False, float_format=lambda x: f"{x:.4f}"))
     if "within_target" in df:
@@ -241,13 +300,15 @@ def main(argv=None) -> int:
     p.add_argument("--variant")
     p.add_argument("--batch", type=int)
     p.add_argument("--mode", default="inference")
-    p.add_argument("--windows", type=int, default=5)
-    p.add_argument("--rounds", type=int, default=4)
+    p.add_argument("--min-slots", type=int, default=10)
+    p.add_argument("--max-slots", type=int, default=60)
+    p.add_argument("--max-s", type=float, default=25.0, help="no slot is added after this many seconds")
     p.add_argument("--iters", type=int, default=200)
     p.add_argument("--device", default="auto")
     a = p.parse_args(argv)
     if a.step == "one":
-        print(json.dumps(measure(a.model, a.variant, a.batch, a.mode, a.windows, a.rounds, a.iters, a.device)))
+        print(json.dumps(measure(a.model, a.variant, a.batch, a.mode, a.min_slots, a.max_slots, a.max_s, a.iters,
+                                a.device)))
         return 0
     return {"sweep": cmd_sweep, "report": cmd_report}[a.step](a)
 
