@@ -28,7 +28,8 @@ def both_paths(path: str):
     """(pandas, streamed) views of every range and both attributions, with the kernel table
     of every range and attribution."""
     trace, report = nsys_sqlite.load(path), nsys_sqlite.scan(path)
-    assert (trace.device, trace.tool_version, trace.gpu) == (report.device, report.tool_version, report.gpu)
+    assert (trace.device, trace.tool_version, trace.gpu, trace.gpus) == \
+        (report.device, report.tool_version, report.gpu, report.gpus)
     pd.testing.assert_frame_equal(trace.ranges, report.ranges)
     keys = metrics.range_keys(trace)
     tables = [(n, d, a) for n, d in keys for a in metrics.ATTRIBUTIONS]
@@ -106,6 +107,37 @@ def test_overlapping_instances_and_chunk_edges(report, monkeypatch, tmp_path):
     assert_same(old, new)
     assert len(stream.Target(metrics._instances(nsys_sqlite.scan(path), "span", "fusionlab"), ["process"], []).layers) == 3
     assert new[0]["fusionlab:span"]["process"]["kernels"] > new[0]["fusionlab:span"]["same_thread"]["kernels"] > 0
+
+
+def test_launch_resources_both_paths_and_without_columns(report, monkeypatch, tmp_path):
+    """Each kernel's launch resources and occupancy (metrics.launch_configs): the same on
+    both paths, in chunks of 5 rows (per-configuration sums cross chunk edges); an export
+    without some columns (an older nsys: no localMemoryPerThread, blockZ, maxBlocksPerSm)
+    gives NA there and no occupancy, never an error."""
+    monkeypatch.setattr(nsys_sqlite, "CHUNK", 5)
+    path = report("nsys2025_h100_train/deep_gelu_mlp_compile_reduce_overhead")
+    table = [("measure", "fusionlab", "process")]
+    old = metrics.views(nsys_sqlite.load(path), [], (), table)[1][table[0]]
+    new = metrics.views(nsys_sqlite.scan(path), [], (), table)[1][table[0]]
+    pd.testing.assert_frame_equal(old, new, check_exact=True)
+    assert new[metrics.RESOURCE_TABLE_COLUMNS].notna().all().all()
+    assert new["theoretical_occupancy"].between(0, 1).all()
+    cut = str(tmp_path / "older.sqlite")
+    shutil.copy(path, cut)
+    con = sqlite3.connect(cut)
+    for table_name, col in (("CUPTI_ACTIVITY_KIND_KERNEL", "localMemoryPerThread"),
+                            ("CUPTI_ACTIVITY_KIND_KERNEL", "blockZ"), ("TARGET_INFO_GPU", "maxBlocksPerSm")):
+        con.execute(f"ALTER TABLE {table_name} DROP COLUMN {col}")
+    con.commit()
+    con.close()
+    old = metrics.views(nsys_sqlite.load(cut), [], (), table)[1][table[0]]
+    got = metrics.views(nsys_sqlite.scan(cut), [], (), table)[1][table[0]]
+    pd.testing.assert_frame_equal(old, got, check_exact=True)
+    assert got["local_mem_per_thread_bytes"].isna().all() and got["block_threads"].isna().all()
+    assert got["theoretical_occupancy"].isna().all() and got["occupancy_limited_by"].isna().all()
+    assert (got["registers_per_thread"] == new["registers_per_thread"]).all()
+    pd.testing.assert_frame_equal(got.drop(columns=metrics.RESOURCE_TABLE_COLUMNS),
+                                  new.drop(columns=metrics.RESOURCE_TABLE_COLUMNS), check_exact=True)
 
 
 def test_synthetic_report_streamed_equals_pandas(tmp_path, monkeypatch):

@@ -270,6 +270,10 @@ def check_analysis_outputs(res):
     from fusionlab.analysis import scaling     # smoke sweeps no axis with 3 values: header only
     assert list(pd.read_csv(f"{res}/tables/scaling.csv").columns) == scaling.COLUMNS
     assert "ties" in pd.read_csv(f"{res}/tables/crossover.csv").columns
+    from fusionlab.analysis import overfusion     # the CPU backend records no GPU launch resources
+    kr = pd.read_csv(f"{res}/tables/kernel_resources.csv")
+    assert list(kr.columns) == overfusion.COLUMNS and kr.empty
+    assert "## Over-fusion signs" in summary and "No GPU kernel data" in summary
     fm = open(f"{res}/figures/fusion_map.html").read()
     assert "cpp_fused" in fm and "aten::sin" in fm
     k = pd.read_csv(f"{res}/tables/kernels.csv")

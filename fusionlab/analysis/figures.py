@@ -17,6 +17,7 @@ FIGURES = {
     "speedup_breakdown": ("model", "1. Speedup"),
     "kernels_per_iter": ("model", "2. Kernels and fusion"),
     "kernel_durations": ("model", "2. Kernels and fusion"),
+    "over_fusion": ("sweep", "2. Kernels and fusion"),
     "launch_overhead": ("model", "3. Launch overhead and idle time"),
     "idle_breakdown": ("model", "3. Launch overhead and idle time"),
     "roofline": ("sweep", "4. Roofline"),

@@ -57,7 +57,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from fusionlab.analysis.trace import Trace
+from fusionlab.analysis import occupancy as occ
+from fusionlab.analysis.trace import CONFIG_COLUMNS, NO_VALUE, RESOURCE_COLUMNS, Trace
 from fusionlab.core import ranges as R
 
 NAN = float("nan")
@@ -241,14 +242,56 @@ def idle_breakdown(k: pd.DataFrame, lo: int, hi: int, kernel_wait_us: float = KE
     return out
 
 
-KERNEL_TABLE_COLUMNS = ["name", "full_name", "calls", "calls_per_iter", "total_us", "time_per_iter_us", "median_us"]
+RESOURCE_TABLE_COLUMNS = RESOURCE_COLUMNS + ["theoretical_occupancy", "occupancy_limited_by"]
+KERNEL_TABLE_COLUMNS = ["name", "full_name", "calls", "calls_per_iter", "total_us", "time_per_iter_us",
+                        "median_us"] + RESOURCE_TABLE_COLUMNS
+
+
+def launch_configs(configs: pd.DataFrame, gpus: dict) -> pd.DataFrame:
+    """Per kernel (full_name, the index), the launch configuration that carries the most
+    of its GPU time in the range (ties: the most launches, then the smallest configuration),
+    with its theoretical occupancy and limiting factor (analysis.occupancy, against the
+    limits of the launch's GPU in `gpus`, Trace.gpus). configs: full_name,
+    trace.CONFIG_COLUMNS, ns (summed kernel ns) and calls, at any granularity (one row per
+    launch, or sums per configuration). A value the export does not record is NA."""
+    cols = ["full_name"] + CONFIG_COLUMNS
+    if configs.empty:
+        return pd.DataFrame(columns=RESOURCE_TABLE_COLUMNS, index=pd.Index([], name="full_name"))
+    g = configs.groupby(cols, sort=False)[["ns", "calls"]].sum().reset_index()
+    g = g.sort_values(["full_name", "ns", "calls"] + CONFIG_COLUMNS,
+                      ascending=[True, False, False] + [True] * len(CONFIG_COLUMNS), kind="stable")
+    best = g.drop_duplicates("full_name").set_index("full_name")
+    only = next(iter(gpus.values())) if len(gpus) == 1 else None
+    values = {c: best[c].where(best[c] != NO_VALUE) for c in CONFIG_COLUMNS}
+    results = [occ.occupancy(t, r, ss, ds, gpus.get(int(dev), only) if dev == dev else only)
+               for dev, t, r, ss, ds in zip(*(values[c].tolist() for c in
+                                               ("device_id", "block_threads", "registers_per_thread",
+                                                "static_smem_bytes", "dynamic_smem_bytes")))]
+    out = pd.DataFrame({c: values[c].astype("Int64") for c in RESOURCE_COLUMNS}, index=best.index)
+    out["theoretical_occupancy"] = [float(o.occupancy) for o in results]
+    out["occupancy_limited_by"] = [o.limited_by for o in results]
+    return out
+
+
+def with_resources(table: pd.DataFrame, configs: pd.DataFrame | None) -> pd.DataFrame:
+    """A kernel table with RESOURCE_TABLE_COLUMNS from launch_configs' frame (NA where a
+    kernel has none, or configs is None: a profile without launch configurations)."""
+    t = table.copy()
+    best = configs if configs is not None else launch_configs(pd.DataFrame(), {})
+    for c in RESOURCE_COLUMNS:
+        t[c] = t["full_name"].map(best[c]).astype("Int64")
+    t["theoretical_occupancy"] = t["full_name"].map(best["theoretical_occupancy"]).astype(float)
+    t["occupancy_limited_by"] = t["full_name"].map(best["occupancy_limited_by"]).astype(object)
+    return t
 
 
 def kernel_table(trace, name: str = R.MEASURE, domain: str | None = R.DOMAIN,
                  attribution: str = "process") -> pd.DataFrame:
     """The kernels launched inside the range, one row per kernel (its demangled name, so
     eager's sin and cos kernels stay apart though both are `vectorized_elementwise_kernel`):
-    calls, total and median duration (cuda_gpu_kern_sum restricted to the range).
+    calls, total and median duration (cuda_gpu_kern_sum restricted to the range), and the
+    launch configuration of its launches in the range that carry the most GPU time, with
+    its theoretical occupancy (launch_configs; NA without: torch.profiler traces).
     `trace`: a Trace or a streamed nsys export (as range_metrics)."""
     cols = KERNEL_TABLE_COLUMNS
     if not isinstance(trace, Trace):
@@ -267,7 +310,11 @@ def kernel_table(trace, name: str = R.MEASURE, domain: str | None = R.DOMAIN,
                                          total_us=("dur", "sum"), median_us=("dur", "median")).reset_index()
     g["calls_per_iter"] = g["calls"] / iters
     g["time_per_iter_us"] = g["total_us"] / iters
-    return g[cols].sort_values("total_us", ascending=False, ignore_index=True)
+    configs = None
+    if set(CONFIG_COLUMNS) <= set(k.columns):
+        configs = launch_configs(k.assign(ns=(k["end"] - k["start"]).astype("int64"), calls=1)[
+            ["full_name"] + CONFIG_COLUMNS + ["ns", "calls"]], trace.gpus)
+    return with_resources(g, configs)[cols].sort_values("total_us", ascending=False, ignore_index=True)
 
 
 def _key(name: str, domain: str | None) -> str:

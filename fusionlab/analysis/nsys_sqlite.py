@@ -6,6 +6,12 @@ Kernels are attributed to NVTX ranges through their launching API call, as nsys'
 nvtx_gpu_proj_trace does; the join of API call and kernel is cuda_kern_exec's
 (correlationId).
 
+Each kernel launch's configuration (trace.CONFIG_COLUMNS: registers, shared memory, local
+memory per thread, block and grid sizes) is read from the kernel table's columns where
+the export has them (config_sql; a column an older nsys does not write reads as
+trace.NO_VALUE), and each GPU's limits from TARGET_INFO_GPU (gpu_limits), for
+analysis.occupancy.
+
 Two ways in:
 - scan(path) -> Report: the ranges (one row per NVTX range) and the report's facts, with
   the kernels and launch calls left in the file: Report.kernel_chunks() streams the
@@ -26,8 +32,9 @@ import sqlite3
 import numpy as np
 import pandas as pd
 
-from fusionlab.analysis.trace import (API_COLUMNS, KERNEL_COLUMNS, RANGE_COLUMNS, ReportError,
-                            Trace, empty, join_launches)
+from fusionlab.analysis.occupancy import DEVICE_FIELDS
+from fusionlab.analysis.trace import (API_COLUMNS, CONFIG_COLUMNS, KERNEL_COLUMNS, NO_VALUE, RANGE_COLUMNS,
+                                      ReportError, Trace, empty, join_launches)
 
 # NVTX event types (ENUM_NSYS_EVENT_TYPE): push/pop and start/end ranges, domain create
 NVTX_PUSHPOP, NVTX_STARTEND, NVTX_DOMAIN_CREATE = 59, 60, 75
@@ -38,6 +45,11 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 CHUNK = 1 << 14   # rows per streamed chunk (Report.kernel_chunks, launch_chunks)
 KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
 RUNTIME_TABLE = "CUPTI_ACTIVITY_KIND_RUNTIME"
+# trace.CONFIG_COLUMNS from the kernel table's columns (their product where several)
+CONFIG_SOURCES = {"device_id": ("deviceId",), "registers_per_thread": ("registersPerThread",),
+                  "static_smem_bytes": ("staticSharedMemory",), "dynamic_smem_bytes": ("dynamicSharedMemory",),
+                  "local_mem_per_thread_bytes": ("localMemoryPerThread",),
+                  "block_threads": ("blockX", "blockY", "blockZ"), "grid_blocks": ("gridX", "gridY", "gridZ")}
 
 
 def _tables(con) -> set[str]:
@@ -124,7 +136,7 @@ def _api(con, strings) -> pd.DataFrame:
 
 def _kernels(con, strings, api: pd.DataFrame) -> pd.DataFrame:
     if "CUPTI_ACTIVITY_KIND_KERNEL" not in _tables(con):
-        return empty(KERNEL_COLUMNS)
+        return empty(KERNEL_COLUMNS + CONFIG_COLUMNS)
     cols = _columns(con, "CUPTI_ACTIVITY_KIND_KERNEL")
     name = _pick(cols, "shortName", "demangledName", "mangledName", "name")
     corr = _pick(cols, "correlationId", "correlation")
@@ -132,13 +144,45 @@ def _kernels(con, strings, api: pd.DataFrame) -> pd.DataFrame:
         raise ReportError(f"CUPTI_ACTIVITY_KIND_KERNEL lacks a name or correlationId column (columns: {sorted(cols)})")
     full = _pick(cols, "demangledName", "mangledName") or name
     stream = "streamId" if "streamId" in cols else "0"
+    config = "".join(f", {e} AS {c}" for e, c in zip(config_sql(cols), CONFIG_COLUMNS))
     k = pd.read_sql_query(f"SELECT start, end, {name} AS name, {full} AS full_name, {corr} AS correlation, "
-                          f"{stream} AS stream FROM CUPTI_ACTIVITY_KIND_KERNEL", con)
+                          f"{stream} AS stream{config} FROM CUPTI_ACTIVITY_KIND_KERNEL", con)
     for c in ("name", "full_name"):
         if pd.api.types.is_integer_dtype(k[c]):
             k[c] = k[c].map(strings).fillna("")
+    k = k.astype({c: "int64" for c in CONFIG_COLUMNS})
     k = join_launches(k, api)
-    return k[KERNEL_COLUMNS].sort_values("start", ignore_index=True)
+    return k[KERNEL_COLUMNS + CONFIG_COLUMNS].sort_values("start", ignore_index=True)
+
+
+def config_sql(cols: set[str], alias: str = "") -> list[str]:
+    """SQL expressions of trace.CONFIG_COLUMNS over the kernel table (columns cols,
+    prefixed with alias): NO_VALUE where the export lacks a column or holds NULL."""
+    out = []
+    for name in CONFIG_COLUMNS:
+        src = CONFIG_SOURCES[name]
+        if all(c in cols for c in src):
+            out.append(f"coalesce({' * '.join(alias + c for c in src)}, {NO_VALUE})")
+        else:
+            out.append(str(NO_VALUE))
+    return out
+
+
+def gpu_limits(con) -> dict[int, dict]:
+    """Device id -> its limits (occupancy.DEVICE_FIELDS that TARGET_INFO_GPU has, as nsys
+    read them from the device; None where NULL); {} without the table."""
+    if "TARGET_INFO_GPU" not in _tables(con):
+        return {}
+    cols = _columns(con, "TARGET_INFO_GPU")
+    if "id" not in cols:
+        return {}
+    fields = [f for f in DEVICE_FIELDS if f in cols]
+    rows = con.execute(f"SELECT id{''.join(', ' + f for f in fields)} FROM TARGET_INFO_GPU ORDER BY rowid").fetchall()
+    out: dict[int, dict] = {}
+    for r in rows:
+        if r[0] is not None:
+            out.setdefault(int(r[0]), dict(zip(fields, r[1:])))
+    return out
 
 
 def _gpu_name(con) -> str | None:
@@ -156,8 +200,8 @@ def _unreadable(path: str, e: Exception) -> ReportError:
 
 class Report:
     """An nsys export opened for streaming (module doc): ranges (Trace.ranges' columns),
-    device, tool_version and gpu are read at open; kernels and launch calls stay in the
-    file until kernel_chunks() / launch_chunks() stream them."""
+    device, tool_version, gpu and gpus (Trace.gpus) are read at open; kernels and launch
+    calls stay in the file until kernel_chunks() / launch_chunks() stream them."""
     backend = "nsys"
 
     def __init__(self, path: str):
@@ -181,13 +225,14 @@ class Report:
                     raise ReportError(f"{KERNEL_TABLE} lacks a name or correlationId column (columns: {sorted(cols)})")
                 types = {r[1]: (r[2] or "").upper() for r in con.execute(f"PRAGMA table_info({KERNEL_TABLE})")}
                 full = _pick(cols, "demangledName", "mangledName") or name
-                self._kernel = {"name": name, "full": full, "corr": corr,
+                self._kernel = {"name": name, "full": full, "corr": corr, "config": config_sql(cols, "k."),
                                 "ids": types[name].startswith("INT") and types[full].startswith("INT")}
             has_calls = self._runtime is not None and con.execute(
                 f"SELECT EXISTS (SELECT 1 FROM {RUNTIME_TABLE})").fetchone()[0]
             self.device = "cuda" if has_calls else "cpu"
             self.tool_version = meta(con).get("EXPORT_PRODUCT_VERSION")
             self.gpu = _gpu_name(con)
+            self.gpus = gpu_limits(con)
         except ReportError as e:
             raise ReportError(f"{path}: {e}") from None
         except sqlite3.DatabaseError as e:
@@ -225,25 +270,28 @@ class Report:
                     a = np.array([r[:5] for r in rows], dtype=np.int64)
                     n = np.array([[ids.setdefault(r[5], len(ids)), ids.setdefault(r[6], len(ids))] for r in rows],
                                  dtype=np.int64)
-                    yield np.concatenate([a, n], axis=1)
+                    rest = np.array([r[7:] for r in rows], dtype=np.int64).reshape(len(rows), -1)
+                    yield np.concatenate([a, n, rest], axis=1)
         except sqlite3.DatabaseError as e:
             raise _unreadable(self.source, e) from None
         finally:
             con.close()
 
-    def kernel_chunks(self, names: bool = False, chunk: int | None = None):
+    def kernel_chunks(self, names: bool = False, chunk: int | None = None, config: bool = False):
         """Kernels joined to their launch call, as int64 arrays of columns start, end,
         launch_start, launch_end, tid (the launching thread's globalTid) [, name, full_name
-        ids (strings())], ordered by (start, end, launch_start), CHUNK rows at a time. The
-        join is trace.join_launches' (the first launch call of each correlation id; a
-        kernel without one is dropped), done in SQLite; SQLite sorts in bounded memory."""
+        ids (strings())] [, trace.CONFIG_COLUMNS (with names; config)], ordered by (start,
+        end, launch_start), CHUNK rows at a time. The join is trace.join_launches' (the
+        first launch call of each correlation id; a kernel without one is dropped), done in
+        SQLite; SQLite sorts in bounded memory."""
         if self._kernel is None or self._runtime is None:
             return
         r, k = self._runtime, self._kernel
         setup = ["CREATE TEMP TABLE fl_launch (corr INTEGER PRIMARY KEY, ls INTEGER, le INTEGER, tid INTEGER)",
                  f"INSERT OR IGNORE INTO temp.fl_launch SELECT {r['corr']}, start, end, coalesce(globalTid, 0) "
                  f"FROM {RUNTIME_TABLE} WHERE {r['corr']} IS NOT NULL AND {r['launch']} ORDER BY rowid"]
-        cols = "k.start, k.end, l.ls, l.le, l.tid" + (f", k.{k['name']}, k.{k['full']}" if names else "")
+        cols = "k.start, k.end, l.ls, l.le, l.tid" + (f", k.{k['name']}, k.{k['full']}" if names else "") \
+            + ("".join(", " + e for e in k["config"]) if names and config else "")
         yield from self._stream(setup, f"SELECT {cols} FROM {KERNEL_TABLE} k JOIN temp.fl_launch l "
                                        f"ON l.corr = k.{k['corr']} ORDER BY k.start, k.end, l.ls", names, chunk)
 
@@ -290,6 +338,7 @@ def load(path: str) -> Trace:
         kernels = _kernels(con, strings, api)
         m = meta(con)
         gpu = _gpu_name(con)
+        gpus = gpu_limits(con)
     except ReportError as e:
         raise ReportError(f"{path}: {e}") from None
     except (sqlite3.DatabaseError, pd.errors.DatabaseError) as e:
@@ -298,4 +347,4 @@ def load(path: str) -> Trace:
         con.close()
     return Trace(source=path, backend="nsys", device="cuda" if len(kernels) or len(api) else "cpu",
                  ranges=ranges, api=api[API_COLUMNS], kernels=kernels,
-                 tool_version=m.get("EXPORT_PRODUCT_VERSION"), gpu=gpu)
+                 tool_version=m.get("EXPORT_PRODUCT_VERSION"), gpu=gpu, gpus=gpus)

@@ -21,7 +21,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter  # noqa: E402
 
-from fusionlab.analysis import decompose, figures, registry_data, tables  # noqa: E402
+from fusionlab.analysis import decompose, figures, overfusion, registry_data, tables  # noqa: E402
 from fusionlab.analysis import scaling as scaling_law  # noqa: E402  (plots.scaling draws it)
 from fusionlab.analysis.figures import variant_colour  # noqa: E402
 from fusionlab.core.io import atomic_path  # noqa: E402
@@ -404,6 +404,84 @@ def roofline(t, model):
     return fig
 
 
+def over_fusion(t, model):
+    """Over-fusion signs (analysis.overfusion), each configuration's first repeat: every GPU
+    kernel at (theoretical occupancy, its run configuration's achieved bandwidth), left as a
+    fraction of the measured copy bandwidth, right as a fraction of the best variant of the
+    same model configuration, with the rule's thresholds. Filled: fused kernels; hollow:
+    the others; marker: model; colour: variant; area: GPU time per iteration; red ring:
+    spills to local memory; labelled: flagged as likely over-fusion."""
+    kr = t.get("kernel_resources")
+    kr = overfusion.first_repeat(kr if kr is not None else pd.DataFrame(columns=overfusion.COLUMNS))
+    kr = kr[kr["theoretical_occupancy"].notna()] if len(kr) else kr
+    title = ("Over-fusion signs: theoretical occupancy of each GPU kernel against its run's achieved bandwidth "
+             "(bandwidth per run, not per kernel)")
+    if kr.empty:
+        fig, (ax,) = _fig(w=6.5)
+        _empty(ax, "No GPU kernel data: no run recorded kernel launch resources\n(CPU / torch.profiler backend, "
+                   "or an nsys export without GPU kernels)")
+        _title(fig, title, t, model)
+        return fig
+    fig, (ax, bx) = _fig(2, w=5.6, h=5.4)
+    kr = kr.assign(fused=kr["fused"].astype(bool), spills=kr["spills"].astype(bool),
+                   over_fusion=kr["over_fusion"].astype(bool))
+    tmax = kr["time_per_iter_us"].max()
+    size = 12 + 380 * np.sqrt(kr["time_per_iter_us"].fillna(0) / tmax) if tmax and tmax > 0 else 30
+    kr = kr.assign(_s=size)
+    models = sorted(kr["model"].astype(str).unique())
+    panels = ((ax, "copy_bandwidth_frac", "achieved bandwidth / measured copy bandwidth\n(run configuration: "
+                                          "ideal fused bytes / GPU busy time)"),
+              (bx, "bandwidth_vs_best", "achieved bandwidth / best variant of the same\nmodel configuration"))
+    for a, col, label in panels:
+        d = kr[kr[col].notna() & (kr[col] > 0)] if col in kr else kr.iloc[:0]
+        if d.empty:
+            _empty(a, "no measured copy bandwidth (device/peaks.json)" if col == "copy_bandwidth_frac"
+                   else "no achieved bandwidth (no cost model for these models)")
+            continue
+        for (m, v, f), g in d.groupby(["model", "variant", "fused"]):
+            c = variant_colour(v)
+            mk = MODEL_MARKERS[models.index(str(m)) % len(MODEL_MARKERS)]
+            a.scatter(g["theoretical_occupancy"], g[col], s=g["_s"], marker=mk, alpha=0.75 if f else 0.55,
+                      facecolors=c if f else "none", edgecolors="k" if f else c, linewidths=0.4 if f else 1.0,
+                      zorder=3 if f else 2)
+        sp = d[d["spills"]]
+        if len(sp):
+            a.scatter(sp["theoretical_occupancy"], sp[col], s=sp["_s"] * 2.2, facecolors="none",
+                      edgecolors="red", linewidths=1.4, zorder=4)
+        for r in d[d["over_fusion"]].itertuples():
+            a.annotate(textwrap.shorten(str(r.name), 40, placeholder="..."), (r.theoretical_occupancy, getattr(r, col)),
+                       xytext=(8, 5), textcoords="offset points", fontsize=6, color="red")
+        a.axvline(overfusion.LOW_OCCUPANCY, color="grey", lw=0.8, ls="--")
+        a.set_xlim(-0.03, 1.06)
+        a.set_xlabel("theoretical occupancy (active warps / max warps per SM)")
+        a.set_ylabel(label, fontsize=8)
+        if col == "bandwidth_vs_best":
+            a.axhline(overfusion.BANDWIDTH_SHARE, color="grey", lw=0.8, ls="--")
+            a.fill_between([-0.03, overfusion.LOW_OCCUPANCY], 0, overfusion.BANDWIDTH_SHARE, color="red",
+                           alpha=0.06, lw=0)
+            a.set_ylim(0, 1.08)
+            a.annotate(f"rule: fused, spills or occupancy < {overfusion.LOW_OCCUPANCY:g} (registers / shared "
+                       f"memory),\nand under {overfusion.BANDWIDTH_SHARE:g} x the best variant's bandwidth",
+                       (0.02, 0.02), xycoords="axes fraction", fontsize=6.5, va="bottom")
+        else:
+            _log(a, "y")
+            a.margins(y=0.15)
+            _fit_log_ticks(a, "y")
+    from matplotlib.lines import Line2D
+    handles = [Line2D([], [], ls="none", marker=MODEL_MARKERS[i % len(MODEL_MARKERS)], color="grey", label=m)
+               for i, m in enumerate(models)]
+    handles += [Line2D([], [], ls="none", marker="s", color=variant_colour(v), label=v)
+                for v in _variant_order(kr["variant"].unique())]
+    handles += [Line2D([], [], ls="none", marker="o", mfc="grey", mec="k", label="fused kernel"),
+                Line2D([], [], ls="none", marker="o", mfc="none", mec="grey", label="other kernel"),
+                Line2D([], [], ls="none", marker="o", mfc="none", mec="red", mew=1.4,
+                       label="spills (local memory > 0)")]
+    fig.legend(handles=handles, fontsize=6.5, loc="outside lower center", ncol=min(6, len(handles)),
+               title="marker: model, colour: variant, area: GPU time per iteration", title_fontsize=7)
+    _title(fig, title, t, model)
+    return fig
+
+
 def _span(start, stop) -> str:
     if start != start:
         return "never"
@@ -636,11 +714,15 @@ def scaling(t, model):
 FIGURES = {name: (globals()[name], scope, category) for name, (scope, category) in figures.FIGURES.items()}
 
 
-def load_tables(runs_csv, speedups_csv, crossover_csv=None, peaks_json=None, scaling_csv=None) -> dict:
+def load_tables(runs_csv, speedups_csv, crossover_csv=None, peaks_json=None, scaling_csv=None,
+                kernel_resources_csv=None) -> dict:
     """The tables a figure reads; `breakdown` (analysis.decompose.breakdown_wide) is
     computed from runs, speedups and peaks; `scaling` (analysis.scaling) is read from
-    scaling_csv, else fitted from runs."""
+    scaling_csv, else fitted from runs; `kernel_resources` (analysis.overfusion) from
+    kernel_resources_csv, else empty."""
     t = {"runs": pd.read_csv(runs_csv), "speedups": pd.read_csv(speedups_csv)}
+    t["kernel_resources"] = pd.read_csv(kernel_resources_csv) \
+        if kernel_resources_csv and os.path.exists(kernel_resources_csv) else pd.DataFrame(columns=overfusion.COLUMNS)
     t["scaling"] = pd.read_csv(scaling_csv) if scaling_csv and os.path.exists(scaling_csv) \
         else scaling_law.table(t["runs"])
     t["crossover"] = pd.read_csv(crossover_csv) if crossover_csv and os.path.exists(crossover_csv) \

@@ -6,7 +6,12 @@ analysis.provenance, where the run kept its compile_debug folder; ops_source and
 run's fusion_source say which). An nsys export is streamed (nsys_sqlite.scan,
 analysis.stream), never loaded row by row. kernels.csv has one row per distinct kernel,
 at most KERNEL_ROWS (those with the most GPU time); kernels_csv_note says when it kept
-fewer than there were.
+fewer than there were. Its launch resource columns (nsys runs; empty on the CPU and
+torch.profiler paths) describe the kernel's launches in the measured range that carry the
+most GPU time (metrics.launch_configs): registers_per_thread, static_smem_bytes,
+dynamic_smem_bytes, local_mem_per_thread_bytes (register spills: local memory > 0),
+block_threads, grid_blocks, theoretical_occupancy (0..1) and occupancy_limited_by
+(analysis.occupancy, from the GPU's limits in the same report).
 
 Wall time (the headline, and every speedup built on it) is never taken under tracing:
 - wall_time_per_iter_ms: median of the untraced timing windows (runner.time_windows): of
@@ -185,7 +190,8 @@ def debug_dir(run_json: str, run: dict) -> str | None:
 
 
 KERNEL_FILE_COLUMNS = ["name", "kind", "ops", "n_ops", "ops_source", "fx_nodes", "calls_per_iter",
-                       "time_per_iter_us", "median_us", "calls", "total_us", "full_name"]
+                       "time_per_iter_us", "median_us", "calls", "total_us", *metrics.RESOURCE_TABLE_COLUMNS,
+                       "full_name"]
 
 
 def main(run_json: str, profile: str | None, backend: str, out: str, kernels_out: str | None = None,

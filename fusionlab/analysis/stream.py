@@ -16,7 +16,9 @@ layer whose window can hold a launch call. From the matches, per range and attri
   np.median and np.percentile (linear) give over every value (median(), percentile()).
 Launch calls stream the same way (Report.launch_chunks). Memory: the ranges, the
 histograms' distinct values, and one chunk; SQLite sorts in bounded memory (it spills to
-a temporary file). Kernel tables keep one histogram per kernel name.
+a temporary file). Kernel tables keep one histogram per kernel name, and one sum of
+kernel ns and launches per kernel and launch configuration (metrics.launch_configs picks
+each kernel's configuration from them).
 """
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from fusionlab.analysis import metrics as M
+from fusionlab.analysis.trace import CONFIG_COLUMNS
 
 KERNEL_WAIT_NS = M.KERNEL_WAIT_US * 1e3
 SHORT_CALL_NS = M.SHORT_CALL_US * 1e3
@@ -186,7 +189,7 @@ class Target:
             v.gap.add(gap)
             v.short += int(((kd < api) & (api <= SHORT_CALL_NS)).sum())
             if v.table is not None:
-                v.table.add(c[m, 5], c[m, 6], kd)
+                v.table.add(c[m, 5], c[m, 6], kd, c[m, 7:])
 
     def timeline(self, v: View, rows, inst, s, e, ls) -> None:
         """Busy time and the idle breakdown of metrics.union_ns / idle_breakdown, continued
@@ -262,14 +265,18 @@ def _segmented_cummax(x: np.ndarray, first: np.ndarray) -> np.ndarray:
 
 
 class KernelTable:
-    """Per kernel (full name id): calls, summed ns, the first short name id and histogram."""
+    """Per kernel (full name id): calls, summed ns, the first short name id and histogram;
+    per kernel and launch configuration (trace.CONFIG_COLUMNS): summed ns and launches."""
 
     def __init__(self):
         self.order: dict[int, tuple[int, int]] = {}   # full id -> (first position, name id)
         self.seen = 0
         self.pairs = np.empty((0, 3), np.int64)        # full id, duration, count
+        self.configs = np.empty((0, len(CONFIG_COLUMNS) + 3), np.int64)   # full id, config, ns, count
 
-    def add(self, name: np.ndarray, full: np.ndarray, dur: np.ndarray) -> None:
+    def add(self, name: np.ndarray, full: np.ndarray, dur: np.ndarray, config: np.ndarray | None = None) -> None:
+        if config is not None and config.shape[1] == len(CONFIG_COLUMNS):
+            self.add_configs(full, dur, config)
         u, first = np.unique(full, return_index=True)
         for f, i in zip(u.tolist(), first.tolist()):
             if f not in self.order:
@@ -281,7 +288,16 @@ class KernelTable:
         first = np.flatnonzero(np.r_[True, (p[1:, 0] != p[:-1, 0]) | (p[1:, 1] != p[:-1, 1])])
         self.pairs = np.column_stack([p[first, 0], p[first, 1], np.add.reduceat(p[:, 2], first)])
 
-    def frame(self, strings: dict[int, str], iters: int) -> pd.DataFrame:
+    def add_configs(self, full: np.ndarray, dur: np.ndarray, config: np.ndarray) -> None:
+        """Sum ns and launches per (full id, configuration): rows as many as distinct pairs."""
+        k = len(CONFIG_COLUMNS) + 1
+        p = np.concatenate([self.configs, np.column_stack([full, config, dur, np.ones_like(dur)])])
+        o = np.lexsort(p[:, :k].T[::-1])
+        p = p[o]
+        first = np.flatnonzero(np.r_[True, (p[1:, :k] != p[:-1, :k]).any(axis=1)])
+        self.configs = np.column_stack([p[first, :k], np.add.reduceat(p[:, k:], first, axis=0)])
+
+    def frame(self, strings: dict[int, str], iters: int, gpus: dict | None = None) -> pd.DataFrame:
         """metrics.kernel_table's frame; kernels whose full names read the same are one."""
         hists: dict[str, Hist] = {}
         rows: dict[str, list] = {}
@@ -305,7 +321,13 @@ class KernelTable:
         g = g.sort_values("pos", kind="stable").drop(columns="pos").reset_index(drop=True)
         g["calls_per_iter"] = g["calls"] / iters
         g["time_per_iter_us"] = g["total_us"] / iters
-        return g[M.KERNEL_TABLE_COLUMNS].sort_values("total_us", ascending=False, ignore_index=True)
+        configs = None
+        if len(self.configs):
+            c = pd.DataFrame(self.configs[:, 1:], columns=CONFIG_COLUMNS + ["ns", "calls"])
+            c.insert(0, "full_name", [strings[int(f)] for f in self.configs[:, 0]])
+            configs = M.launch_configs(c, gpus or {})
+        return M.with_resources(g, configs)[M.KERNEL_TABLE_COLUMNS].sort_values("total_us", ascending=False,
+                                                                                ignore_index=True)
 
 
 # --- the pass -----------------------------------------------------------------------------
@@ -364,7 +386,8 @@ def views(report, targets, attributions, tables=()) -> tuple[dict, dict]:
     live = {k: Target(rs, views_, tabs) for k, (rs, views_, tabs) in plan.items() if len(rs)}
     if live:
         _both(lambda: [t.launches(c) for c in report.launch_chunks() for t in live.values()],
-              lambda: [t.kernels(c) for c in report.kernel_chunks(names=bool(tables)) for t in live.values()])
+              lambda: [t.kernels(c) for c in report.kernel_chunks(names=bool(tables), config=bool(tables))
+                       for t in live.values()])
     out, kt = {}, {}
     ids = set()
     for t in live.values():
@@ -381,6 +404,7 @@ def views(report, targets, attributions, tables=()) -> tuple[dict, dict]:
             if t else M.header(name, domain, a, len(rs)) for a in attributions}
     for name, domain, a in tables:
         rs, t = plan[(name, domain)][0], live.get((name, domain))
-        kt[(name, domain, a)] = t.views[a].table.frame(strings, iterations(report.ranges, rs, name)) if t \
+        kt[(name, domain, a)] = t.views[a].table.frame(strings, iterations(report.ranges, rs, name),
+                                                       getattr(report, "gpus", {})) if t \
             else pd.DataFrame(columns=M.KERNEL_TABLE_COLUMNS)
     return out, kt

@@ -7,7 +7,7 @@ import html
 import numpy as np
 import pandas as pd
 
-from fusionlab.analysis import decompose, tables
+from fusionlab.analysis import decompose, overfusion, tables
 from fusionlab.analysis import scaling as scaling_law
 from fusionlab.core.io import atomic_path
 
@@ -134,8 +134,45 @@ def scaling_md(fits: pd.DataFrame) -> list[str]:
     return out
 
 
+def overfusion_md(kr: pd.DataFrame | None, top: int = 15) -> list[str]:
+    """Over-fusion signs (analysis.overfusion): the rule, counts over each configuration's
+    first repeat, and its fused kernels, the flagged and those with a sign first; or a
+    plain statement that there is no GPU kernel data."""
+    out = ["## Over-fusion signs: registers, spills and occupancy of fused kernels", ""]
+    kr = overfusion.first_repeat(kr if kr is not None else pd.DataFrame(columns=overfusion.COLUMNS))
+    if kr.empty:
+        return out + ["No GPU kernel data: no run of this sweep recorded kernel launch resources (registers, "
+                      "shared and local memory, block size), as on the CPU and torch.profiler backends or an nsys "
+                      "export without GPU kernels, so there are no over-fusion signs to report.", ""]
+    f = kr[kr["fused"].astype(bool)]
+    spills, low, flagged = (int(f[c].astype(bool).sum()) for c in ("spills", "low_occupancy", "over_fusion"))
+    out += [f"Each GPU kernel's launch resources in the measured range (`tables/kernel_resources.csv`, figure "
+            f"`over_fusion`): registers per thread, local memory per thread (> 0: registers spilled), shared "
+            f"memory, block and grid size, and its theoretical occupancy (the CUDA Occupancy Calculator's "
+            f"formula against the GPU's own limits from the report) with what limits it. Achieved bandwidth is "
+            f"the run configuration's (the model's ideal fused bytes / GPU busy time), not the kernel's: the "
+            f"cost model does not split bytes per kernel. **Likely over-fusion**: {overfusion.RULE}.", "",
+            f"{len(f)} fused kernels in {f.groupby(tables.GROUP + ['variant'], dropna=False).ngroups} "
+            f"configurations (first repeat): {spills} spill, {low} have theoretical occupancy under "
+            f"{overfusion.LOW_OCCUPANCY:g} limited by registers or shared memory, {flagged} flagged as likely "
+            "over-fusion.", ""]
+    if f.empty:
+        return out + ["No fused kernel ran on the GPU in this sweep.", ""]
+    f = f.assign(_sign=f["spills"].astype(bool) | f["low_occupancy"].astype(bool)).sort_values(
+        ["over_fusion", "_sign", "time_per_iter_us"], ascending=False)
+    keys = ["model"] + [c for c in ("mode", "dtype") if f[c].nunique() > 1] + ["variant", "batch"] \
+        + (["size"] if f["size"].nunique() > 1 else [])
+    cols = keys + ["name", "registers_per_thread", "local_mem_per_thread_bytes", "block_threads",
+                   "theoretical_occupancy", "occupancy_limited_by", "time_per_iter_us", "copy_bandwidth_frac",
+                   "bandwidth_vs_best", "over_fusion"]
+    shown = "" if len(f) <= top else f" The {top} first (all: `tables/kernel_resources.csv`)."
+    return out + ["Fused kernels, the flagged first, then those with a sign, then by GPU time per iteration "
+                  "(us)." + shown, "", _md(f.head(top)[cols].round(3)), ""]
+
+
 def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks: dict | None,
-               breakdown: pd.DataFrame | None = None, scaling: pd.DataFrame | None = None) -> str:
+               breakdown: pd.DataFrame | None = None, scaling: pd.DataFrame | None = None,
+               kernel_resources: pd.DataFrame | None = None) -> str:
     out = ["# fusionlab sweep summary", ""]
     first = runs.iloc[0] if len(runs) else {}
     meta = {k: first.get(k) for k in ("backend", "device", "gpu", "torch", "nsys", "mode", "dtype")}
@@ -187,6 +224,7 @@ def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks:
     section = scaling_md(scaling) if scaling is not None else []
     if section:
         out += [""] + section
+    out += overfusion_md(kernel_resources)
     out += unsteady_md(runs)
     out += slow_host_md(runs)
     out += host_moved_md(sp)
@@ -297,6 +335,8 @@ def fusion_map_html(kernels: pd.DataFrame, top: int = 12) -> str:
                              f"{v['time_per_iter_us'].sum():.1f} us; ops from: {html.escape(', '.join(src) or 'name')}")
                 cols = [c for c in ("name", "kind", "ops", "n_ops", "ops_source", "fx_nodes", "calls_per_iter",
                                     "time_per_iter_us") if c in v]
+                cols += [c for c in ("registers_per_thread", "local_mem_per_thread_bytes", "theoretical_occupancy")
+                         if c in v and v[c].notna().any()]
                 t = v.head(top)[cols].round(2)
                 parts.append(t.to_html(index=False, escape=True))
     parts.append("</body></html>")

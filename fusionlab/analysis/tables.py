@@ -39,7 +39,11 @@
 - scaling:   (tables/scaling.csv) the scaling law t = a + b * size^k per (model, variant,
              ...), swept axis with 3 or more values and metric (analysis.scaling).
 - kernels:   the fusion map: one row per run and kernel in the measured range, with its
-             kind and the ops it computes (analysis.fusion).
+             kind and the ops it computes (analysis.fusion), and its launch resources
+             and theoretical occupancy (analysis.run_metrics).
+- kernel_resources: (tables/kernel_resources.csv) one row per run and GPU kernel with
+             launch resources, its run configuration's bandwidth and the over-fusion
+             flags (analysis.overfusion).
 """
 from __future__ import annotations
 
@@ -316,7 +320,7 @@ def write(df: pd.DataFrame, csv: str, parquet: str | None = None) -> None:
 def build(metric_files, kernel_files, costs_csv, peaks_json, out: dict, noise_cv: float = NOISE_CV) -> None:
     """Every table of the sweep; out maps runs, runs_pq, long, long_pq, speedups,
     crossover, kernels (and optionally breakdown: analysis.decompose; scaling:
-    analysis.scaling) to paths."""
+    analysis.scaling; kernel_resources: analysis.overfusion) to paths."""
     costs = pd.read_csv(costs_csv) if costs_csv and os.path.exists(costs_csv) else None
     peaks = _read_json(peaks_json) if peaks_json and os.path.exists(peaks_json) else None
     runs = runs_table(list(metric_files), costs, peaks)
@@ -331,4 +335,8 @@ def build(metric_files, kernel_files, costs_csv, peaks_json, out: dict, noise_cv
     if out.get("scaling"):
         from fusionlab.analysis import scaling   # analysis.scaling builds on this module
         write(scaling.table(runs), out["scaling"])
-    write(kernels_table(list(zip(metric_files, kernel_files))), out["kernels"])
+    kernels = kernels_table(list(zip(metric_files, kernel_files)))
+    write(kernels, out["kernels"])
+    if out.get("kernel_resources"):
+        from fusionlab.analysis import overfusion   # analysis.overfusion builds on this module
+        write(overfusion.kernel_resources(kernels, runs), out["kernel_resources"])

@@ -6,7 +6,13 @@ All times are integer nanoseconds on the profile's own clock.
 - kernels: name, start, end, tid, launch_start, launch_end, launch_name, stream, full_name
   (name: the short name nsys stats shows; full_name: demangled, with template arguments)
   (each kernel joined to the API call that launched it through its correlation id; on
-  the CPU backend, a "kernel" is a leaf operator and is its own launch)
+  the CPU backend, a "kernel" is a leaf operator and is its own launch);
+  an nsys export's kernels also carry CONFIG_COLUMNS, each launch's configuration:
+  device_id, registers_per_thread, static_smem_bytes, dynamic_smem_bytes,
+  local_mem_per_thread_bytes (spills), block_threads (blockX*blockY*blockZ), grid_blocks
+  (gridX*gridY*gridZ); NO_VALUE (-1) where the export lacks the column
+- gpus:    device id -> that GPU's limits (TARGET_INFO_GPU's columns of
+  analysis.occupancy.DEVICE_FIELDS, as nsys read them from the device); {} without
 """
 from __future__ import annotations
 
@@ -17,6 +23,10 @@ import pandas as pd
 RANGE_COLUMNS = ["name", "domain", "start", "end", "tid"]
 API_COLUMNS = ["name", "start", "end", "tid", "is_launch"]
 KERNEL_COLUMNS = ["name", "start", "end", "tid", "launch_start", "launch_end", "launch_name", "stream", "full_name"]
+RESOURCE_COLUMNS = ["registers_per_thread", "static_smem_bytes", "dynamic_smem_bytes", "local_mem_per_thread_bytes",
+                    "block_threads", "grid_blocks"]
+CONFIG_COLUMNS = ["device_id"] + RESOURCE_COLUMNS   # one launch's configuration (module doc)
+NO_VALUE = -1                                       # a configuration value the export does not record
 
 
 class ReportError(Exception):
@@ -38,6 +48,7 @@ class Trace:
     kernels: pd.DataFrame = field(default_factory=lambda: empty(KERNEL_COLUMNS))
     tool_version: str | None = None
     gpu: str | None = None
+    gpus: dict = field(default_factory=dict)
 
 
 def join_launches(kernels: pd.DataFrame, api: pd.DataFrame) -> pd.DataFrame:

@@ -2,6 +2,7 @@
 
 BREAKDOWN = f"{RES}/tables/speedup_breakdown.csv"  # analysis.decompose
 SCALING = f"{RES}/tables/scaling.csv"  # analysis.scaling
+KERNEL_RESOURCES = f"{RES}/tables/kernel_resources.csv"  # analysis.overfusion
 
 
 rule run_metrics:
@@ -48,6 +49,7 @@ rule tables:
         **TABLES,
         breakdown=BREAKDOWN,
         scaling=SCALING,
+        kernel_resources=KERNEL_RESOURCES,
     params:
         noise_cv=CFG["noise_cv"],
     log:
@@ -65,6 +67,7 @@ rule summary:
         crossover=TABLES["crossover"],
         breakdown=BREAKDOWN,
         scaling=SCALING,
+        kernel_resources=KERNEL_RESOURCES,
         peaks=PEAKS_INPUT,
     output:
         report(SUMMARY, caption="../report/summary.rst", category="0. Summary"),

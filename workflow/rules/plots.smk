@@ -12,6 +12,7 @@ for _fig, (_scope, _category) in FIGURES.items():
             speedups=TABLES["speedups"],
             crossover=TABLES["crossover"],
             scaling=SCALING,
+            kernel_resources=KERNEL_RESOURCES,
             peaks=PEAKS_INPUT,
         output:
             **{
