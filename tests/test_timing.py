@@ -159,9 +159,11 @@ def test_the_bare_loop_benchmark_catches_a_slow_runner_step(monkeypatch):
                 inner(1)
         return loop
     monkeypatch.setattr(timing, "make_loop", slow_make_loop)
-    rec = bl.measure("mlp", "jit_script", 4, "inference", windows=2, rounds=1, iters=10, device="cpu")
+    rec = bl.measure("mlp", "jit_script", 4, "inference", min_slots=2, max_slots=2, max_s=60, iters=10,
+                     device="cpu")
     r = bl.ratios(rec)
-    assert rec["check_passed"] and r["status"] == "ok" and r["iters"] == 10
+    assert rec["check_passed"] and r["status"] == "ok" and r["iters"] == 10 and r["slots"] == 2
     assert r["wall"] > 1 + bl.TARGET and r["paired"] < 1 - bl.TARGET and r["within_target"] is False
-    assert len(rec["windows_ms"]["runner_v"]) == len(rec["windows_ms"]["bare_e"]) == 2
+    # per slot: two pairs of the runner's windows and of the bare loop's
+    assert [len(s) for s in rec["windows_ms"]["runner_v"]] == [len(s) for s in rec["windows_ms"]["bare_e"]] == [2, 2]
     assert rec["harness_us_per_iter"] > 0
