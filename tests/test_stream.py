@@ -1,7 +1,9 @@
 """The streamed analysis of nsys exports (analysis.stream, issue 27) against the pandas path
 (nsys_sqlite.load + analysis.metrics, which the `nsys stats` oracles in test_nsys_reader.py
 and test_train_fixture.py check) and against plain SQL: every metric and every kernel
-table, exactly, on every real fixture; on overlapping instances; across chunk edges."""
+table, exactly, on every real fixture; on overlapping instances; across chunk edges. Every
+test runs with both readers of the export's big tables: the columnar one (nsys_arrow,
+ADBC's SQLite driver) and sqlite3 (SQLite's own join and sort)."""
 import math
 import os
 import shutil
@@ -14,7 +16,7 @@ import pytest
 
 from conftest import ROOT
 
-from fusionlab.analysis import metrics, nsys_sqlite, run_metrics, stream
+from fusionlab.analysis import metrics, nsys_arrow, nsys_sqlite, run_metrics, stream
 
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 import million_kernels  # noqa: E402
@@ -22,6 +24,46 @@ import million_kernels  # noqa: E402
 FIXTURES = ["nsys2025_h200/mlp_eager", "nsys2025_h200/mlp_compile", "nsys2025_h200/pointwise_heavy_eager",
             "nsys2025_h200/pointwise_heavy_compile", "nsys2025_h100_train/deep_gelu_mlp_eager",
             "nsys2025_h100_train/deep_gelu_mlp_compile_reduce_overhead", "nsys2022_cpu/mlp_eager"]
+
+
+@pytest.fixture(autouse=True, params=["columnar", "sqlite3"])
+def reader(request, monkeypatch):
+    """Which reader nsys_sqlite.Report uses for kernels and launch calls."""
+    if request.param == "sqlite3":
+        monkeypatch.setenv("FUSIONLAB_SQLITE_READER", "sqlite3")
+    elif not nsys_arrow.available():
+        pytest.skip("adbc-driver-sqlite is not installed: the columnar reader is off")
+    return request.param
+
+
+def test_report_uses_the_reader_asked_for(report, reader):
+    assert nsys_sqlite.scan(report("nsys2025_h200/mlp_eager")).columnar is (reader == "columnar")
+
+
+def test_columnar_join_keeps_first_launch_drops_orphans_and_orders_ties(tmp_path):
+    """nsys_arrow.joined_kernels on a plain table (not an nsys export): kernels without a
+    launch call dropped, the first launch call of an id used, and rows of equal (start,
+    end) across a batch edge put in launch-start order."""
+    if not nsys_arrow.available():
+        pytest.skip("adbc-driver-sqlite is not installed")
+    db = str(tmp_path / "k.sqlite")
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE k (start INTEGER, end INTEGER, corr INTEGER, name INTEGER)")
+    # (start, end, corr, name): three kernels share (10, 20), launched at 5, 3 and 4
+    con.executemany("INSERT INTO k VALUES (?, ?, ?, ?)",
+                    [(1, 2, 1, 100), (10, 20, 2, 101), (10, 20, 3, 102), (10, 20, 4, 103), (30, 40, 99, 104),
+                     (50, 60, 5, 105), (50, 61, nsys_arrow.MISSING, 106)])
+    con.commit()
+    con.close()
+    # launch calls: id, start, end, tid; id 2 twice (the first in file order counts), none for 99
+    calls = np.array([[1, 0, 1, 7], [3, 3, 4, 7], [2, 5, 6, 8], [2, 0, 9, 9], [4, 4, 5, 7], [5, 45, 46, 7],
+                      [nsys_arrow.MISSING, 1, 2, 7]], dtype=np.int64)
+    join = nsys_arrow.first_launches(calls)
+    assert join[:, 0].tolist() == [1, 2, 3, 4, 5] and join[1].tolist() == [2, 5, 6, 8]
+    got = np.concatenate(list(nsys_arrow.joined_kernels(
+        db, "SELECT start, end, corr, name FROM k ORDER BY start, end", join, chunk=2)))
+    assert got.tolist() == [[1, 2, 0, 1, 7, 100], [10, 20, 3, 4, 7, 102], [10, 20, 4, 5, 7, 103],
+                            [10, 20, 5, 6, 8, 101], [50, 60, 45, 46, 7, 105]]
 
 
 def both_paths(path: str):

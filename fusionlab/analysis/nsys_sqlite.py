@@ -32,6 +32,7 @@ import sqlite3
 import numpy as np
 import pandas as pd
 
+from fusionlab.analysis import nsys_arrow
 from fusionlab.analysis.occupancy import DEVICE_FIELDS
 from fusionlab.analysis.trace import (API_COLUMNS, CONFIG_COLUMNS, KERNEL_COLUMNS, NO_VALUE, RANGE_COLUMNS,
                                       ReportError, Trace, empty, join_launches)
@@ -240,6 +241,8 @@ class Report:
         finally:
             con.close()
         self._names: dict = {}     # kernel name -> id, where the export stores names as text
+        self.columnar = nsys_arrow.available()   # read the big tables through nsys_arrow
+        self._calls = None         # the launch calls, once read (columnar)
 
     @staticmethod
     def _launch_filter(con, name: str) -> str:
@@ -281,24 +284,55 @@ class Report:
         """Kernels joined to their launch call, as int64 arrays of columns start, end,
         launch_start, launch_end, tid (the launching thread's globalTid) [, name, full_name
         ids (strings())] [, trace.CONFIG_COLUMNS (with names; config)], ordered by (start,
-        end, launch_start), CHUNK rows at a time. The join is trace.join_launches' (the
-        first launch call of each correlation id; a kernel without one is dropped), done in
-        SQLite; SQLite sorts in bounded memory."""
+        end, launch_start), about CHUNK rows at a time. The join is trace.join_launches'
+        (the first launch call of each correlation id; a kernel without one is dropped):
+        with the columnar reader (columnar), by binary search over the launch calls read
+        once (nsys_arrow); else in SQLite, which sorts in bounded memory."""
         if self._kernel is None or self._runtime is None:
             return
         r, k = self._runtime, self._kernel
+        extra = (f", k.{k['name']}, k.{k['full']}" if names else "") \
+            + ("".join(", " + e for e in k["config"]) if names and config else "")
+        if self.columnar and (k["ids"] or not names):
+            try:
+                yield from nsys_arrow.joined_kernels(
+                    self.source, f"SELECT k.start, k.end, coalesce(k.{k['corr']}, {nsys_arrow.MISSING}){extra} "
+                                 f"FROM {KERNEL_TABLE} k ORDER BY k.start, k.end",
+                    nsys_arrow.first_launches(self._launch_calls()), chunk or CHUNK)
+            except Exception as e:      # the driver's own errors: a file SQLite cannot read
+                raise _unreadable(self.source, e) from None
+            return
         setup = ["CREATE TEMP TABLE fl_launch (corr INTEGER PRIMARY KEY, ls INTEGER, le INTEGER, tid INTEGER)",
                  f"INSERT OR IGNORE INTO temp.fl_launch SELECT {r['corr']}, start, end, coalesce(globalTid, 0) "
                  f"FROM {RUNTIME_TABLE} WHERE {r['corr']} IS NOT NULL AND {r['launch']} ORDER BY rowid"]
-        cols = "k.start, k.end, l.ls, l.le, l.tid" + (f", k.{k['name']}, k.{k['full']}" if names else "") \
-            + ("".join(", " + e for e in k["config"]) if names and config else "")
-        yield from self._stream(setup, f"SELECT {cols} FROM {KERNEL_TABLE} k JOIN temp.fl_launch l "
-                                       f"ON l.corr = k.{k['corr']} ORDER BY k.start, k.end, l.ls", names, chunk)
+        yield from self._stream(setup, f"SELECT k.start, k.end, l.ls, l.le, l.tid{extra} FROM {KERNEL_TABLE} k "
+                                       f"JOIN temp.fl_launch l ON l.corr = k.{k['corr']} "
+                                       f"ORDER BY k.start, k.end, l.ls", names, chunk)
+
+    def _launch_calls(self) -> np.ndarray:
+        """Every launch call (LAUNCH_API) as one int64 array of columns correlation id
+        (nsys_arrow.MISSING where none), start, end, tid, in file order; read once
+        (columnar reader only)."""
+        if self._calls is None:
+            r = self._runtime
+            try:
+                self._calls = nsys_arrow.launch_calls(
+                    self.source, f"SELECT coalesce({r['corr']}, {nsys_arrow.MISSING}), start, end, "
+                                 f"coalesce(globalTid, 0) FROM {RUNTIME_TABLE} WHERE {r['launch']} ORDER BY rowid",
+                    CHUNK * 4)
+            except Exception as e:
+                raise _unreadable(self.source, e) from None
+        return self._calls
 
     def launch_chunks(self, chunk: int | None = None):
         """Every launch call (LAUNCH_API) as int64 arrays of columns start, end, tid, in
         no particular order, CHUNK rows at a time."""
         if self._runtime is None:
+            return
+        if self.columnar:
+            calls, step = self._launch_calls(), chunk or CHUNK
+            for i in range(0, len(calls), step):
+                yield calls[i:i + step, 1:4]
             return
         yield from self._stream([], f"SELECT start, end, coalesce(globalTid, 0) FROM {RUNTIME_TABLE} "
                                     f"WHERE {self._runtime['launch']}", False, chunk)

@@ -1,8 +1,9 @@
 """analysis.metrics over a streamed nsys export, in one pass and memory bounded by the ranges.
 
-SQLite joins each kernel to its launch call and sorts the kernels by (start, end, launch
-start) (nsys_sqlite.Report.kernel_chunks, which reads only the five columns needed); they
-arrive a chunk at a time. Each chunk is matched against every requested range at once:
+Each kernel is joined to its launch call and the kernels come sorted by (start, end,
+launch start) (nsys_sqlite.Report.kernel_chunks, which reads only the columns needed:
+through ADBC's columnar SQLite reader where installed, nsys_arrow, else SQLite's own join
+and sort); they arrive a chunk at a time. Each chunk is matched against every requested range at once:
 a range's instances, sorted by start, are split into layers of disjoint instances (one
 layer unless instances overlap), and np.searchsorted finds the one instance of each
 layer whose window can hold a launch call. From the matches, per range and attribution:
@@ -16,7 +17,8 @@ layer whose window can hold a launch call. From the matches, per range and attri
   np.median and np.percentile (linear) give over every value (median(), percentile()).
 Launch calls stream the same way (Report.launch_chunks). Memory: the ranges, the
 histograms' distinct values, and one chunk; SQLite sorts in bounded memory (it spills to
-a temporary file). Kernel tables keep one histogram per kernel name, and one sum of
+a temporary file); the columnar reader also holds the launch calls (32 bytes each: 32 MB
+for a million). Kernel tables keep one histogram per kernel name, and one sum of
 kernel ns and launches per kernel and launch configuration (metrics.launch_configs picks
 each kernel's configuration from them).
 """
@@ -385,9 +387,17 @@ def views(report, targets, attributions, tables=()) -> tuple[dict, dict]:
         plan[(name, domain)][2].add(a)
     live = {k: Target(rs, views_, tabs) for k, (rs, views_, tabs) in plan.items() if len(rs)}
     if live:
-        _both(lambda: [t.launches(c) for c in report.launch_chunks() for t in live.values()],
-              lambda: [t.kernels(c) for c in report.kernel_chunks(names=bool(tables), config=bool(tables))
-                       for t in live.values()])
+        def launch_pass():
+            return [t.launches(c) for c in report.launch_chunks() for t in live.values()]
+
+        def kernel_pass():
+            return [t.kernels(c) for c in report.kernel_chunks(names=bool(tables), config=bool(tables))
+                    for t in live.values()]
+        if getattr(report, "columnar", False):     # both read one array of launch calls: in turn
+            launch_pass()
+            kernel_pass()
+        else:
+            _both(launch_pass, kernel_pass)
     out, kt = {}, {}
     ids = set()
     for t in live.values():
