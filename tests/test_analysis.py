@@ -345,3 +345,38 @@ def test_compare_two_sweeps_joins_both_speedups(tmp_path, capsys):
     assert m["speedup_paired_a"].isna().all() and len(m) == 8
     assert m.loc[("mlp", "compile_reduce_overhead", 256), "speedup_paired_b"] == pytest.approx(1.166578, abs=1e-6)
     assert "speedup_paired_b" in capsys.readouterr().out
+
+
+def test_host_sensitive_paired_speedups_and_the_harness_cost_reach_the_summary():
+    """A run whose paired speedup the host's state moved (timing.host_states: fast 1.13x,
+    slow 0.66x, as mlp compile at 2048 on the H200 in issue 26) is listed with both values,
+    and the summary no longer says the paired speedups cancel the host's speed; the timing
+    loop's own cost per iteration reaches runs.csv, speedups.csv and the summary."""
+    from fusionlab.analysis import run_metrics, summary
+    timing = {"untraced_wall_time_per_iter_ms": 0.15, "paired_speedup": 0.9, "harness_us_per_iter": 0.12,
+              "paired_speedup_fast_host": 1.13, "paired_speedup_slow_host": 0.66, "paired_host_sensitive": True,
+              "paired_stop": "time_cap"}
+    f = run_metrics.timing_fields({}, {"timing": timing}, None)
+    assert (f["harness_us_per_iter"], f["paired_speedup_fast_host"], f["paired_speedup_slow_host"],
+            f["paired_host_sensitive"], f["paired_stop"]) == (0.12, 1.13, 0.66, True, "time_cap")
+    runs = pd.DataFrame({"model": "mlp", "batch": 2048, "size": "default", "mode": "inference", "dtype": "float32",
+                         "backend": "nsys", "device": "cuda", "status": "ok", "reason": None,
+                         "variant": ["eager", "eager", "compile", "compile"], "repeat": [0, 1, 0, 1],
+                         "wall_time_per_iter_ms": [0.137, 0.137, 0.15, 0.2], "untraced_wall_time_per_iter_ms":
+                         [0.137, 0.137, 0.15, 0.2], "gpu_time_per_iter_ms": 0.1, "kernels_per_iter": 1.0,
+                         "profiler_overhead": 1.0, "peak_memory_bytes": 1.0, "compile_latency_s": 0.0,
+                         "paired_speedup": [None, None, 0.9, 0.87], "harness_us_per_iter": [0.1, 0.1, 0.12, 0.14],
+                         "paired_speedup_fast_host": [None, None, 1.13, 1.12],
+                         "paired_speedup_slow_host": [None, None, 0.66, 0.7],
+                         "paired_host_sensitive": [None, None, True, False]})
+    sp = tables.speedups(runs)
+    c = sp.set_index("variant").loc["compile"]
+    assert (c["speedup_paired_fast_host"], c["speedup_paired_slow_host"]) == (pytest.approx(1.125), pytest.approx(0.68))
+    assert c["paired_host_sensitive"] and not sp.set_index("variant").loc["eager", "paired_host_sensitive"]
+    text = "\n".join(summary.host_sensitive_md(sp))
+    assert "## Paired speedups the host's state moved" in text and "| mlp | compile | 2048 | 0.885 | 1.125 | 0.68 |" in text
+    assert summary.host_sensitive_md(sp.assign(paired_host_sensitive=False)) == []
+    harness = "\n".join(summary.harness_md(runs))
+    assert "0.11 us per iteration (median over 4 runs; at most 0.14)" in harness
+    slow = "\n".join(summary.slow_host_md(runs.assign(host_slowdown=[1.0, 1.0, 1.0, 2.0], host_probe_ms=0.1)))
+    assert "The paired speedups cancel it" not in slow and "only where the variant and eager" in slow

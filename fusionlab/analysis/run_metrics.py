@@ -28,6 +28,14 @@ Wall time (the headline, and every speedup built on it) is never taken under tra
 - paired_speedup: eager's median window / the variant's, both timed in the untraced
   process (config paired_eager; experiments.run.time_paired_windows): a
   speedup the host's changing speed between processes does not move.
+- paired_speedup_fast_host, paired_speedup_slow_host: the paired speedup over the pairs
+  timed at the host's fast state and at its slow one (the host probe around each pair);
+  paired_host_sensitive: both states occurred and the two differ by over 5% (a
+  host-bound side beside a GPU-bound one: the paired value mixes two speedups and the
+  host's speed does not cancel in it); paired_stop: why the pairs stopped (ci: the
+  ratio's 95% CI was tight; time_cap, max_windows; fixed).
+- harness_us_per_iter: the timing loop's own cost per iteration (the same windows over a
+  variant that does nothing; experiments.timing.harness_cost).
 - traced_wall_time_per_iter_ms: the measured range's wall time per iteration in the trace.
 - profiler_overhead = traced / untraced wall time per iteration (the profiler's own cost).
 - injected_wall_time_per_iter_ms, injection_overhead: the nsys process's windows timed
@@ -75,6 +83,10 @@ def _read(path: str) -> dict:
         return json.load(f)
 
 
+# the untraced process's paired-timing fields (experiments.timing.host_states, Until)
+PAIRED_FIELDS = ("paired_speedup_fast_host", "paired_speedup_slow_host", "paired_host_sensitive", "paired_stop")
+
+
 def timing_fields(run: dict, timing: dict | None, traced_wall_ms: float | None) -> dict:
     """The wall-time fields of the module doc: untraced from timing.json (nsys runs) or
     run.json (torch runs), traced from the trace's measured range (traced_wall_ms)."""
@@ -88,6 +100,8 @@ def timing_fields(run: dict, timing: dict | None, traced_wall_ms: float | None) 
             "untraced_last_probe_ratio": last_window_ratio(untraced.get("host_probe_ms")) if u is not None else None,
             **probe_fields(untraced.get("host_probe_ms")),
             "paired_speedup": untraced.get("paired_speedup") if u is not None else None,
+            **{k: untraced.get(k) if u is not None else None for k in PAIRED_FIELDS},
+            "harness_us_per_iter": untraced.get("harness_us_per_iter") if u is not None else None,
             "untraced_cpus": ",".join(map(str, (timing or run).get("cpus") or [])) or None,
             "traced_wall_time_per_iter_ms": traced_wall_ms,
             "profiler_overhead": _ratio(traced_wall_ms, u),

@@ -64,7 +64,9 @@ def speedup_md(sp: pd.DataFrame) -> list[str]:
     out = ["## Speedup over eager (wall time)", "",
            "`paired`, first where the variant was paired (config paired_eager): the median over "
            "repeats of the speedup timed within each variant's own process, eager's windows between "
-           "its own, in which the host's changing speed mostly cancels. Then the speedup `across "
+           "its own, in which the host's changing speed cancels where the variant and eager respond to it "
+           "alike (not where one is host-bound and the other GPU-bound: see \"Paired speedups the host's "
+           "state moved\", where there are any). Then the speedup `across "
            "processes`: median eager wall time / median variant wall time, each from its own "
            "processes. Each with its 95% CI, and `noisy` where its repeats vary more than the "
            "threshold. A status (incorrect, oom, error, timeout) where the variant ran and failed.", ""]
@@ -228,6 +230,8 @@ def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks:
     out += unsteady_md(runs)
     out += slow_host_md(runs)
     out += host_moved_md(sp)
+    out += host_sensitive_md(sp)
+    out += harness_md(runs)
     bad = runs[~runs["status"].isin(["ok", "unsupported"])]
     if len(bad):
         out += ["## Runs that are not ok", "",
@@ -275,10 +279,55 @@ def slow_host_md(runs: pd.DataFrame, top: int = 15) -> list[str]:
             f"PyTorch work) took over {tables.HOST_SLOW:g} x its fastest time in this sweep on the same host, "
             "so the host's CPU was slower while they were timed (on a shared machine a neighbour can do "
             "that; pinning does not help). A host-bound wall time is inflated by up to that factor; a "
-            "GPU-bound one is not. The paired speedups cancel it; for wall times, rerun or add repeats."
+            "GPU-bound one is not. A paired speedup cancels it only where the variant and eager are slowed "
+            "alike; where one is host-bound and the other GPU-bound it does not (\"Paired speedups the host's "
+            "state moved\" lists those it moved). For wall times, rerun or add repeats."
             + shown, "",
             _md(slow.head(top)[["model", "variant", "batch", "size", "repeat", "untraced_wall_time_per_iter_ms",
                                 "host_probe_ms", col]].round(3)), ""]
+
+
+def host_sensitive_md(sp: pd.DataFrame, top: int = 15) -> list[str]:
+    """The paired speedups that the host's state moved (tables: paired_host_sensitive):
+    each with its value at the host's fast and at its slow state."""
+    if "paired_host_sensitive" not in sp:
+        return []
+    d = tables.with_size(sp[(sp["variant"] != "eager") & sp["paired_host_sensitive"].fillna(False).astype(bool)])
+    if d.empty:
+        return []
+    d = d.assign(off=np.abs(np.log(d["speedup_paired_fast_host"] / d["speedup_paired_slow_host"])))
+    d = d.sort_values("off", ascending=False)
+    keys = ["model"] + _axes(d) + ["variant", "batch"] + (["size"] if d["size"].nunique() > 1 else [])
+    cols = keys + ["speedup_paired", "speedup_paired_fast_host", "speedup_paired_slow_host"]
+    return ["## Paired speedups the host's state moved", "",
+            f"{len(d)} paired speedups were timed while the host's speed changed (the host probe beside each "
+            "pair of windows found it fast for some pairs and slow for others, over 1.2x apart), and the pairs "
+            "at the two states gave speedups over 5% apart: one side is host-bound and slows with the host, "
+            "the other GPU-bound and does not, so the host's speed does not cancel in the ratio and the "
+            "paired value mixes two speedups. Read `fast host` (the host at its best speed in the run) as the "
+            "speedup; `slow host` is what a slowed host gives."
+            + ("" if len(d) <= top else f" The {top} furthest apart (all: paired_host_sensitive in "
+               "tables/speedups.csv):"), "",
+            _md(d.head(top)[cols].round(3).rename(columns={"speedup_paired_fast_host": "fast host",
+                                                           "speedup_paired_slow_host": "slow host"})), ""]
+
+
+def harness_md(runs: pd.DataFrame) -> list[str]:
+    """What the timing loop itself cost (run_metrics.harness_us_per_iter), against the
+    iterations it timed."""
+    if "harness_us_per_iter" not in runs:
+        return []
+    ok = runs[(runs["status"] == "ok") & runs["harness_us_per_iter"].notna()
+              & runs["untraced_wall_time_per_iter_ms"].notna()]
+    if ok.empty:
+        return []
+    share = ok["harness_us_per_iter"] / (ok["untraced_wall_time_per_iter_ms"] * 1e3)
+    return ["## The timing loop's own cost", "",
+            f"The untraced windows time the loop a user writes (one `no_grad` around direct calls of the "
+            f"variant); the same windows over a variant that does nothing took "
+            f"{ok['harness_us_per_iter'].median():.2f} us per iteration (median over {len(ok)} runs; at most "
+            f"{ok['harness_us_per_iter'].max():.2f}), at most {share.max():.2%} of an iteration timed "
+            "(`harness_us_per_iter` in tables/runs.csv).", ""]
 
 
 def host_moved_md(sp: pd.DataFrame, top: int = 15) -> list[str]:

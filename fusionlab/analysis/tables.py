@@ -68,6 +68,7 @@ METRICS = ["wall_time_per_iter_ms", "gpu_time_per_iter_ms", "cpu_kernel_time_per
            "idle_host_wait_frac", "idle_kernel_wait_frac", "idle_other_frac",
            "untraced_wall_time_per_iter_ms", "untraced_wall_cv", "untraced_last_window_ratio",
            "untraced_last_probe_ratio", "host_probe_ms", "host_probe_cv", "host_slowdown", "paired_speedup",
+           "paired_speedup_fast_host", "paired_speedup_slow_host", "harness_us_per_iter",
            "traced_wall_time_per_iter_ms",
            "profiler_overhead", "injected_wall_time_per_iter_ms", "injection_overhead",
            "runner_wall_time_per_iter_ms", "cuda_event_time_per_iter_ms",
@@ -189,6 +190,15 @@ def speedups(runs: pd.DataFrame, noise_cv: float = NOISE_CV) -> pd.DataFrame:
         row["cv_paired"] = stats.cv(paired)
         row["noisy_paired"] = bool(row["cv_paired"] > noise_cv)   # nan > x is False
         row["host_moved"] = host_moved(row)
+        # the paired speedup at the host's fast and slow states (run_metrics), over the repeats
+        for state in ("fast", "slow"):
+            col = f"paired_speedup_{state}_host"
+            x = good[col].dropna() if col in good else pd.Series(dtype=float)
+            row[f"speedup_paired_{state}_host"] = x.median() if len(x) else np.nan
+        sens = good["paired_host_sensitive"] if "paired_host_sensitive" in good else pd.Series(dtype=object)
+        row["paired_host_sensitive"] = bool(sens.fillna(False).astype(bool).any())
+        row["harness_us_per_iter"] = good["harness_us_per_iter"].median() \
+            if "harness_us_per_iter" in good and good["harness_us_per_iter"].notna().any() else np.nan
         row["profiler_overhead"] = good["profiler_overhead"].median() if "profiler_overhead" in good and len(good) else np.nan
         for name, d in (("host_slowdown", good), ("eager_host_slowdown", e)):   # host_slowdown, medians
             row[name] = d["host_slowdown"].median() if "host_slowdown" in d and len(d) else np.nan
