@@ -54,6 +54,11 @@ GRIDS = {
     "default": [(["pointwise_heavy", "matmul_heavy", "mlp"], ["compile"], [128, 1024, 4096], "inference")],
     "train": [(["deep_gelu_mlp"], ["compile"], [256], "train")],
     "cpu": [(["mlp"], ["jit_script"], [64], "inference")],
+    # the five whose first slot run (H100, 25 s cap) missed 2% with CIs of 2.6-12%
+    "noisiest": [(["mlp"], ["compile"], [128, 256], "inference"),
+                 (["pointwise_heavy"], ["compile_reduce_overhead"], [256], "inference"),
+                 (["pointwise_heavy"], ["compile"], [1024], "inference"),
+                 (["deep_gelu_mlp"], ["compile"], [256], "train")],
 }
 TARGET = 0.02          # runner / bare within 2%
 HARNESS_US = 0.5       # harness cost per iteration at most
