@@ -18,9 +18,18 @@ TRAIN = [(m, v) for m, v in PAIRS if "train" in MODELS[m].modes
          and (not v.startswith("compile") or (v == "compile" and m in ("mlp", "lstm_cell", "conv_bn_relu")))]
 
 
+# on the CPU, the largest models at smaller sizes (core.sizes labels): each pair still runs
+# the whole runner (build, check against eager, paired timing, the traced range); the
+# default sizes are the GPU's (matmul_heavy's 4096-wide layers took 17-22 s a pair, most of
+# it the float64 check of 64M gradients)
+CPU_SIZES = {"matmul_heavy": "dim512", "matmul": "dim256", "lstm_cell": "input_size256-hidden256",
+             "transformer_block": "seq32", "pointwise_heavy": "dim512"}
+
+
 def go(tmp_path, model, variant, mode="inference", dtype="float32", batch=2):
     out = tmp_path / "run.json"
-    assert run.main(["--model", model, "--variant", variant, "--batch", str(batch), "--warmup", "1",
+    size = CPU_SIZES.get(model, "default") if DEVICE == "cpu" else "default"
+    assert run.main(["--model", model, "--variant", variant, "--batch", str(batch), "--size", size, "--warmup", "1",
                      "--iters", "1", "--device", DEVICE, "--mode", mode, "--dtype", dtype,
                      "--paired-eager", "--out", str(out)]) == 0     # as the workflow runs it (paired_eager)
     return json.loads(out.read_text())
