@@ -302,9 +302,9 @@ def host_sensitive_md(sp: pd.DataFrame, top: int = 15) -> list[str]:
     return ["## Paired speedups the host's state moved", "",
             f"{len(d)} paired speedups were timed while the host's speed changed (the host probe beside each "
             "pair of windows found it fast for some pairs and slow for others, over 1.2x apart), and the pairs "
-            "at the two states gave speedups over 5% apart: one side is host-bound and slows with the host, "
-            "the other GPU-bound and does not, so the host's speed does not cancel in the ratio and the "
-            "paired value mixes two speedups. Read `fast host` (the host at its best speed in the run) as the "
+            "at the two states gave speedups over 5% apart: one side slows with the host and the other does "
+            "not as much (on a GPU: a host-bound side beside a GPU-bound one), so the host's speed does not "
+            "cancel in the ratio and the paired value mixes two speedups. Read `fast host` (the host at its best speed in the run) as the "
             "speedup; `slow host` is what a slowed host gives."
             + ("" if len(d) <= top else f" The {top} furthest apart (all: paired_host_sensitive in "
                "tables/speedups.csv):"), "",
