@@ -42,16 +42,16 @@ def _batches(path: str, query: str, chunk: int):
     """The query's result as 2-D int64 arrays, one per Arrow record batch of `chunk` rows."""
     import adbc_driver_sqlite.dbapi as adbc
     con = adbc.connect(f"file:{os.path.abspath(path)}?mode=ro")
+    cur = con.cursor()
     try:
-        cur = con.cursor()
         cur.adbc_statement.set_options(**{"adbc.sqlite.query.batch_rows": str(chunk)})
         cur.execute(query)
         for b in cur.fetch_record_batch():
             if b.num_rows:
                 yield np.column_stack([b.column(i).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
                                        for i in range(b.num_columns)])
-        cur.close()
     finally:
+        cur.close()
         con.close()
 
 
