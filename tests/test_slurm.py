@@ -1,5 +1,5 @@
-"""The CPU smoke sweep submitted through SLURM (snakemake-executor-plugin-slurm) on a
-one-node cluster, checked against a local run of the same sweep.
+"""Part of the CPU smoke sweep submitted through SLURM (snakemake-executor-plugin-slurm) on a
+one-node cluster, checked against the local smoke sweep.
 
 Start the cluster first: `bash tests/slurm/start_cluster.sh` (root; .ci/run does it).
 Without a cluster the test is skipped, unless FUSIONLAB_REQUIRE_SLURM=1 (CI) fails it.
@@ -10,8 +10,10 @@ import subprocess
 
 import pandas as pd
 import pytest
+import yaml
 
-from test_workflow import snake
+from conftest import ROOT
+from test_workflow import smoke, snake   # noqa: F401  (smoke: the session's fixture)
 
 
 def cluster_up() -> bool:
@@ -22,22 +24,31 @@ def cluster_up() -> bool:
 
 
 @pytest.mark.slow
-def test_smoke_sweep_through_slurm_matches_local(tmp_path):
+@pytest.mark.smoke_reader
+def test_sweep_through_slurm_matches_local(smoke, tmp_path):
+    """mlp at batch 8 (both hidden sizes, eager and compile) of the smoke sweep, submitted
+    through SLURM: the same rows as the session's local smoke sweep (test_workflow's
+    `smoke`, the same config and code), every profiling job a SLURM job. The plugin's status
+    checks start after 1 s and repeat every 1 s (its defaults, 40 s and 10 s, are for a busy
+    cluster's scheduler, not for a test)."""
     if not cluster_up():
         if os.environ.get("FUSIONLAB_REQUIRE_SLURM") == "1":
             pytest.fail("no SLURM cluster is up (bash tests/slurm/start_cluster.sh)")
         pytest.skip("no SLURM cluster: run tests/slurm/start_cluster.sh as root")
-    cluster, local = str(tmp_path / "cluster"), str(tmp_path / "local")
-    cfg = ["--configfile", "config/smoke.yaml"]
-    p = snake("all", "--profile", "profiles/slurm", *cfg, "--config", f"results={cluster}",
-          "--slurm-status-command", "squeue", "--default-resources", "slurm_partition=debug",
-          "mem_mb=2000", "runtime=30", "--set-threads", "profile_torch=1", "device_peaks=1", "--jobs", "2",
-          timeout=1500)
-    snake("all", "--cores", "2", *cfg, "--config", f"results={local}")
-    a = pd.read_csv(f"{cluster}/tables/runs.csv")
-    b = pd.read_csv(f"{local}/tables/runs.csv")
-    keys = ["model", "variant", "batch", "mode", "dtype", "repeat", "backend", "device", "status"]
-    assert a.shape == b.shape
+    cluster = str(tmp_path / "cluster")
+    cfg = yaml.safe_load(open(os.path.join(ROOT, "config", "smoke.yaml")))
+    cfg.update(models=["mlp"], batch_sizes=[8], sizes={"mlp": cfg["sizes"]["mlp"]}, results=cluster)
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(cfg))
+    p = snake("all", "--profile", "profiles/slurm", "--configfile", str(tmp_path / "c.yaml"),
+              "--slurm-status-command", "squeue", "--default-resources", "slurm_partition=debug",
+              "mem_mb=2000", "runtime=30", "--set-threads", "profile_torch=1", "device_peaks=1", "--jobs", "2",
+              "--slurm-init-seconds-before-status-checks", "1", "--seconds-between-status-checks", "1",
+              timeout=900)
+    keys = ["model", "variant", "batch", "size", "mode", "dtype", "repeat", "backend", "device", "status"]
+    a = pd.read_csv(f"{cluster}/tables/runs.csv").sort_values(keys, ignore_index=True)
+    local = smoke.runs
+    b = local[(local.model == "mlp") & (local.batch == 8)].sort_values(keys, ignore_index=True)
+    assert len(a) == 4 and set(b.columns) - set(a.columns) == {"dim", "num_layers"}   # other models' axes
     assert a[keys].equals(b[keys])
     assert (a.status == "ok").all()
     # the profiling jobs really went through SLURM, at least one submission each

@@ -61,6 +61,7 @@ FAULTS = {"FUSIONLAB_INJECT_FAULT": "mlp:compile:32=oom,pointwise_heavy:eager:8=
 # the run in flight when the sweep is killed: it hangs in its check step until then, so
 # the kill always lands in the middle of it (the rerun has no such fault)
 HANG = "matmul_heavy:eager:32"
+HUNG = "runs/torch/matmul_heavy/eager/inference_float32/bs32-dim1024/r0"   # its run folder
 
 
 def in_flight(res):
@@ -77,7 +78,7 @@ def killed_and_resumed(res):
     with open(f"{res}-killed.log", "w") as log:
         proc = subprocess.Popen(SNAKE + cmd, cwd=ROOT, env={**os.environ, **hang},
                                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        hung = f"{res}/runs/torch/matmul_heavy/eager/inference_float32/bs32/r0"
+        hung = f"{res}/{HUNG}"
         deadline = time.time() + 600
         while time.time() < deadline and proc.poll() is None and hung not in in_flight(res):
             time.sleep(0.2)
@@ -137,7 +138,7 @@ def test_killed_sweep_resumes_with_the_same_command(smoke):
     assert smoke.second.returncode != 0
     assert f"another sweep is running on {res} (pid {smoke.pid} " in out, out[-3000:]
     # the kill landed in the middle of a run: its record says it died, its profile is missing
-    hung = f"{res}/runs/torch/matmul_heavy/eager/inference_float32/bs32/r0"
+    hung = f"{res}/{HUNG}"
     assert hung in smoke.killed and smoke.finished     # and some runs had finished before
     # the rerun did the unfinished runs and kept the finished ones (not run again)
     assert {p: os.path.getmtime(p) for p in smoke.finished} == smoke.finished
