@@ -70,3 +70,15 @@ def test_variants_side_by_side_follow_the_paired_speedup():
     (ax,) = fig.axes
     assert [t.get_text() for t in ax.get_yticklabels()] == ["compile", "jit_script", "compile_reduce_overhead"]
     assert [t.get_text() for t in ax.texts] == ["0.64x paired; 0.34x across", "0.78x", "1.21x paired; 0.39x across"]
+
+
+def test_a_size_held_away_from_its_default_is_in_the_title_label():
+    # matmul_heavy at dim 1024 (its default 4096) in every run, num_layers at its default 4
+    d = pd.DataFrame({"model": "matmul_heavy", "variant": "compile", "batch": [8, 32], "dim": 1024,
+                      "num_layers": 4, "size": "dim1024"})
+    rows, axis, fixed = plots._slice(d)
+    assert (axis, fixed, len(rows)) == ("batch", "dim=1024", 2)
+    assert plots._slice(d.assign(dim=4096, size="default"))[2] == ""
+    # a swept axis held at its most common value, and the held size after it
+    swept = pd.concat([d.assign(hidden=h, size=f"dim1024-hidden{h}") for h in (256, 256, 512)])
+    assert plots._slice(swept)[1:] == ("batch", "hidden=256 dim=1024")
