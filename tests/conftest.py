@@ -7,13 +7,6 @@ import sys
 
 import pytest
 
-# One OpenMP thread per torch process in the tests (a user's OMP_NUM_THREADS is kept). The
-# two xdist workers (pyproject.toml: -n 2) and the workflow runs they start share this
-# machine's cores; with torch's default of a thread per core each, their threads spin
-# against each other (on a 2-core machine zoo pairs took 5-10x their time alone). The tests
-# assert behaviour, not speed: the runner's timing is the same code with one thread.
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "tests", "data")
 sys.path.insert(0, ROOT)
