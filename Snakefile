@@ -20,7 +20,7 @@ from fusionlab.experiments import sweep  # noqa: E402
 from fusionlab.core import axes, sizes  # noqa: E402
 from fusionlab.experiments import catalog  # noqa: E402
 from fusionlab.experiments import progress, slots, sweep_lock  # noqa: E402
-from fusionlab.analysis.figures import FIGURES  # noqa: E402
+from fusionlab.analysis.report.figures import FIGURES  # noqa: E402
 
 
 configfile: "config.yaml"

@@ -61,7 +61,8 @@ def runner(model, variant, batch, warmup, iters, trace=None, extra="", workdir="
         wall = json.load(f)["timing"]["wall_time_per_iter_ms"]
     gpu = None
     if trace and "cuda" in trace and "nvtx" in trace:
-        from fusionlab.analysis import metrics, nsys_sqlite
+        from fusionlab.analysis.run import metrics
+        from fusionlab.analysis.readers import nsys_sqlite
         subprocess.run(["nsys", "export", "--type", "sqlite", "--force-overwrite", "true",
                         "-o", rep + ".sqlite", rep + ".nsys-rep"], check=True, capture_output=True)
         gpu = metrics.range_metrics(nsys_sqlite.scan(rep + ".sqlite"), "measure")["gpu_time_per_iter_ms"]

@@ -317,7 +317,7 @@ json.dump({"rc": p.returncode, "wall_s": wall, "cpu_s": ru.ru_utime + ru.ru_stim
            "stderr": p.stderr.decode(errors="replace")[-2000:]}, open(out, "w"))
 """
 # the analysis before issue 27: every row in pandas (nsys_sqlite.load), range by range
-PANDAS = ("import json, sys; from fusionlab.analysis import metrics, nsys_sqlite; "
+PANDAS = ("import json, sys; from fusionlab.analysis.run import metrics; from fusionlab.analysis.readers import nsys_sqlite; "
           "v, _ = metrics.views(nsys_sqlite.load(sys.argv[1])); "
           "print(json.dumps({'ranges': {k: {a: metrics.clean(m) for a, m in x.items()} for k, x in v.items()}}))")
 

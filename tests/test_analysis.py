@@ -7,7 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fusionlab.analysis import fusion, metrics, nsys_sqlite, stats, tables
+from fusionlab.analysis.run import fusion, metrics
+from fusionlab.analysis.readers import nsys_sqlite
+from fusionlab.analysis.sweep import stats, tables
 from test_nsys_reader import GPU
 from test_nsys_reader import stats as csv
 
@@ -229,7 +231,8 @@ def test_achieved_rates_use_the_busy_time(tmp_path):
 
 
 def test_a_run_still_warming_up_is_named_in_the_summary():
-    from fusionlab.analysis import run_metrics, summary
+    from fusionlab.analysis.run import run_metrics
+    from fusionlab.analysis.report import summary
     # lenet5 x compile_reduce_overhead on the H100 zoo: its windows fell all the way
     w = [0.374, 0.319, 0.186, 0.148, 0.128]
     assert run_metrics.last_window_ratio(w) == pytest.approx(0.128 / 0.186)
@@ -275,7 +278,8 @@ def test_the_paired_speedup_is_the_median_over_repeats():
     loose = tables.speedups(runs, noise_cv=0.06).set_index("variant")
     assert strict.loc["compile", "noisy_paired"] and not loose.loc["compile", "noisy_paired"]
     assert sp.loc["compile", "speedup_wall"] == pytest.approx(0.3 / 0.06)
-    from fusionlab.analysis import run_metrics, summary
+    from fusionlab.analysis.run import run_metrics
+    from fusionlab.analysis.report import summary
     assert "| compile | 5.00x paired [4.80, 5.30] noisy; across" in "\n".join(summary.speedup_md(strict.reset_index()))
     cell = "\n".join(summary.speedup_md(sp.reset_index()))
     assert "| compile | 5.00x paired [" in cell and "; across processes 5.00x [" in cell
@@ -302,7 +306,8 @@ def test_the_paired_speedup_is_the_median_over_repeats():
 
 def test_a_run_timed_on_a_slow_host_is_named_in_the_summary(tmp_path):
     import json
-    from fusionlab.analysis import run_metrics, summary
+    from fusionlab.analysis.run import run_metrics
+    from fusionlab.analysis.report import summary
     # the H100 machine's two host speeds: the probe at 0.073 or 0.13-0.15 ms per pass
     f = run_metrics.probe_fields([0.073, 0.075, 0.140, 0.074])
     assert f["host_probe_ms"] == pytest.approx(0.0745)
@@ -352,7 +357,8 @@ def test_host_sensitive_paired_speedups_and_the_harness_cost_reach_the_summary()
     slow 0.66x, as mlp compile at 2048 on the H200 in issue 26) is listed with both values,
     and the summary no longer says the paired speedups cancel the host's speed; the timing
     loop's own cost per iteration reaches runs.csv, speedups.csv and the summary."""
-    from fusionlab.analysis import run_metrics, summary
+    from fusionlab.analysis.run import run_metrics
+    from fusionlab.analysis.report import summary
     timing = {"untraced_wall_time_per_iter_ms": 0.15, "paired_speedup": 0.9, "harness_us_per_iter": 0.12,
               "paired_speedup_fast_host": 1.13, "paired_speedup_slow_host": 0.66, "paired_host_sensitive": True,
               "paired_stop": "time_cap"}

@@ -3,7 +3,8 @@ exactly: the parts are the module doc's formulas and add up to the wall-time cha
 import pandas as pd
 import pytest
 
-from fusionlab.analysis import decompose, summary, tables
+from fusionlab.analysis.sweep import decompose, tables
+from fusionlab.analysis.report import summary
 
 BASE = {"model": "m", "batch": 256, "size": "default", "mode": "inference", "dtype": "float32", "backend": "nsys",
         "device": "cuda", "status": "ok", "reason": None,
@@ -148,7 +149,8 @@ def test_sentence_and_summary_section():
 
 
 def test_one_colour_per_variant_in_catalog_order():
-    from fusionlab.analysis import figures, registry_data
+    from fusionlab.analysis.report import figures
+    from fusionlab.analysis.sweep import registry_data
     from fusionlab.experiments.catalog import size_axes, variant_names
     assert registry_data.size_axes() == size_axes()
     assert registry_data.variant_names() == variant_names()

@@ -6,8 +6,9 @@ import sys
 import pandas as pd
 import pytest
 
-from fusionlab.analysis import metrics, nsys_sqlite
-from fusionlab.analysis.trace import ReportError
+from fusionlab.analysis.run import metrics
+from fusionlab.analysis.readers import nsys_sqlite
+from fusionlab.analysis.readers.trace import ReportError
 from conftest import DATA
 
 GPU = ["nsys2025_h200/mlp_eager", "nsys2025_h200/mlp_compile",
@@ -220,8 +221,8 @@ def test_no_report_keeps_the_record(tmp_path, monkeypatch, status, expect, attem
     # nsys's importer failed (its text as an H100 run printed it), twice for an ok run, once
     # for a timed-out one (not retried): the run keeps its record, says why it has no
     # profile, and an ok run without its profile becomes an error
-    from fusionlab.analysis import run_metrics
-    from fusionlab.analysis.nsys_stats import export_stats
+    from fusionlab.analysis.run import run_metrics
+    from fusionlab.analysis.readers.nsys_stats import export_stats
     r, log, rep, ran = _profile(tmp_path, monkeypatch, status, good_from=3)
     assert ran == attempts
     assert r["profile_error"] == "nsys wrote no report: Multiple different definitions of the same VmTidToPidInfo"
@@ -258,7 +259,7 @@ def test_a_failed_untraced_run_is_recorded_without_nsys(tmp_path, status):
     # the untraced process timed out (or was wrong, or ran out of memory): the nsys
     # process is not started, the record says why, the later steps see "no report"
     import json
-    from fusionlab.analysis import run_metrics
+    from fusionlab.analysis.run import run_metrics
     from fusionlab.experiments import not_profiled
     timing = tmp_path / "timing.json"
     timing.write_text(json.dumps({"model": "m", "variant": "v", "batch": 1, "status": status,
@@ -287,7 +288,7 @@ def test_an_ok_or_unreadable_untraced_run_is_profiled(tmp_path, timing):
 
 
 def test_compile_fields_come_from_the_first_process():
-    from fusionlab.analysis.run_metrics import compile_fields
+    from fusionlab.analysis.run.run_metrics import compile_fields
     cold = {"compile_latency_s": 9.0, "compile": {"graph_breaks": 0, "generated_kernels": 3,
                                                   "fx_graph_cache_hits": 0, "fx_graph_cache_misses": 1}}
     warm = {"compile_latency_s": 2.0, "compile": {"graph_breaks": 0, "generated_kernels": 3,
@@ -303,7 +304,7 @@ def test_compile_fields_come_from_the_first_process():
 def test_compile_cost_prefers_cold_compiles():
     import numpy as np
     import pandas as pd
-    from fusionlab.analysis.tables import compile_cost
+    from fusionlab.analysis.sweep.tables import compile_cost
     g = pd.DataFrame({"compile_latency_s": [9.0, 2.0, 2.2], "compile_cache": ["cold", "warm", "warm"]})
     assert compile_cost(g) == (9.0, "cold")
     assert compile_cost(g.iloc[1:]) == (2.1, "warm")

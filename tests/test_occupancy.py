@@ -9,7 +9,8 @@ import pytest
 
 from conftest import ROOT
 
-from fusionlab.analysis import nsys_sqlite, occupancy, run_metrics
+from fusionlab.analysis.readers import nsys_sqlite
+from fusionlab.analysis.run import occupancy, run_metrics
 
 # An H100's limits, as nsys 2025.3 recorded them in TARGET_INFO_GPU
 # (tests/data/nsys2025_h100_train): compute capability 9.0, 64 warps, 32 blocks, 65536

@@ -7,7 +7,9 @@ import pandas as pd
 
 from conftest import ROOT
 
-from fusionlab.analysis import overfusion, plots, run_metrics, summary, tables
+from fusionlab.analysis.sweep import overfusion, tables
+from fusionlab.analysis.report import plots, summary
+from fusionlab.analysis.run import run_metrics
 
 KEY = {"model": "m", "batch": 8, "size": "default", "mode": "inference", "dtype": "float32", "repeat": 0,
        "backend": "nsys", "device": "cuda"}

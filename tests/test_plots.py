@@ -3,7 +3,7 @@ median written in each cell, instead of a strip of bars thousands of pixels wide
 import numpy as np
 import pandas as pd
 
-from fusionlab.analysis import plots
+from fusionlab.analysis.report import plots
 
 
 def _cells(ax) -> dict:

@@ -5,7 +5,7 @@ import os
 
 import pandas as pd
 
-from fusionlab.analysis import fusion, provenance
+from fusionlab.analysis.run import fusion, provenance
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "provenance", "torch2.13-cpu")
 KERNEL = "cpp_fused_add_mul_relu_sin_sum_0"   # relu(sin(x) * 2 + 1).sum(1)

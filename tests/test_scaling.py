@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fusionlab.analysis import scaling
+from fusionlab.analysis.sweep import scaling
 
 DIMS = [1024, 2048, 4096, 8192, 16384]
 
@@ -145,7 +145,7 @@ def test_fit_note_says_what_limits_a_fit():
 def test_summary_section_and_figure(tmp_path):
     """The table feeds summary.md's 'Scaling law' section (wall fits only) and the figure
     (a panel per axis, a fitted line per variant and metric)."""
-    from fusionlab.analysis import plots, summary
+    from fusionlab.analysis.report import plots, summary
     df, _ = runs_frame()
     df = df.assign(status="ok")
     fits = scaling.table(df)
@@ -166,7 +166,7 @@ def test_summary_section_and_figure(tmp_path):
 
 def test_figure_panel_for_runs_without_a_size_axis():
     """Runs recorded without a size column value (nan) still land in their panel."""
-    from fusionlab.analysis import plots
+    from fusionlab.analysis.report import plots
     df, _ = runs_frame()
     df = df[df["model"] == "mlp"].assign(status="ok")
     df = pd.concat([df.assign(num_layers=4.0), df.assign(num_layers=np.nan)], ignore_index=True)
@@ -180,7 +180,7 @@ def test_figure_panel_for_runs_without_a_size_axis():
 
 
 def test_two_dtypes_in_one_sweep_stay_apart():
-    from fusionlab.analysis import plots, summary
+    from fusionlab.analysis.report import plots, summary
     df, _ = runs_frame()
     df = df[df["model"] == "mlp"].assign(status="ok")
     df = pd.concat([df, df.assign(dtype="bfloat16", wall_time_per_iter_ms=df["wall_time_per_iter_ms"] / 2)],

@@ -16,7 +16,8 @@ import pytest
 
 from conftest import ROOT
 
-from fusionlab.analysis import metrics, nsys_arrow, nsys_sqlite, run_metrics, stream
+from fusionlab.analysis.run import metrics, run_metrics, stream
+from fusionlab.analysis.readers import nsys_arrow, nsys_sqlite
 
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 import million_kernels  # noqa: E402

@@ -4,8 +4,9 @@ import os
 
 import pytest
 
-from fusionlab.analysis import metrics, torch_trace
-from fusionlab.analysis.trace import ReportError
+from fusionlab.analysis.run import metrics
+from fusionlab.analysis.readers import torch_trace
+from fusionlab.analysis.readers.trace import ReportError
 from conftest import DATA
 
 

@@ -14,7 +14,8 @@ import pytest
 
 from conftest import DATA, ROOT
 
-from fusionlab.analysis import metrics, nsys_sqlite, run_metrics
+from fusionlab.analysis.run import metrics, run_metrics
+from fusionlab.analysis.readers import nsys_sqlite
 
 FIXTURES = ["nsys2025_h100_train/deep_gelu_mlp_eager", "nsys2025_h100_train/deep_gelu_mlp_compile_reduce_overhead"]
 # counted once by hand (tests/data/README.md): kernels and summed kernel ns in the measured

@@ -250,7 +250,7 @@ def test_regenerate_from_results_copied_without_profiles(smoke, tmp_path):
 
 
 def check_analysis_outputs(res):
-    from fusionlab.analysis.plots import FIGURES
+    from fusionlab.analysis.report.plots import FIGURES
     for fig, (_, scope, _) in FIGURES.items():
         for s in (["mlp", "matmul_heavy", "pointwise_heavy"] if scope == "model" else ["all"]):
             for ext in ("png", "svg"):
@@ -266,10 +266,10 @@ def check_analysis_outputs(res):
         parts = g[g.part != "total"].saved_ms.sum()
         assert abs(parts - g[g.part == "total"].saved_ms.item()) < 1e-9
     assert "## Crossover: where a variant starts and stops beating eager" in summary
-    from fusionlab.analysis import scaling     # smoke sweeps no axis with 3 values: header only
+    from fusionlab.analysis.sweep import scaling     # smoke sweeps no axis with 3 values: header only
     assert list(pd.read_csv(f"{res}/tables/scaling.csv").columns) == scaling.COLUMNS
     assert "ties" in pd.read_csv(f"{res}/tables/crossover.csv").columns
-    from fusionlab.analysis import overfusion     # the CPU backend records no GPU launch resources
+    from fusionlab.analysis.sweep import overfusion     # the CPU backend records no GPU launch resources
     kr = pd.read_csv(f"{res}/tables/kernel_resources.csv")
     assert list(kr.columns) == overfusion.COLUMNS and kr.empty
     assert "## Over-fusion signs" in summary and "No GPU kernel data" in summary
@@ -308,7 +308,7 @@ def test_unsupported_pairs_recorded_without_profiling(tmp_path):
     assert "## Not run: unsupported pairs\n\n- **cuda_graph**: needs device cuda" in (res / "summary.md").read_text()
     # every figure from these tables, drawn here: each figure rule is this same function
     # (analysis.plots.render) in a process of its own (the smoke sweep's run them all)
-    from fusionlab.analysis.plots import FIGURES, SWEEP, load_tables, render
+    from fusionlab.analysis.report.plots import FIGURES, SWEEP, load_tables, render
     t = res / "tables"
     tables = load_tables(t / "runs.csv", t / "speedups.csv", t / "crossover.csv", res / "device" / "peaks.json",
                          t / "scaling.csv", t / "kernel_resources.csv")

@@ -25,9 +25,9 @@ import subprocess
 import sys
 import tempfile
 
-from fusionlab.analysis import metrics
-from fusionlab.analysis.run_metrics import load_profile
-from fusionlab.analysis.trace import ReportError
+from fusionlab.analysis.run import metrics
+from fusionlab.analysis.run.run_metrics import load_profile
+from fusionlab.analysis.readers.trace import ReportError
 
 
 def export_sqlite(rep: str, out: str) -> str:
@@ -64,8 +64,8 @@ def analyse_profile(path: str, trace) -> dict:
 
 
 def main_diff(argv) -> int:
-    from fusionlab.analysis.compare import run_kernels
-    from fusionlab.analysis.fusion import kernel_diff
+    from fusionlab.analysis.report.compare import run_kernels
+    from fusionlab.analysis.run.fusion import kernel_diff
     p = argparse.ArgumentParser(prog="python -m fusionlab.analysis diff",
                                 description="kernel-by-kernel diff of two runs (HTA TraceDiff classes)")
     p.add_argument("a"); p.add_argument("b")
@@ -80,7 +80,7 @@ def main_diff(argv) -> int:
 
 
 def main_compare(argv) -> int:
-    from fusionlab.analysis.compare import main_compare as run
+    from fusionlab.analysis.report.compare import main_compare as run
     p = argparse.ArgumentParser(prog="python -m fusionlab.analysis compare", description="compare two sweeps")
     p.add_argument("a", help="results folder of sweep A"); p.add_argument("b", help="results folder of sweep B")
     p.add_argument("--out", default="compare", help="output folder (compare.csv, compare.png/svg)")

@@ -4,7 +4,7 @@ import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1]))  # noqa: F821  (the project root)
-from fusionlab.analysis.plots import load_tables, render
+from fusionlab.analysis.report.plots import load_tables, render
 
 i, o = snakemake.input, snakemake.output  # noqa: F821
 scopes = [k[:-4] for k in o.keys() if k.endswith("_png")]

@@ -6,7 +6,7 @@ from pathlib import Path  # noqa: E402
 sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1]))  # noqa: F821  (the project root)
 import pandas as pd
 
-from fusionlab.analysis.summary import fusion_map_html, write_text
+from fusionlab.analysis.report.summary import fusion_map_html, write_text
 
 with open(snakemake.log[0], "w") as log, contextlib.redirect_stderr(log):  # noqa: F821
     kernels = pd.read_csv(snakemake.input[0])  # noqa: F821

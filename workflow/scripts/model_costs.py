@@ -6,7 +6,7 @@ from pathlib import Path  # noqa: E402
 sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1]))  # noqa: F821  (the project root)
 import pandas as pd
 
-from fusionlab.analysis.tables import write
+from fusionlab.analysis.sweep.tables import write
 from fusionlab.experiments.cost import table
 
 with open(snakemake.log[0], "w") as log, contextlib.redirect_stderr(log):  # noqa: F821

@@ -5,7 +5,7 @@ from pathlib import Path  # noqa: E402
 sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1]))  # noqa: F821  (the project root)
 import contextlib
 
-from fusionlab.analysis.nsys_stats import export_stats
+from fusionlab.analysis.readers.nsys_stats import export_stats
 
 with open(snakemake.log[0], "w") as log, contextlib.redirect_stderr(log):  # noqa: F821
     export_stats(snakemake.input[0], snakemake.output[0])  # noqa: F821

@@ -5,7 +5,7 @@ from pathlib import Path  # noqa: E402
 sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1]))  # noqa: F821  (the project root)
 import contextlib
 
-from fusionlab.analysis.run_metrics import main
+from fusionlab.analysis.run.run_metrics import main
 from fusionlab.experiments import progress
 
 with open(snakemake.log[0], "w") as log, contextlib.redirect_stderr(log):  # noqa: F821

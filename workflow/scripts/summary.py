@@ -4,8 +4,8 @@ import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1]))  # noqa: F821  (the project root)
-from fusionlab.analysis.plots import load_tables
-from fusionlab.analysis.summary import summary_md, write_text
+from fusionlab.analysis.report.plots import load_tables
+from fusionlab.analysis.report.summary import summary_md, write_text
 
 i = snakemake.input  # noqa: F821
 with open(snakemake.log[0], "w") as log, contextlib.redirect_stderr(log):  # noqa: F821

@@ -4,7 +4,7 @@ import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1]))  # noqa: F821  (the project root)
-from fusionlab.analysis import tables
+from fusionlab.analysis.sweep import tables
 
 i = snakemake.input  # noqa: F821
 with open(snakemake.log[0], "w") as log, contextlib.redirect_stderr(log):  # noqa: F821

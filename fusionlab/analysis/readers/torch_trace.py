@@ -14,8 +14,8 @@ import os
 
 import pandas as pd
 
-from fusionlab.analysis.nsys_sqlite import LAUNCH_API
-from fusionlab.analysis.trace import API_COLUMNS, KERNEL_COLUMNS, RANGE_COLUMNS, ReportError, Trace, empty, join_launches
+from fusionlab.analysis.readers.nsys_sqlite import LAUNCH_API
+from fusionlab.analysis.readers.trace import API_COLUMNS, KERNEL_COLUMNS, RANGE_COLUMNS, ReportError, Trace, empty, join_launches
 from fusionlab.core import ranges as R
 
 # aten ops that only create, reshape or alias tensors: no work, not counted as kernels

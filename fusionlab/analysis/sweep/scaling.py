@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from fusionlab.analysis import tables
+from fusionlab.analysis.sweep import tables
 
 K_GRID = np.linspace(0.05, 4.0, 40)
 KEYS = ["model", "variant", "mode", "dtype", "backend", "device"]

@@ -15,8 +15,10 @@ import os
 
 import pandas as pd
 
-from fusionlab.analysis import fusion, plots, tables
-from fusionlab.analysis.trace import ReportError
+from fusionlab.analysis.run import fusion
+from fusionlab.analysis.report import plots
+from fusionlab.analysis.sweep import tables
+from fusionlab.analysis.readers.trace import ReportError
 
 KEY = ["model", "variant", "batch", "size", "mode", "dtype"]
 COLS = ["wall_time_per_iter_ms", "gpu_time_per_iter_ms", "kernels_per_iter", "speedup_wall", "speedup_paired",
@@ -78,6 +80,6 @@ def run_kernels(run: str) -> pd.DataFrame:
         if not os.path.exists(p):
             raise ReportError(f"{run}: no kernels.csv (its metrics have not been computed)")
         return pd.read_csv(p)
-    from fusionlab.analysis import metrics
-    from fusionlab.analysis.run_metrics import load_profile
+    from fusionlab.analysis.run import metrics
+    from fusionlab.analysis.run.run_metrics import load_profile
     return fusion.annotate(metrics.kernel_table(load_profile(run)))

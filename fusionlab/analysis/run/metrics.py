@@ -57,8 +57,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from fusionlab.analysis import occupancy as occ
-from fusionlab.analysis.trace import CONFIG_COLUMNS, NO_VALUE, RESOURCE_COLUMNS, Trace
+from fusionlab.analysis.run import occupancy as occ
+from fusionlab.analysis.readers.trace import CONFIG_COLUMNS, NO_VALUE, RESOURCE_COLUMNS, Trace
 from fusionlab.core import ranges as R
 
 NAN = float("nan")
@@ -341,7 +341,7 @@ def views(trace, targets=None, attributions=ATTRIBUTIONS, tables=()) -> tuple[di
     (analysis.stream); a Trace range by range, in pandas."""
     targets = range_keys(trace) if targets is None else list(targets)
     if not isinstance(trace, Trace):
-        from fusionlab.analysis import stream
+        from fusionlab.analysis.run import stream
         return stream.views(trace, targets, attributions, tables)
     return ({_key(n, d): {a: range_metrics(trace, n, d, a) for a in attributions} for n, d in targets},
             {(n, d, a): kernel_table(trace, n, d, a) for n, d, a in tables})

@@ -40,7 +40,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from fusionlab.analysis import tables
+from fusionlab.analysis.sweep import tables
 
 PARTS = ("host", "traffic", "kernels", "remainder")
 TOTAL = "total"

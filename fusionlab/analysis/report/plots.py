@@ -21,9 +21,10 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter  # noqa: E402
 
-from fusionlab.analysis import decompose, figures, overfusion, registry_data, tables  # noqa: E402
-from fusionlab.analysis import scaling as scaling_law  # noqa: E402  (plots.scaling draws it)
-from fusionlab.analysis.figures import variant_colour  # noqa: E402
+from fusionlab.analysis.sweep import decompose, overfusion, registry_data, tables
+from fusionlab.analysis.report import figures  # noqa: E402
+from fusionlab.analysis.sweep import scaling as scaling_law  # noqa: E402  (plots.scaling draws it)
+from fusionlab.analysis.report.figures import variant_colour  # noqa: E402
 from fusionlab.core.io import atomic_path  # noqa: E402
 
 SWEEP = "all"

@@ -8,7 +8,7 @@ import functools
 import json
 import os
 
-PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "experiments", "catalog.json")
+PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "experiments", "catalog.json")
 
 
 @functools.lru_cache(maxsize=1)

@@ -7,8 +7,8 @@ import html
 import numpy as np
 import pandas as pd
 
-from fusionlab.analysis import decompose, overfusion, tables
-from fusionlab.analysis import scaling as scaling_law
+from fusionlab.analysis.sweep import decompose, overfusion, tables
+from fusionlab.analysis.sweep import scaling as scaling_law
 from fusionlab.core.io import atomic_path
 
 

@@ -31,8 +31,8 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
-from fusionlab.analysis import metrics as M
-from fusionlab.analysis.trace import CONFIG_COLUMNS
+from fusionlab.analysis.run import metrics as M
+from fusionlab.analysis.readers.trace import CONFIG_COLUMNS
 
 KERNEL_WAIT_NS = M.KERNEL_WAIT_US * 1e3
 SHORT_CALL_NS = M.SHORT_CALL_US * 1e3

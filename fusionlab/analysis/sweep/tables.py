@@ -53,8 +53,8 @@ import os
 import numpy as np
 import pandas as pd
 
-from fusionlab.analysis import registry_data, stats
-from fusionlab.analysis.run_metrics import KEYS
+from fusionlab.analysis.sweep import registry_data, stats
+from fusionlab.analysis.run.run_metrics import KEYS
 from fusionlab.core.io import atomic_path
 
 ID = list(KEYS) + ["backend", "device"]
@@ -340,13 +340,13 @@ def build(metric_files, kernel_files, costs_csv, peaks_json, out: dict, noise_cv
     write(sp, out["speedups"])
     write(crossover(sp), out["crossover"])
     if out.get("breakdown"):
-        from fusionlab.analysis import decompose   # analysis.decompose builds on this module
+        from fusionlab.analysis.sweep import decompose   # analysis.decompose builds on this module
         write(decompose.breakdown(runs, sp, peaks), out["breakdown"])
     if out.get("scaling"):
-        from fusionlab.analysis import scaling   # analysis.scaling builds on this module
+        from fusionlab.analysis.sweep import scaling   # analysis.scaling builds on this module
         write(scaling.table(runs), out["scaling"])
     kernels = kernels_table(list(zip(metric_files, kernel_files)))
     write(kernels, out["kernels"])
     if out.get("kernel_resources"):
-        from fusionlab.analysis import overfusion   # analysis.overfusion builds on this module
+        from fusionlab.analysis.sweep import overfusion   # analysis.overfusion builds on this module
         write(overfusion.kernel_resources(kernels, runs), out["kernel_resources"])

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import zlib
 
-from fusionlab.analysis import registry_data
+from fusionlab.analysis.sweep import registry_data
 
 FIGURES = {
     "speedup_vs_batch": ("model", "1. Speedup"),

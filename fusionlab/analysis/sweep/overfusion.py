@@ -29,8 +29,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from fusionlab.analysis import tables
-from fusionlab.analysis.metrics import RESOURCE_TABLE_COLUMNS
+from fusionlab.analysis.sweep import tables
+from fusionlab.analysis.run.metrics import RESOURCE_TABLE_COLUMNS
 
 LOW_OCCUPANCY = 0.25
 BANDWIDTH_SHARE = 0.5

@@ -32,9 +32,9 @@ import sqlite3
 import numpy as np
 import pandas as pd
 
-from fusionlab.analysis import nsys_arrow
-from fusionlab.analysis.occupancy import DEVICE_FIELDS
-from fusionlab.analysis.trace import (API_COLUMNS, CONFIG_COLUMNS, KERNEL_COLUMNS, NO_VALUE, RANGE_COLUMNS,
+from fusionlab.analysis.readers import nsys_arrow
+from fusionlab.analysis.run.occupancy import DEVICE_FIELDS
+from fusionlab.analysis.readers.trace import (API_COLUMNS, CONFIG_COLUMNS, KERNEL_COLUMNS, NO_VALUE, RANGE_COLUMNS,
                                       ReportError, Trace, empty, join_launches)
 
 # NVTX event types (ENUM_NSYS_EVENT_TYPE): push/pop and start/end ranges, domain create

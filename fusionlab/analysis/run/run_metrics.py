@@ -59,8 +59,9 @@ import os
 
 import pandas as pd
 
-from fusionlab.analysis import fusion, metrics, nsys_sqlite, provenance, torch_trace
-from fusionlab.analysis.trace import ReportError
+from fusionlab.analysis.run import fusion, metrics, provenance
+from fusionlab.analysis.readers import nsys_sqlite, torch_trace
+from fusionlab.analysis.readers.trace import ReportError
 from fusionlab.core import ranges as R
 from fusionlab.core.io import atomic_path, write_json_atomic
 

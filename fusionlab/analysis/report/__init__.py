@@ -1,0 +1,1 @@
+"""Report: figures, summary and the comparison of two sweeps, drawn from the written tables."""

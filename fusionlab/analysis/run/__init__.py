@@ -1,0 +1,1 @@
+"""Per-run metrics: one experiment's ranges, kernels, occupancy, fusion map and provenance."""
