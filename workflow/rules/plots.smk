@@ -1,4 +1,4 @@
-# Figures from the tidy tables (PNG for the report, SVG for papers): one job per figure,
+# Figures from the written tables (PNG for the report, SVG for papers): one job per figure,
 # one file per model (or one for the whole sweep), each annotated for the report.
 
 for _fig, (_scope, _category) in FIGURES.items():
@@ -11,6 +11,7 @@ for _fig, (_scope, _category) in FIGURES.items():
             runs=TABLES["runs"],
             speedups=TABLES["speedups"],
             crossover=TABLES["crossover"],
+            breakdown=BREAKDOWN,
             scaling=SCALING,
             kernel_resources=KERNEL_RESOURCES,
             peaks=PEAKS_INPUT,

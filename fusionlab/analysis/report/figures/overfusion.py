@@ -1,0 +1,91 @@
+"""Over-fusion signs (tables/kernel_resources.csv, sweep.overfusion): every GPU kernel at
+its theoretical occupancy against its run configuration's achieved bandwidth."""
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+import pandas as pd
+from matplotlib.lines import Line2D
+
+from fusionlab.analysis.report import style
+from fusionlab.analysis.report.style import MODEL_MARKERS, variant_colour, variant_order
+from fusionlab.analysis.sweep import overfusion
+
+TITLE = ("Over-fusion signs: theoretical occupancy of each GPU kernel against its run's achieved bandwidth "
+         "(bandwidth per run, not per kernel)")
+
+
+def over_fusion(t, model):
+    """Each configuration's first repeat: every GPU kernel at (theoretical occupancy, its
+    run configuration's achieved bandwidth), left as a fraction of the measured copy
+    bandwidth, right as a fraction of the best variant of the same model configuration,
+    with the rule's thresholds. Filled: fused kernels; hollow: the others; marker: model;
+    colour: variant; area: GPU time per iteration; red ring: spills to local memory;
+    labelled: flagged as likely over-fusion."""
+    kr = t.get("kernel_resources")
+    kr = overfusion.first_repeat(kr if kr is not None else pd.DataFrame(columns=overfusion.COLUMNS))
+    kr = kr[kr["theoretical_occupancy"].notna()] if len(kr) else kr
+    if kr.empty:
+        fig, (ax,) = style.figure(w=6.5)
+        style.empty(ax, "No GPU kernel data: no run recorded kernel launch resources\n(CPU / torch.profiler backend, "
+                        "or an nsys export without GPU kernels)")
+        style.title(fig, TITLE, t, model)
+        return fig
+    fig, (ax, bx) = style.figure(2, w=5.6, h=5.4)
+    kr = kr.assign(fused=kr["fused"].astype(bool), spills=kr["spills"].astype(bool),
+                   over_fusion=kr["over_fusion"].astype(bool))
+    tmax = kr["time_per_iter_us"].max()
+    size = 12 + 380 * np.sqrt(kr["time_per_iter_us"].fillna(0) / tmax) if tmax and tmax > 0 else 30
+    kr = kr.assign(_s=size)
+    models = sorted(kr["model"].astype(str).unique())
+    panels = ((ax, "copy_bandwidth_frac", "achieved bandwidth / measured copy bandwidth\n(run configuration: "
+                                          "ideal fused bytes / GPU busy time)"),
+              (bx, "bandwidth_vs_best", "achieved bandwidth / best variant of the same\nmodel configuration"))
+    for a, col, label in panels:
+        d = kr[kr[col].notna() & (kr[col] > 0)] if col in kr else kr.iloc[:0]
+        if d.empty:
+            style.empty(a, "no measured copy bandwidth (device/peaks.json)" if col == "copy_bandwidth_frac"
+                        else "no achieved bandwidth (no cost model for these models)")
+            continue
+        for (m, v, f), g in d.groupby(["model", "variant", "fused"]):
+            c = variant_colour(v)
+            mk = MODEL_MARKERS[models.index(str(m)) % len(MODEL_MARKERS)]
+            a.scatter(g["theoretical_occupancy"], g[col], s=g["_s"], marker=mk, alpha=0.75 if f else 0.55,
+                      facecolors=c if f else "none", edgecolors="k" if f else c, linewidths=0.4 if f else 1.0,
+                      zorder=3 if f else 2)
+        sp = d[d["spills"]]
+        if len(sp):
+            a.scatter(sp["theoretical_occupancy"], sp[col], s=sp["_s"] * 2.2, facecolors="none",
+                      edgecolors="red", linewidths=1.4, zorder=4)
+        for r in d[d["over_fusion"]].itertuples():
+            a.annotate(textwrap.shorten(str(r.name), 40, placeholder="..."), (r.theoretical_occupancy, getattr(r, col)),
+                       xytext=(8, 5), textcoords="offset points", fontsize=6, color="red")
+        a.axvline(overfusion.LOW_OCCUPANCY, color="grey", lw=0.8, ls="--")
+        a.set_xlim(-0.03, 1.06)
+        a.set_xlabel("theoretical occupancy (active warps / max warps per SM)")
+        a.set_ylabel(label, fontsize=8)
+        if col == "bandwidth_vs_best":
+            a.axhline(overfusion.BANDWIDTH_SHARE, color="grey", lw=0.8, ls="--")
+            a.fill_between([-0.03, overfusion.LOW_OCCUPANCY], 0, overfusion.BANDWIDTH_SHARE, color="red",
+                           alpha=0.06, lw=0)
+            a.set_ylim(0, 1.08)
+            a.annotate(f"rule: fused, spills or occupancy < {overfusion.LOW_OCCUPANCY:g} (registers / shared "
+                       f"memory),\nand under {overfusion.BANDWIDTH_SHARE:g} x the best variant's bandwidth",
+                       (0.02, 0.02), xycoords="axes fraction", fontsize=6.5, va="bottom")
+        else:
+            style.log_axis(a, "y")
+            a.margins(y=0.15)
+            style.fit_log_ticks(a, "y")
+    handles = [Line2D([], [], ls="none", marker=MODEL_MARKERS[i % len(MODEL_MARKERS)], color="grey", label=m)
+               for i, m in enumerate(models)]
+    handles += [Line2D([], [], ls="none", marker="s", color=variant_colour(v), label=v)
+                for v in variant_order(kr["variant"].unique())]
+    handles += [Line2D([], [], ls="none", marker="o", mfc="grey", mec="k", label="fused kernel"),
+                Line2D([], [], ls="none", marker="o", mfc="none", mec="grey", label="other kernel"),
+                Line2D([], [], ls="none", marker="o", mfc="none", mec="red", mew=1.4,
+                       label="spills (local memory > 0)")]
+    fig.legend(handles=handles, fontsize=6.5, loc="outside lower center", ncol=min(6, len(handles)),
+               title="marker: model, colour: variant, area: GPU time per iteration", title_fontsize=7)
+    style.title(fig, TITLE, t, model)
+    return fig
