@@ -3,7 +3,11 @@ median written in each cell, instead of a strip of bars thousands of pixels wide
 import numpy as np
 import pandas as pd
 
-from fusionlab.analysis.report import plots
+from fusionlab.analysis.report.figures.compile_cost import compile_cost
+from fusionlab.analysis.report.figures.profiler import profiler_overhead
+from fusionlab.analysis.report.figures.speedup import speedup_vs_batch
+from fusionlab.analysis.report.grid import MAX_BARS
+from fusionlab.analysis.report.slicing import main_axis
 
 
 def _cells(ax) -> dict:
@@ -27,8 +31,8 @@ def _zoo_like(n_models=6, variants=("eager", "compile", "jit_script", "cuda_grap
 
 def test_profiler_overhead_grid_writes_each_median():
     runs = _zoo_like()
-    assert len(runs.groupby(["model", "variant"])) > plots.MAX_BARS
-    fig = plots.profiler_overhead({"runs": runs}, None)
+    assert len(runs.groupby(["model", "variant"])) > MAX_BARS
+    fig = profiler_overhead({"runs": runs}, None)
     (ax,) = [a for a in fig.axes if a.texts]
     cells = _cells(ax)
     assert len(cells) == 30
@@ -40,11 +44,11 @@ def test_profiler_overhead_grid_writes_each_median():
 def test_compile_cost_grid_and_a_small_sweep_keeps_its_bars():
     s = _zoo_like(n_models=7)
     s = s[s["variant"] != "eager"]   # 7 models x 4 variants: 28 > MAX_BARS
-    fig = plots.compile_cost({"speedups": s, "runs": s}, None)
+    fig = compile_cost({"speedups": s, "runs": s}, None)
     lat, mem = fig.axes[:2]
     assert _cells(lat)[("m1", "compile_dynamic")] == f"{np.median([10.0, 10.2, 9.9]):.2f}"
     assert _cells(mem)[("m0", "jit_script")] == "1.50"
-    small = plots.compile_cost({"speedups": s[s["model"] == "m0"], "runs": s}, None)
+    small = compile_cost({"speedups": s[s["model"] == "m0"], "runs": s}, None)
     assert not small.axes[0].texts and len(small.axes[0].patches) == 4   # one bar per variant
 
 
@@ -52,7 +56,7 @@ def test_compile_cost_panels_share_rows_when_one_metric_is_missing():
     s = _zoo_like(n_models=7)
     s = s[s["variant"] != "eager"].copy()
     s.loc[s["model"] == "m3", "compression_ratio"] = np.nan   # m3: latency only
-    fig = plots.compile_cost({"speedups": s, "runs": s}, None)
+    fig = compile_cost({"speedups": s, "runs": s}, None)
     lat, mem = fig.axes[:2]
     assert [t.get_text() for t in lat.get_yticklabels()] == [t.get_text() for t in mem.get_yticklabels()]
     assert ("m3", "compile") in _cells(lat) and ("m3", "compile") not in _cells(mem)
@@ -66,7 +70,7 @@ def test_variants_side_by_side_follow_the_paired_speedup():
                        "batch": 256, "size": "default", "status": "ok", "noisy": False,
                        "speedup_wall": [0.34, 0.39, 0.78], "speedup_wall_lo": np.nan, "speedup_wall_hi": np.nan,
                        "speedup_paired": [0.64, 1.21, np.nan]})
-    fig = plots.speedup_vs_batch({"speedups": sp, "runs": sp.assign(backend="nsys")}, "m")
+    fig = speedup_vs_batch({"speedups": sp, "runs": sp.assign(backend="nsys")}, "m")
     (ax,) = fig.axes
     assert [t.get_text() for t in ax.get_yticklabels()] == ["compile", "jit_script", "compile_reduce_overhead"]
     assert [t.get_text() for t in ax.texts] == ["0.64x paired; 0.34x across", "0.78x", "1.21x paired; 0.39x across"]
@@ -76,9 +80,9 @@ def test_a_size_held_away_from_its_default_is_in_the_title_label():
     # matmul_heavy at dim 1024 (its default 4096) in every run, num_layers at its default 4
     d = pd.DataFrame({"model": "matmul_heavy", "variant": "compile", "batch": [8, 32], "dim": 1024,
                       "num_layers": 4, "size": "dim1024"})
-    rows, axis, fixed = plots._slice(d)
+    rows, axis, fixed = main_axis(d)
     assert (axis, fixed, len(rows)) == ("batch", "dim=1024", 2)
-    assert plots._slice(d.assign(dim=4096, size="default"))[2] == ""
+    assert main_axis(d.assign(dim=4096, size="default"))[2] == ""
     # a swept axis held at its most common value, and the held size after it
     swept = pd.concat([d.assign(hidden=h, size=f"dim1024-hidden{h}") for h in (256, 256, 512)])
-    assert plots._slice(swept)[1:] == ("batch", "hidden=256 dim=1024")
+    assert main_axis(swept)[1:] == ("batch", "hidden=256 dim=1024")

@@ -15,10 +15,10 @@ import os
 
 import pandas as pd
 
-from fusionlab.analysis.run import fusion
-from fusionlab.analysis.report import plots
+from fusionlab.analysis.report import plots, style
+from fusionlab.analysis.run import fusion, metrics
+from fusionlab.analysis.run.run_metrics import ReportError, load_profile
 from fusionlab.analysis.sweep import tables
-from fusionlab.analysis.readers.trace import ReportError
 
 KEY = ["model", "variant", "batch", "size", "mode", "dtype"]
 COLS = ["wall_time_per_iter_ms", "gpu_time_per_iter_ms", "kernels_per_iter", "speedup_wall", "speedup_paired",
@@ -44,9 +44,9 @@ def figure(m: pd.DataFrame, a: str, b: str):
     """One row per configuration that ran ok in both sweeps, sorted: wall time B / A as a
     bar (green: B faster), GPU time B / A as a tick beside it."""
     d = m.dropna(subset=["time_ratio_wall"]).sort_values("time_ratio_wall", ignore_index=True)
-    fig, (ax,) = plots._fig(w=7.0, h=1.8 + 0.15 * max(len(d), 4))
+    fig, (ax,) = style.figure(w=7.0, h=1.8 + 0.15 * max(len(d), 4))
     if d.empty:
-        plots._empty(ax, "no configuration ran ok in both sweeps")
+        style.empty(ax, "no configuration ran ok in both sweeps")
     else:
         labels = [f"{r.model}/{r.variant}/{r.batch}" + (f"/{r.size}" if r.size != "default" else "")
                   for r in d.itertuples()]
@@ -57,9 +57,9 @@ def figure(m: pd.DataFrame, a: str, b: str):
         ax.axvline(1.0, color="grey", lw=0.8, ls="--")
         ax.set_yticks(list(y)); ax.set_yticklabels(labels, fontsize=6)
         ax.set_ylim(-0.7, len(d) - 0.3)
-        plots._log(ax, "x")
+        style.log_axis(ax, "x")
         ax.set_xlabel("time per iteration, B / A (below 1: B faster)")
-        plots._fit_log_ticks(ax, "x")
+        style.fit_log_ticks(ax, "x")
         ax.tick_params(axis="x", top=True, labeltop=True)   # a tall figure: the scale at both ends
         ax.legend(fontsize=7, loc="lower right")
     fig.suptitle(f"Sweep B against sweep A, per configuration\nA = {a}\nB = {b}", fontsize=8)
@@ -80,6 +80,4 @@ def run_kernels(run: str) -> pd.DataFrame:
         if not os.path.exists(p):
             raise ReportError(f"{run}: no kernels.csv (its metrics have not been computed)")
         return pd.read_csv(p)
-    from fusionlab.analysis.run import metrics
-    from fusionlab.analysis.run.run_metrics import load_profile
     return fusion.annotate(metrics.kernel_table(load_profile(run)))
