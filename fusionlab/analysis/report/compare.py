@@ -33,7 +33,7 @@ def _speedups(results: str) -> pd.DataFrame:
 
 
 def compare(a: str, b: str) -> pd.DataFrame:
-    sa, sb = (tables.with_size(_speedups(r)) for r in (a, b))   # size: "default" in older tables
+    sa, sb = (tables.with_size(_speedups(r)) for r in (a, b))   # size: "default" in tables without a size column
     m = sa.reindex(columns=KEY + COLS).merge(sb.reindex(columns=KEY + COLS), on=KEY, how="outer", suffixes=("_a", "_b"))
     m["time_ratio_wall"] = m["wall_time_per_iter_ms_b"] / m["wall_time_per_iter_ms_a"]
     m["time_ratio_gpu"] = m["gpu_time_per_iter_ms_b"] / m["gpu_time_per_iter_ms_a"]

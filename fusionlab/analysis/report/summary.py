@@ -95,7 +95,7 @@ def unsupported_md(runs: pd.DataFrame) -> list[str]:
 
 
 def breakdown_md(wide: pd.DataFrame) -> str:
-    """Where each speedup comes from (analysis.decompose.breakdown_wide): the terms, then
+    """Where each speedup comes from (sweep.decompose.breakdown_wide): the terms, then
     one sentence per configuration, grouped by model."""
     out = ["## Where the speedup comes from", "",
            "The change in wall time per iteration (eager - variant, untraced) split into parts that "
@@ -118,7 +118,7 @@ def breakdown_md(wide: pd.DataFrame) -> str:
 
 def scaling_md(fits: pd.DataFrame) -> list[str]:
     """The scaling law of each (model, variant) along each axis with 3 or more sizes: one
-    sentence per fit of the wall time (analysis.scaling.describe), grouped by model."""
+    sentence per fit of the wall time (sweep.scaling.describe), grouped by model."""
     fits = fits[fits["metric"] == "wall"] if len(fits) else fits
     if fits.empty:
         return []
@@ -137,7 +137,7 @@ def scaling_md(fits: pd.DataFrame) -> list[str]:
 
 
 def overfusion_md(kr: pd.DataFrame | None, top: int = 15) -> list[str]:
-    """Over-fusion signs (analysis.overfusion): the rule, counts over each configuration's
+    """Over-fusion signs (sweep.overfusion): the rule, counts over each configuration's
     first repeat, and its fused kernels, the flagged and those with a sign first; or a
     plain statement that there is no GPU kernel data."""
     out = ["## Over-fusion signs: registers, spills and occupancy of fused kernels", ""]
