@@ -149,10 +149,10 @@ def test_sentence_and_summary_section():
 
 
 def test_one_colour_per_variant_in_catalog_order():
-    from fusionlab.analysis.report import figures
+    from fusionlab.analysis.report import style
     from fusionlab.analysis.sweep import registry_data
     from fusionlab.experiments.catalog import size_axes, variant_names
     assert registry_data.size_axes() == size_axes()
     assert registry_data.variant_names() == variant_names()
-    colours = [figures.variant_colour(v) for v in variant_names()]
-    assert len(set(colours)) == len(colours) and figures.variant_colour("eager") == "#000000"
+    colours = [style.variant_colour(v) for v in variant_names()]
+    assert len(set(colours)) == len(colours) and style.variant_colour("eager") == "#000000"

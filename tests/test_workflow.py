@@ -311,7 +311,7 @@ def test_unsupported_pairs_recorded_without_profiling(tmp_path):
     from fusionlab.analysis.report.plots import FIGURES, SWEEP, load_tables, render
     t = res / "tables"
     tables = load_tables(t / "runs.csv", t / "speedups.csv", t / "crossover.csv", res / "device" / "peaks.json",
-                         t / "scaling.csv", t / "kernel_resources.csv")
+                         t / "scaling.csv", t / "kernel_resources.csv", t / "speedup_breakdown.csv")
     for fig, (_, scope, _) in FIGURES.items():
         png = tmp_path / f"{fig}.png"
         render(fig, tables, {"mlp_small" if scope == "model" else SWEEP: (str(png), None)})
