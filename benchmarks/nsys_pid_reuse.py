@@ -1,7 +1,7 @@
 """Do reused process ids, or several nsys sessions at once, make nsys's importer fail?
 
 nsys's importer failed on 4 of the zoo's 142 runs on one H100, 6 processes in flight
-("Multiple different definitions of the same VmTidToPidInfo"; benchmarks/h100-zoo-timing).
+("Multiple different definitions of the same VmTidToPidInfo"; benchmarks/results/h100-zoo-timing).
 Two suspects: the machine's `kernel.pid_max` is 32768 and a 16-run sweep used 11,000 ids in
 193 s, so over a long capture (a process waiting 2 minutes for the GPU lock with its
 capture range open) ids wrap, and a thread id seen earlier can come back in another

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# GPU machine, issue 12: time the zoo sweep (config/zoo.yaml, one repeat) through the real
+# GPU machine: time the zoo sweep (config/zoo.yaml, one repeat) through the real
 # `snakemake all`, on every GPU of the box or on the ones in GPUS ("0" = one GPU).
 # Resumable: run it again on the still-warm machine (next device call within its idle
 # window) and the workflow goes on where it stopped; each call appends its own sweep
 # seconds to $RES/sweep_seconds.txt, and the benchmark's time is their sum.
-#   GPUS=0 BUDGET=560 bash .ci/gpu-zoo.sh      # one GPU
-#   BUDGET=560 bash .ci/gpu-zoo.sh             # every GPU (nvidia-h200-x2: two)
+#   GPUS=0 BUDGET=560 bash benchmarks/gpu/zoo.sh      # one GPU
+#   BUDGET=560 bash benchmarks/gpu/zoo.sh             # every GPU (nvidia-h200-x2: two)
 # At the end of the sweep: the run records' overlap check and per-run breakdown
 # (benchmarks/run_overhead.py), into $OUT.
 set -u

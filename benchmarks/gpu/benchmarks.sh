@@ -1,23 +1,23 @@
 #!/usr/bin/env bash
-# The GPU benchmarks of issues 26, 27 and 28, one after another (never two at once: each
+# The GPU benchmarks, one after another (never two at once: each
 # times the GPU or the host), each into OUTDIR/<step>/, with the versions in OUTDIR/env.txt:
 #   million   benchmarks/million_kernels.py: a real 1M-kernel report under nsys, then
 #             `fusionlab analyse` beside `nsys stats`, time and peak RSS, --check by SQL
 #   backward  benchmarks/kernels_backward.py: hand kernels' forward and backward against
 #             eager and torch.compile, as fractions of the copy bandwidth
 #   bare      benchmarks/bare_loop.py: the runner's windows against a bare loop, the hold-out
-#             grid of issue 26, config.yaml's grid and one train configuration
+#             grid, config.yaml's grid and one train configuration
 #   bare_noisy  the same for the configurations of the host-bound "noisiest" grid, with a
 #             longer time cap (more slots, tighter CIs)
 #   sweep     `snakemake all` over config.yaml with deep_gelu_mlp and transformer_block added
-#             and 2 repeats (issue 28: resource columns and over-fusion signs), into
+#             and 2 repeats (resource columns and over-fusion signs), into
 #             OUTDIR/sweep/results; million: 3 repeats of the measurement
 # OUTDIR/DONE is written at the end. A step's log is OUTDIR/<step>/log.txt.
 #
-#   source .device-kit/setup.sh && bash benchmarks/gpu_benchmarks.sh OUTDIR [STEP ...]
+#   source .device-kit/setup.sh && bash benchmarks/gpu/benchmarks.sh OUTDIR [STEP ...]
 set -u
-cd "$(dirname "$0")/.."
-out=${1:?usage: gpu_benchmarks.sh OUTDIR [million backward bare]}
+cd "$(dirname "$0")/../.."
+out=${1:?usage: benchmarks/gpu/benchmarks.sh OUTDIR [million backward bare]}
 shift
 steps=${*:-million backward bare}
 mkdir -p "$out"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU machine, issue 10: the train-step fixture, a noise pilot (pinning, injection), the host's
+# GPU machine: the train-step fixture, a noise pilot (pinning, injection), the host's
 # speed under the sweep's load (NOISE=1), then the untraced-timing benchmark
 # (benchmarks/untraced_timing.py), resumable. Results to $OUT.
 set -u
@@ -32,7 +32,7 @@ if [ "${PILOT:-0}" = 1 ]; then
 fi
 if [ "${NOISE:-0}" = 1 ]; then
   # does the sweep's own load slow the host? one idle core against the slot's cores with the
-  # other 12 busy, the host probe beside both (benchmarks/h100-noise)
+  # other 12 busy, the host probe beside both (benchmarks/results/h100-noise)
   timeout ${NOISE_S:-300} python benchmarks/process_noise.py run --out $OUT/noise --rounds ${NOISE_ROUNDS:-8} \
     --placements core,slot --budget-s $(( ${NOISE_S:-300} - 40 ))
   python benchmarks/process_noise.py report --out $OUT/noise > $OUT/noise-report.txt 2>&1; head -20 $OUT/noise-report.txt
