@@ -16,7 +16,7 @@ seconds, in arms:
   concurrent  N traced processes under N nsys sessions started together.
 It prints, per run, whether nsys wrote a report and its importer's error.
 
-Result (H100, nsys 2025.3.1, 2026-11-23): no failure. quiet 3 of 3 reports; wrap 3 of 3
+Result (H100, nsys 2025.3.1): no failure. quiet 3 of 3 reports; wrap 3 of 3
 (435,000-473,000 threads started during each capture: about 14 wraps); concurrent 12 of 12
 at 6 sessions, 12 of 12 at 12. Neither suspect reproduces the failure alone; the cause is
 not known, and the pipeline profiles such a run once more (experiments/nsys_profile.py).
