@@ -27,8 +27,7 @@ import tempfile
 import pandas as pd
 import yaml
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # the repository
 
 
 def bench(model_name, variant_name, batch):

@@ -1,7 +1,7 @@
 """Do reused process ids, or several nsys sessions at once, make nsys's importer fail?
 
 nsys's importer failed on 4 of the zoo's 142 runs on one H100, 6 processes in flight
-("Multiple different definitions of the same VmTidToPidInfo"; benchmarks/h100-zoo-timing).
+("Multiple different definitions of the same VmTidToPidInfo"; benchmarks/results/h100-zoo-timing).
 Two suspects: the machine's `kernel.pid_max` is 32768 and a 16-run sweep used 11,000 ids in
 193 s, so over a long capture (a process waiting 2 minutes for the GPU lock with its
 capture range open) ids wrap, and a thread id seen earlier can come back in another
@@ -16,7 +16,7 @@ seconds, in arms:
   concurrent  N traced processes under N nsys sessions started together.
 It prints, per run, whether nsys wrote a report and its importer's error.
 
-Result (H100, nsys 2025.3.1, 2026-11-23): no failure. quiet 3 of 3 reports; wrap 3 of 3
+Result (H100, nsys 2025.3.1): no failure. quiet 3 of 3 reports; wrap 3 of 3
 (435,000-473,000 threads started during each capture: about 14 wraps); concurrent 12 of 12
 at 6 sessions, 12 of 12 at 12. Neither suspect reproduces the failure alone; the cause is
 not known, and the pipeline profiles such a run once more (experiments/nsys_profile.py).

@@ -1,4 +1,4 @@
-"""Benchmark of issue 10's noise (GPU machine): why does a host-bound configuration's wall
+"""Process-to-process noise (GPU machine): why does a host-bound configuration's wall
 time per iteration differ 10-50% between processes when it varies a few percent within one?
 
 Each measuring process times the same host-bound configurations (CONFIGS), interleaved
@@ -6,7 +6,7 @@ window by window, and records where its threads ran (/proc/self/task/*/stat) and
 they were preempted. Processes run one at a time, in rounds over the placements
 (PLACEMENTS), so each placement sees the same machine drift:
 
-- `free`: no pinning, nothing else running (a user's own loop; the issue-10 reference);
+- `free`: no pinning, nothing else running (a user's own loop: the reference);
 - `core`: pinned to one core thread whose SMT sibling is idle;
 - `core+sibling_busy`: the same, with a busy loop on its SMT sibling;
 - `slot`: pinned to the cores `slots.plan` gives one GPU now (the highest-numbered),
@@ -31,8 +31,7 @@ import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # the repository
 
 CONFIGS = [("pointwise_heavy", "eager", 256), ("mlp", "eager", 2048)]
 # the host probe (fusionlab.experiments.host_probe: pointwise_heavy's kind of Python and

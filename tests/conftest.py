@@ -3,13 +3,11 @@ import gc
 import gzip
 import os
 import shutil
-import sys
 
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "tests", "data")
-sys.path.insert(0, ROOT)
 
 
 @pytest.fixture

@@ -341,7 +341,7 @@ def test_compare_two_sweeps_joins_both_speedups(tmp_path, capsys):
     from fusionlab.analysis.__main__ import main
     for name, src in (("a", "h100-untraced"), ("b", "h200x2-untraced")):
         os.makedirs(tmp_path / name / "tables")
-        shutil.copy(os.path.join(os.path.dirname(__file__), "..", "benchmarks", src, "grid-f", "speedups.csv"),
+        shutil.copy(os.path.join(os.path.dirname(__file__), "data", "sweeps", src, "grid-f", "speedups.csv"),
                     tmp_path / name / "tables" / "speedups.csv")
     assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path / "out")]) == 0
     m = pd.read_csv(tmp_path / "out" / "compare.csv").set_index(["model", "variant", "batch"])

@@ -1,14 +1,8 @@
-"""benchmarks/run_overhead.py: the sweep replay (simulate_sweep) and the spans it reads,
+"""fusionlab.bench.run_overhead (benchmarks/run_overhead.py): the sweep replay (simulate_sweep) and the spans it reads,
 with results worked out by hand."""
-import importlib.util
-import pathlib
-
 import pytest
 
-_PATH = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "run_overhead.py"
-_spec = importlib.util.spec_from_file_location("run_overhead", _PATH)
-ro = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(ro)
+from fusionlab.bench import run_overhead as ro
 
 
 def _span(run, who, start, request, held, end, outside=0.0):

@@ -19,8 +19,7 @@ from conftest import ROOT
 from fusionlab.analysis.run import metrics, run_metrics, stream
 from fusionlab.analysis.readers import nsys_arrow, nsys_sqlite
 
-sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
-import million_kernels  # noqa: E402
+from fusionlab.bench import million_kernels
 
 FIXTURES = ["nsys2025_h200/mlp_eager", "nsys2025_h200/mlp_compile", "nsys2025_h200/pointwise_heavy_eager",
             "nsys2025_h200/pointwise_heavy_compile", "nsys2025_h100_train/deep_gelu_mlp_eager",
@@ -260,7 +259,7 @@ def test_generate_workload_on_cpu_and_without_nsys(tmp_path, monkeypatch):
     threads); without nsys on PATH, generate stops with a clear message."""
     import json
     import subprocess
-    p = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "million_kernels.py"), "workload",
+    p = subprocess.run([sys.executable, "-m", "fusionlab.bench.million_kernels", "workload",
                         "--kernels", "1000", "--ranges", "10", "--device", "cpu"],
                        capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": ROOT})
     assert p.returncode == 0, p.stderr[-2000:]

@@ -131,13 +131,8 @@ def test_host_states_split_a_speedup_the_host_moved():
 
 
 def _bare_loop_benchmark():
-    import importlib.util
-    import pathlib
-    path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "bare_loop.py"
-    spec = importlib.util.spec_from_file_location("bare_loop", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    from fusionlab.bench import bare_loop
+    return bare_loop
 
 
 def test_the_bare_loop_benchmark_catches_a_slow_runner_step(monkeypatch):

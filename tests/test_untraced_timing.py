@@ -1,16 +1,14 @@
-"""benchmarks/untraced_timing.py: the two estimators of a process's paired speedup,
+"""fusionlab.bench.untraced_timing (benchmarks/untraced_timing.py): the two estimators of a process's paired speedup,
 worked out by hand, and the windows table read from real timing.json records."""
-import importlib.util
 import json
 import pathlib
 
 import pandas as pd
 import pytest
 
-_PATH = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "untraced_timing.py"
-_spec = importlib.util.spec_from_file_location("untraced_timing", _PATH)
-ut = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(ut)
+from fusionlab.bench import untraced_timing as ut
+
+DATA = pathlib.Path(__file__).resolve().parent / "data"
 
 
 def _timing(tmp_path, repeat, variant_ms, eager_ms, probe_ms):
@@ -38,9 +36,9 @@ def test_paired_estimators_by_hand(tmp_path):
 
 
 def test_the_kept_windows_give_the_readme_table():
-    """benchmarks/h200x2-untraced/windows.csv (2 x H200, grids f and g): the table in its
-    README."""
-    w = pd.read_csv(_PATH.parent / "h200x2-untraced" / "windows.csv")
+    """tests/data/sweeps/h200x2-untraced/windows.csv (2 x H200, grids f and g): the table in
+    benchmarks/results/h200x2-untraced/README.md."""
+    w = pd.read_csv(DATA / "sweeps" / "h200x2-untraced" / "windows.csv")
     e = ut.paired_estimators(w).set_index(["model", "batch"])
     pw = e.loc[("pointwise_heavy", 256)]
     assert (round(pw["ratio_of_medians"], 3), round(pw["ratio_of_medians_cv"], 3)) == (3.456, 0.115)

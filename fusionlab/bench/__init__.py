@@ -1,0 +1,8 @@
+"""The benchmarks' measurement and checking code (benchmarks/*.py are their command lines).
+
+A module here measures the pipeline against an independent oracle (a bare loop, plain
+untraced processes, plain SQL) or replays a sweep's records; each runs as
+`python -m fusionlab.bench.<module>` or `python benchmarks/<module>.py`. The package's top
+layer: it may import core, experiments and analysis, and nothing imports it. What each
+benchmark showed is in benchmarks/results/README.md.
+"""
