@@ -45,7 +45,7 @@ def main(argv=None) -> int:
         return 0 if argv else 2
     cmd, rest = argv[0], argv[1:]
     if cmd == "run":
-        from fusionlab.experiments.run import main as run_main
+        from fusionlab.runner.cli import main as run_main
         return run_main(rest)
     if cmd in ("analyse", "analyze"):
         from fusionlab.analysis.__main__ import main as analysis_main
