@@ -108,7 +108,9 @@ def measure(model: str, variant: str, batch: int, mode: str, min_slots: int, max
             iters: int, device: str = "auto") -> dict:
     """One configuration, in this process (module doc). Returns its record."""
     import torch
-    from fusionlab.experiments import host_probe, run, timing
+    from fusionlab import runner as run
+    from fusionlab.experiments import host_probe
+    from fusionlab.runner import timing
     args = run.parse_args(["--model", model, "--variant", variant, "--batch", str(batch), "--mode", mode,
                            "--device", device, "--iters", str(iters), "--out", os.devnull])
     dev = "cuda" if (device != "cpu" and torch.cuda.is_available()) else "cpu"
@@ -175,7 +177,7 @@ def measure(model: str, variant: str, batch: int, mode: str, min_slots: int, max
 
 
 def _t95(df: int) -> float:
-    from fusionlab.experiments.timing import _t95 as t95
+    from fusionlab.runner.timing import _t95 as t95
     return t95(df)
 
 

@@ -56,9 +56,8 @@ def main(argv=None) -> int:
     if cmd == "list":
         return list_registry(rest)
     if cmd == "progress":
-        from fusionlab.experiments.progress import line
-        print(line(rest[0] if rest else "results"))
-        return 0
+        from fusionlab.experiments.progress import main as progress_main
+        return progress_main(rest)
     print(f"fusionlab: unknown command {cmd!r}; one of {', '.join(COMMANDS)}", file=sys.stderr)
     return 2
 
