@@ -36,7 +36,7 @@ def as_list(out) -> list:
 
 def _chunks(t):
     """A tensor's elements in float64 chunks, on its own device (the GPU's copy, not the
-    host's: a 2^28-element output took 25 s to compare on the measuring cores)."""
+    host's: a 2^28-element output takes about 25 s to compare on the host's cores)."""
     flat = t.detach().reshape(-1)
     for i in range(0, flat.numel(), CHECK_CHUNK):
         yield flat[i:i + CHECK_CHUNK].double()
