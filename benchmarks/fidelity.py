@@ -49,7 +49,7 @@ def bench(model_name, variant_name, batch):
 
 def runner(model, variant, batch, warmup, iters, trace=None, extra="", workdir="."):
     out = os.path.join(workdir, "run.json")
-    cmd = [sys.executable, "-m", "fusionlab.experiments.run", "--model", model, "--variant", variant,
+    cmd = [sys.executable, "-m", "fusionlab.runner", "--model", model, "--variant", variant,
            "--batch", str(batch), "--warmup", str(warmup), "--iters", str(iters),
            "--profiler", "nsys" if trace else "none", "--out", out]
     if trace:

@@ -30,7 +30,7 @@ from fusionlab.experiments.kernels import aten_ops, load, seed  # noqa: E402
 from fusionlab.experiments.models.gelu import ManualGelu  # noqa: E402
 from fusionlab.experiments.models.softmax import ManualSoftmax  # noqa: E402
 from fusionlab.experiments.registry import Unsupported  # noqa: E402
-from fusionlab.experiments.run import compare  # noqa: E402
+from fusionlab.runner.check import compare  # noqa: E402
 
 BW_TARGET, COMPILE_TARGET = 0.90, 0.95
 N_ROWS, N_COLS = 16384, 16384

@@ -33,7 +33,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import torch  # noqa: E402
 
 from fusionlab.experiments.kernels import aten_ops, load  # noqa: E402
-from fusionlab.experiments.run import compare  # noqa: E402
+from fusionlab.runner.check import compare  # noqa: E402
 
 ROWS, COLS = 8192, 8192          # 2^26 elements: 256 MiB in fp32, well beyond L2
 LSTM_B, LSTM_H = 16384, 1024     # gx, gh (B, 4H): 2^26 elements each

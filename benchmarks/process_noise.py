@@ -106,7 +106,7 @@ def one_process(cpus: list[int] | None, configs=CONFIGS) -> dict:
     import torch
     from fusionlab.experiments.registry import MODELS, VARIANTS
     from fusionlab.experiments.host_probe import make_probe
-    from fusionlab.experiments.run import time_windows, warm_up
+    from fusionlab.runner.timing import time_windows, warm_up
     from fusionlab.experiments.slots import pin_process
     torch.manual_seed(0)
     steps = []

@@ -45,7 +45,7 @@ def main(argv=None) -> int:
         return 0 if argv else 2
     cmd, rest = argv[0], argv[1:]
     if cmd == "run":
-        from fusionlab.experiments.run import main as run_main
+        from fusionlab.runner.cli import main as run_main
         return run_main(rest)
     if cmd in ("analyse", "analyze"):
         from fusionlab.analysis.__main__ import main as analysis_main
@@ -56,9 +56,8 @@ def main(argv=None) -> int:
     if cmd == "list":
         return list_registry(rest)
     if cmd == "progress":
-        from fusionlab.experiments.progress import line
-        print(line(rest[0] if rest else "results"))
-        return 0
+        from fusionlab.experiments.progress import main as progress_main
+        return progress_main(rest)
     print(f"fusionlab: unknown command {cmd!r}; one of {', '.join(COMMANDS)}", file=sys.stderr)
     return 2
 

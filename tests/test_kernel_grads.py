@@ -5,7 +5,7 @@ backward kernels run) by torch.autograd.gradcheck in float64 and against autogra
 eager's forward; and the Triton forward and backward kernels themselves through Triton's
 interpreter (TRITON_INTERPRET=1, fp32; skipped where triton is not installed).
 On the GPU: the Triton and CUDA autograd.Functions' input and parameter gradients against
-eager's (allclose by dtype, experiments.run.compare), and the runner's train step (outputs
+eager's (allclose by dtype, runner.check.compare), and the runner's train step (outputs
 and every parameter's gradient) for the variants triton_kernel and cuda_kernel.
 """
 import copy
@@ -19,7 +19,7 @@ import pytest
 import torch
 
 from fusionlab.core import axes
-from fusionlab.experiments import run
+from fusionlab.runner import check as run_check, cli
 from fusionlab.experiments.kernels import aten_ops, load, reference
 from fusionlab.experiments.kernels.functions import GELU_ERF, GELU_TANH, RELU
 from fusionlab.experiments.registry import MODELS, VARIANTS, Unsupported
@@ -164,7 +164,7 @@ SHAPES = [(1, 1), (7, 1000), (33, 16384), (4099, 64)]
 def grads_match(got, want, dtype):
     for i, (o, w) in enumerate(zip(got, want)):
         assert o.dtype == w.dtype and o.shape == w.shape, (i, o.dtype, w.dtype, o.shape, w.shape)
-        res = run.compare(torch, o, w, dtype)
+        res = run_check.compare(torch, o, w, dtype)
         assert res["passed"], (i, res)
 
 
@@ -226,7 +226,7 @@ TRAIN_MODELS = sorted(m for m, spec in MODELS.items() if "hand" in spec.tags and
 @pytest.mark.parametrize("model", TRAIN_MODELS)
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 def test_train_step_matches_eager(model, variant, dtype):
-    # the runner's train step (experiments.run.make_step): outputs, then every parameter's
+    # the runner's train step (runner.check.make_step): outputs, then every parameter's
     # gradient, which must all have come back through the hand-written backward kernels
     torch.manual_seed(0)
     spec = MODELS[model]
@@ -234,14 +234,14 @@ def test_train_step_matches_eager(model, variant, dtype):
     m.train()
     ref = copy.deepcopy(m)
     fn = VARIANTS[variant].apply(m, inputs, {"dtype": dtype, "device": "cuda", "mode": "train"})
-    step = run.make_step(torch, SimpleNamespace(mode="train"), inputs, {})
+    step = run_check.make_step(torch, SimpleNamespace(mode="train"), inputs, {})
     want, got = step(ref, ref), step(fn, m)
-    assert len(got) == len(want) == len(run.as_list(ref(*inputs))) + len(list(m.parameters()))
-    tol = run.tolerance_key(torch, ref, "cuda", dtype)
-    check = run.compare(torch, got, want, tol)
+    assert len(got) == len(want) == len(run_check.as_list(ref(*inputs))) + len(list(m.parameters()))
+    tol = run_check.tolerance_key(torch, ref, "cuda", dtype)
+    check = run_check.compare(torch, got, want, tol)
     if not check["passed"]:   # as the runner: equally good rounding, judged against float64
         m64 = copy.deepcopy(ref).double()
-        check["fp64"] = run.fp64_check(torch, got, want, lambda: step(m64, m64, tuple(x.double() for x in inputs)),
+        check["fp64"] = run_check.fp64_check(torch, got, want, lambda: step(m64, m64, tuple(x.double() for x in inputs)),
                                        tol)
         check["passed"] = check["fp64"]["passed"]
     assert check["passed"], check
@@ -252,7 +252,7 @@ def test_train_step_matches_eager(model, variant, dtype):
 @pytest.mark.parametrize("model", TRAIN_MODELS)
 def test_runner_train_mode_ok(tmp_path, model, variant):
     out = tmp_path / "run.json"
-    assert run.main(["--model", model, "--variant", variant, "--batch", "64", "--warmup", "1", "--iters", "2",
+    assert cli.main(["--model", model, "--variant", variant, "--batch", "64", "--warmup", "1", "--iters", "2",
                      "--device", "cuda", "--mode", "train", "--dtype", "bfloat16", "--optimizer", "sgd",
                      "--out", str(out)]) == 0
     r = json.loads(out.read_text())

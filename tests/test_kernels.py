@@ -6,7 +6,7 @@ import torch
 
 from fusionlab.core import axes
 from fusionlab.experiments.kernels import aten_ops, load, seed
-from fusionlab.experiments.run import compare
+from fusionlab.runner.check import compare
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="hand-written kernels need a GPU")
 IMPLS = ["triton", "cuda"]

@@ -169,7 +169,7 @@ Generated:
 """
 
 
-# stands in for `nsys profile ... python -m fusionlab.experiments.run ...`: writes the run's
+# stands in for `nsys profile ... python -m fusionlab.runner ...`: writes the run's
 # record (status from argv) and, from attempt GOOD_FROM on, the report; before, it prints
 # what nsys's importer printed on the H100 and writes no report. Counts attempts in a file.
 FAKE_NSYS = """\

@@ -4,9 +4,11 @@ import json
 import pytest
 import torch
 
-from fusionlab.experiments import registry, run
+from fusionlab.core import io
+from fusionlab.experiments import registry
+from fusionlab.runner import check, cli, experiment, process, record, timing
 from fusionlab.experiments.registry import MODELS, VARIANTS, VariantSpec
-from fusionlab.experiments.timing import per_iteration
+from fusionlab.runner.timing import per_iteration
 
 
 def loops(step, ref):
@@ -16,7 +18,7 @@ def loops(step, ref):
 
 def go(tmp_path, *extra, model="mlp", variant="eager"):
     out = tmp_path / "run.json"
-    rc = run.main(["--model", model, "--variant", variant, "--batch", "4", "--warmup", "1",
+    rc = cli.main(["--model", model, "--variant", variant, "--batch", "4", "--warmup", "1",
                    "--iters", "2", "--device", "cpu", "--out", str(out), *extra])
     assert rc == 0
     return json.loads(out.read_text())
@@ -84,21 +86,21 @@ def test_unsupported_pair(tmp_path, fake_variant):
 
 def test_cuda_without_gpu_is_unsupported(tmp_path):
     out = tmp_path / "run.json"
-    run.main(["--model", "mlp", "--variant", "eager", "--batch", "2", "--device", "cuda", "--out", str(out)])
+    cli.main(["--model", "mlp", "--variant", "eager", "--batch", "2", "--device", "cuda", "--out", str(out)])
     r = json.loads(out.read_text())
     assert r["status"] == "unsupported" and "no GPU" in r["reason"]
 
 
 def test_bad_arguments_exit_nonzero(tmp_path):
     with pytest.raises(SystemExit):
-        run.main(["--model", "nope", "--variant", "eager", "--batch", "2", "--out", str(tmp_path / "r.json")])
+        cli.main(["--model", "nope", "--variant", "eager", "--batch", "2", "--out", str(tmp_path / "r.json")])
     with pytest.raises(SystemExit):
-        run.main(["--model", "mlp", "--variant", "eager", "--batch", "0", "--out", str(tmp_path / "r.json")])
+        cli.main(["--model", "mlp", "--variant", "eager", "--batch", "0", "--out", str(tmp_path / "r.json")])
 
 
 def test_atomic_json_leaves_no_temp(tmp_path):
     p = tmp_path / "a" / "x.json"
-    run.write_json_atomic(str(p), {"a": 1})
+    io.write_json_atomic(str(p), {"a": 1})
     assert json.loads(p.read_text()) == {"a": 1}
     assert [f.name for f in p.parent.iterdir()] == ["x.json"]
 
@@ -108,10 +110,10 @@ def test_fp64_check_is_the_inductor_harness_fallback():
     eager = (truth + 1e-3 * torch.sin(truth * 7)).float()    # eager's own rounding error
     good = (truth + 1.5e-3 * torch.cos(truth * 5)).float()   # as far from the truth, not from eager
     bad = (truth + 1e-2).float()
-    assert not run.compare(torch, good, eager, "float32")["passed"]
-    ok = run.fp64_check(torch, good, eager, lambda: truth, "float32")
+    assert not check.compare(torch, good, eager, "float32")["passed"]
+    ok = check.fp64_check(torch, good, eager, lambda: truth, "float32")
     assert ok["passed"] and ok["variant_rmse"] <= 2 * ok["eager_rmse"]
-    assert not run.fp64_check(torch, bad, eager, lambda: truth, "float32")["passed"]
+    assert not check.fp64_check(torch, bad, eager, lambda: truth, "float32")["passed"]
 
 
 def test_crash_leaves_a_failed_record(tmp_path):
@@ -126,7 +128,7 @@ def run_with_fault(tmp_path, fault, *extra):
     import subprocess
     import sys
     out = tmp_path / "run.json"
-    p = subprocess.run([sys.executable, "-m", "fusionlab.experiments.run", "--model", "mlp", "--variant", "eager",
+    p = subprocess.run([sys.executable, "-m", "fusionlab.runner", "--model", "mlp", "--variant", "eager",
                         "--batch", "4", "--device", "cpu", "--out", str(out), *extra],
                        env={**os.environ, "FUSIONLAB_INJECT_FAULT": f"mlp:eager:4={fault}"},
                        capture_output=True, text=True, timeout=120)
@@ -150,13 +152,13 @@ def test_timeout_is_recorded_with_its_phase(tmp_path):
 
 def test_a_timed_out_process_records_its_lock_span_up_to_its_stop():
     held = {"gpu": "0", "wait_s": 1.0, "held_unix": [10.0, None]}
-    assert run.timed_out_span(held, 25.0) == {
-        "process_start_unix": run._IMPORTED, "process_end_unix": 25.0,
+    assert process.timed_out_span(held, 25.0) == {
+        "process_start_unix": process.IMPORTED, "process_end_unix": 25.0,
         "gpu_slot": {"gpu": "0", "wait_s": 1.0, "held_unix": [10.0, 25.0]}}
     assert held["held_unix"] == [10.0, None]   # the live record is left alone
     # before the lock (no slot, or one not yet held) and after its release: no span made up
-    assert "gpu_slot" not in run.timed_out_span(None, 5.0)
-    assert "gpu_slot" not in run.timed_out_span({"gpu": "0", "held_unix": [1.0, 2.0]}, 5.0)
+    assert "gpu_slot" not in process.timed_out_span(None, 5.0)
+    assert "gpu_slot" not in process.timed_out_span({"gpu": "0", "held_unix": [1.0, 2.0]}, 5.0)
 
 
 def test_timeout_not_reached_leaves_the_run_alone(tmp_path):
@@ -175,7 +177,7 @@ def test_fp64_reference_with_optimizer_step(tmp_path, fake_variant):
 
 def test_tolerance_key_tf32_where_the_gpu_runs_fp32_in_tf32():
     import torch
-    from fusionlab.experiments.run import TOLERANCE, tolerance_key
+    from fusionlab.runner.check import TOLERANCE, tolerance_key
     conv = torch.nn.Sequential(torch.nn.Conv2d(1, 1, 3), torch.nn.ReLU())
     lin = torch.nn.Linear(2, 2)
     cudnn, matmul = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32
@@ -223,14 +225,14 @@ def test_paired_eager_times_eager_between_the_variant_windows(tmp_path):
 
 def test_paired_windows_alternate_their_order():
     events = []
-    out, eager = run.time_paired_windows(per_iteration(lambda: events.append("v")),
+    out, eager = timing.time_paired_windows(per_iteration(lambda: events.append("v")),
                                          per_iteration(lambda: events.append("e")),
                                          lambda: None, 3, 1, lambda: events.append("p") or 1.0, [])
     assert len(out) == len(eager) == 3
     # a probe before the first window and after each of the variant's
     assert "".join(events) == "p" + "vpe" + "evp" + "vpe"
-    assert run.paired_speedup([1.0, 2.0, 4.0], [3.0, 4.0, 8.0]) == 2.0
-    assert run.paired_speedup([], []) is None
+    assert timing.paired_speedup([1.0, 2.0, 4.0], [3.0, 4.0, 8.0]) == 2.0
+    assert timing.paired_speedup([], []) is None
 
 
 def test_paired_eager_out_of_memory_times_the_variant_alone():
@@ -242,7 +244,7 @@ def test_paired_eager_out_of_memory_times_the_variant_alone():
         if m is ref:
             raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
     rec, probe_ms = {}, [9.0]
-    windows, eager, peak = run.paired_timing(torch, args, "cpu", *loops(step, ref), lambda: None,
+    windows, eager, peak = experiment.paired_timing(torch, args, "cpu", *loops(step, ref), lambda: None,
                                              lambda: 1.0, probe_ms, rec)
     assert len(windows) == 3 and eager is None and peak is None and probe_ms == [1.0] * 4
     assert rec["paired_eager_error"].startswith("out of memory with eager beside the variant: CUDA out of memory")
@@ -266,44 +268,44 @@ def test_paired_eager_out_of_memory_frees_eager_before_the_variant_runs_alone():
         else:
             alive.append(held.get("w") is not None and held["w"]() is not None)
     rec = {}
-    run.paired_timing(torch, args, "cpu", *loops(step, ref), lambda: None, lambda: 1.0, [], rec)
+    experiment.paired_timing(torch, args, "cpu", *loops(step, ref), lambda: None, lambda: 1.0, [], rec)
     assert alive and not any(alive) and gc.isenabled() and "paired_eager_error" in rec
     # any other error is the run's own: it propagates
 
     def broken(f, m):
         raise RuntimeError("shape mismatch")
     with pytest.raises(RuntimeError, match="shape mismatch"):
-        run.paired_timing(torch, args, "cpu", *loops(broken, ref), lambda: None, lambda: 1.0, [], {})
+        experiment.paired_timing(torch, args, "cpu", *loops(broken, ref), lambda: None, lambda: 1.0, [], {})
 
 
 def test_the_host_probe_runs_between_windows_never_inside():
     from fusionlab.experiments import host_probe
     events, probe_ms = [], []
-    out = run.time_windows(per_iteration(lambda: events.append("step")), lambda: events.append("sync"), 2, 3,
+    out = timing.time_windows(per_iteration(lambda: events.append("step")), lambda: events.append("sync"), 2, 3,
                            lambda: events.append("probe") or 0.5, probe_ms)
     assert len(out) == 2 and probe_ms == [0.5, 0.5, 0.5]
     # probe, then each window (sync, 3 steps, sync) followed by a probe
     assert events == ["probe"] + (["sync"] + ["step"] * 3 + ["sync", "probe"]) * 2
-    assert run.time_windows(lambda n: None, lambda: None, 2, 1) and True   # no probe: as before
+    assert timing.time_windows(lambda n: None, lambda: None, 2, 1) and True   # no probe: as before
     probe = host_probe.make_probe(torch, passes=3)
     assert probe() > 0
 
 
 def test_windows_context_names_what_ran_around_them():
-    assert run.windows_context("none", False) == "untraced"
-    assert run.windows_context("torch", False) == "untraced"       # the profiler starts after
-    assert run.windows_context("nsys", True) == "nsys-injected"
-    assert run.windows_context("nsys", False) == "nsys-traced"
+    assert record.windows_context("none", False) == "untraced"
+    assert record.windows_context("torch", False) == "untraced"       # the profiler starts after
+    assert record.windows_context("nsys", True) == "nsys-injected"
+    assert record.windows_context("nsys", False) == "nsys-traced"
 
 
 def test_pin_cpus(tmp_path):
     import os
     before = os.sched_getaffinity(0)
     try:
-        assert run.pin_cpus("none", "cuda") is None
-        assert run.pin_cpus("auto", "cpu") is None                   # CPU kernels use every core
+        assert process.pin_cpus("none", "cuda") is None
+        assert process.pin_cpus("auto", "cpu") is None                   # CPU kernels use every core
         one = sorted(before)[0]
-        assert run.pin_cpus(str(one), "cuda") == [one] and os.sched_getaffinity(0) == {one}
+        assert process.pin_cpus(str(one), "cuda") == [one] and os.sched_getaffinity(0) == {one}
     finally:
         os.sched_setaffinity(0, before)
 
@@ -311,7 +313,7 @@ def test_pin_cpus(tmp_path):
 def test_bad_pin_and_windows_arguments(tmp_path):
     for bad in (["--pin-cpus", "two"], ["--windows", "-1"]):
         with pytest.raises(SystemExit):
-            run.main(["--model", "mlp", "--variant", "eager", "--batch", "2", "--out", str(tmp_path / "r.json"), *bad])
+            cli.main(["--model", "mlp", "--variant", "eager", "--batch", "2", "--out", str(tmp_path / "r.json"), *bad])
 
 
 def test_size_builds_the_model_at_that_size(tmp_path):
@@ -326,7 +328,7 @@ def test_size_builds_the_model_at_that_size(tmp_path):
 @pytest.mark.parametrize("size, words", [("depth3", "no size axis 'depth'"), ("dim1", "outside 16..65536")])
 def test_bad_size_exits_with_the_reason(tmp_path, capsys, size, words):
     with pytest.raises(SystemExit) as e:
-        run.main(["--model", "deep_gelu_mlp", "--variant", "eager", "--batch", "4", "--size", size,
+        cli.main(["--model", "deep_gelu_mlp", "--variant", "eager", "--batch", "4", "--size", size,
                   "--device", "cpu", "--out", str(tmp_path / "run.json")])
     assert e.value.code == 2 and words in capsys.readouterr().err
 
@@ -350,26 +352,26 @@ def test_a_compile_variant_does_its_imports_before_the_lock():
 def test_the_chunked_check_equals_the_whole_tensor_one(monkeypatch):
     # the check runs chunk by chunk in float64 on the tensors' device: the same verdicts and
     # errors as one whole-tensor float64 computation (oracle below), over chunk edges
-    monkeypatch.setattr(run, "CHECK_CHUNK", 7)
+    monkeypatch.setattr(check, "CHECK_CHUNK", 7)
     g = torch.Generator().manual_seed(0)
     ref = torch.randn(5, 9, generator=g) * 3
     out = ref + 1e-6 * torch.randn(5, 9, generator=g)
     out[4, 8] += 0.5                                        # the largest error, in the last chunk
-    r = run.compare(torch, out, ref, "float32")
+    r = check.compare(torch, out, ref, "float32")
     o64, r64 = out.double(), ref.double()
     assert r["max_abs_err"] == (o64 - r64).abs().max().item()
     assert r["rel_l2_err"] == pytest.approx(((o64 - r64).norm() / r64.norm()).item(), rel=1e-12)
     scale = max(1.0, r64.abs().max().item())
     assert r["passed"] == bool(torch.allclose(o64, r64, rtol=r["rtol"], atol=r["atol"] * scale))
     assert r["passed"] is False
-    assert run.compare(torch, ref.clone(), ref, "float32")["passed"] is True
+    assert check.compare(torch, ref.clone(), ref, "float32")["passed"] is True
     bad = ref.clone()
     bad[3, 3] = float("nan")
-    assert run.compare(torch, bad, ref, "float32") == {"passed": False,
+    assert check.compare(torch, bad, ref, "float32") == {"passed": False,
                                                        "reason": "non-finite values where eager has none"}
     truth = ref.double()
-    assert run._rmse(out, truth) == pytest.approx((o64 - truth).pow(2).mean().sqrt().item(), rel=1e-12)
-    assert run.compare(torch, torch.empty(0), torch.empty(0), "float32")["passed"] is True
+    assert check._rmse(out, truth) == pytest.approx((o64 - truth).pow(2).mean().sqrt().item(), rel=1e-12)
+    assert check.compare(torch, torch.empty(0), torch.empty(0), "float32")["passed"] is True
 
 
 def test_a_hanging_prepare_is_stopped_and_recorded(tmp_path):
@@ -381,13 +383,14 @@ def test_a_hanging_prepare_is_stopped_and_recorded(tmp_path):
     out = tmp_path / "run.json"
     code = f"""
 import time
-from fusionlab.experiments import registry, run, slots
+from fusionlab.experiments import registry, slots
+from fusionlab.runner import cli, process, record
 registry.VARIANTS["eager"] = registry.VARIANTS["eager"].__class__(
     "eager", registry.VARIANTS["eager"].apply, "", prepare=lambda options: time.sleep(600))
-args = run.parse_args(["--model", "mlp", "--variant", "eager", "--batch", "2", "--timeout", "2",
+args = cli.parse_args(["--model", "mlp", "--variant", "eager", "--batch", "2", "--timeout", "2",
                        "--out", {str(out)!r}])
-rec = run.base_record(args)
-with run.hold_slot(slots.Slot("0", ()), run.Phases(), args, rec):
+rec = record.base_record(args)
+with process.hold_slot(slots.Slot("0", ()), process.Phases(), args, rec):
     pass
 """
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
@@ -408,18 +411,18 @@ def test_warm_up_runs_its_iterations_and_at_least_its_time():
 
     # 10 iterations take ~20 ms: the 60 ms floor adds whole chunks of 10, ending synchronized
     t0 = _time.perf_counter()
-    n = run.warm_up(step, lambda: syncs.append(len(calls)), 10, 0.06)
+    n = timing.warm_up(step, lambda: syncs.append(len(calls)), 10, 0.06)
     assert _time.perf_counter() - t0 >= 0.06
     assert n == len(calls) and n % 10 == 0 and n >= 30 and syncs[-1] == n
     calls.clear()
-    assert run.warm_up(step, lambda: None, 7, 0.0) == 7 == len(calls)   # no floor: the iterations only
+    assert timing.warm_up(step, lambda: None, 7, 0.0) == 7 == len(calls)   # no floor: the iterations only
     calls.clear()
-    assert run.warm_up(step, lambda: None, 0, 0.0) == 0 == len(calls)
-    assert run.warm_up(step, lambda: None, 0, 0.01) >= 1                # a floor alone still warms up
+    assert timing.warm_up(step, lambda: None, 0, 0.0) == 0 == len(calls)
+    assert timing.warm_up(step, lambda: None, 0, 0.01) >= 1                # a floor alone still warms up
 
 
 @pytest.mark.parametrize("bad", ["-1", "inf", "nan"])
 def test_warmup_min_s_is_checked(bad):
     with pytest.raises(SystemExit):
-        run.parse_args(["--model", "mlp", "--variant", "eager", "--batch", "2", "--out", "x.json", "--warmup-min-s", bad])
-    assert run.parse_args(["--model", "mlp", "--variant", "eager", "--batch", "2", "--out", "x.json"]).warmup_min_s == 0.1
+        cli.parse_args(["--model", "mlp", "--variant", "eager", "--batch", "2", "--out", "x.json", "--warmup-min-s", bad])
+    assert cli.parse_args(["--model", "mlp", "--variant", "eager", "--batch", "2", "--out", "x.json"]).warmup_min_s == 0.1

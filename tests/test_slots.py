@@ -61,7 +61,7 @@ def _hold_and_log(directory, log, hold_s):
 
 def test_a_held_slot_shows_its_span_open(tmp_path):
     # while held, the span's end is None (a process stopped at its time limit records it
-    # up to then: run.timed_out_span); on release it is the release time
+    # up to then: process.timed_out_span); on release it is the release time
     with slots.hold(slots.Slot("0", ()), str(tmp_path)) as info:
         start, end = info["held_unix"]
         assert end is None and start <= time.time()
@@ -135,18 +135,18 @@ def test_a_holder_builds_on_its_slot_and_the_shared_cores_never_another_slot():
 
 
 def test_the_slot_reaches_the_runner_command_and_a_bad_one_is_refused():
-    from fusionlab.experiments import run
-    a = run.parse_args(["--model", "mlp", "--variant", "eager", "--batch", "8", "--out", "x.json",
+    from fusionlab.runner import cli, process
+    a = cli.parse_args(["--model", "mlp", "--variant", "eager", "--batch", "8", "--out", "x.json",
                         "--slots", "0=12-15/1=8-11"])
     assert slots.parse_slots(a.slots)[1] == slots.Slot("1", (8, 9, 10, 11))
     with pytest.raises(SystemExit):
-        run.parse_args(["--model", "mlp", "--variant", "eager", "--batch", "8", "--out", "x.json",
+        cli.parse_args(["--model", "mlp", "--variant", "eager", "--batch", "8", "--out", "x.json",
                         "--slots", "0=1;true"])
     # a CPU run and a SLURM job claim nothing
-    assert run.claim_slot(a, "cpu") is None
+    assert process.claim_slot(a, "cpu") is None
     os.environ["SLURM_JOB_ID"] = "1"
     try:
-        assert run.claim_slot(a, "cuda") is None
+        assert process.claim_slot(a, "cuda") is None
     finally:
         del os.environ["SLURM_JOB_ID"]
 
@@ -179,12 +179,12 @@ def test_progress_counts_finished_runs_and_estimates_the_rest(tmp_path):
 
 
 def test_a_runner_with_slots_claims_a_gpu_and_sets_its_environment(monkeypatch):
-    from fusionlab.experiments import run
+    from fusionlab.runner import cli, process
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
-    a = run.parse_args(["--model", "mlp", "--variant", "eager", "--batch", "8", "--out", "x.json",
+    a = cli.parse_args(["--model", "mlp", "--variant", "eager", "--batch", "8", "--out", "x.json",
                         "--device", "cuda", "--slots", "7=1/9=2"])
-    slot = run.claim_slot(a, "cuda")
+    slot = process.claim_slot(a, "cuda")
     try:
         assert slot.gpu in ("7", "9") and os.environ["CUDA_VISIBLE_DEVICES"] == slot.gpu
         assert slot.cpus in ((1,), (2,))

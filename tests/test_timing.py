@@ -1,4 +1,4 @@
-"""The timed loop (experiments.timing): what it runs, what the harness costs, when paired
+"""The timed loop (runner.timing): what it runs, what the harness costs, when paired
 windows stop, and the paired ratio at the host's two states. Window times are fed in
 by hand (timing.window replaced), so every expected value is exact."""
 import json
@@ -8,7 +8,7 @@ import time
 import pytest
 import torch
 
-from fusionlab.experiments import run, timing
+from fusionlab.runner import cli, timing
 
 
 def feed(monkeypatch, variant, eager):
@@ -74,7 +74,7 @@ def test_harness_cost_sees_a_slow_step():
 
 def test_runs_record_the_harness_cost(tmp_path):
     out = tmp_path / "run.json"
-    assert run.main(["--model", "mlp", "--variant", "eager", "--batch", "4", "--warmup", "1", "--iters", "5",
+    assert cli.main(["--model", "mlp", "--variant", "eager", "--batch", "4", "--warmup", "1", "--iters", "5",
                      "--device", "cpu", "--out", str(out)]) == 0
     t = json.loads(out.read_text())["timing"]
     assert t["harness_us_per_iter"] > 0

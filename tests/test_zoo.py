@@ -8,7 +8,7 @@ import json
 import pytest
 import torch
 
-from fusionlab.experiments import run
+from fusionlab.runner import cli
 from fusionlab.experiments.registry import MODELS, VARIANTS
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
@@ -29,7 +29,7 @@ CPU_SIZES = {"matmul_heavy": "dim512", "matmul": "dim256", "lstm_cell": "input_s
 def go(tmp_path, model, variant, mode="inference", dtype="float32", batch=2):
     out = tmp_path / "run.json"
     size = CPU_SIZES.get(model, "default") if DEVICE == "cpu" else "default"
-    assert run.main(["--model", model, "--variant", variant, "--batch", str(batch), "--size", size, "--warmup", "1",
+    assert cli.main(["--model", model, "--variant", variant, "--batch", str(batch), "--size", size, "--warmup", "1",
                      "--iters", "1", "--device", DEVICE, "--mode", mode, "--dtype", dtype,
                      "--paired-eager", "--paired-ci", "0", "--out", str(out)]) == 0
     # as the workflow runs it (paired_eager), at exactly --windows pairs: one-iteration
@@ -92,7 +92,7 @@ def test_pair_inference(tmp_path, model, variant):
         import subprocess
         import sys
         out = tmp_path / "run.json"
-        p = subprocess.run([sys.executable, "-m", "fusionlab.experiments.run", "--model", model, "--variant", variant,
+        p = subprocess.run([sys.executable, "-m", "fusionlab.runner", "--model", model, "--variant", variant,
                             "--batch", "2", "--warmup", "1", "--iters", "1", "--timeout", "60",
                             "--out", str(out)], capture_output=True, text=True, timeout=200)
         r = json.loads(out.read_text())
@@ -137,7 +137,7 @@ def test_compile_debug_artifacts_kept(tmp_path):
     import subprocess
     import sys
     # a fresh process: TORCH_COMPILE_DEBUG is read when torch is imported
-    subprocess.run([sys.executable, "-m", "fusionlab.experiments.run", "--model", "reduction", "--variant", "compile",
+    subprocess.run([sys.executable, "-m", "fusionlab.runner", "--model", "reduction", "--variant", "compile",
                     "--batch", "4", "--warmup", "1", "--iters", "1", "--device", DEVICE,
                     "--compile-debug", str(dbg), "--out", str(out)], check=True, capture_output=True)
     r = json.loads(out.read_text())

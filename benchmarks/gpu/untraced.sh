@@ -18,12 +18,12 @@ if [ "${PILOT:-0}" = 1 ]; then
     for i in 1 2 3 4; do
       for pin in auto none; do
         s=$(date +%s.%N)
-        python -m fusionlab.experiments.run --model $1 --variant $2 --batch $3 --pin-cpus $pin --out /tmp/p.json > /dev/null 2>&1
+        python -m fusionlab.runner --model $1 --variant $2 --batch $3 --pin-cpus $pin --out /tmp/p.json > /dev/null 2>&1
         e=$(date +%s.%N)
         python -c "import json;t=json.load(open('/tmp/p.json'))['timing'];print('$1 $2 $3 pin=$pin', ' '.join(f'{w:.4f}' for w in t['windows_ms']), 'cv=%.3f' % t['window_cv'], 'proc_s=%.1f' % ($e-$s))"
       done
       s=$(date +%s.%N)
-      nsys profile -t cuda,nvtx,osrt -s none --cpuctxsw=none --cuda-graph-trace=node --capture-range=cudaProfilerApi --capture-range-end=stop -o /tmp/p --force-overwrite true python -m fusionlab.experiments.run --model $1 --variant $2 --batch $3 --profiler nsys --capture-range --out /tmp/p.json > /dev/null 2>&1
+      nsys profile -t cuda,nvtx,osrt -s none --cpuctxsw=none --cuda-graph-trace=node --capture-range=cudaProfilerApi --capture-range-end=stop -o /tmp/p --force-overwrite true python -m fusionlab.runner --model $1 --variant $2 --batch $3 --profiler nsys --capture-range --out /tmp/p.json > /dev/null 2>&1
       e=$(date +%s.%N)
       python -c "import json;t=json.load(open('/tmp/p.json'))['timing'];print('$1 $2 $3 nsys-injected', ' '.join(f'{w:.4f}' for w in t['windows_ms']), 'traced=%.4f' % t['traced_wall_time_per_iter_ms'], 'proc_s=%.1f' % ($e-$s))"
       python benchmarks/untraced_timing.py _loop $1 $2 $3 inference 50 1000 2>/dev/null | tail -1 | sed "s/^/$1 $2 $3 reference /"

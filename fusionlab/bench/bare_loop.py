@@ -2,7 +2,7 @@
 `for` loop?
 
 One process per configuration (model, variant, batch, mode). In it, the model is built and
-the variant checked against eager by the runner's own code (experiments.run), then slots
+the variant checked against eager by the runner's own code (fusionlab.runner), then slots
 of windows follow one another; a slot runs four kinds of windows back to back, in an order
 that rotates from slot to slot:
 
@@ -107,7 +107,9 @@ def measure(model: str, variant: str, batch: int, mode: str, min_slots: int, max
             iters: int, device: str = "auto") -> dict:
     """One configuration, in this process (module doc). Returns its record."""
     import torch
-    from fusionlab.experiments import host_probe, run, timing
+    from fusionlab import runner as run
+    from fusionlab.experiments import host_probe
+    from fusionlab.runner import timing
     args = run.parse_args(["--model", model, "--variant", variant, "--batch", str(batch), "--mode", mode,
                            "--device", device, "--iters", str(iters), "--out", os.devnull])
     dev = "cuda" if (device != "cpu" and torch.cuda.is_available()) else "cpu"
@@ -174,7 +176,7 @@ def measure(model: str, variant: str, batch: int, mode: str, min_slots: int, max
 
 
 def _t95(df: int) -> float:
-    from fusionlab.experiments.timing import _t95 as t95
+    from fusionlab.runner.timing import _t95 as t95
     return t95(df)
 
 

@@ -106,7 +106,7 @@ def reference_loop(model: str, variant: str, batch: int, mode: str, warmup: int,
     import torch
     from fusionlab.experiments.host_probe import make_probe
     from fusionlab.experiments.registry import MODELS, VARIANTS
-    from fusionlab.experiments.run import warm_up
+    from fusionlab.runner.timing import warm_up
     torch.manual_seed(0)
     train = mode == "train"
     net, inputs = MODELS[model].build(batch, torch.float32, "cuda")

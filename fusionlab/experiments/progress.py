@@ -6,6 +6,10 @@ time per finished run so far times the runs left (runs finish in parallel on sev
 GPUs, so this is the sweep's rate, not one run's time).
 
     fusionlab progress RESULTS      # any time, from another shell
+
+A sweep whose process was killed (its lock file, experiments.sweep_lock, names a pid of
+this host that has ended) is reported as not running, with no estimate; a RESULTS that
+is not a folder is an error (exit 1).
 """
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ import os
 import time
 
 from fusionlab.core.io import read_json, write_json_atomic
+from fusionlab.experiments import sweep_lock
 
 PLAN = os.path.join("logs", "sweep_plan.json")
 
@@ -48,10 +53,30 @@ def status(results: str, now: float | None = None) -> dict | None:
 
 
 def line(results: str, now: float | None = None) -> str:
+    """One line: runs done of the plan's, and time elapsed and left; for a sweep that was
+    killed (sweep_lock.stopped), that it is not running and how to resume it."""
     s = status(results, now)
     if s is None:
         return f"fusionlab progress: no sweep plan under {results} (the sweep has not started)"
     pct = 100 * s["done"] / s["total"] if s["total"] else 100
+    dead = sweep_lock.stopped(results)
+    if dead is not None:
+        return (f"fusionlab progress: {s['done']}/{s['total']} runs ({pct:.0f}%); the sweep is not running "
+                f"(its process, pid {dead['pid']} on {dead['host']}, has ended): run the same command "
+                f"again to resume it")
     left = f"about {_clock(s['left_s'])} left" if s["left_s"] is not None else "time left: after the first run"
     return (f"fusionlab progress: {s['done']}/{s['total']} runs ({pct:.0f}%), "
             f"{_clock(s['elapsed_s'])} elapsed, {left}")
+
+
+def main(argv=None) -> int:
+    """`fusionlab progress [RESULTS]` (default: results): print line(RESULTS); exit 1 with
+    one line on stderr when RESULTS is not a folder."""
+    import sys
+    argv = sys.argv[1:] if argv is None else list(argv)
+    results = argv[0] if argv else "results"
+    if not os.path.isdir(results):
+        print(f"fusionlab progress: no results folder {results}", file=sys.stderr)
+        return 1
+    print(line(results))
+    return 0

@@ -148,6 +148,19 @@ def holder(results: str) -> dict | None:
         os.close(fd)
 
 
+def stopped(results: str) -> dict | None:
+    """The record of a sweep that ended without letting go (killed): the lock file names
+    a pid on this host that no longer runs, and no live process holds the lock. None
+    otherwise (a live sweep, one that let go, one from another host, or no lock file)."""
+    rec = _read(lock_path(results))
+    if not rec or rec.get("host") != socket.gethostname() or not isinstance(rec.get("pid"), int):
+        return None
+    if _alive(rec["pid"]):
+        return None
+    live = holder(results)
+    return rec if live is None or live.get("pid") == rec["pid"] else None
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:

@@ -41,7 +41,7 @@ rule time_untraced:
     conda:
         ENV
     shell:
-        "PYTHONPATH={params.root}${{PYTHONPATH:+:$PYTHONPATH}} {params.python} -m fusionlab.experiments.run {params.args} "
+        "PYTHONPATH={params.root}${{PYTHONPATH:+:$PYTHONPATH}} {params.python} -m fusionlab.runner {params.args} "
         "--profiler none --out {output} > {log} 2>&1 || echo \"runner exit status $?\" >> {log}; test -e {output}"
 
 
@@ -88,7 +88,7 @@ rule profile_nsys:
         # the run's record says so and the report is left empty: the sweep goes on.
         "{params.python} -m fusionlab.experiments.nsys_profile {output.run} {log} {output.rep} -- "
         "nsys profile -t {params.trace} {params.extra} {params.capture_nsys} "
-        "--force-overwrite true -o {output.rep}.tmp {params.python} -m fusionlab.experiments.run {params.args} "
+        "--force-overwrite true -o {output.rep}.tmp {params.python} -m fusionlab.runner {params.args} "
         "--profiler nsys {params.capture_runner} --windows 0 --out {output.run}"
 
 
@@ -112,7 +112,7 @@ rule profile_torch:
     conda:
         ENV
     shell:
-        "PYTHONPATH={params.root}${{PYTHONPATH:+:$PYTHONPATH}} {params.python} -m fusionlab.experiments.run {params.args} --profiler torch "
+        "PYTHONPATH={params.root}${{PYTHONPATH:+:$PYTHONPATH}} {params.python} -m fusionlab.runner {params.args} --profiler torch "
         "--trace {output.trace} --out {output.run} > {log} 2>&1 || echo \"runner exit status $?\" >> {log}; "
         "test -e {output.run} && (test -e {output.trace} || echo '{{\"traceEvents\": []}}' > {output.trace})"
 

@@ -5,8 +5,8 @@ inside them.
   (make_loop). Inference: one torch.no_grad() around n direct calls of the variant,
   fn(x). Train: zero_grad, forward, backward of the mean of the output, the optimizer's
   step, per iteration. No closure, context manager or allocation per iteration that a
-  user's loop would not have: the runner's former step entered no_grad and made two
-  Python calls per iteration, and its train step added a kernel (0 + loss).
+  user's loop would not have (a no_grad entered per iteration, an extra Python call, or
+  an extra kernel such as 0 + loss would each be timed as the variant's).
 - window: one timed loop(iters) between two device synchronizes, in ms per iteration.
 - harness_us_per_iter: the same windows over a variant that does nothing (harness_cost):
   what the timing itself costs per iteration, recorded in every run.
@@ -115,8 +115,8 @@ def warm_up(loop, sync, iters: int, min_s: float) -> int:
     """At least `iters` iterations, and iterations for at least `min_s` seconds after the
     first one (which may record a CUDA graph or finish a compile), in whole chunks of
     `iters`, each ended by a device synchronize: ten iterations of a host-bound model last
-    about a millisecond, too short for the cores' clocks (and caches) to settle, and its
-    timing windows then kept getting faster (run_metrics.untraced_last_window_ratio).
+    about a millisecond, too short for the cores' clocks (and caches) to settle: the
+    timing windows would then keep getting faster (run_metrics.untraced_last_window_ratio).
     Returns the iterations run."""
     done, chunk = 0, max(iters, 1)
     if iters or min_s:

@@ -1,0 +1,71 @@
+"""`fusionlab progress`: a folder that does not exist is an error; a killed sweep (its lock
+file names a pid that has ended) is reported as not running, with no time left."""
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+from fusionlab import cli
+from fusionlab.experiments import progress, sweep_lock
+
+
+def dead_pid() -> int:
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()
+    return p.pid
+
+
+def plan(tmp_path, runs=4, done=1):
+    dirs = [str(tmp_path / f"r{i}") for i in range(runs)]
+    for d in dirs:
+        os.makedirs(d)
+    progress.write_plan(str(tmp_path), dirs, gpus=1)
+    for d in dirs[:done]:
+        open(os.path.join(d, "metrics.json"), "w").close()
+    return dirs
+
+
+def test_a_folder_that_does_not_exist_exits_non_zero_with_one_line(tmp_path, capsys):
+    missing = tmp_path / "nope"
+    assert cli.main(["progress", str(missing)]) == 1
+    out = capsys.readouterr()
+    assert out.out == "" and out.err == f"fusionlab progress: no results folder {missing}\n"
+
+
+def test_a_killed_sweep_is_not_running(tmp_path, capsys):
+    plan(tmp_path)
+    pid = dead_pid()
+    with open(sweep_lock.lock_path(str(tmp_path)), "w") as f:
+        json.dump({"pid": pid, "host": socket.gethostname(), "start_unix": time.time(), "argv": "snakemake"}, f)
+    assert sweep_lock.stopped(str(tmp_path))["pid"] == pid
+    assert cli.main(["progress", str(tmp_path)]) == 0
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("fusionlab progress: 1/4 runs (25%); the sweep is not running")
+    assert f"pid {pid} " in line and "left" not in line and "elapsed" not in line
+
+
+def test_a_live_sweep_or_one_that_let_go_gets_its_estimate(tmp_path, capsys):
+    plan(tmp_path)
+    sweep_lock.acquire(str(tmp_path))          # this process: alive, holding the lock
+    try:
+        assert sweep_lock.stopped(str(tmp_path)) is None
+        assert "not running" not in progress.line(str(tmp_path)) and "left" in progress.line(str(tmp_path))
+    finally:
+        sweep_lock.release(str(tmp_path))      # let go: the record is cleared
+    assert sweep_lock.stopped(str(tmp_path)) is None
+    assert "left" in progress.line(str(tmp_path))
+    # a folder with no plan yet: the line says so, exit 0
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert cli.main(["progress", str(empty)]) == 0
+    assert "no sweep plan" in capsys.readouterr().out
+
+
+def test_a_dead_pid_of_another_host_is_not_judged(tmp_path):
+    plan(tmp_path)
+    with open(sweep_lock.lock_path(str(tmp_path)), "w") as f:
+        json.dump({"pid": dead_pid(), "host": "elsewhere.invalid", "start_unix": time.time()}, f)
+    assert sweep_lock.stopped(str(tmp_path)) is None
+    assert "left" in progress.line(str(tmp_path))
