@@ -33,9 +33,8 @@ import numpy as np
 import pandas as pd
 
 from fusionlab.analysis.readers import nsys_arrow
-from fusionlab.analysis.run.occupancy import DEVICE_FIELDS
-from fusionlab.analysis.readers.trace import (API_COLUMNS, CONFIG_COLUMNS, KERNEL_COLUMNS, NO_VALUE, RANGE_COLUMNS,
-                                      ReportError, Trace, empty, join_launches)
+from fusionlab.analysis.readers.trace import (API_COLUMNS, CONFIG_COLUMNS, DEVICE_FIELDS, KERNEL_COLUMNS, NO_VALUE,
+                                              RANGE_COLUMNS, ReportError, Trace, empty, join_launches)
 
 # NVTX event types (ENUM_NSYS_EVENT_TYPE): push/pop and start/end ranges, domain create
 NVTX_PUSHPOP, NVTX_STARTEND, NVTX_DOMAIN_CREATE = 59, 60, 75
@@ -170,7 +169,7 @@ def config_sql(cols: set[str], alias: str = "") -> list[str]:
 
 
 def gpu_limits(con) -> dict[int, dict]:
-    """Device id -> its limits (occupancy.DEVICE_FIELDS that TARGET_INFO_GPU has, as nsys
+    """Device id -> its limits (trace.DEVICE_FIELDS that TARGET_INFO_GPU has, as nsys
     read them from the device; None where NULL); {} without the table."""
     if "TARGET_INFO_GPU" not in _tables(con):
         return {}
