@@ -68,10 +68,15 @@ def open_report(path: str) -> sqlite3.Connection:
     """Open an nsys SQLite export read-only, or raise ReportError with a one-line reason."""
     if not os.path.exists(path):
         raise ReportError(f"{path}: no such file")
+    if os.path.isdir(path):
+        raise ReportError(f"{path}: a directory, not an nsys SQLite export")
     if os.path.getsize(path) == 0:
         raise ReportError(f"{path}: empty file (the profiled run left no report)")
-    with open(path, "rb") as f:
-        head = f.read(16)
+    try:
+        with open(path, "rb") as f:
+            head = f.read(16)
+    except OSError as e:
+        raise ReportError(f"{path}: unreadable ({e.strerror or type(e).__name__})") from None
     if head != SQLITE_MAGIC:
         raise ReportError(f"{path}: not an SQLite file (export .nsys-rep files with `nsys export --type sqlite`)")
     try:

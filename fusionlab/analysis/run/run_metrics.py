@@ -71,7 +71,10 @@ KEYS = ("model", "variant", "batch", "size", "mode", "dtype", "repeat")
 
 def load_profile(path: str):
     """An nsys SQLite export opened for streaming (nsys_sqlite.Report), or a Trace from a
-    torch.profiler Chrome trace; analysis.metrics takes either."""
+    torch.profiler Chrome trace; analysis.metrics takes either. ReportError (one line) for
+    a path that is not a file of either kind."""
+    if not os.path.exists(path):
+        raise ReportError(f"{path}: no such file")
     if path.endswith((".sqlite", ".db")):
         return nsys_sqlite.scan(path)
     if path.endswith(".json"):
