@@ -1,4 +1,4 @@
-"""The analysis of issue 4 on real nsys reports (checked against the `nsys stats` CSVs of
+"""The analysis on real nsys reports (checked against the `nsys stats` CSVs of
 the same file) and on small tables whose answers are known exactly."""
 import os
 import shutil
@@ -355,8 +355,8 @@ def test_compare_two_sweeps_joins_both_speedups(tmp_path, capsys):
 
 def test_host_sensitive_paired_speedups_and_the_harness_cost_reach_the_summary():
     """A run whose paired speedup the host's state moved (timing.host_states: fast 1.13x,
-    slow 0.66x, as mlp compile at 2048 on the H200 in issue 26) is listed with both values,
-    and the summary no longer says the paired speedups cancel the host's speed; the timing
+    slow 0.66x, as mlp compile at 2048 on the H200) is listed with both values, and the
+    summary does not say the paired speedups cancel the host's speed; the timing
     loop's own cost per iteration reaches runs.csv, speedups.csv and the summary."""
     from fusionlab.analysis.run import run_metrics
     from fusionlab.analysis.report import summary

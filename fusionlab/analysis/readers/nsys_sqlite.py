@@ -10,16 +10,16 @@ Each kernel launch's configuration (trace.CONFIG_COLUMNS: registers, shared memo
 memory per thread, block and grid sizes) is read from the kernel table's columns where
 the export has them (config_sql; a column an older nsys does not write reads as
 trace.NO_VALUE), and each GPU's limits from TARGET_INFO_GPU (gpu_limits), for
-analysis.occupancy.
+analysis.run.occupancy.
 
 Two ways in:
 - scan(path) -> Report: the ranges (one row per NVTX range) and the report's facts, with
   the kernels and launch calls left in the file: Report.kernel_chunks() streams the
   kernels joined to their launch call (in SQLite) in start order, a fixed number of
-  rows at a time, reading only the columns the metrics need; analysis.stream computes
+  rows at a time, reading only the columns the metrics need; analysis.run.stream computes
   every range's metrics from that stream, in memory bounded by the number of ranges.
   The pipeline's path, for reports of any size.
-- load(path) -> Trace: everything in pandas frames (analysis.trace): for small reports,
+- load(path) -> Trace: everything in pandas frames (analysis.readers.trace): for small reports,
   the tests' reference and tools that want every row.
 """
 from __future__ import annotations

@@ -16,9 +16,9 @@
 - metrics_long: the same in long format (one row per run and metric).
 - speedups:  one row per (model, batch, size, mode, dtype, backend, device, variant), over the
              repeats: medians with 95% bootstrap CIs, CV and the `noisy` flag (wall time:
-             the untraced timing of analysis.run_metrics, never a traced one; the median
+             the untraced timing of analysis.run.run_metrics, never a traced one; the median
              profiler_overhead beside it)
-             (analysis.stats), speedup over eager (wall and GPU) with CIs, the paired
+             (analysis.sweep.stats), speedup over eager (wall and GPU) with CIs, the paired
              speedup (speedup_paired: eager timed in the variant's own process) with its
              CI, cv_paired and noisy_paired, host_moved (see host_moved), the median host_slowdown of
              the variant's runs and of eager's (eager_host_slowdown), kernel reduction,
@@ -37,13 +37,13 @@
 - breakdown: (tables/speedup_breakdown.csv) where each speedup comes from, one row per
              configuration and part (analysis.sweep.decompose).
 - scaling:   (tables/scaling.csv) the scaling law t = a + b * size^k per (model, variant,
-             ...), swept axis with 3 or more values and metric (analysis.scaling).
+             ...), swept axis with 3 or more values and metric (analysis.sweep.scaling).
 - kernels:   the fusion map: one row per run and kernel in the measured range, with its
-             kind and the ops it computes (analysis.fusion), and its launch resources
-             and theoretical occupancy (analysis.run_metrics).
+             kind and the ops it computes (analysis.run.fusion), and its launch resources
+             and theoretical occupancy (analysis.run.run_metrics).
 - kernel_resources: (tables/kernel_resources.csv) one row per run and GPU kernel with
              launch resources, its run configuration's bandwidth and the over-fusion
-             flags (analysis.overfusion).
+             flags (analysis.sweep.overfusion).
 """
 from __future__ import annotations
 
