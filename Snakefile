@@ -66,12 +66,10 @@ wildcard_constraints:
 
 
 # on a cluster only the profiling jobs are submitted; the rest runs on the submitting host
+# (the rules of profile.smk and nsys.smk are named where those files are included)
 localrules:
     all,
-    record_unsupported,
     regenerate,
-    nsys_export_sqlite,
-    nsys_stats,
     run_metrics,
     model_costs,
     tables,
@@ -86,6 +84,11 @@ if not REGENERATE:
 
     include: "workflow/rules/profile.smk"
     include: "workflow/rules/nsys.smk"
+
+    localrules:
+        record_unsupported,
+        nsys_export_sqlite,
+        nsys_stats,
 
 
 include: "workflow/rules/analysis.smk"

@@ -7,7 +7,7 @@ import pandas as pd
 
 from conftest import ROOT
 
-from fusionlab.analysis.sweep import overfusion, tables
+from fusionlab.analysis.sweep import build, overfusion, tables
 from fusionlab.analysis.report import plots, summary
 from fusionlab.analysis.run import run_metrics
 
@@ -83,7 +83,7 @@ def test_summary_section_states_the_rule_or_no_gpu_data():
 
 
 def test_fixture_sweep_table_summary_and_figure(report, tmp_path):
-    """The four H200 fixtures through run_metrics and tables.build: one row per GPU kernel
+    """The four H200 fixtures through run_metrics and build.build: one row per GPU kernel
     with the kernels.csv columns; the two Inductor kernels are the fused ones; the figure
     draws every kernel (no bandwidth here: no cost table, so the left panel says so)."""
     metric_files, kernel_files = [], []
@@ -95,7 +95,7 @@ def test_fixture_sweep_table_summary_and_figure(report, tmp_path):
                          metric_files[-1], kernel_files[-1])
     out = {k: str(tmp_path / f"{k}.csv") for k in ("runs", "long", "speedups", "crossover", "kernels",
                                                    "kernel_resources")}
-    tables.build(metric_files, kernel_files, None, None, out)
+    build.build(metric_files, kernel_files, None, None, out)
     kr = pd.read_csv(out["kernel_resources"])
     k = pd.read_csv(out["kernels"])
     assert len(kr) == len(k) == 27 and list(kr.columns) == overfusion.COLUMNS

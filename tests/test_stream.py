@@ -1,9 +1,11 @@
-"""The streamed analysis of nsys exports (analysis.stream, issue 27) against the pandas path
-(nsys_sqlite.load + analysis.metrics, which the `nsys stats` oracles in test_nsys_reader.py
-and test_train_fixture.py check) and against plain SQL: every metric and every kernel
-table, exactly, on every real fixture; on overlapping instances; across chunk edges. Every
-test runs with both readers of the export's big tables: the columnar one (nsys_arrow,
-ADBC's SQLite driver) and sqlite3 (SQLite's own join and sort)."""
+"""The metrics implementation (analysis.run.stream, the only one the package has) against
+the pandas oracle (metrics_oracle.py over nsys_sqlite.load's Trace; the `nsys stats`
+oracles in test_nsys_reader.py and test_train_fixture.py check both) and against plain
+SQL: every metric and every kernel table, exactly, on every real fixture, for a streamed
+export and for a Trace (nsys exports loaded in memory, torch.profiler traces); on
+overlapping instances; across chunk edges. Every test runs with both readers of the
+export's big tables: the columnar one (nsys_arrow, ADBC's SQLite driver) and sqlite3
+(SQLite's own join and sort)."""
 import math
 import os
 import shutil
@@ -14,10 +16,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import ROOT
+import metrics_oracle
+from conftest import DATA, ROOT
 
-from fusionlab.analysis.run import metrics, run_metrics, stream
-from fusionlab.analysis.readers import nsys_arrow, nsys_sqlite
+from fusionlab.analysis.run import fields, metrics, run_metrics, stream
+from fusionlab.analysis.readers import nsys_arrow, nsys_sqlite, torch_trace
 
 from fusionlab.bench import million_kernels
 
@@ -67,16 +70,18 @@ def test_columnar_join_keeps_first_launch_drops_orphans_and_orders_ties(tmp_path
 
 
 def both_paths(path: str):
-    """(pandas, streamed) views of every range and both attributions, with the kernel table
-    of every range and attribution."""
+    """(oracle, streamed) views of every range and both attributions, with the kernel table
+    of every range and attribution; the package's views of the loaded Trace equal the
+    oracle's too."""
     trace, report = nsys_sqlite.load(path), nsys_sqlite.scan(path)
     assert (trace.device, trace.tool_version, trace.gpu, trace.gpus) == \
         (report.device, report.tool_version, report.gpu, report.gpus)
     pd.testing.assert_frame_equal(trace.ranges, report.ranges)
     keys = metrics.range_keys(trace)
     tables = [(n, d, a) for n, d in keys for a in metrics.ATTRIBUTIONS]
-    return metrics.views(trace, keys, metrics.ATTRIBUTIONS, tables), \
-        metrics.views(report, keys, metrics.ATTRIBUTIONS, tables)
+    old = metrics_oracle.views(trace, keys, metrics.ATTRIBUTIONS, tables)
+    assert_same(old, metrics.views(trace, keys, metrics.ATTRIBUTIONS, tables))
+    return old, metrics.views(report, keys, metrics.ATTRIBUTIONS, tables)
 
 
 def assert_same(old, new):
@@ -101,6 +106,18 @@ def test_streamed_equals_pandas_on_every_fixture(report, name):
     old, new = both_paths(report(name))
     assert_same(old, new)
     assert any(m["process"].get("kernels") for m in new[0].values()) or name.startswith("nsys2022_cpu")
+
+
+@pytest.mark.parametrize("name", ["torch_cpu/mlp_compile", "torch_cpu/pointwise_heavy_eager"])
+def test_trace_equals_oracle_on_torch_fixtures(name):
+    """A torch.profiler trace (a Trace, read through trace.Chunks): the package's metrics
+    and kernel tables = the pandas oracle's, exactly."""
+    trace = torch_trace.load(os.path.join(DATA, name, "trace.json"))
+    keys = metrics.range_keys(trace)
+    tables = [(n, d, a) for n, d in keys for a in metrics.ATTRIBUTIONS]
+    new = metrics.views(trace, keys, metrics.ATTRIBUTIONS, tables)
+    assert_same(metrics_oracle.views(trace, keys, metrics.ATTRIBUTIONS, tables), new)
+    assert new[0]["fusionlab:measure"]["process"]["kernels"] > 0
 
 
 @pytest.mark.parametrize("name", FIXTURES)
@@ -147,7 +164,7 @@ def test_overlapping_instances_and_chunk_edges(report, monkeypatch, tmp_path):
     monkeypatch.setattr(nsys_sqlite, "CHUNK", 7)
     old, new = both_paths(path)
     assert_same(old, new)
-    assert len(stream.Target(metrics._instances(nsys_sqlite.scan(path), "span", "fusionlab"), ["process"], []).layers) == 3
+    assert len(stream.Target(fields.instances(nsys_sqlite.scan(path), "span", "fusionlab"), ["process"], []).layers) == 3
     assert new[0]["fusionlab:span"]["process"]["kernels"] > new[0]["fusionlab:span"]["same_thread"]["kernels"] > 0
 
 
@@ -159,7 +176,7 @@ def test_launch_resources_both_paths_and_without_columns(report, monkeypatch, tm
     monkeypatch.setattr(nsys_sqlite, "CHUNK", 5)
     path = report("nsys2025_h100_train/deep_gelu_mlp_compile_reduce_overhead")
     table = [("measure", "fusionlab", "process")]
-    old = metrics.views(nsys_sqlite.load(path), [], (), table)[1][table[0]]
+    old = metrics_oracle.views(nsys_sqlite.load(path), [], (), table)[1][table[0]]
     new = metrics.views(nsys_sqlite.scan(path), [], (), table)[1][table[0]]
     pd.testing.assert_frame_equal(old, new, check_exact=True)
     assert new[metrics.RESOURCE_TABLE_COLUMNS].notna().all().all()
@@ -172,7 +189,7 @@ def test_launch_resources_both_paths_and_without_columns(report, monkeypatch, tm
         con.execute(f"ALTER TABLE {table_name} DROP COLUMN {col}")
     con.commit()
     con.close()
-    old = metrics.views(nsys_sqlite.load(cut), [], (), table)[1][table[0]]
+    old = metrics_oracle.views(nsys_sqlite.load(cut), [], (), table)[1][table[0]]
     got = metrics.views(nsys_sqlite.scan(cut), [], (), table)[1][table[0]]
     pd.testing.assert_frame_equal(old, got, check_exact=True)
     assert got["local_mem_per_thread_bytes"].isna().all() and got["block_threads"].isna().all()
@@ -184,7 +201,7 @@ def test_launch_resources_both_paths_and_without_columns(report, monkeypatch, tm
 
 def test_synthetic_report_streamed_equals_pandas(tmp_path, monkeypatch):
     """benchmarks/million_kernels.py's synthetic export (nsys's schema, two launching
-    threads) at 20,000 kernels: the streamed analysis = the pandas path, in chunks of 1000."""
+    threads) at 20,000 kernels: the streamed analysis = the pandas oracle, in chunks of 1000."""
     path = str(tmp_path / "synthetic.sqlite")
     info = million_kernels.synthetic(path, 20_000, 20)
     assert info["kernels"] == 20_014

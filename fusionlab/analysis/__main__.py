@@ -6,12 +6,12 @@
     python -m fusionlab.analysis diff A B                 # kernel diff of two runs (run folders or profiles)
     python -m fusionlab.analysis compare RES_A RES_B --out DIR   # two sweeps: compare.csv + figure
 
-Prints one object per range name ("domain:name") with the metrics of analysis.metrics
+Prints one object per range name ("domain:name") with the metrics of analysis.run.metrics
 under both attribution rules, labelled: "process" (every kernel the range's process
 launched while the range was open: autograd's backward thread, CUDA graph replays) and
 "same_thread" (nsys's nvtx_gpu_proj rule: only the range's own thread). The two differ
 where other threads launch work; the pipeline's own numbers use "process".
-An nsys export is read in one streamed pass (analysis.stream): about 3 s and 150 MB for
+An nsys export is read in one streamed pass (analysis.run.stream): about 3 s and 150 MB for
 a million kernels (benchmarks/million_kernels.py).
 A file that cannot be analysed gives a one-line reason and exit status 2.
 """

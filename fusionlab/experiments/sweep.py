@@ -294,7 +294,9 @@ def existing_runs(cfg: dict) -> list[dict]:
     figures without profiling again: a run.json and its profile; or a run.json and its
     metrics.json where the profile was not copied ("metrics_only": True: results brought
     back without their report.sqlite / trace.json); or the unsupported.json of a run that
-    was not profiled ("skipped": True)."""
+    was not profiled ("skipped": True). In the order runs() gives the configured runs (so
+    the tables' rows come in the sweep's own order), then any others (all of them where cfg
+    names no models) by their keys."""
     root = os.path.join(cfg["results"], "runs")
     pat = re.compile("^" + RUN_PATTERN.format(
         backend="(?P<backend>nsys|torch)", model="(?P<model>[^/]+)", variant="(?P<variant>[^/]+)",
@@ -324,7 +326,16 @@ def existing_runs(cfg: dict) -> list[dict]:
             raise ConfigError(f"config key results: some runs under {root} have their profiles but no "
                               f"metrics.json (e.g. {lacking[0]}) and others only their metrics.json: "
                               "regenerate needs one or the other for every run")
-    return sorted(found, key=lambda r: tuple(str(v) for v in r.values()))
+    keys = ("backend", "model", "variant", "mode", "dtype", "batch", "size", "repeat")
+    order: dict[tuple, int] = {}
+    for backend in sorted({r["backend"] for r in found}) if "models" in cfg else ():
+        for r in runs(cfg, backend):
+            order.setdefault(tuple(r[k] for k in keys), len(order))
+
+    def rank(r: dict) -> tuple:
+        k = tuple(r[k] for k in keys)
+        return (0, order[k], ()) if k in order else (1, 0, tuple(str(v) for v in r.values()))
+    return sorted(found, key=rank)
 
 
 def metrics_only(found: list[dict]) -> bool:

@@ -1,4 +1,4 @@
-"""Snakemake adapter: metrics.json of one run (analysis.run_metrics)."""
+"""Snakemake adapter: metrics.json of one run (analysis.run.run_metrics)."""
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 

@@ -4,7 +4,7 @@ and hands back Arrow record batches: no Python object per value.
 
 Used by nsys_sqlite.Report where the driver is installed (FUSIONLAB_SQLITE_READER=sqlite3
 forces the sqlite3 path): on a real 1M-kernel export (nsys 2025.3, 155 MB) the two passes
-of the analysis read in about 0.8 s against 2.2 s through sqlite3 (issue 27).
+of the analysis read in about 0.8 s against 2.2 s through sqlite3.
 
 - launch_calls(path, query): every launch call as one array (correlation id, start, end,
   tid), read once: the launch-call pass slices it and first_launches() makes the join table.

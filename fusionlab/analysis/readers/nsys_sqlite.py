@@ -10,16 +10,16 @@ Each kernel launch's configuration (trace.CONFIG_COLUMNS: registers, shared memo
 memory per thread, block and grid sizes) is read from the kernel table's columns where
 the export has them (config_sql; a column an older nsys does not write reads as
 trace.NO_VALUE), and each GPU's limits from TARGET_INFO_GPU (gpu_limits), for
-analysis.occupancy.
+analysis.run.occupancy.
 
 Two ways in:
 - scan(path) -> Report: the ranges (one row per NVTX range) and the report's facts, with
   the kernels and launch calls left in the file: Report.kernel_chunks() streams the
   kernels joined to their launch call (in SQLite) in start order, a fixed number of
-  rows at a time, reading only the columns the metrics need; analysis.stream computes
+  rows at a time, reading only the columns the metrics need; analysis.run.stream computes
   every range's metrics from that stream, in memory bounded by the number of ranges.
   The pipeline's path, for reports of any size.
-- load(path) -> Trace: everything in pandas frames (analysis.trace): for small reports,
+- load(path) -> Trace: everything in pandas frames (analysis.readers.trace): for small reports,
   the tests' reference and tools that want every row.
 """
 from __future__ import annotations
@@ -33,9 +33,8 @@ import numpy as np
 import pandas as pd
 
 from fusionlab.analysis.readers import nsys_arrow
-from fusionlab.analysis.run.occupancy import DEVICE_FIELDS
-from fusionlab.analysis.readers.trace import (API_COLUMNS, CONFIG_COLUMNS, KERNEL_COLUMNS, NO_VALUE, RANGE_COLUMNS,
-                                      ReportError, Trace, empty, join_launches)
+from fusionlab.analysis.readers.trace import (API_COLUMNS, CONFIG_COLUMNS, DEVICE_FIELDS, KERNEL_COLUMNS, NO_VALUE,
+                                              RANGE_COLUMNS, ReportError, Trace, empty, join_launches)
 
 # NVTX event types (ENUM_NSYS_EVENT_TYPE): push/pop and start/end ranges, domain create
 NVTX_PUSHPOP, NVTX_STARTEND, NVTX_DOMAIN_CREATE = 59, 60, 75
@@ -69,10 +68,15 @@ def open_report(path: str) -> sqlite3.Connection:
     """Open an nsys SQLite export read-only, or raise ReportError with a one-line reason."""
     if not os.path.exists(path):
         raise ReportError(f"{path}: no such file")
+    if os.path.isdir(path):
+        raise ReportError(f"{path}: a directory, not an nsys SQLite export")
     if os.path.getsize(path) == 0:
         raise ReportError(f"{path}: empty file (the profiled run left no report)")
-    with open(path, "rb") as f:
-        head = f.read(16)
+    try:
+        with open(path, "rb") as f:
+            head = f.read(16)
+    except OSError as e:
+        raise ReportError(f"{path}: unreadable ({e.strerror or type(e).__name__})") from None
     if head != SQLITE_MAGIC:
         raise ReportError(f"{path}: not an SQLite file (export .nsys-rep files with `nsys export --type sqlite`)")
     try:
@@ -170,7 +174,7 @@ def config_sql(cols: set[str], alias: str = "") -> list[str]:
 
 
 def gpu_limits(con) -> dict[int, dict]:
-    """Device id -> its limits (occupancy.DEVICE_FIELDS that TARGET_INFO_GPU has, as nsys
+    """Device id -> its limits (trace.DEVICE_FIELDS that TARGET_INFO_GPU has, as nsys
     read them from the device; None where NULL); {} without the table."""
     if "TARGET_INFO_GPU" not in _tables(con):
         return {}

@@ -33,10 +33,9 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
+from fusionlab.analysis.readers.trace import DEVICE_FIELDS
+
 LIMITS = ("warps", "blocks", "registers", "shared_memory")
-# TARGET_INFO_GPU columns the formula reads (nsys 2023+; older exports lack some: nan)
-DEVICE_FIELDS = ("maxWarpsPerSm", "maxBlocksPerSm", "maxRegistersPerSm", "maxRegistersPerBlock",
-                 "maxShmemPerSm", "maxShmemPerBlockOptin", "threadsPerWarp", "computeMajor", "computeMinor")
 
 
 class Arch(NamedTuple):

@@ -10,7 +10,7 @@ provenance_tracking_level to 1, torch >= 2.8) every compiled graph's debug folde
   (`add: "f32[..]" = torch.ops.aten.add.Tensor(mul, 1)`): node -> aten op.
 kernel_ops() joins them: kernel name -> (FX nodes, aten ops). Where a run has no such
 files (torch older than 2.8, compile_debug off, a variant that is not compiled), the
-fusion map falls back to parsing kernel names (analysis.fusion); the `ops_source` column
+fusion map falls back to parsing kernel names (analysis.run.fusion); the `ops_source` column
 of kernels.csv says which was used: `provenance` or `name`.
 """
 from __future__ import annotations
@@ -66,7 +66,7 @@ def kernel_ops(debug_dir: str | None) -> dict[str, dict]:
 
 
 def annotate(kernels: pd.DataFrame, mapping: dict[str, dict]) -> pd.DataFrame:
-    """Kernels annotated by analysis.fusion.annotate, with ops/n_ops from provenance where
+    """Kernels annotated by analysis.run.fusion.annotate, with ops/n_ops from provenance where
     the kernel is in mapping, fx_nodes, and ops_source (`provenance` or `name`)."""
     k = kernels.copy()
     k["ops_source"] = "name"

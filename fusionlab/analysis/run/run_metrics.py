@@ -1,17 +1,17 @@
 """Metrics of one run: run.json (what the runner recorded) + its profile (+ timing.json, the
 untraced timing process of an nsys run) -> metrics.json,
-and the run's kernels in the measured range -> kernels.csv (analysis.metrics.kernel_table,
-annotated with analysis.fusion: the fusion map; from Inductor's provenance output,
-analysis.provenance, where the run kept its compile_debug folder; ops_source and the
+and the run's kernels in the measured range -> kernels.csv (analysis.run.metrics.kernel_table,
+annotated with analysis.run.fusion: the fusion map; from Inductor's provenance output,
+analysis.run.provenance, where the run kept its compile_debug folder; ops_source and the
 run's fusion_source say which). An nsys export is streamed (nsys_sqlite.scan,
-analysis.stream), never loaded row by row. kernels.csv has one row per distinct kernel,
+analysis.run.stream), never loaded row by row. kernels.csv has one row per distinct kernel,
 at most KERNEL_ROWS (those with the most GPU time); kernels_csv_note says when it kept
 fewer than there were. Its launch resource columns (nsys runs; empty on the CPU and
 torch.profiler paths) describe the kernel's launches in the measured range that carry the
 most GPU time (metrics.launch_configs): registers_per_thread, static_smem_bytes,
 dynamic_smem_bytes, local_mem_per_thread_bytes (register spills: local memory > 0),
 block_threads, grid_blocks, theoretical_occupancy (0..1) and occupancy_limited_by
-(analysis.occupancy, from the GPU's limits in the same report).
+(analysis.run.occupancy, from the GPU's limits in the same report).
 
 Wall time (the headline, and every speedup built on it) is never taken under tracing:
 - wall_time_per_iter_ms: median of the untraced timing windows (runner.time_windows): of
@@ -41,7 +41,7 @@ Wall time (the headline, and every speedup built on it) is never taken under tra
 - injected_wall_time_per_iter_ms, injection_overhead: the nsys process's windows timed
   before its capture range opened (nsys loaded, not tracing) / untraced.
 Kernel metrics (counts, GPU time, launch path, idle) come from the traced range, with
-every thread of the process counted (attribution `process`, analysis.metrics).
+every thread of the process counted (attribution `process`, analysis.run.metrics).
 Compile fields (compile_latency_s, graph_breaks, generated_kernels, compile_cache) come
 from the run's first process: timing.json where there is one (the nsys process starts
 after it, from the compile caches it filled), else run.json. compile_cache: `cold` (every
@@ -71,7 +71,10 @@ KEYS = ("model", "variant", "batch", "size", "mode", "dtype", "repeat")
 
 def load_profile(path: str):
     """An nsys SQLite export opened for streaming (nsys_sqlite.Report), or a Trace from a
-    torch.profiler Chrome trace; analysis.metrics takes either."""
+    torch.profiler Chrome trace; analysis.run.metrics takes either. ReportError (one line) for
+    a path that is not a file of either kind."""
+    if not os.path.exists(path):
+        raise ReportError(f"{path}: no such file")
     if path.endswith((".sqlite", ".db")):
         return nsys_sqlite.scan(path)
     if path.endswith(".json"):
@@ -148,7 +151,7 @@ def compute(run_json: str, profile: str | None, backend: str,
     run = _read(run_json)
     timing = _read(timing_json) if timing_json else None
     row = {k: run.get(k) for k in KEYS}
-    row["size"] = row["size"] or "default"   # core.sizes label; runs recorded before size axes
+    row["size"] = row["size"] or "default"   # core.sizes label; "default" where run.json has none
     row.update({k: v for k, v in (run.get("sizes") or {}).items() if k not in row})   # dim, num_layers, ...
     row.update(backend=backend, device=run.get("device"), status=run.get("status", "error"),
                reason=run.get("reason"), gpu=run.get("gpu"),

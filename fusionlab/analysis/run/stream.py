@@ -1,4 +1,5 @@
-"""analysis.metrics over a streamed nsys export, in one pass and memory bounded by the ranges.
+"""analysis.run.metrics over a profile, in one pass and memory bounded by the ranges: a
+streamed nsys export (nsys_sqlite.Report), or a Trace read the same way (trace.Chunks).
 
 Each kernel is joined to its launch call and the kernels come sorted by (start, end,
 launch start) (nsys_sqlite.Report.kernel_chunks, which reads only the columns needed:
@@ -8,18 +9,20 @@ a range's instances, sorted by start, are split into layers of disjoint instance
 layer unless instances overlap), and np.searchsorted finds the one instance of each
 layer whose window can hold a launch call. From the matches, per range and attribution:
 - sums (kernels, kernel ns, launch calls and their ns, span) over the union of the
-  instances' kernels, as metrics' pandas masks count them (a kernel once);
+  instances' kernels (a kernel once);
 - per instance, the running end of the kernels seen so far (start order), which gives
   busy time (the union of kernel intervals clipped to the instance) and HTA's idle
   breakdown chunk by chunk;
 - exact histograms (distinct integer ns values and their counts) of the kernel, launch
   call and queue durations, whose order statistics give the medians and percentiles that
   np.median and np.percentile (linear) give over every value (median(), percentile()).
+Busy time is the length of the union of the kernel intervals clipped to the instance;
+the idle breakdown walks the kernels in (start, end, launch start) order.
 Launch calls stream the same way (Report.launch_chunks). Memory: the ranges, the
 histograms' distinct values, and one chunk; SQLite sorts in bounded memory (it spills to
 a temporary file); the columnar reader also holds the launch calls (32 bytes each: 32 MB
 for a million). Kernel tables keep one histogram per kernel name, and one sum of
-kernel ns and launches per kernel and launch configuration (metrics.launch_configs picks
+kernel ns and launches per kernel and launch configuration (fields.launch_configs picks
 each kernel's configuration from them).
 """
 from __future__ import annotations
@@ -31,11 +34,12 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
-from fusionlab.analysis.run import metrics as M
-from fusionlab.analysis.readers.trace import CONFIG_COLUMNS
+from fusionlab.analysis.readers.trace import CONFIG_COLUMNS, Chunks, Trace
+from fusionlab.analysis.run import fields as F
+from fusionlab.core import ranges as R
 
-KERNEL_WAIT_NS = M.KERNEL_WAIT_US * 1e3
-SHORT_CALL_NS = M.SHORT_CALL_US * 1e3
+KERNEL_WAIT_NS = F.KERNEL_WAIT_US * 1e3
+SHORT_CALL_NS = F.SHORT_CALL_US * 1e3
 PID_SHIFT, PID_MASK = 24, 0xFFFFFF
 
 
@@ -120,20 +124,20 @@ def percentile(h: Hist, q: float) -> float | None:
 class View:
     """What one range accumulates under one attribution."""
 
-    def __init__(self, lo: np.ndarray, table: bool):
+    def __init__(self, lo: np.ndarray, table: bool, rows: bool = False):
         self.carry = lo.copy()          # per instance: max(instance start, kernel ends so far)
         self.busy = 0
         self.idle = {"host_wait": 0, "kernel_wait": 0, "other": 0}
         self.kernels = self.kernel_ns = self.launches = self.launch_ns = self.short = 0
         self.first_start = self.last_end = None
         self.kdur, self.api, self.gap = Hist(), Hist(), Hist()
-        self.table = KernelTable() if table else None
+        self.table = KernelTable(rows) if table else None
 
 
 class Target:
-    """A range name's instances (rs, metrics._instances), in layers of disjoint instances."""
+    """A range name's instances (rs, fields.instances), in layers of disjoint instances."""
 
-    def __init__(self, rs: pd.DataFrame, attributions, table_attributions):
+    def __init__(self, rs: pd.DataFrame, attributions, table_attributions, rows: bool = False):
         rs = rs.sort_values(["start", "end"], kind="stable")
         self.lo = rs["start"].to_numpy(np.int64)
         self.hi = rs["end"].to_numpy(np.int64)
@@ -150,7 +154,7 @@ class Target:
             ends[j] = hi
         self.layers = [(self.lo[idx], np.asarray(idx, dtype=np.int64)) for idx in layers]
         self.window = (int(self.lo.min()), int(self.hi.max()))   # no call outside it matches
-        self.views = {a: View(self.lo, a in table_attributions) for a in set(attributions) | set(table_attributions)}
+        self.views = {a: View(self.lo, a in table_attributions, rows) for a in set(attributions) | set(table_attributions)}
 
     def match(self, start, end, tid):
         """Per layer: (instance of each row, rows in it by the process rule, by the thread rule)."""
@@ -194,8 +198,8 @@ class Target:
                 v.table.add(c[m, 5], c[m, 6], kd, c[m, 7:])
 
     def timeline(self, v: View, rows, inst, s, e, ls) -> None:
-        """Busy time and the idle breakdown of metrics.union_ns / idle_breakdown, continued
-        over this chunk's kernels of each instance (rows in start order)."""
+        """Busy time and the idle breakdown (module doc), continued over this chunk's
+        kernels of each instance (rows in start order)."""
         o = np.argsort(inst, kind="stable")
         rows, g = rows[o], inst[o]
         lo, hi = self.lo[g], self.hi[g]
@@ -268,11 +272,16 @@ def _segmented_cummax(x: np.ndarray, first: np.ndarray) -> np.ndarray:
 
 class KernelTable:
     """Per kernel (full name id): calls, summed ns, the first short name id and histogram;
-    per kernel and launch configuration (trace.CONFIG_COLUMNS): summed ns and launches."""
+    per kernel and launch configuration (trace.CONFIG_COLUMNS): summed ns and launches.
+    With rows (a source held in memory, trace.Chunks), every row's full id and duration
+    too: total_us is then pandas' groupby sum of the durations in kernel order, else the
+    exact sum."""
 
-    def __init__(self):
+    def __init__(self, rows: bool = False):
+
         self.order: dict[int, tuple[int, int]] = {}   # full id -> (first position, name id)
         self.seen = 0
+        self.rows = [] if rows else None               # (full ids, durations) per chunk
         self.pairs = np.empty((0, 3), np.int64)        # full id, duration, count
         self.configs = np.empty((0, len(CONFIG_COLUMNS) + 3), np.int64)   # full id, config, ns, count
 
@@ -284,6 +293,8 @@ class KernelTable:
             if f not in self.order:
                 self.order[f] = (self.seen + i, int(name[i]))
         self.seen += len(full)
+        if self.rows is not None:
+            self.rows.append((full, dur))
         p = np.concatenate([self.pairs, np.stack([full, dur, np.ones_like(dur)], axis=1)])
         o = np.lexsort((p[:, 1], p[:, 0]))
         p = p[o]
@@ -304,7 +315,7 @@ class KernelTable:
         hists: dict[str, Hist] = {}
         rows: dict[str, list] = {}
         if not len(self.pairs):
-            return pd.DataFrame(columns=M.KERNEL_TABLE_COLUMNS)
+            return pd.DataFrame(columns=F.KERNEL_TABLE_COLUMNS)
         bounds = np.r_[np.flatnonzero(np.r_[True, self.pairs[1:, 0] != self.pairs[:-1, 0]]), len(self.pairs)]
         for a, b in zip(bounds[:-1], bounds[1:]):
             f = int(self.pairs[a, 0])
@@ -317,8 +328,12 @@ class KernelTable:
             r[2] += int(c.sum())
             r[3] += sum(Fraction(x / 1e3) * n for x, n in zip(d.tolist(), c.tolist()))
         if not rows:
-            return pd.DataFrame(columns=M.KERNEL_TABLE_COLUMNS)
-        g = pd.DataFrame([(full, r[1], r[2], float(r[3]), median(hists[full], 1e3), r[0]) for full, r in rows.items()],
+            return pd.DataFrame(columns=F.KERNEL_TABLE_COLUMNS)
+        totals = None
+        if self.rows:
+            full, dur = (np.concatenate(x) for x in zip(*self.rows))
+            totals = pd.Series(dur / 1e3).groupby([strings[int(f)] for f in full], sort=False).sum().to_dict()
+        g = pd.DataFrame([(full, r[1], r[2], totals[full] if totals else float(r[3]), median(hists[full], 1e3), r[0]) for full, r in rows.items()],
                          columns=["full_name", "name", "calls", "total_us", "median_us", "pos"])
         g = g.sort_values("pos", kind="stable").drop(columns="pos").reset_index(drop=True)
         g["calls_per_iter"] = g["calls"] / iters
@@ -327,19 +342,19 @@ class KernelTable:
         if len(self.configs):
             c = pd.DataFrame(self.configs[:, 1:], columns=CONFIG_COLUMNS + ["ns", "calls"])
             c.insert(0, "full_name", [strings[int(f)] for f in self.configs[:, 0]])
-            configs = M.launch_configs(c, gpus or {})
-        return M.with_resources(g, configs)[M.KERNEL_TABLE_COLUMNS].sort_values("total_us", ascending=False,
+            configs = F.launch_configs(c, gpus or {})
+        return F.with_resources(g, configs)[F.KERNEL_TABLE_COLUMNS].sort_values("total_us", ascending=False,
                                                                                 ignore_index=True)
 
 
 # --- the pass -----------------------------------------------------------------------------
 
 def iterations(ranges: pd.DataFrame, rs: pd.DataFrame, name: str) -> int:
-    """metrics._iterations without a pass over the ranges per instance: ITERATION ranges of
-    the instance's thread inside it, summed over instances, else the instances."""
-    if name == M.R.ITERATION:
+    """ITERATION ranges of each instance's thread inside it, summed over the instances (the
+    ITERATION ranges nested in the range), else the instances."""
+    if name == R.ITERATION:
         return len(rs)
-    its = ranges[ranges["name"] == M.R.ITERATION].sort_values("start", kind="stable")
+    its = ranges[ranges["name"] == R.ITERATION].sort_values("start", kind="stable")
     total = 0
     by_tid = {t: (g["start"].to_numpy(np.int64), g["end"].to_numpy(np.int64)) for t, g in its.groupby("tid")}
     for r in rs.itertuples():
@@ -373,19 +388,22 @@ def _both(background, foreground) -> None:
 
 
 def views(report, targets, attributions, tables=()) -> tuple[dict, dict]:
-    """metrics.views over a streamed nsys export (nsys_sqlite.Report): every target, every
-    attribution and every kernel table from one pass over its kernels and one over its
-    launch calls."""
+    """metrics.views over a streamed nsys export (nsys_sqlite.Report) or a Trace: every
+    target, every attribution and every kernel table from one pass over its kernels and
+    one over its launch calls."""
+    if isinstance(report, Trace):
+        report = Chunks(report)
     plan = {}
     for name, domain in list(targets) + [(n, d) for n, d, _ in tables]:
         if (name, domain) not in plan:
-            rs = M._instances(report, name, domain)
+            rs = F.instances(report, name, domain)
             plan[(name, domain)] = [rs, set(), set()]
     for name, domain in targets:
         plan[(name, domain)][1].update(attributions)
     for name, domain, a in tables:
         plan[(name, domain)][2].add(a)
-    live = {k: Target(rs, views_, tabs) for k, (rs, views_, tabs) in plan.items() if len(rs)}
+    rows = getattr(report, "in_memory", False)
+    live = {k: Target(rs, views_, tabs, rows) for k, (rs, views_, tabs) in plan.items() if len(rs)}
     if live:
         def launch_pass():
             return [t.launches(c) for c in report.launch_chunks() for t in live.values()]
@@ -409,12 +427,12 @@ def views(report, targets, attributions, tables=()) -> tuple[dict, dict]:
     for name, domain in targets:
         rs, t = plan[(name, domain)][0], live.get((name, domain))
         iters, dur = (iterations(report.ranges, rs, name) if t else None), int((rs["end"] - rs["start"]).sum())
-        out[M._key(name, domain)] = {
-            a: M.finish(M.header(name, domain, a, len(rs)), report.device, iters, dur, t.aggregates(a))
-            if t else M.header(name, domain, a, len(rs)) for a in attributions}
+        out[F.key(name, domain)] = {
+            a: F.finish(F.header(name, domain, a, len(rs)), report.device, iters, dur, t.aggregates(a))
+            if t else F.header(name, domain, a, len(rs)) for a in attributions}
     for name, domain, a in tables:
         rs, t = plan[(name, domain)][0], live.get((name, domain))
         kt[(name, domain, a)] = t.views[a].table.frame(strings, iterations(report.ranges, rs, name),
                                                        getattr(report, "gpus", {})) if t \
-            else pd.DataFrame(columns=M.KERNEL_TABLE_COLUMNS)
+            else pd.DataFrame(columns=F.KERNEL_TABLE_COLUMNS)
     return out, kt

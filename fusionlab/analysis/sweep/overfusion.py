@@ -3,7 +3,7 @@ memory and lowers occupancy), per run and kernel, from the tidy tables only.
 
 kernel_resources(kernels, runs) -> tables/kernel_resources.csv: one row per run and GPU
 kernel whose launch resources were recorded (kernels.csv of nsys runs on a GPU;
-analysis.run_metrics defines registers_per_thread, ..., theoretical_occupancy and
+analysis.run.run_metrics defines registers_per_thread, ..., theoretical_occupancy and
 occupancy_limited_by), with
 - time_per_iter_us (GPU time per iteration) and gpu_time_share (of the run's kernel time);
 - bandwidth, per run configuration, not per kernel: the cost model (experiments.cost)
@@ -14,7 +14,7 @@ occupancy_limited_by), with
   configuration (tables.GROUP: model, batch, size, mode, dtype, backend, device) and
   bandwidth_vs_best = achieved / best (1 for the best variant);
 - fused: a kernel Inductor generated from 2 or more ops (kind pointwise, reduction,
-  persistent reduction or template, analysis.fusion), or one the fusion map does not
+  persistent reduction or template, analysis.run.fusion), or one the fusion map does not
   recognise (kind other) that eager's runs of the same configuration do not launch
   (hand-written Triton / CUDA kernels, TorchScript's fusions);
 - spills: local_mem_per_thread_bytes > 0 (registers spilled to local memory);

@@ -16,9 +16,9 @@
 - metrics_long: the same in long format (one row per run and metric).
 - speedups:  one row per (model, batch, size, mode, dtype, backend, device, variant), over the
              repeats: medians with 95% bootstrap CIs, CV and the `noisy` flag (wall time:
-             the untraced timing of analysis.run_metrics, never a traced one; the median
+             the untraced timing of analysis.run.run_metrics, never a traced one; the median
              profiler_overhead beside it)
-             (analysis.stats), speedup over eager (wall and GPU) with CIs, the paired
+             (analysis.sweep.stats), speedup over eager (wall and GPU) with CIs, the paired
              speedup (speedup_paired: eager timed in the variant's own process) with its
              CI, cv_paired and noisy_paired, host_moved (see host_moved), the median host_slowdown of
              the variant's runs and of eager's (eager_host_slowdown), kernel reduction,
@@ -35,15 +35,15 @@
              such interval; `spans` lists them all: '128-362, 1563+'); `ties`:
              the values where the speedup's 95% CI includes 1 (not distinguishable).
 - breakdown: (tables/speedup_breakdown.csv) where each speedup comes from, one row per
-             configuration and part (analysis.decompose).
+             configuration and part (analysis.sweep.decompose).
 - scaling:   (tables/scaling.csv) the scaling law t = a + b * size^k per (model, variant,
-             ...), swept axis with 3 or more values and metric (analysis.scaling).
+             ...), swept axis with 3 or more values and metric (analysis.sweep.scaling).
 - kernels:   the fusion map: one row per run and kernel in the measured range, with its
-             kind and the ops it computes (analysis.fusion), and its launch resources
-             and theoretical occupancy (analysis.run_metrics).
+             kind and the ops it computes (analysis.run.fusion), and its launch resources
+             and theoretical occupancy (analysis.run.run_metrics).
 - kernel_resources: (tables/kernel_resources.csv) one row per run and GPU kernel with
              launch resources, its run configuration's bandwidth and the over-fusion
-             flags (analysis.overfusion).
+             flags (analysis.sweep.overfusion).
 """
 from __future__ import annotations
 
@@ -86,14 +86,14 @@ HOST_SLOW = 1.3
 PAIRED_GAP = 1.1
 
 
-def _read_json(path):
+def read_json(path):
     with open(path) as f:
         return json.load(f)
 
 
 def runs_table(metric_files: list[str], costs: pd.DataFrame | None = None,
                peaks: dict | None = None) -> pd.DataFrame:
-    df = pd.DataFrame([_read_json(p) for p in metric_files])
+    df = pd.DataFrame([read_json(p) for p in metric_files])
     for c in ID + ["status", "reason", "bound"] + METRICS:
         if c not in df:
             df[c] = np.nan
@@ -306,7 +306,7 @@ def kernels_table(pairs: list[tuple[str, str]]) -> pd.DataFrame:
     """The per-run kernels.csv files (with the run's metrics.json for its keys)."""
     frames = []
     for metrics_json, kernels_csv in pairs:
-        row = _read_json(metrics_json)
+        row = read_json(metrics_json)
         try:
             k = pd.read_csv(kernels_csv)
         except (pd.errors.EmptyDataError, FileNotFoundError):
@@ -325,28 +325,3 @@ def write(df: pd.DataFrame, csv: str, parquet: str | None = None) -> None:
     if parquet:
         with atomic_path(parquet) as tmp:
             df.to_parquet(tmp, index=False)
-
-
-def build(metric_files, kernel_files, costs_csv, peaks_json, out: dict, noise_cv: float = NOISE_CV) -> None:
-    """Every table of the sweep; out maps runs, runs_pq, long, long_pq, speedups,
-    crossover, kernels (and optionally breakdown: analysis.decompose; scaling:
-    analysis.scaling; kernel_resources: analysis.overfusion) to paths."""
-    costs = pd.read_csv(costs_csv) if costs_csv and os.path.exists(costs_csv) else None
-    peaks = _read_json(peaks_json) if peaks_json and os.path.exists(peaks_json) else None
-    runs = runs_table(list(metric_files), costs, peaks)
-    write(runs, out["runs"], out.get("runs_pq"))
-    write(long_table(runs), out["long"], out.get("long_pq"))
-    sp = speedups(runs, noise_cv)
-    write(sp, out["speedups"])
-    write(crossover(sp), out["crossover"])
-    if out.get("breakdown"):
-        from fusionlab.analysis.sweep import decompose   # analysis.decompose builds on this module
-        write(decompose.breakdown(runs, sp, peaks), out["breakdown"])
-    if out.get("scaling"):
-        from fusionlab.analysis.sweep import scaling   # analysis.scaling builds on this module
-        write(scaling.table(runs), out["scaling"])
-    kernels = kernels_table(list(zip(metric_files, kernel_files)))
-    write(kernels, out["kernels"])
-    if out.get("kernel_resources"):
-        from fusionlab.analysis.sweep import overfusion   # analysis.overfusion builds on this module
-        write(overfusion.kernel_resources(kernels, runs), out["kernel_resources"])

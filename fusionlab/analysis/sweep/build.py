@@ -1,0 +1,32 @@
+"""Every table of a sweep (analysis.sweep.tables' module doc), written from the per-run files."""
+from __future__ import annotations
+
+import os
+
+import pandas as pd
+
+from fusionlab.analysis.sweep import decompose, overfusion, scaling
+from fusionlab.analysis.sweep.tables import (NOISE_CV, crossover, kernels_table, long_table, read_json, runs_table,
+                                             speedups, write)
+
+
+def build(metric_files, kernel_files, costs_csv, peaks_json, out: dict, noise_cv: float = NOISE_CV) -> None:
+    """Every table of the sweep; out maps runs, runs_pq, long, long_pq, speedups,
+    crossover, kernels (and optionally breakdown: analysis.sweep.decompose; scaling:
+    analysis.sweep.scaling; kernel_resources: analysis.sweep.overfusion) to paths."""
+    costs = pd.read_csv(costs_csv) if costs_csv and os.path.exists(costs_csv) else None
+    peaks = read_json(peaks_json) if peaks_json and os.path.exists(peaks_json) else None
+    runs = runs_table(list(metric_files), costs, peaks)
+    write(runs, out["runs"], out.get("runs_pq"))
+    write(long_table(runs), out["long"], out.get("long_pq"))
+    sp = speedups(runs, noise_cv)
+    write(sp, out["speedups"])
+    write(crossover(sp), out["crossover"])
+    if out.get("breakdown"):
+        write(decompose.breakdown(runs, sp, peaks), out["breakdown"])
+    if out.get("scaling"):
+        write(scaling.table(runs), out["scaling"])
+    kernels = kernels_table(list(zip(metric_files, kernel_files)))
+    write(kernels, out["kernels"])
+    if out.get("kernel_resources"):
+        write(overfusion.kernel_resources(kernels, runs), out["kernel_resources"])
