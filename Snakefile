@@ -12,8 +12,6 @@ from snakemake.utils import min_version
 
 min_version("8.0")
 
-# experiments/ and analysis/ are imported here, by the scripts and by the runner jobs
-sys.path.insert(0, workflow.basedir)
 ROOT = workflow.basedir
 
 from fusionlab.experiments import sweep  # noqa: E402

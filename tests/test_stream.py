@@ -218,7 +218,7 @@ def test_measure_check_on_synthetic(tmp_path):
     million_kernels.synthetic(path, 5_000, 10)
     assert million_kernels.main(["measure", path, "--check", "--pandas", "--out", str(tmp_path / "m")]) == 0
     table = pd.read_csv(tmp_path / "m" / "measure.csv")
-    assert list(table["tool"][:2]) == ["fusionlab analyse", "pandas path (before issue 27)"]
+    assert list(table["tool"][:2]) == ["fusionlab analyse", "in-memory path (load, then metrics)"]
     assert (table["rc"][:2] == 0).all() and (table["wall_s"][:2] > 0).all() and (table["peak_rss_mb"][:2] > 0).all()
 
 

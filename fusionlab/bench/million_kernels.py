@@ -395,7 +395,7 @@ def measure(report: str, out: str, do_check: bool, pandas: bool) -> dict:
     os.makedirs(out, exist_ok=True)
     results = [run_tool("fusionlab analyse", [sys.executable, "-m", "fusionlab.cli", "analyse", report], out, "analyse")]
     if pandas:
-        results.append(run_tool("pandas path (before issue 27)", [sys.executable, "-c", PANDAS, report], out, "pandas"))
+        results.append(run_tool("in-memory path (load, then metrics)", [sys.executable, "-c", PANDAS, report], out, "pandas"))
     if shutil.which("nsys"):
         results.append(run_tool("nsys stats (4 reports)", [
             "nsys", "stats", "--force-export=false", "-r", ",".join(NSYS_REPORTS), "-f", "csv",

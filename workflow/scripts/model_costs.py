@@ -1,9 +1,6 @@
 """Snakemake adapter: FLOPs and bytes per iteration of each swept model (experiments.cost)."""
 import contextlib  # noqa: E402
-import sys  # noqa: E402
-from pathlib import Path  # noqa: E402
 
-sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1]))  # noqa: F821  (the project root)
 import pandas as pd
 
 from fusionlab.analysis.sweep.tables import write

@@ -1,8 +1,5 @@
 """Snakemake adapter: `nsys stats` CSVs of one report (analysis.nsys_stats)."""
-import sys  # noqa: E402
-from pathlib import Path  # noqa: E402
 
-sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1]))  # noqa: F821  (the project root)
 import contextlib
 
 from fusionlab.analysis.readers.nsys_stats import export_stats

@@ -1,8 +1,6 @@
 """Snakemake adapter: metrics.json of one run (analysis.run.run_metrics)."""
 import sys  # noqa: E402
-from pathlib import Path  # noqa: E402
 
-sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1]))  # noqa: F821  (the project root)
 import contextlib
 
 from fusionlab.analysis.run.run_metrics import main

@@ -1,9 +1,6 @@
 """Snakemake adapter: summary.md from the tidy tables (analysis.summary)."""
 import contextlib  # noqa: E402
-import sys  # noqa: E402
-from pathlib import Path  # noqa: E402
 
-sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1]))  # noqa: F821  (the project root)
 from fusionlab.analysis.report.plots import load_tables
 from fusionlab.analysis.report.summary import summary_md, write_text
 
