@@ -90,6 +90,7 @@ if not REGENERATE:
 
 include: "workflow/rules/analysis.smk"
 include: "workflow/rules/plots.smk"
+include: "workflow/rules/reproduction.smk"
 
 
 
@@ -126,3 +127,8 @@ rule all:
 rule regenerate:
     input:
         ANALYSIS,
+
+
+rule reproduction:
+    input:
+        REPRODUCTION,
