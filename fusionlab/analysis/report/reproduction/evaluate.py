@@ -14,6 +14,8 @@ from fusionlab.analysis.report.reproduction import verdict as V
 from fusionlab.analysis.report.reproduction.measure import Sweep, ms_spread
 
 CLAIMS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "claims.yaml")
+NOISE_CV = 0.25   # timing windows noisier than this: a busy host, no time-based verdict
+TIMED = ("ratio", "ordering", "threshold", "scaling", "steady")
 COMPARES = ("ratio", "count", "ordering", "threshold", "launch", "traffic", "scaling", "steady")
 
 
@@ -82,11 +84,28 @@ def evaluate_one(c: dict, sweep: Sweep) -> Result:
                      if not len(d) else sweep.status(d, variants[0]))
     else:
         res = KINDS[c["compare"]](c, sweep, d)
-    if where and res.verdict not in (V.NOT_MEASURED, V.NOT_ON_DEVICE):
+    if c["compare"] in TIMED and res.verdict not in (V.NOT_MEASURED, V.NOT_ON_DEVICE):
+        cv = _noise(sweep, c)
+        if cv is not None and cv > NOISE_CV:
+            res.notes.insert(0, f"read as {res.verdict}: {res.why}")
+            res.verdict, res.why = V.NOT_MEASURED, (
+                f"timing too noisy to judge: the runs' timing windows vary up to {cv:.0%} "
+                f"(over {NOISE_CV:.0%}: a busy or shared host); run again on a quiet machine")
+    if where and c["compare"] != "scaling" and res.verdict not in (V.NOT_MEASURED, V.NOT_ON_DEVICE):
         res.notes.append(where)
     if c.get("note") and res.verdict not in (V.NOT_MEASURED, V.NOT_ON_DEVICE):
         res.notes.append(c["note"])
     return res
+
+
+def _noise(sweep: Sweep, c: dict):
+    """The largest window CV (runs.csv untraced_wall_cv) of the claim's model and variants."""
+    r, cfg = sweep.runs, c["config"]
+    if "untraced_wall_cv" not in r:
+        return None
+    sel = r[(r["model"] == cfg["model"]) & r["variant"].isin(cfg["variants"]) & (r["status"] == "ok")]
+    v = sel["untraced_wall_cv"].max() if len(sel) else None
+    return V._num(v)
 
 
 def _gpu_reason(c: dict) -> str:

@@ -177,12 +177,13 @@ def _largest_size(labels: set) -> str:
 
 
 def ms_spread(timing: dict) -> float:
-    """Half the relative range of the run's timing windows (0.02 when unknown)."""
+    """Half the relative range of the run's timing windows, between 0.02 (also when
+    unknown) and 0.10: two times closer than that count as tied in an ordering."""
     w = [x for x in (timing or {}).get("windows_ms") or [] if x]
     if len(w) < 2:
         return 0.02
     med = sorted(w)[len(w) // 2]
-    return max(0.02, (max(w) - min(w)) / 2 / med)
+    return min(0.10, max(0.02, (max(w) - min(w)) / 2 / med))
 
 
 __all__ = ["Sweep", "ms_spread", "V"]
