@@ -56,13 +56,14 @@ COLORS = {V.HOLDS: "tab:green", V.DIRECTION: "tab:orange", V.FAILS: "tab:red"}
 
 
 def figure(results: list[Result], hardware: str, png: str, svg: str) -> int:
-    """Published against measured ratio, one point per claim with a ratio, log-log, with
+    """Published against measured ratio, one point per judged claim with a ratio, log-log, with
     the line of agreement; returns the number of points."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    pts = [(r.claim["id"], r.verdict, *r.ratio) for r in results if r.ratio and r.ratio[0] and r.ratio[1]]
+    pts = [(r.claim["id"], r.verdict, *r.ratio) for r in results
+           if r.ratio and r.ratio[0] and r.ratio[1] and r.verdict in COLORS]  # judged claims only
     fig, ax = plt.subplots(figsize=(6.4, 5.6))
     vals = [v for p in pts for v in (p[2], p[3])] or [1.0]
     lo, hi = min(vals + [0.5]) / 1.6, max(vals + [2.0]) * 1.6
