@@ -91,6 +91,7 @@ if not REGENERATE:
 
 include: "workflow/rules/analysis.smk"
 include: "workflow/rules/plots.smk"
+include: "workflow/rules/reproduction.smk"
 
 
 
@@ -127,3 +128,8 @@ rule all:
 rule regenerate:
     input:
         ANALYSIS,
+
+
+rule reproduction:
+    input:
+        REPRODUCTION,

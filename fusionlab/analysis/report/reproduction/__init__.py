@@ -1,0 +1,25 @@
+"""The source texts' claims (claims.yaml) against a sweep's written tables: verdicts,
+reproduction.md and the figure of published against measured ratios.
+
+    write(runs_csv, speedups_csv, costs_csv, peaks_json, runs_root, md, png, svg)
+"""
+from __future__ import annotations
+
+from fusionlab.analysis.report.reproduction.evaluate import CLAIMS, Result, evaluate, load_claims
+from fusionlab.analysis.report.reproduction.measure import Sweep
+from fusionlab.analysis.report.reproduction.render import figure, markdown
+from fusionlab.analysis.report.reproduction.verdict import VERDICTS
+
+
+def write(runs: str, speedups: str, costs: str | None, peaks: str | None, runs_root: str | None,
+          md: str, png: str, svg: str, claims: str = CLAIMS) -> list[Result]:
+    """Evaluate every claim on the sweep and write reproduction.md and the figure."""
+    sweep = Sweep.from_files(runs, speedups, costs, peaks, runs_root)
+    results = evaluate(load_claims(claims), sweep)
+    with open(md, "w") as f:
+        f.write(markdown(results, sweep.hardware(), sweep.device))
+    figure(results, sweep.hardware(), png, svg)
+    return results
+
+
+__all__ = ["CLAIMS", "Result", "Sweep", "VERDICTS", "evaluate", "figure", "load_claims", "markdown", "write"]

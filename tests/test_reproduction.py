@@ -1,0 +1,138 @@
+"""The source texts' claims against a sweep: verdict rules, the claims file, the evaluation
+on small tables built from real numbers (an H100 zoo sweep and a CPU smoke sweep), the
+report and figure, and the CPU target end to end (slow)."""
+import os
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from fusionlab.analysis.report import reproduction as R
+from fusionlab.analysis.report.reproduction import verdict as V
+from fusionlab.analysis.report.reproduction.measure import Sweep
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+# --- verdict rules -------------------------------------------------------------------
+
+def test_ratio_bands():
+    assert V.ratio(8.04, 10.9, 1.5, 6.66, 10.2)[0] == V.HOLDS          # H200, 1024 x 4096
+    assert V.ratio(3.40, 10.9, 1.5)[0] == V.DIRECTION                 # H100 zoo
+    assert V.ratio(0.6, 10.9, 1.5)[0] == V.FAILS
+    assert V.ratio(0.98, 0.994, 1.1)[0] == V.HOLDS                    # neutral "about 1x"
+    assert V.ratio(1.72, 0.994, 1.1)[0] == V.FAILS                    # neutral: no direction
+    assert V.ratio(None, 4.0, 1.5)[0] == V.NOT_MEASURED
+
+
+def test_count_and_ordering():
+    assert V.count({"eager": 35, "compile": 1}, {"eager": 35, "compile": 1})[0] == V.HOLDS
+    assert V.count({"eager": 35, "compile": 2}, {"eager": 35, "compile": 1})[0] == V.DIRECTION
+    assert V.count({"eager": 3, "compile": 5}, {"eager": 35, "compile": 1})[0] == V.FAILS
+    pub = {"aten_op": 1.1, "compile": 1.47, "cuda_seed": 1.8, "triton_seed": 1.85, "eager": 8.1}
+    h100 = {"aten_op": 0.718, "compile": 0.726, "cuda_seed": 1.68, "triton_seed": 0.720, "eager": 7.80}
+    assert V.ordering(h100, pub)[0] == V.DIRECTION                    # Triton ahead of CUDA
+    assert V.ordering({"aten_op": 1, "eager": 8}, pub)[0] == V.HOLDS  # the subset a CPU has
+    assert V.ordering({"aten_op": 9, "compile": 5, "eager": 1}, pub)[0] == V.FAILS
+    assert V.kendall_tau(["a", "b", "c"], ["c", "b", "a"]) == -1
+
+
+def test_threshold_launch_traffic_scaling_steady():
+    assert V.threshold(0.78, {128: 0.78, 4096: 1.01}, 1.1)[0] == V.HOLDS   # H200 default sweep
+    assert V.threshold(1.5, {128: 1.5, 4096: 3.0}, 1.1)[0] == V.DIRECTION
+    assert V.threshold(1.5, {128: 1.5, 4096: 1.2}, 1.1)[0] == V.FAILS
+    assert V.launch(6.99, 1.66, 1.0)[0] == V.HOLDS
+    assert V.launch(6.99, 30.0, 0.1)[0] == V.FAILS
+    assert V.traffic(49857, 41792, 1.25)[0] == V.HOLDS
+    # deep_gelu_mlp num_layers 2, 8, 16 (dim 1024, train, H200): a line with a fixed part
+    x, y = [2, 8, 16], [0.613, 1.535, 3.030]
+    assert V.scaling(x, y, 0.98)[0] == V.HOLDS
+    assert abs(V.marginal_exponent(x, y) - 1) < 0.1
+    assert V.scaling([1, 2, 4, 8], [1, 1.2, 3, 3.1], 0.98)[0] == V.DIRECTION
+    assert V.scaling([1, 2], [1, 2], 0.98)[0] == V.NOT_MEASURED
+    assert V.steady(0.01, 0.05)[0] == V.HOLDS and V.steady(0.11, 0.05)[0] == V.DIRECTION
+
+
+# --- claims file and evaluation ---------------------------------------------------------
+
+def test_claims_file():
+    claims = R.load_claims()
+    ids = [c["id"] for c in claims]
+    assert len(ids) == len(set(ids)) >= 10
+    for c in claims:
+        assert c["published"].get("hardware")
+
+
+def _tables(device="cuda"):
+    """speedups.csv / runs.csv rows of an H100 zoo sweep (benchmarks/h100-zoo), as written."""
+    rows = [  # model, variant, batch, size, wall ms, speedup, kernels
+        ("pointwise_heavy", "eager", 1024, "default", 0.529, 1.0, 35),
+        ("pointwise_heavy", "compile", 1024, "default", 0.156, 3.40, 1),
+        ("matmul_heavy", "eager", 1024, "default", 2.757, 1.0, 8),
+        ("matmul_heavy", "compile", 1024, "default", 2.813, 0.980, 8),
+        ("mlp", "eager", 128, "default", 0.165, 1.0, 10),
+        ("mlp", "compile", 128, "default", 0.378, 0.435, 8),
+        ("gelu", "eager", 4096, "dim65536", 7.80, 1.0, 9),
+        ("gelu", "aten_op", 4096, "dim65536", 0.718, 10.87, 1),
+        ("gelu", "compile", 4096, "dim65536", 0.726, 10.74, 1),
+        ("gelu", "cuda_seed", 4096, "dim65536", 1.677, 4.65, 1),
+        ("gelu", "triton_seed", 4096, "dim65536", 0.720, 10.84, 1),
+        ("lstm_cell", "eager", 1024, "default", 0.570, 1.0, 13),
+        ("lstm_cell", "cudnn_lstm", 1024, "default", 0.383, 1.49, 3),
+        ("mlp_small", "eager", 128, "default", 0.140, 1.0, 5),
+    ]
+    sp = pd.DataFrame(rows, columns=["model", "variant", "batch", "size", "wall_time_per_iter_ms",
+                                     "speedup_paired", "kernels_per_iter"])
+    sp["mode"], sp["dtype"], sp["status"], sp["device"], sp["backend"] = "inference", "float32", "ok", device, "nsys"
+    runs = sp.drop(columns=["speedup_paired"]).assign(
+        gpu="NVIDIA H100 80GB HBM3", repeat=0, launch_api_us=6.99, median_kernel_us=1.66, short_kernel_share=1.0)
+    costs = pd.DataFrame([dict(model="mlp_small", batch=128, mode="inference", dtype="float32", size="default",
+                               bytes_unfused=199428)])
+    return Sweep(runs, sp, costs)
+
+
+def test_evaluate_gpu_tables():
+    res = {r.claim["id"]: r for r in R.evaluate(R.load_claims(), _tables())}
+    assert res["pointwise_10x"].verdict == V.DIRECTION
+    assert res["matmul_1x"].verdict == V.HOLDS
+    assert res["launches_35_to_1"].verdict == V.HOLDS
+    assert res["launch_bound_kernels"].verdict == V.HOLDS
+    assert res["mlp_small_batch"].verdict == V.HOLDS
+    assert res["gelu_ordering"].verdict == V.DIRECTION
+    assert res["lstm_cudnn_4x"].verdict == V.DIRECTION
+    assert res["mlp_memory_traffic"].verdict == V.HOLDS
+    assert res["deep_mlp_layers"].verdict == V.NOT_MEASURED
+    assert res["pointwise_10x"].ratio[:2] == (10.9, 3.40)
+
+
+def test_cpu_sweep_says_what_needs_a_gpu(tmp_path):
+    sweep = _tables(device="cpu")
+    res = R.evaluate(R.load_claims(), sweep)
+    gpu = {r.claim["id"] for r in res if r.verdict == V.NOT_ON_DEVICE}
+    assert gpu == {c["id"] for c in R.load_claims() if c["needs"] == "gpu"}
+    assert {r.claim["id"]: r.verdict for r in res}["launches_35_to_1"] == V.HOLDS
+    md = R.markdown(res, sweep.hardware(), sweep.device)
+    assert "This is a CPU run" in md and "| claim | source | published (hardware)" in md
+    n = R.figure(res, sweep.hardware(), str(tmp_path / "f.png"), str(tmp_path / "f.svg"))
+    assert n >= 1 and (tmp_path / "f.png").stat().st_size > 0 and (tmp_path / "f.svg").exists()
+
+
+def test_nearest_batch_is_said():
+    sweep = _tables()
+    d, where = sweep.pick("mlp", ["eager", "compile"], 256, "default", "inference")
+    assert set(d["batch"]) == {128} and "batch 128" in where
+
+
+@pytest.mark.slow
+def test_cpu_target_end_to_end(tmp_path):
+    """snakemake reproduction --configfile config/reproduction-cpu.yaml (a few minutes)."""
+    out = tmp_path / "res"
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    p = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", "reproduction",
+                        "--configfile", "config/reproduction-cpu.yaml", "--config", f"results={out}"],
+                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stderr[-3000:]
+    md = (out / "reproduction.md").read_text()
+    assert "needs a GPU" in md and "**holds**" in md
+    assert (out / "figures" / "reproduction" / "all.png").exists()

@@ -1,0 +1,15 @@
+"""Snakemake adapter: reproduction.md and its figure (fusionlab.analysis.report.reproduction)."""
+import contextlib
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1]))  # noqa: F821  (the project root)
+
+from fusionlab.analysis.report.reproduction import write
+
+i, o = snakemake.input, snakemake.output  # noqa: F821
+with open(snakemake.log[0], "w") as log, contextlib.redirect_stderr(log):  # noqa: F821
+    results = write(i.runs, i.speedups, i.costs, i.peaks or None, snakemake.params.runs_root,  # noqa: F821
+                    o.md, o.png, o.svg)
+    for r in results:
+        print(f"{r.claim['id']}: {r.verdict}", file=log)
