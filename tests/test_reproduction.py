@@ -1,6 +1,6 @@
 """The source texts' claims against a sweep: verdict rules, the claims file, the evaluation
 on small tables built from real numbers (an H100 zoo sweep and a CPU smoke sweep), the
-report and figure, and the CPU target end to end (slow)."""
+report and figure, and the reproduction of the session's smoke sweep (slow)."""
 import os
 import subprocess
 import sys
@@ -11,6 +11,7 @@ import pytest
 from fusionlab.analysis.report import reproduction as R
 from fusionlab.analysis.report.reproduction import verdict as V
 from fusionlab.analysis.report.reproduction.measure import Sweep
+from test_workflow import smoke   # noqa: F401  (the session's smoke sweep)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -125,14 +126,22 @@ def test_nearest_batch_is_said():
 
 
 @pytest.mark.slow
-def test_cpu_target_end_to_end(tmp_path):
-    """snakemake reproduction --configfile config/reproduction-cpu.yaml (a few minutes)."""
-    out = tmp_path / "res"
-    env = {**os.environ, "PYTHONPATH": ROOT}
-    p = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", "reproduction",
-                        "--configfile", "config/reproduction-cpu.yaml", "--config", f"results={out}"],
-                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
-    assert p.returncode == 0, p.stderr[-3000:]
-    md = (out / "reproduction.md").read_text()
-    assert "needs a GPU" in md and "**holds**" in md
-    assert (out / "figures" / "reproduction" / "all.png").exists()
+@pytest.mark.smoke_reader
+def test_reproduction_of_the_smoke_sweep(smoke, tmp_path):
+    """What the reproduction rule writes for a CPU sweep (the smoke sweep's own tables):
+    the GPU claims said so, the kernel-count claim judged. The target's DAG on its own
+    CPU config builds without running it."""
+    t = f"{smoke.res}/tables"
+    out = R.write(f"{t}/runs.csv", f"{t}/speedups.csv", f"{t}/costs.csv", f"{smoke.res}/device/peaks.json",
+                  f"{smoke.res}/runs", str(tmp_path / "reproduction.md"), str(tmp_path / "r.png"),
+                  str(tmp_path / "r.svg"))
+    verdicts = {r.claim["id"]: r.verdict for r in out}
+    assert verdicts["launches_35_to_1"] == V.HOLDS
+    assert {k for k, v in verdicts.items() if v == V.NOT_ON_DEVICE} == \
+        {c["id"] for c in R.load_claims() if c["needs"] == "gpu"}
+    md = (tmp_path / "reproduction.md").read_text()
+    assert "needs a GPU" in md and "**holds**" in md and (tmp_path / "r.png").stat().st_size > 0
+    p = subprocess.run([sys.executable, "-m", "snakemake", "-n", "reproduction", "--configfile",
+                        "config/reproduction-cpu.yaml", "--config", f"results={tmp_path / 'res'}"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0 and "reproduction_report" in p.stdout, p.stdout[-2000:] + p.stderr[-2000:]

@@ -1,9 +1,5 @@
 """Snakemake adapter: reproduction.md and its figure (fusionlab.analysis.report.reproduction)."""
 import contextlib
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1]))  # noqa: F821  (the project root)
 
 from fusionlab.analysis.report.reproduction import write
 
