@@ -17,7 +17,7 @@ WHOLE = "(whole report)"
 
 
 def _f(v, fmt="{:.3f}") -> str:
-    return "-" if v is None else fmt.format(v)
+    return "-" if v is None or v != v else fmt.format(v)
 
 
 def rows(doc: dict) -> list[dict]:
@@ -44,8 +44,8 @@ def rows(doc: dict) -> list[dict]:
 def text(doc: dict) -> str:
     """The document as the module doc's table."""
     w = io.StringIO()
-    w.write(f"{doc['file']}: {doc['backend']} {doc.get('tool_version') or ''}, {doc['device']}"
-            f"{', ' + doc['gpu'] if doc.get('gpu') else ''}\n")
+    tool = " ".join(x for x in (doc["backend"], doc.get("tool_version")) if x)
+    w.write(f"{doc['file']}: {tool}, {doc['device']}{', ' + doc['gpu'] if doc.get('gpu') else ''}\n")
     for n in doc.get("notes", []):
         w.write(f"note: {n}\n")
     r = rows(doc)
