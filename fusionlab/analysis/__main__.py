@@ -12,8 +12,10 @@ under both attribution rules, labelled: "process" (every kernel the range's proc
 launched while the range was open: autograd's backward thread, CUDA graph replays) and
 "same_thread" (nsys's nvtx_gpu_proj rule: only the range's own thread). The two differ
 where other threads launch work; the pipeline's own numbers use "process".
-An nsys export is read in one streamed pass (analysis.run.stream): about 3 s and 150 MB for
-a million kernels (benchmarks/million_kernels.py).
+The ranges' metrics come from one streamed pass over an nsys export (analysis.run.stream:
+about 3 s and 150 MB for a million kernels, benchmarks/million_kernels.py); the
+projection and (whole report) add two passes over the kernels, and the per-stream
+breakdown holds every GPU activity in memory (readers.gpu_ops).
 Every range also gets its GPU-side projection and the busy and idle shares over the
 window that holds its work (analysis.run.projection: a range that only launches work is
 judged over the work, not over its CPU-side span). `(whole report)` is the whole
