@@ -1,8 +1,9 @@
-"""Per-NVTX-range metrics of any nsys report (or torch.profiler trace), as JSON.
+"""Per-range metrics of any nsys report or torch.profiler trace: a table on a terminal,
+else JSON (--json forces it, --csv gives CSV).
 
     python -m fusionlab.analysis report.sqlite            # nsys SQLite export
     python -m fusionlab.analysis report.nsys-rep          # exported to SQLite first (needs nsys)
-    python -m fusionlab.analysis trace.json               # torch.profiler Chrome trace
+    python -m fusionlab.analysis trace.json[.gz]          # torch.profiler Chrome trace (gzipped or not)
     python -m fusionlab.analysis diff A B                 # kernel diff of two runs (run folders or profiles)
     python -m fusionlab.analysis compare RES_A RES_B --out DIR   # two sweeps: compare.csv + figure
 
@@ -11,8 +12,18 @@ under both attribution rules, labelled: "process" (every kernel the range's proc
 launched while the range was open: autograd's backward thread, CUDA graph replays) and
 "same_thread" (nsys's nvtx_gpu_proj rule: only the range's own thread). The two differ
 where other threads launch work; the pipeline's own numbers use "process".
-An nsys export is read in one streamed pass (analysis.run.stream): about 3 s and 150 MB for
-a million kernels (benchmarks/million_kernels.py).
+The ranges' metrics come from one streamed pass over an nsys export (analysis.run.stream:
+about 3 s and 150 MB for a million kernels, benchmarks/million_kernels.py); the
+projection and (whole report) add two passes over the kernels, and the per-stream
+breakdown holds every GPU activity in memory (readers.gpu_ops).
+Every range also gets its GPU-side projection and the busy and idle shares over the
+window that holds its work (analysis.run.projection: a range that only launches work is
+judged over the work, not over its CPU-side span). `(whole report)` is the whole
+profile's GPU activity, always present where there are kernels and the only entry of a
+profile without ranges (analysis.run.whole), with its top kernels and HTA's temporal and
+per-stream idle breakdowns. A torch.profiler trace's ranges are its ProfilerStep#N steps
+(one range, `ProfilerStep`) and its record_function annotations (readers.torch_trace).
+docs/analyse.md describes the output.
 A file that cannot be analysed gives a one-line reason and exit status 2.
 """
 from __future__ import annotations
@@ -25,9 +36,22 @@ import subprocess
 import sys
 import tempfile
 
-from fusionlab.analysis.run import metrics
+from fusionlab.analysis.run import render as table
+from fusionlab.analysis.readers import gpu_ops, torch_trace
+from fusionlab.analysis.readers.trace import Chunks, ReportError, Trace
+from fusionlab.analysis.run import fields as F
+from fusionlab.analysis.run import metrics, projection, stream, whole
 from fusionlab.analysis.run.run_metrics import load_profile
-from fusionlab.analysis.readers.trace import ReportError
+
+WINDOWS = {
+    "range": "the range's CPU-side start to end (duration_ms, wall_time_per_iter_ms, gpu_busy_fraction, "
+             "idle_*_frac, bound; cpu_ms_per_instance)",
+    "projection": "first kernel start to last kernel end of the kernels launched inside the range "
+                  "(gpu_proj_*, as nsys nvtx_gpu_proj_sum)",
+    "work": "per instance, the range's CPU-side window where its kernels all end inside it, else its projection; "
+            "`window` names which (window_busy_fraction, window_idle_*_frac, window_bound)",
+    "activity": "(whole report): each process's first kernel launch call to its last kernel end",
+}
 
 
 def export_sqlite(rep: str, out: str) -> str:
@@ -48,19 +72,50 @@ def analyse(path: str) -> dict:
         raise ReportError(f"{path}: no such file")
     if path.endswith(".nsys-rep"):
         with tempfile.TemporaryDirectory() as d:
-            return analyse_profile(path, load_profile(export_sqlite(path, os.path.join(d, "report.sqlite"))))
-    return analyse_profile(path, load_profile(path))
+            sql = export_sqlite(path, os.path.join(d, "report.sqlite"))
+            return analyse_profile(path, load_profile(sql), sql)
+    if path.endswith(".json.gz"):
+        return analyse_profile(path, torch_trace.load(path), path)
+    return analyse_profile(path, load_profile(path), path)
 
 
-def analyse_profile(path: str, trace) -> dict:
-    """analyse() of an opened profile (a streamed nsys export or a Trace): one pass."""
-    views, _ = metrics.views(trace)
-    out = {name: {a: metrics.clean(m) for a, m in v.items()} for name, v in views.items()}
-    return {"file": path, "backend": trace.backend, "device": trace.device,
-            "tool_version": trace.tool_version, "gpu": trace.gpu,
-            "attribution": {"process": "kernels launched by any thread of the range's process while it was open",
-                            "same_thread": "kernels launched by the range's own thread (nsys nvtx_gpu_proj_trace)"},
-            "ranges": out}
+def analyse_profile(path: str, trace, source: str | None = None) -> dict:
+    """analyse() of an opened profile (a streamed nsys export or a Trace); source: the
+    file its GPU activities are read from (readers.gpu_ops; None: not read)."""
+    report = Chunks(trace) if isinstance(trace, Trace) else trace
+    keys = F.range_keys(report)
+    aug, has_kernels = whole.with_activity(report)
+    targets = keys + ([(whole.WHOLE, None)] if has_kernels else [])
+    tables = [(whole.WHOLE, None, "process")] if has_kernels else []
+    views, kt = stream.views(aug, targets, F.ATTRIBUTIONS, tables)
+    proj = projection.projections(report, keys)
+    out = {}
+    for k in (F.key(n, d) for n, d in keys):
+        out[k] = {a: {**metrics.clean(m), **proj[k][a]} for a, m in views[k].items()}
+    doc = {"file": path, "backend": trace.backend, "device": trace.device,
+           "tool_version": trace.tool_version, "gpu": trace.gpu,
+           "attribution": {"process": "kernels launched by any thread of the range's process while it was open",
+                           "same_thread": "kernels launched by the range's own thread (nsys nvtx_gpu_proj_trace)"},
+           "ranges": out}
+    notes = []
+    if not keys:
+        what = "NVTX ranges" if trace.backend == "nsys" else "ProfilerStep markers or record_function annotations"
+        notes.append(f"no {what} in this profile: (whole report) covers all of its "
+                     f"{'GPU ' if trace.device == 'cuda' else ''}work")
+    late = [k for k, v in out.items() if v["process"].get("instances_gpu_after_range")]
+    if late:
+        notes.append(f"GPU work outlives its range in {', '.join(late)}: their busy share and bound are judged over "
+                     "the work's projection (window column)")
+    if has_kernels:
+        out[whole.WHOLE] = {"process": {**metrics.clean(views[whole.WHOLE]["process"]), "window": "activity"}}
+        doc["whole_report"] = {"top_kernels": whole.top_kernels(kt[(whole.WHOLE, None, "process")])}
+        if source and trace.device == "cuda":
+            ops = gpu_ops.nsys(source) if trace.backend == "nsys" else torch_trace.gpu_ops(source)
+            if len(ops):
+                doc["whole_report"].update(whole.gpu_breakdown(ops))
+    doc["windows"] = WINDOWS
+    doc["notes"] = notes
+    return doc
 
 
 def main_diff(argv) -> int:
@@ -103,12 +158,22 @@ def main(argv=None) -> int:
             print(f"error: {e}", file=sys.stderr)
             return 2
     p = argparse.ArgumentParser(prog="python -m fusionlab.analysis", description=__doc__.split("\n\n")[0])
-    p.add_argument("report", nargs="+", help=".sqlite, .nsys-rep or torch trace .json")
+    p.add_argument("report", nargs="+", help=".sqlite, .nsys-rep or torch trace .json / .json.gz")
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="JSON (the default when the output is not a terminal)")
+    fmt.add_argument("--csv", action="store_true", help="CSV: one row per range and attribution")
     a = p.parse_args(argv)
+    mode = "json" if a.json else "csv" if a.csv else "table" if sys.stdout.isatty() else "json"
     status = 0
-    for path in a.report:
+    for i, path in enumerate(a.report):
         try:
-            print(json.dumps(analyse(path), indent=2))
+            doc = analyse(path)
+            if mode == "json":
+                print(json.dumps(doc, indent=2))
+            elif mode == "csv":
+                sys.stdout.write(table.csv(doc, header=i == 0))
+            else:
+                print(table.text(doc))
         except ReportError as e:
             print(f"error: {e}", file=sys.stderr)
             status = 2

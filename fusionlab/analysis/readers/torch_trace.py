@@ -6,9 +6,16 @@ and no launch calls: a "CPU kernel" is an outermost operator on its thread that 
 a view/metadata op or a compiler wrapper, and it counts as its own launch.
 Inductor's generated C++ kernels appear as such operators (cpp_fused_*) because the
 runner turns on inductor's cpp.enable_kernel_profile.
+
+Ranges are the trace's CPU-side annotations ("cat": "user_annotation"): the pipeline's own
+("fusionlab:NAME", domain fusionlab), torch.profiler's step markers ProfilerStep#N (one
+range STEP_RANGE, an instance per step) and every other record_function annotation under
+its own name (no domain). A trace gzipped as torch.profiler writes it (.json.gz) is read
+as it is.
 """
 from __future__ import annotations
 
+import gzip
 import json
 import os
 
@@ -28,6 +35,10 @@ WRAPPER_PREFIXES = ("TorchDynamo", "Torch-Compiled Region", "Pregraph", "AOTDisp
                     "## Call CompiledFxGraph", "CompiledFunction", "autograd::", "Optimizer.")
 
 
+STEP_RANGE = "ProfilerStep"   # torch.profiler's ProfilerStep#N markers, one range
+GPU_CATS = {"kernel": "kernel", "gpu_memcpy": "memcpy", "gpu_memset": "memset"}
+
+
 def _ns(us) -> int:
     return int(round(float(us) * 1000))
 
@@ -35,20 +46,14 @@ def _ns(us) -> int:
 def load(path: str) -> Trace:
     if not os.path.exists(path):
         raise ReportError(f"{path}: no such file")
-    try:
-        with open(path) as f:
-            doc = json.load(f)
-        events = doc["traceEvents"] if isinstance(doc, dict) else doc
-        events = [e for e in events if isinstance(e, dict) and e.get("ph") == "X"]
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise ReportError(f"{path}: not a torch.profiler Chrome trace ({type(e).__name__}: {str(e)[:80]})") from None
+    doc, events = _events(path)
     rng, api, kern, ops = [], [], [], []
     for e in events:
         cat, name = e.get("cat", ""), e.get("name", "")
         start = _ns(e["ts"]); end = start + _ns(e.get("dur", 0))
         tid = int(e["tid"]) if str(e.get("tid", "")).lstrip("-").isdigit() else 0
-        if cat == "user_annotation" and name.startswith(R.DOMAIN + ":"):
-            rng.append((name.split(":", 1)[1], R.DOMAIN, start, end, tid))
+        if cat == "user_annotation":
+            rng.append(_range(name) + (start, end, tid))
         elif cat in ("cuda_runtime", "cuda_driver"):
             api.append((name, start, end, tid, bool(LAUNCH_API.match(name)),
                         (e.get("args") or {}).get("correlation")))
@@ -71,6 +76,48 @@ def load(path: str) -> Trace:
                  api=api_df[API_COLUMNS] if len(api_df) else empty(API_COLUMNS),
                  kernels=k[KERNEL_COLUMNS].sort_values("start", ignore_index=True),
                  tool_version=(doc.get("deviceProperties") and None) if isinstance(doc, dict) else None)
+
+
+def _events(path: str):
+    """The trace document and its complete ("ph": "X") events; gzip read by its magic bytes."""
+    try:
+        with open(path, "rb") as f:
+            gz = f.read(2) == b"\x1f\x8b"
+        with (gzip.open(path, "rt") if gz else open(path)) as f:
+            doc = json.load(f)
+        events = doc["traceEvents"] if isinstance(doc, dict) else doc
+        return doc, [e for e in events if isinstance(e, dict) and e.get("ph") == "X"]
+    except (OSError, EOFError, ValueError, KeyError, TypeError) as e:
+        raise ReportError(f"{path}: not a torch.profiler Chrome trace ({type(e).__name__}: {str(e)[:80]})") from None
+
+
+def _range(name: str) -> tuple[str, str]:
+    """(name, domain) of a user annotation (module doc)."""
+    if name.startswith(R.DOMAIN + ":"):
+        return name.split(":", 1)[1], R.DOMAIN
+    if name.startswith(STEP_RANGE + "#"):
+        return STEP_RANGE, ""
+    return name, ""
+
+
+def gpu_ops(path: str) -> pd.DataFrame:
+    """Every GPU activity of the trace (kernels, memcpy, memset): readers.gpu_ops.COLUMNS,
+    launch_start from the runtime call of the same correlation id (-1 without one)."""
+    from fusionlab.analysis.readers.gpu_ops import COLUMNS, frame
+    _, events = _events(path)
+    calls, rows = {}, []
+    for e in events:
+        cat, args = e.get("cat", ""), e.get("args") or {}
+        if cat in ("cuda_runtime", "cuda_driver") and args.get("correlation") is not None:
+            tid = int(e["tid"]) if str(e.get("tid", "")).lstrip("-").isdigit() else 0
+            calls.setdefault(args["correlation"], (_ns(e["ts"]), tid))
+        elif cat in GPU_CATS:
+            start = _ns(e["ts"])
+            rows.append([GPU_CATS[cat], e.get("name", ""), start, start + _ns(e.get("dur", 0)),
+                         int(args.get("device", 0) or 0), int(args.get("stream", 0) or 0), args.get("correlation")])
+    for r in rows:
+        r[6:] = calls.get(r[6], (-1, -1))
+    return frame(rows, COLUMNS)
 
 
 def _cpu_kernels(ops) -> pd.DataFrame:
