@@ -226,6 +226,10 @@ def test_regenerate_from_the_recorded_profiles(smoke, tmp_path):
     assert "profile_torch" not in p.stdout + p.stderr
     assert {p: os.path.getmtime(p) for p in before} == before
     pd.testing.assert_frame_equal(pd.read_csv(f"{res}/tables/runs.csv"), smoke.runs)
+    # the same bytes as the sweep wrote: every table (rows in config order) and the summary
+    for name in sorted(os.listdir(f"{smoke.res}/tables")) + ["../summary.md", "../figures/fusion_map.html"]:
+        with open(f"{smoke.res}/tables/{name}", "rb") as a, open(f"{res}/tables/{name}", "rb") as b:
+            assert a.read() == b.read(), name
     check_analysis_outputs(res)
     snake("--report", f"{res}/report.html", "--configfile", "config/smoke.yaml", "--config", f"results={res}")
     assert os.path.getsize(f"{res}/report.html") > 100_000
