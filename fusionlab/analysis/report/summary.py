@@ -148,8 +148,8 @@ def _setup(runs: pd.DataFrame, sp: pd.DataFrame, peaks: dict | None) -> list[str
 
 def _title(runs: pd.DataFrame) -> str:
     first = runs.iloc[0] if len(runs) else {}
-    where = first.get("gpu") if first.get("device") == "cuda" and first.get("gpu") == first.get("gpu") \
-        else first.get("device")
+    gpu = first.get("gpu")
+    where = gpu if first.get("device") == "cuda" and isinstance(gpu, str) else first.get("device")
     models = ", ".join(sorted(set(runs["model"].astype(str)))) if len(runs) else ""
     return f"# fusionlab sweep: {models} on {where} ({first.get('backend')})"
 
@@ -187,10 +187,10 @@ def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks:
     ok = runs[runs["status"] == "ok"]
     if "profiler_overhead" in ok and ok["profiler_overhead"].notna().any():
         g = ok.groupby(["model", "variant", "batch", "size"])[
-            ["untraced_wall_time_per_iter_ms", "traced_wall_time_per_iter_ms", "profiler_overhead"]].median()
+            ["wall_time_per_iter_ms", "traced_wall_time_per_iter_ms", "profiler_overhead"]].median()
         g = g.reset_index()
         t = pd.DataFrame({"model": g["model"], "variant": g["variant"], "batch": g["batch"], "size": g["size"],
-                          "untraced": g["untraced_wall_time_per_iter_ms"].map(fmt_time),
+                          "untraced": g["wall_time_per_iter_ms"].map(fmt_time),
                           "traced": g["traced_wall_time_per_iter_ms"].map(fmt_time),
                           "traced / untraced": g["profiler_overhead"].map(lambda x: f"{x:.2f}x")})
         out += ["## The profiler's own cost", "",

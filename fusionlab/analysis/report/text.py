@@ -60,4 +60,4 @@ def across(r) -> str:
         return ""
     lo = r.get("speedup_across_lo")
     ci = f" [{lo:.2f}, {r['speedup_across_hi']:.2f}]" if lo is not None and lo == lo else ""
-    return f"{a:.2f}x{ci}"
+    return f"across processes {a:.2f}x{ci}"
