@@ -48,7 +48,6 @@ def _numbers(name, t, model) -> dict:
     n = {"model": model or "every model", "best": _best(t, model), "verdicts": _verdicts(t, model),
          "configs": len(ok.groupby(list(tables.GROUP), dropna=False)) if len(ok) else 0,
          "variants": ", ".join(sorted(set(ok["variant"]))) or "none",
-         "fastest": fmt_time(ok["wall_ms"].min()) if len(ok) else "", "slowest": fmt_time(ok["wall_ms"].max()) if len(ok) else "",
          "host_max": f"{100 * ok['host_share'].max():.0f}%" if ok["host_share"].notna().any() else "n/a",
          "setup": _setup(t), "ci_min": sweep_headline.CI_MIN}
     if name == "compile_cost":

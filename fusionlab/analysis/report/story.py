@@ -71,7 +71,8 @@ def opening_md(h: pd.DataFrame) -> list[str]:
             why = comes_from(r)
             beside = " timed beside it" if r["estimator"] == "paired" else ""
             lines.append(f"at {at} **{r['variant']}** is fastest, {speedup(r)}: {fmt_time(r['wall_ms'])} per "
-                         f"iteration against eager's {fmt_time(r['eager_wall_ms'])}{beside}" + (f"; {why}" if why else ""))
+                         f"iteration against eager's {fmt_time(r['eager_wall_ms'])}{beside}"
+                         + (f"; {why}" if why else ""))
         out.append(f"- **{model}**: " + "; ".join(lines) + ".")
     return out + [""]
 
@@ -158,7 +159,8 @@ def saved_md(h: pd.DataFrame) -> list[str]:
            "paired: the variant's wall time x the paired speedup) split into parts that add up to it: "
            "**exposed host time** (host and launch time the GPU no longer waits for), **memory traffic "
            "removed** (bytes removed / copy bandwidth, at most the kernel time saved), **other kernel time** "
-           "and the **remainder** (kernel wait, final synchronize; with a paired speedup also the host-speed difference between eager's processes and the variant's). Figure `speedup_breakdown`.", ""]
+           "and the **remainder** (kernel wait, final synchronize; with a paired speedup also the host-speed "
+           "difference between eager's processes and the variant's). Figure `speedup_breakdown`.", ""]
     d = tables.with_size(h[(h["variant"] != "eager") & h["saved_ms"].notna()])
     if d.empty:
         return out + ["No configuration with both eager and a variant ok.", ""]

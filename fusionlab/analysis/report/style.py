@@ -22,6 +22,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter  # noqa: E402
 
+from fusionlab.analysis.report.text import fmt_time  # noqa: E402,F401  (one way to write a time)
 from fusionlab.analysis.sweep import registry_data  # noqa: E402
 
 plt.rcParams.update({"svg.fonttype": "none", "font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8,
@@ -104,17 +105,6 @@ def time_unit(ms_values) -> tuple[float, str]:
     finite = [abs(v) for v in ms_values if v == v]
     return (1e3, "us") if finite and max(finite) < 1 else (1.0, "ms")
 
-
-def fmt_time(ms: float) -> str:
-    """A time in ms written in the unit that fits it (us below 1 ms, s from 1000 ms)."""
-    if ms != ms:
-        return ""
-    a = abs(ms)
-    if a >= 1000:
-        return f"{ms / 1e3:.3g} s"
-    if a >= 1:
-        return f"{ms:.3g} ms"
-    return f"{ms * 1e3:.3g} us"
 
 
 def plain(v, _pos=None) -> str:

@@ -213,7 +213,8 @@ def crossings(h: pd.DataFrame) -> pd.DataFrame:
                              f"({sa:.2f}x -> {sb:.2f}x)")
         if not steps:
             where = f"{name} {vals[0]:g} to {vals[-1]:g}"
-            steps = [f"beats eager at every swept {where}" if s[0] >= 1 else f"does not beat eager at any swept {where}"]
+            steps = [f"beats eager at every swept {where}" if s[0] >= 1
+                     else f"does not beat eager at any swept {where}"]
         unsure = [f"{x:g}" for x, v in zip(vals, verd) if v == "inconclusive"]
         rows.append({"model": key[0], "variant": key[1], "axis": axis, "fixed": fixed,
                      "values": " ".join(f"{x:g}" for x in vals), "speedups": " ".join(f"{x:.2f}" for x in s),

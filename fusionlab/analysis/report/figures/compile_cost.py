@@ -71,8 +71,7 @@ def compile_cost(t, model):
                                   in zip(it, even)], fontsize=6.5, padding=2)
         a.set_xticks(range(len(even)))
         a.set_xticklabels([e[0] for e in even], rotation=90, fontsize=6)
-        a.set_ylabel("iterations to pay back the compile (compile latency / time saved per iteration)")
-        a.yaxis.label.set_fontsize(7)
+        a.set_ylabel("iterations to pay back the compile")
         if np.isfinite(it).any() and np.nanmax(it) / max(np.nanmin(it), 1e-9) > 50:
             style.log_axis(a, "y"); style.fit_log_ticks(a, "y")
         a.margins(y=0.15)

@@ -25,7 +25,7 @@ def crossover(t, model):
     axes_swept = list(dict.fromkeys(a for _, a, _, _ in slices))
     rows_n = max(sum(d["variant"].nunique() for _, a, _, d in slices if a == ax) for ax in axes_swept)
     cols_n = max(len(set().union(*[set(d[ax]) for _, a, _, d in slices if a == ax])) for ax in axes_swept)
-    fig, axs = style.figure(len(axes_swept), w=2.6 + 0.75 * cols_n, h=1.4 + 0.32 * rows_n)
+    fig, axs = style.figure(len(axes_swept), w=4.2 + 0.8 * cols_n, h=1.6 + 0.34 * rows_n)
     for ax, axis in zip(axs, axes_swept):
         mine = [(m, f, d) for m, a, f, d in slices if a == axis]
         values = sorted(set().union(*[set(d[axis]) for _, _, d in mine]))
@@ -51,6 +51,7 @@ def crossover(t, model):
         ax.set_yticks(range(len(labels))); ax.set_yticklabels([lab for lab, _ in labels], fontsize=7)
         for tick, (_, v) in zip(ax.get_yticklabels(), labels):
             tick.set_color(variant_colour(v))
-        ax.set_xlabel(f"{style.xlabel(axis)} (red: faster than eager, blue: slower; ?: interval holds 1)")
-    style.title(fig, "Speedup over eager along each swept axis (crossover where the colour turns)", t, model)
+        ax.set_xlabel(style.xlabel(axis))
+        ax.set_title("red: faster than eager, blue: slower; ?: interval holds 1", fontsize=6.5, color="0.3")
+    style.title(fig, "Speedup over eager along the swept axis", t, model)
     return fig

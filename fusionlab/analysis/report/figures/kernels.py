@@ -65,7 +65,8 @@ def kernel_durations(t, model):
         ax.set_xlabel("duration per call (us); written: per call x calls per iteration")
         total = d[d["variant"] == v]["time_per_iter_us"].sum()
         more = f"; {len(rest)} more: {style.fmt_time(rest['time_per_iter_us'].sum() / 1e3)}" if len(rest) else ""
-        ax.set_title(f"{v}: {len(g) + len(rest)} kernels, {style.fmt_time(total / 1e3)} per iteration{more}", fontsize=7,
+        ax.set_title(f"{v}: {len(g) + len(rest)} kernels, {style.fmt_time(total / 1e3)} per iteration{more}",
+                     fontsize=7,
                      color=variant_colour(v))
     style.title(fig, f"Duration of each {_what(t)[:-1]} at {style.xlabel(axis)} {d[axis].max():g}"
                 f"{style.at(fixed)}", t, model)

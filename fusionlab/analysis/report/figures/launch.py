@@ -34,7 +34,8 @@ def launch_overhead(t, model):
         bx.plot(g[axis], 100 * g["host_share"], marker="o", color=c, label=v)
         for x, y, per in zip(g[axis], 100 * g["host_share"], g["host_per_launch_us"]):
             if per == per:
-                bx.annotate(f"{style.fmt_time(per / 1e3)}/launch", (x, y), xytext=(3, 3), textcoords="offset points", fontsize=5.5,
+                bx.annotate(f"{style.fmt_time(per / 1e3)}/launch", (x, y), xytext=(3, 3), textcoords="offset points",
+                            fontsize=5.5,
                             color=c)
     for a in (ax, bx):
         style.log_axis(a, "x", base=2)

@@ -13,7 +13,7 @@ from fusionlab.analysis.report.style import variant_colour, variant_order
 PART_COLOURS = {"host_saved_ms": "#dd8452", "traffic_ms": "#55a868", "kernels_saved_ms": "#4c72b0",
                 "remainder_ms": "#9a9a9a"}
 PART_LABELS = {"host_saved_ms": "exposed host time", "traffic_ms": "memory traffic removed",
-               "kernels_saved_ms": "other kernel time", "remainder_ms": "other idle"}
+               "kernels_saved_ms": "other kernel time", "remainder_ms": "remainder"}
 
 
 def _variants(t, model):
@@ -101,7 +101,7 @@ def speedup_breakdown(t, model):
     wall time: saved above zero, added below, the total as a diamond labelled with the
     headline speedup."""
     w = _variants(t, model)
-    w = w[w["saved_ms"].notna() & (w["eager_wall_ms"] > 0)]
+    w = w[w["saved_ms"].notna()]
     if w.empty:
         raise style.NoData("no configuration with both eager and a variant ok")
     w, axis, fixed = main_axis(w)
@@ -109,13 +109,13 @@ def speedup_breakdown(t, model):
     w = w.sort_values([axis, "_o"]).reset_index(drop=True)
     fig, (ax,) = style.figure(w=max(5.8, 2.6 + 0.75 * len(w)), h=4.4)
     x = np.arange(len(w))
-    base = w["eager_wall_ms"].to_numpy()
+    f, unit = style.time_unit(w[["saved_ms", *PART_COLOURS]].abs().max(axis=1))
     pos, neg = np.zeros(len(w)), np.zeros(len(w))
     for part, colour in PART_COLOURS.items():
-        v = 100 * w[part].fillna(0).to_numpy() / base
+        v = f * w[part].fillna(0).to_numpy()
         ax.bar(x, v, 0.62, bottom=np.where(v >= 0, pos, neg), color=colour, label=PART_LABELS[part])
         pos, neg = pos + np.clip(v, 0, None), neg + np.clip(v, None, 0)
-    tot = 100 * w["saved_ms"].to_numpy() / base
+    tot = f * w["saved_ms"].to_numpy()
     ax.scatter(x, tot, marker="D", color="k", s=26, zorder=3, label="total saved")
     for i, r in w.iterrows():
         ax.annotate(f"{r['speedup']:.2f}x\n{style.fmt_time(r['saved_ms'])}", (i, max(pos[i], tot[i])),
@@ -127,7 +127,7 @@ def speedup_breakdown(t, model):
     ax.set_xticks(x); ax.set_xticklabels(labels, fontsize=7, rotation=90 if many else 0)
     for tick, v in zip(ax.get_xticklabels(), w["variant"]):
         tick.set_color(variant_colour(v))
-    ax.set_ylabel("time saved per iteration, % of eager's")
+    ax.set_ylabel(f"time saved per iteration ({unit}; below 0: added)")
     lo, hi = min(neg.min(), tot.min(), 0), max(pos.max(), tot.max(), 0)
     ax.set_ylim(lo - 0.08 * (hi - lo) - 1, hi + 0.22 * (hi - lo) + 1)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0, frameon=False)
