@@ -24,6 +24,9 @@ from fusionlab.analysis.report.figures import FIGURES  # noqa: E402
 configfile: "config.yaml"
 
 
+report: "workflow/report/workflow.rst"
+
+
 REGENERATE = bool(config.pop("regenerate", False))
 try:
     CFG = sweep.validate(config)
@@ -95,7 +98,8 @@ include: "workflow/rules/reproduction.smk"
 
 
 
-ANALYSIS = [*TABLES.values(), SUMMARY, FUSION_MAP, *[f for fig in FIGURES for f in figure_files(fig)]]
+ANALYSIS = [*TABLES.values(), HEADLINE, SUMMARY, SUMMARY_HTML, FUSION_MAP,
+            *[f for fig in FIGURES for f in figure_files(fig)]]
 
 
 onstart:

@@ -281,10 +281,14 @@ def test_the_paired_speedup_is_the_median_over_repeats():
     assert sp.loc["compile", "speedup_wall"] == pytest.approx(0.3 / 0.06)
     from fusionlab.analysis.run import run_metrics
     from fusionlab.analysis.report import summary
-    assert "| compile | 5.00x paired [4.80, 5.30] noisy; across" in "\n".join(summary.speedup_md(strict.reset_index()))
-    cell = "\n".join(summary.speedup_md(sp.reset_index()))
-    assert "| compile | 5.00x paired [" in cell and "; across processes 5.00x [" in cell
-    assert "| compile | 5.00x [" in "\n".join(summary.speedup_md(unpaired.reset_index()))
+    from fusionlab.analysis.sweep import headline
+    # the headline speedup alone, its interval named: 3 repeats give their range
+    assert "| compile | 5.00x paired [4.80, 5.30] range of 3, faster, noisy |" in \
+        "\n".join(summary.speedup_md(headline.table(runs, strict.reset_index())))
+    cell = "\n".join(summary.speedup_md(headline.table(runs, sp.reset_index())))
+    assert "| compile | 5.00x paired [4.80, 5.30] range of 3, faster |" in cell and "across" not in cell.split("|", 3)[-1]
+    assert "| compile | 5.00x across processes [" in \
+        "\n".join(summary.speedup_md(headline.table(runs.assign(paired_speedup=None), unpaired.reset_index())))
     # across processes within PAIRED_GAP of paired: not listed; a host that ran at another
     # speed for eager's processes (across 2.5x against paired 5x): listed, with the ratio
     assert summary.host_moved_md(sp.reset_index()) == []
@@ -299,7 +303,7 @@ def test_the_paired_speedup_is_the_median_over_repeats():
     assert lo <= 5.0 <= hi and summary.host_moved_md(wide) == [] and not wide["host_moved"].any()
     # eager failed in its own processes: the paired speedup leads the cell alone
     alone = sp.reset_index().assign(speedup_wall=lambda d: d["speedup_wall"].where(d["variant"] == "eager"))
-    assert "| compile | 5.00x paired [" in "\n".join(summary.speedup_md(alone))
+    assert "| compile | 5.00x paired [" in "\n".join(summary.speedup_md(headline.table(runs, alone)))
     assert summary.host_moved_md(alone) == []
     assert run_metrics.timing_fields({}, {"timing": {"untraced_wall_time_per_iter_ms": 0.06, "paired_speedup": 5.0}},
                                      None)["paired_speedup"] == 5.0

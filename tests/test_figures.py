@@ -1,7 +1,7 @@
 """Every figure is a function of the written tables alone (tables/*.csv and
-device/peaks.json, as the tables rule writes them): drawn from those files copied into an
-empty folder, with the sweep layer's table builders made to fail; and the report layer
-imports no reader."""
+device/peaks.json, as the tables and headline rules write them): drawn from those files
+copied into an empty folder, with the sweep layer's table builders made to fail; no
+figure the sweep's plan lists is drawn empty; and the report layer imports no reader."""
 import ast
 import glob
 import json
@@ -13,9 +13,9 @@ import pytest
 
 from conftest import ROOT
 
-from fusionlab.analysis.report import figures, plots
+from fusionlab.analysis.report import figures, plots, style
 from fusionlab.analysis.run import run_metrics
-from fusionlab.analysis.sweep import decompose, overfusion, scaling, stats, tables
+from fusionlab.analysis.sweep import decompose, headline, overfusion, scaling, shares, stats, tables
 
 FIXTURES = ("mlp_eager", "mlp_compile", "pointwise_heavy_eager", "pointwise_heavy_compile")
 PEAKS = {"copy_bandwidth_Bps": 4.0e12, "matmul_flops": 5.0e13, "device": "cuda"}
@@ -25,7 +25,9 @@ BUILDERS = {tables: ("runs_table", "long_table", "speedups", "crossover", "kerne
             decompose: ("breakdown_wide", "breakdown", "side", "wide_from_long"),
             scaling: ("table", "fit", "bootstrap_k"),
             overfusion: ("kernel_resources", "fused", "bandwidth"),
-            stats: ("median_ci", "ratio_ci", "crossover", "spans")}
+            stats: ("median_ci", "ratio_ci", "crossover", "spans"),
+            headline: ("table", "crossings"),
+            shares: ("split", "per_run", "inputs")}
 
 
 @pytest.fixture
@@ -44,6 +46,7 @@ def written(report, tmp_path):
                          metric_files[-1], kernel_files[-1])
         m = json.loads(open(metric_files[-1]).read())   # the untraced wall time (no timing.json here)
         m["wall_time_per_iter_ms"] = 2.0 if name.endswith("eager") else 1.0
+        m["profiler_overhead"] = m["traced_wall_time_per_iter_ms"] / m["wall_time_per_iter_ms"]
         open(metric_files[-1], "w").write(json.dumps(m))
     costs = pd.DataFrame([{"model": m, "batch": 128, "mode": "inference", "dtype": "float32", "size": "default",
                            "flops": 2e9, "flops_pointwise": 1e6, "bytes_unfused": 4e8, "bytes_fused": 1e8}
@@ -53,6 +56,8 @@ def written(report, tmp_path):
     out = {k: str(build / f"{k}.csv") for k in ("runs", "long", "speedups", "crossover", "kernels",
                                                 "breakdown", "scaling", "kernel_resources")}
     tables.build(metric_files, kernel_files, str(build / "costs.csv"), str(build / "peaks.json"), out)
+    out["headline"] = str(build / "headline.csv")   # the headline rule
+    headline.table(pd.read_csv(out["runs"]), pd.read_csv(out["speedups"]), PEAKS).to_csv(out["headline"], index=False)
     res = tmp_path / "results"
     (res / "tables").mkdir(parents=True)
     (res / "device").mkdir()
@@ -62,6 +67,16 @@ def written(report, tmp_path):
     shutil.copy(build / "peaks.json", res / "device" / "peaks.json")
     shutil.rmtree(build)
     return res
+
+
+def drawn(fig) -> list[str]:
+    """The titles (or indices) of the figure's visible panels that hold no data: no line,
+    marker, bar or image."""
+    empty = []
+    for i, ax in enumerate(a for a in fig.axes if a.get_visible() and a.get_label() != "<colorbar>"):
+        if not (ax.lines or ax.collections or ax.patches or ax.images or ax.containers):
+            empty.append(ax.get_title() or str(i))
+    return empty
 
 
 def _refuse(name):
@@ -79,20 +94,42 @@ def test_every_figure_from_the_written_tables_alone(written, tmp_path, monkeypat
     tab = written / "tables"
     t = plots.load_tables(tab / "runs.csv", tab / "speedups.csv", tab / "crossover.csv",
                           written / "device" / "peaks.json", tab / "scaling.csv", tab / "kernel_resources.csv",
-                          tab / "speedup_breakdown.csv")
+                          tab / "speedup_breakdown.csv", tab / "headline.csv", tab / "kernels.csv")
     assert {os.path.dirname(p) for p in read} == {str(tab)}
     assert t["peaks"] == PEAKS
     # the figures draw data, not their empty states
     assert len(t["breakdown"]) == 2 and set(t["breakdown"]["model"]) == {"mlp", "pointwise_heavy"}
     assert t["runs"]["arithmetic_intensity"].notna().all() and t["kernel_resources"]["theoretical_occupancy"].notna().any()
-    models = sorted(set(t["runs"]["model"]))
     assert plots.FIGURES.keys() == figures.FIGURES.keys()
-    for fig, (_, scope, _) in plots.FIGURES.items():
-        scopes = models if scope == "model" else [plots.SWEEP]
+    plan = figures.plan([{"model": m, "variant": v, "batch": b, "sizes": {}} for m, v, b in
+                         t["runs"][["model", "variant", "batch"]].itertuples(index=False)], "cuda", "nsys")
+    listed = {fig: figures.scopes(fig, plan) for fig in figures.FIGURES}
+    # one batch size and no size axis: no crossover, no scaling law; every other figure
+    assert [f for f, s in listed.items() if not s] == ["crossover", "scaling"]
+    for fig, scopes in listed.items():
         outputs = {s: (str(tmp_path / f"{fig}_{s}.png"), str(tmp_path / f"{fig}_{s}.svg")) for s in scopes}
-        plots.render(fig, t, outputs)
-        for png, svg in outputs.values():
-            assert os.path.getsize(png) > 1000 and os.path.getsize(svg) > 1000, (fig, png)
+        captions = {s: str(tmp_path / f"{fig}_{s}.rst") for s in scopes}
+        assert plots.render(fig, t, outputs, captions) == [], fig      # nothing drawn as a marker
+        for s in scopes:
+            f = plots.FIGURES[fig][0](t, None if s == plots.SWEEP else s)
+            assert drawn(f) == [], (fig, s)
+            svg = open(outputs[s][1]).read()
+            assert "<text" in svg and f.get_suptitle().split(":")[-1].strip()[:12] in svg, (fig, s)   # text as text
+            assert "\n" not in f.get_suptitle()                                                 # one-line title
+            style.plt.close(f)
+            assert 10 < len(open(captions[s]).read().split()) < 90, (fig, s)                 # a short caption
+
+
+def test_a_figure_without_data_raises_and_a_marker_is_written(written, tmp_path):
+    """A figure with nothing to draw is never an empty plot: its function raises NoData,
+    render writes a small marker saying why."""
+    tab = written / "tables"
+    t = plots.load_tables(tab / "runs.csv", tab / "speedups.csv")   # no headline table: nothing to draw
+    for fig in ("headline", "speedup_vs_batch", "launch_overhead", "crossover"):
+        with pytest.raises(style.NoData):
+            plots.FIGURES[fig][0](t, None if plots.FIGURES[fig][1] == "sweep" else "mlp")
+    png = str(tmp_path / "h.png")
+    assert plots.render("headline", t, {"mlp": (png, None)}) == ["mlp"] and os.path.getsize(png) < 20_000
 
 
 def test_breakdown_read_back_is_the_decomposition(written):

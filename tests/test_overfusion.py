@@ -4,11 +4,12 @@ import os
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from conftest import ROOT
 
 from fusionlab.analysis.sweep import build, overfusion, tables
-from fusionlab.analysis.report import plots, summary
+from fusionlab.analysis.report import plots, style, summary
 from fusionlab.analysis.run import run_metrics
 
 KEY = {"model": "m", "batch": 8, "size": "default", "mode": "inference", "dtype": "float32", "repeat": 0,
@@ -107,11 +108,9 @@ def test_fixture_sweep_table_summary_and_figure(report, tmp_path):
                                   .reset_index(drop=True))
     assert not kr["over_fusion"].any() and kr["bandwidth_vs_best"].isna().all()
     t = plots.load_tables(out["runs"], out["speedups"], out["crossover"], None, None, out["kernel_resources"])
-    fig = plots.over_fusion(t, None)
-    left, right = fig.axes[:2]
-    assert "no measured copy bandwidth" in left.texts[0].get_text()
-    assert "no achieved bandwidth" in right.texts[0].get_text()
+    with pytest.raises(style.NoData, match="no measured copy bandwidth.*no achieved bandwidth"):
+        plots.over_fusion(t, None)   # no bandwidth on either panel: nothing to draw
     text = summary.summary_md(t["runs"], t["speedups"], t["crossover"], None, kernel_resources=t["kernel_resources"])
     assert "2 fused kernels in 2 configurations (first repeat): 0 spill" in text
-    empty = plots.over_fusion({**t, "kernel_resources": kr.iloc[:0]}, None)
-    assert "No GPU kernel data" in empty.axes[0].texts[0].get_text()
+    with pytest.raises(style.NoData, match="No GPU kernel data"):
+        plots.over_fusion({**t, "kernel_resources": kr.iloc[:0]}, None)

@@ -49,7 +49,9 @@ def test_compile_cost_grid_and_a_small_sweep_keeps_its_bars():
     assert _cells(lat)[("m1", "compile_dynamic")] == f"{np.median([10.0, 10.2, 9.9]):.2f}"
     assert _cells(mem)[("m0", "jit_script")] == "1.50"
     small = compile_cost({"speedups": s[s["model"] == "m0"], "runs": s}, None)
-    assert not small.axes[0].texts and len(small.axes[0].patches) == 4   # one bar per variant
+    # one bar per variant, its value written on it (no grid)
+    assert not small.axes[0].images and len(small.axes[0].patches) == 4
+    assert [t.get_text() for t in small.axes[0].texts] == ["2", "5", "4", "3"]   # compile, compile_dynamic, ...
 
 
 def test_compile_cost_panels_share_rows_when_one_metric_is_missing():
@@ -63,17 +65,21 @@ def test_compile_cost_panels_share_rows_when_one_metric_is_missing():
 
 
 def test_variants_side_by_side_follow_the_paired_speedup():
-    """One batch size: the variants in the order of the speedup the summary leads with
-    (paired where there is one), each labelled paired first (the 2 x H200 zoo's
-    deep_gelu_mlp: compile_reduce_overhead 1.21x paired, 0.39x across processes)."""
-    sp = pd.DataFrame({"model": "m", "variant": ["compile", "compile_reduce_overhead", "jit_script"],
-                       "batch": 256, "size": "default", "status": "ok", "noisy": False,
-                       "speedup_wall": [0.34, 0.39, 0.78], "speedup_wall_lo": np.nan, "speedup_wall_hi": np.nan,
-                       "speedup_paired": [0.64, 1.21, np.nan]})
-    fig = speedup_vs_batch({"speedups": sp, "runs": sp.assign(backend="nsys")}, "m")
+    """One batch size: the variants in the order of the headline speedup (paired where there
+    is one), each labelled with it and its interval, across processes after it (the 2 x
+    H200 zoo's deep_gelu_mlp: compile_reduce_overhead 1.21x paired, 0.39x across processes)."""
+    h = pd.DataFrame({"model": "m", "variant": ["compile", "compile_reduce_overhead", "jit_script"],
+                      "batch": 256, "size": "default", "status": "ok", "noisy": False,
+                      "estimator": ["paired", "paired", "across processes"], "speedup": [0.64, 1.21, 0.78],
+                      "speedup_lo": [0.6, 1.1, np.nan], "speedup_hi": [0.7, 1.3, np.nan],
+                      "interval": ["range of 3", "range of 3", "1 repeat"], "verdict": ["slower", "faster", "1 repeat"],
+                      "speedup_across": [0.34, 0.39, 0.78]})
+    fig = speedup_vs_batch({"headline": h, "runs": h.assign(backend="nsys")}, "m")
     (ax,) = fig.axes
     assert [t.get_text() for t in ax.get_yticklabels()] == ["compile", "jit_script", "compile_reduce_overhead"]
-    assert [t.get_text() for t in ax.texts] == ["0.64x paired; 0.34x across", "0.78x", "1.21x paired; 0.39x across"]
+    assert [t.get_text() for t in ax.texts] == [
+        "0.64x [0.60, 0.70] range of 3; across processes 0.34x", "0.78x across processes (1 repeat)",
+        "1.21x [1.10, 1.30] range of 3; across processes 0.39x"]
 
 
 def test_a_size_held_away_from_its_default_is_in_the_title_label():

@@ -160,8 +160,9 @@ def test_summary_section_and_figure(tmp_path):
         {"compile wall", "eager wall", "compile gpu", "eager gpu"}
     plots.save(fig, str(tmp_path / "s.png"))
     assert (tmp_path / "s.png").stat().st_size > 1000
-    empty = plots.scaling({"scaling": fits.iloc[:0], "runs": df}, "mlp")
-    assert "3 or more sizes" in empty.axes[0].texts[0].get_text()
+    from fusionlab.analysis.report import style
+    with pytest.raises(style.NoData, match="3 or more sizes"):
+        plots.scaling({"scaling": fits.iloc[:0], "runs": df}, "mlp")
 
 
 def test_figure_panel_for_runs_without_a_size_axis():

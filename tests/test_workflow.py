@@ -254,11 +254,18 @@ def test_regenerate_from_results_copied_without_profiles(smoke, tmp_path):
 
 
 def check_analysis_outputs(res):
-    from fusionlab.analysis.report.plots import FIGURES
-    for fig, (_, scope, _) in FIGURES.items():
-        for s in (["mlp", "matmul_heavy", "pointwise_heavy"] if scope == "model" else ["all"]):
+    from fusionlab.analysis.report import figures
+    # the figures a CPU sweep has data for, each drawn (no GPU: no idle breakdown, launch
+    # overhead or over-fusion; 2 values per axis: no scaling law)
+    drawn = {"headline", "speedup_vs_batch", "speedup_breakdown", "kernels_per_iter", "kernel_durations",
+             "roofline", "crossover", "compile_cost", "profiler_overhead"}
+    assert set(os.listdir(f"{res}/figures")) == drawn | {"fusion_map.html"}
+    for fig in drawn:
+        for s in (["mlp", "matmul_heavy", "pointwise_heavy"] if figures.FIGURES[fig][0] == "model" else ["all"]):
             for ext in ("png", "svg"):
-                assert os.path.getsize(f"{res}/figures/{fig}/{s}.{ext}") > 1000, (fig, s)
+                assert os.path.getsize(f"{res}/figures/{fig}/{s}.{ext}") > 20_000, (fig, s)   # not a marker
+            assert "No data" not in open(f"{res}/figures/{fig}/{s}.rst").read(), (fig, s)
+    assert os.path.getsize(f"{res}/summary.html") > 5000 and os.path.exists(f"{res}/tables/headline.csv")
     summary = open(f"{res}/summary.md").read()
     assert "## Speedup over eager (wall time)" in summary
     mlp = summary.split("### mlp", 1)[1].split("###", 1)[0]
@@ -312,14 +319,20 @@ def test_unsupported_pairs_recorded_without_profiling(tmp_path):
     assert "## Not run: unsupported pairs\n\n- **cuda_graph**: needs device cuda" in (res / "summary.md").read_text()
     # every figure from these tables, drawn here: each figure rule is this same function
     # (analysis.plots.render) in a process of its own (the smoke sweep's run them all)
-    from fusionlab.analysis.report.plots import FIGURES, SWEEP, load_tables, render
+    from fusionlab.analysis.report import figures
+    from fusionlab.analysis.report.plots import load_tables, render
     t = res / "tables"
     tables = load_tables(t / "runs.csv", t / "speedups.csv", t / "crossover.csv", res / "device" / "peaks.json",
-                         t / "scaling.csv", t / "kernel_resources.csv", t / "speedup_breakdown.csv")
-    for fig, (_, scope, _) in FIGURES.items():
-        png = tmp_path / f"{fig}.png"
-        render(fig, tables, {"mlp_small" if scope == "model" else SWEEP: (str(png), None)})
-        assert png.stat().st_size > 1000, fig
+                         t / "scaling.csv", t / "kernel_resources.csv", t / "speedup_breakdown.csv",
+                         t / "headline.csv", t / "kernels.csv")
+    plan = figures.plan([{"model": "mlp_small", "variant": v, "batch": 128, "skipped": v == "cuda_graph"}
+                         for v in ("eager", "cuda_graph", "nn_linear")], "cpu", "torch")
+    for fig in figures.FIGURES:
+        scopes = figures.scopes(fig, plan)
+        assert set(os.listdir(res / "figures")) >= {fig} if scopes else not (res / "figures" / fig).exists()
+        for s in scopes:
+            png = tmp_path / f"{fig}.png"
+            assert render(fig, tables, {s: (str(png), None)}) == [], fig   # drawn, not a marker
     # regenerating keeps it: the runs table made again from the recorded runs alone
     table = res / "tables" / "runs.csv"
     os.utime(table, (0, 0))

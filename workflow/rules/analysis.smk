@@ -60,30 +60,11 @@ rule tables:
         "../scripts/tables.py"
 
 
-rule summary:
-    input:
-        runs=TABLES["runs"],
-        speedups=TABLES["speedups"],
-        crossover=TABLES["crossover"],
-        breakdown=BREAKDOWN,
-        scaling=SCALING,
-        kernel_resources=KERNEL_RESOURCES,
-        peaks=PEAKS_INPUT,
-    output:
-        report(SUMMARY, caption="../report/summary.rst", category="0. Summary"),
-    log:
-        f"{RES}/logs/summary.log",
-    conda:
-        ENV
-    script:
-        "../scripts/summary.py"
-
-
 rule fusion_map:
     input:
         TABLES["kernels"],
     output:
-        report(FUSION_MAP, caption="../report/fusion_map.rst", category="2. Kernels and fusion",
+        report(FUSION_MAP, caption="../report/fusion_map.rst", category="3. Kernels and fusion",
                subcategory="all models", labels={"figure": "fusion map"}),
     log:
         f"{RES}/logs/fusion_map.log",

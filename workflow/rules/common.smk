@@ -70,15 +70,6 @@ SUMMARY = f"{RES}/summary.md"
 FUSION_MAP = f"{RES}/figures/fusion_map.html"
 # regenerating from results copied without the device measurement: no roofline ceilings
 PEAKS_INPUT = [] if (REGENERATE and not os.path.exists(PEAKS)) else PEAKS
-MODELS_SWEPT = sorted({r["model"] for r in RUNS})
-
-
-def figure_scopes(fig):
-    return MODELS_SWEPT if FIGURES[fig][0] == "model" else ["all"]
-
-
-def figure_files(fig):
-    return [f"{RES}/figures/{fig}/{s}.{ext}" for s in figure_scopes(fig) for ext in ("png", "svg")]
 
 
 def runner_args(wildcards):

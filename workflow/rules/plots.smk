@@ -1,7 +1,66 @@
-# Figures from the written tables (PNG for the report, SVG for papers): one job per figure,
-# one file per model (or one for the whole sweep), each annotated for the report.
+# The report layer: the headline table, the figures drawn from the written tables (PNG for
+# the report, SVG for papers; one job per figure, one file per model or for the sweep,
+# only where the sweep has data for it), each with a caption about this sweep, and the
+# summary (markdown and the same as a page of the report).
 
-for _fig, (_scope, _category) in FIGURES.items():
+from fusionlab.analysis.report import figures as report_figures  # noqa: E402
+
+HEADLINE = f"{RES}/tables/headline.csv"  # analysis.sweep.headline
+SUMMARY_HTML = f"{RES}/summary.html"
+FIGURE_PLAN = report_figures.plan(
+    [dict(r, sizes=sizes.parse(r["size"]), skipped=r.get("skipped") or sweep.run_dir(RES, **r) in SKIPPED)
+     for r in RUNS], MACHINE.device, BACKEND)
+
+
+def figure_scopes(fig):
+    """The files of figure fig in this sweep: the models (or "all") it has data for."""
+    return report_figures.scopes(fig, FIGURE_PLAN)
+
+
+def figure_files(fig):
+    return [f"{RES}/figures/{fig}/{s}.{ext}" for s in figure_scopes(fig) for ext in ("png", "svg")]
+
+
+rule headline:
+    input:
+        runs=TABLES["runs"],
+        speedups=TABLES["speedups"],
+        peaks=PEAKS_INPUT,
+    output:
+        report(HEADLINE, caption="../report/headline_table.rst", category="0. Summary",
+               labels={"table": "time per iteration and speedup (headline.csv)"}),
+    log:
+        f"{RES}/logs/headline.log",
+    conda:
+        ENV
+    script:
+        "../scripts/headline.py"
+
+
+rule summary:
+    input:
+        runs=TABLES["runs"],
+        speedups=TABLES["speedups"],
+        crossover=TABLES["crossover"],
+        headline=HEADLINE,
+        scaling=SCALING,
+        kernel_resources=KERNEL_RESOURCES,
+        peaks=PEAKS_INPUT,
+    output:
+        md=SUMMARY,
+        html=report(SUMMARY_HTML, caption="../report/summary.rst", category="0. Summary",
+                    labels={"table": "summary"}),
+    log:
+        f"{RES}/logs/summary.log",
+    conda:
+        ENV
+    script:
+        "../scripts/summary.py"
+
+
+for _fig, (_scope, _category) in report_figures.FIGURES.items():
+    if not figure_scopes(_fig):
+        continue
 
     rule:
         name:
@@ -11,6 +70,8 @@ for _fig, (_scope, _category) in FIGURES.items():
             runs=TABLES["runs"],
             speedups=TABLES["speedups"],
             crossover=TABLES["crossover"],
+            kernels=TABLES["kernels"],
+            headline=HEADLINE,
             breakdown=BREAKDOWN,
             scaling=SCALING,
             kernel_resources=KERNEL_RESOURCES,
@@ -19,16 +80,15 @@ for _fig, (_scope, _category) in FIGURES.items():
             **{
                 f"{s}_png": report(
                     f"{RES}/figures/{_fig}/{s}.png",
-                    caption=f"../report/{_fig}.rst",
+                    caption=os.path.abspath(f"{RES}/figures/{_fig}/{s}.rst"),
                     category=_category,
                     subcategory=s if s != "all" else "all models",
-                    labels={"figure": _fig.replace("_", " "), "model": s,
-                            "variants": " ".join(CFG["variants"]),
-                            "batch sizes": " ".join(map(str, CFG["batch_sizes"]))},
+                    labels={"figure": _fig.replace("_", " "), "model": s},
                 )
                 for s in figure_scopes(_fig)
             },
             **{f"{s}_svg": f"{RES}/figures/{_fig}/{s}.svg" for s in figure_scopes(_fig)},
+            **{f"{s}_rst": f"{RES}/figures/{_fig}/{s}.rst" for s in figure_scopes(_fig)},
         params:
             fig=_fig,
         log:

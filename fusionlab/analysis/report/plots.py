@@ -13,9 +13,11 @@ import os
 
 import pandas as pd
 
+from fusionlab.analysis.report import captions as report_captions
 from fusionlab.analysis.report import figures, style
 from fusionlab.analysis.report.figures.compile_cost import compile_cost
 from fusionlab.analysis.report.figures.crossover import crossover
+from fusionlab.analysis.report.figures.headline import headline
 from fusionlab.analysis.report.figures.kernels import kernel_durations, kernels_per_iter
 from fusionlab.analysis.report.figures.launch import idle_breakdown, launch_overhead
 from fusionlab.analysis.report.figures.overfusion import over_fusion
@@ -24,11 +26,12 @@ from fusionlab.analysis.report.figures.roofline import roofline
 from fusionlab.analysis.report.figures.scaling import scaling
 from fusionlab.analysis.report.figures.speedup import speedup_breakdown, speedup_vs_batch
 from fusionlab.analysis.sweep import decompose, overfusion, tables
+from fusionlab.analysis.sweep import headline as sweep_headline
 from fusionlab.analysis.sweep import scaling as scaling_law
 from fusionlab.core.io import atomic_path
 
-SWEEP = "all"
-DRAW = {f.__name__: f for f in (speedup_vs_batch, speedup_breakdown, kernels_per_iter, kernel_durations,
+SWEEP = figures.SWEEP
+DRAW = {f.__name__: f for f in (headline, speedup_vs_batch, speedup_breakdown, kernels_per_iter, kernel_durations,
                                 over_fusion, launch_overhead, idle_breakdown, roofline, crossover,
                                 compile_cost, profiler_overhead, scaling)}
 assert DRAW.keys() == figures.FIGURES.keys(), "every figure of figures.FIGURES has one function here"
@@ -60,12 +63,16 @@ def _csv(path, columns: list[str]) -> pd.DataFrame:
 
 
 def load_tables(runs_csv, speedups_csv, crossover_csv=None, peaks_json=None, scaling_csv=None,
-                kernel_resources_csv=None, breakdown_csv=None) -> dict:
-    """The tables a figure reads, from the files the tables rule wrote: runs, speedups,
-    crossover, scaling (sweep.scaling), kernel_resources (sweep.overfusion), breakdown
-    (breakdown_by_configuration of tables/speedup_breakdown.csv) and peaks
-    (device/peaks.json, {} without it); a table whose file is not given is empty."""
+                kernel_resources_csv=None, breakdown_csv=None, headline_csv=None, kernels_csv=None) -> dict:
+    """The tables a figure reads, from the files the tables and headline rules wrote: runs,
+    speedups, crossover, scaling (sweep.scaling), kernel_resources (sweep.overfusion),
+    breakdown (breakdown_by_configuration of tables/speedup_breakdown.csv), headline
+    (sweep.headline), kernels and peaks (device/peaks.json, {} without it); a table whose
+    file is not given is empty."""
     t = {"runs": pd.read_csv(runs_csv), "speedups": pd.read_csv(speedups_csv)}
+    t["headline"] = _csv(headline_csv, sweep_headline.COLUMNS)
+    t["kernels"] = _csv(kernels_csv, ["model", "variant", "batch", "size", "repeat", "name", "calls_per_iter",
+                                      "time_per_iter_us"])
     t["kernel_resources"] = _csv(kernel_resources_csv, overfusion.COLUMNS)
     t["scaling"] = _csv(scaling_csv, scaling_law.COLUMNS)
     t["crossover"] = _csv(crossover_csv, CROSSOVER_COLUMNS)
@@ -77,6 +84,13 @@ def load_tables(runs_csv, speedups_csv, crossover_csv=None, peaks_json=None, sca
     return t
 
 
+def marker(reason: str):
+    """The small figure written in place of one with nothing to draw: the reason, no axes."""
+    fig = style.plt.figure(figsize=(4.5, 0.5))
+    fig.text(0.5, 0.5, "no data: " + reason, ha="center", va="center", fontsize=7, wrap=True)
+    return fig
+
+
 def save(fig, png: str, svg: str | None = None) -> None:
     for path in filter(None, (png, svg)):
         with atomic_path(path) as tmp:
@@ -84,9 +98,22 @@ def save(fig, png: str, svg: str | None = None) -> None:
     style.plt.close(fig)
 
 
-def render(name: str, t: dict, outputs: dict) -> None:
+def render(name: str, t: dict, outputs: dict, captions: dict | None = None) -> list[str]:
     """Figure name drawn from the tables t (load_tables) for each scope of outputs: scope
-    (a model name or SWEEP) -> (png, svg)."""
+    (a model name or SWEEP) -> (png, svg), and its caption written to captions[scope]
+    where given. Returns the scopes that had nothing to draw (a marker written instead)."""
     fn, scope, _ = FIGURES[name]
+    empty = []
     for key, (png, svg) in outputs.items():
-        save(fn(t, None if key == SWEEP else key), png, svg)
+        model = None if key == SWEEP else key
+        try:
+            fig = fn(t, model)
+            text = report_captions.caption(name, t, model)
+        except style.NoData as e:
+            fig, text = marker(str(e)), f"No data: {e}.\n"
+            empty.append(key)
+        save(fig, png, svg)
+        if captions and captions.get(key):
+            with atomic_path(captions[key]) as tmp, open(tmp, "w") as f:
+                f.write(text)
+    return empty

@@ -1,6 +1,10 @@
-"""The look shared by every figure: one fixed colour per variant, the setup line under
-each title, titles wrapped to the figure's width, and log axes labelled with plain
-numbers (0.5, 1, 2, 5), never 5x10^-1.
+"""The look shared by every figure: one fixed colour per variant (eager first, black),
+one-line titles with the setup (backend, device, dtype, mode) in a footer, values written
+on bars, log axes labelled with plain numbers (0.5, 1, 2, 5; never 5x10^-1, and never a
+single tick), text kept as text in SVG (svg.fonttype 'none').
+
+A figure function raises NoData where it has nothing to draw; report.plots then writes
+a small marker in place of the figure.
 
 variant_colour(): one colour per variant, the same in every figure, from the variant's
 place in the catalog (the variant names of experiments/catalog.json, sorted, as
@@ -18,7 +22,16 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter  # noqa: E402
 
+from fusionlab.analysis.report.text import fmt_time  # noqa: E402,F401  (one way to write a time)
 from fusionlab.analysis.sweep import registry_data  # noqa: E402
+
+plt.rcParams.update({"svg.fonttype": "none", "font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8,
+                     "xtick.labelsize": 7, "ytick.labelsize": 7, "legend.fontsize": 7,
+                     "axes.spines.top": False, "axes.spines.right": False})
+
+
+class NoData(Exception):
+    """A figure (or one model's figure) with nothing to draw; the message says why."""
 
 # tab10, then the dark tab20b/tab20c shades: no pale colour (eager is black)
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
@@ -72,12 +85,26 @@ def empty(ax, text):
 
 
 def title(fig, what, t, model=None):
-    """Title (bold) and the setup line of t's runs, each wrapped to the figure's width."""
-    width = fig.get_figwidth()
-    chars = int(width * 72 / (9 * 0.62))
-    head = textwrap.fill(f"{model + ': ' if model else ''}{what}", chars)
-    sub = textwrap.fill(setup_label(t["runs"]), chars)
-    fig.suptitle(f"{head}\n{sub}" if sub else head, fontsize=9)
+    """A one-line title (shortened to the figure's width) and the setup of t's runs as a
+    footer."""
+    chars = int(fig.get_figwidth() * 72 / (9.5 * 0.6))
+    fig.suptitle(textwrap.shorten(f"{model + ': ' if model else ''}{what}", chars, placeholder="..."),
+                 fontsize=9.5, fontweight="bold")
+    sub = setup_label(t["runs"]) if "runs" in t else ""
+    if sub:
+        fig.supxlabel(textwrap.shorten(sub, int(chars * 1.4), placeholder="..."), fontsize=6.5, color="0.35")
+
+
+def bar_values(ax, bars, values, fmt="{:.3g}", **kw):
+    """Each bar's value (values, in the bars' order) written at its end."""
+    ax.bar_label(bars, labels=[fmt.format(v) if v == v else "" for v in values], fontsize=6.5, padding=2, **kw)
+
+
+def time_unit(ms_values) -> tuple[float, str]:
+    """(factor, unit) to show times given in ms: us below 1 ms, else ms."""
+    finite = [abs(v) for v in ms_values if v == v]
+    return (1e3, "us") if finite and max(finite) < 1 else (1.0, "ms")
+
 
 
 def plain(v, _pos=None) -> str:
@@ -109,7 +136,7 @@ def fit_log_ticks(ax, axis="y"):
     if lo <= 0 or hi <= 0:
         return
     span = np.log10(hi / lo)
-    if span < 0.5:   # under a factor of 3: evenly spaced plain numbers (0.6, 0.8, 1, 1.2)
+    if span < 0.8:   # under a factor of 6: evenly spaced plain numbers (0.6, 0.8, 1, 1.2)
         a.set_major_locator(MaxNLocator(nbins=6, steps=[1, 2, 2.5, 5, 10]))
         a.set_major_formatter(FuncFormatter(plain))
         a.set_minor_formatter(NullFormatter())
@@ -119,6 +146,8 @@ def fit_log_ticks(ax, axis="y"):
     a.set_major_locator(LogLocator(base=10, subs=subs))
     a.set_major_formatter(FuncFormatter(plain))
     a.set_minor_formatter(NullFormatter())
+    if len([v for v in a.get_major_locator()() if lo <= v <= hi]) < 3:   # never one lone tick
+        a.set_major_locator(MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10]))
 
 
 def plain_x_ticks(ax, values):

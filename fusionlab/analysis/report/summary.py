@@ -7,40 +7,16 @@ import html
 import numpy as np
 import pandas as pd
 
-from fusionlab.analysis.sweep import decompose, overfusion, tables
+from fusionlab.analysis.report import story
+from fusionlab.analysis.report.text import drop_constant, fmt_time, md_table, speedup
+from fusionlab.analysis.sweep import headline as sweep_headline
+from fusionlab.analysis.sweep import overfusion, tables
 from fusionlab.analysis.sweep import scaling as scaling_law
 from fusionlab.core.io import atomic_path
 
 
-def _ci(lo, hi) -> str:
-    return f" [{lo:.2f}, {hi:.2f}]" if pd.notna(lo) else ""
-
-
-def _fmt_speedup(r) -> str:
-    """One speedup cell: the paired speedup first where the variant was paired (steadier:
-    the host's speed mostly cancels in it), then the speedup across processes; each with
-    its CI and `noisy` where its CV over repeats exceeds the threshold."""
-    paired = r.get("speedup_paired")
-    paired = paired if pd.notna(paired) else None
-    if r["status"] != "ok" or (r["speedup_wall"] != r["speedup_wall"] and paired is None):
-        return f"{r['status']}"
-    s = ""
-    if r["speedup_wall"] == r["speedup_wall"]:
-        s = f"{r['speedup_wall']:.2f}x" + _ci(r.get("speedup_wall_lo"), r.get("speedup_wall_hi")) \
-            + (" noisy" if r.get("noisy") else "")
-    if paired is None:
-        return s
-    noisy = " noisy" if r.get("noisy_paired") else ""
-    return f"{paired:.2f}x paired" + _ci(r.get("speedup_paired_lo"), r.get("speedup_paired_hi")) + noisy \
-        + ("; across processes " + s if s else "")
-
-
 def _md(df: pd.DataFrame) -> str:
-    cols = [str(c) for c in df.columns]
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    for row in df.itertuples(index=False):
-        lines.append("| " + " | ".join("" if (isinstance(v, float) and v != v) else str(v) for v in row) + " |")
-    return "\n".join(lines)
+    return md_table(df)
 
 
 def _axes(sp: pd.DataFrame) -> list[str]:
@@ -58,26 +34,30 @@ def _column(g: pd.DataFrame) -> pd.Series:
     return g["size"].astype(str) + (", " + batch if g["batch"].nunique() > 1 else "")
 
 
-def speedup_md(sp: pd.DataFrame) -> list[str]:
-    """Per model (and per value of any other swept axis): variants that ran as rows, batch
-    sizes (and model sizes) as columns; unsupported pairs are left out (listed once at the end)."""
+def speedup_md(h: pd.DataFrame) -> list[str]:
+    """Per model (and per value of any other swept axis): the variants as rows, batch sizes
+    (and model sizes) as columns, each cell the headline speedup (text.speedup), the speedup
+    across processes beside it only where the host's speed moved it; unsupported pairs
+    left out (listed once at the end)."""
     out = ["## Speedup over eager (wall time)", "",
-           "`paired`, first where the variant was paired (config paired_eager): the median over "
-           "repeats of the speedup timed within each variant's own process, eager's windows between "
-           "its own, in which the host's changing speed cancels where the variant and eager respond to it "
-           "alike (not where one is host-bound and the other GPU-bound: see \"Paired speedups the host's "
-           "state moved\", where there are any). Then the speedup `across "
-           "processes`: median eager wall time / median variant wall time, each from its own "
-           "processes. Each with its 95% CI, and `noisy` where its repeats vary more than the "
-           "threshold. A status (incorrect, oom, error, timeout) where the variant ran and failed.", ""]
-    d = tables.with_size(sp[(sp["variant"] != "eager") & (sp["status"] != "unsupported")])
+           "The headline speedup of every configuration: paired where the variant was paired (eager timed in "
+           "the variant's own process, the host's speed cancelling), else across processes; with its interval "
+           "(95% CI, or the range of the repeats) and faster / slower / inconclusive (the interval holds 1). "
+           "A status (incorrect, oom, error, timeout) where the variant ran and failed.", ""]
+    d = tables.with_size(h[(h["variant"] != "eager") & (h["status"] != "unsupported")])
     if d.empty:
         return out + ["No variant besides eager ran.", ""]
     axes = _axes(d)
+
+    def cell(r):
+        moved = f" (across processes {r['speedup_across']:.2f}x: the host's speed moved it)" \
+            if r.get("host_moved") is True and r.get("speedup_across") == r.get("speedup_across") else ""
+        return (speedup(r) if r["status"] == "ok" else str(r["status"])) + moved
+
     for key, g in d.groupby(["model"] + axes, dropna=False, sort=True):
         key = key if isinstance(key, tuple) else (key,)
         title = str(key[0]) + "".join(f", {a}={v}" for a, v in zip(axes, key[1:]))
-        g = g.sort_values(["size", "batch"]).assign(cell=g.apply(_fmt_speedup, axis=1), column=_column)
+        g = g.sort_values(["size", "batch"]).assign(cell=g.apply(cell, axis=1), column=_column)
         m = g.pivot_table(index="variant", columns="column", values="cell", aggfunc="first", sort=False)
         out += [f"### {title}", "", _md(m.reset_index()), ""]
     return out
@@ -92,28 +72,6 @@ def unsupported_md(runs: pd.DataFrame) -> list[str]:
     for (variant, reason), g in u.groupby(["variant", u["reason"].fillna("no reason recorded")], sort=True):
         out.append(f"- **{variant}**: {reason} ({', '.join(sorted(set(g['model'].astype(str))))})")
     return out + [""]
-
-
-def breakdown_md(wide: pd.DataFrame) -> str:
-    """Where each speedup comes from (sweep.decompose.breakdown_wide): the terms, then
-    one sentence per configuration, grouped by model."""
-    out = ["## Where the speedup comes from", "",
-           "The change in wall time per iteration (eager - variant, untraced) split into parts that "
-           "add up to it (`tables/speedup_breakdown.csv`, figure `speedup_breakdown`): "
-           "**host and launch time** = the change in exposed host time H (GPU idle waiting on the "
-           "host, HTA's host wait, less the profiler's own cost); **memory traffic removed** = "
-           "(unfused - fused bytes) / copy bandwidth, at most the GPU time saved; **other kernel "
-           "time** = the rest of the GPU (kernel) time saved; **remainder** = the change in "
-           "W - G - H (other idle time, the final synchronize).", ""]
-    if wide.empty:
-        return "\n".join(out + ["No configuration with both eager and a variant ok.", ""])
-    varying = decompose.varying_keys(wide)
-    for model, g in wide.groupby("model", sort=True):
-        out += [f"### {model}", ""]
-        for r in g.to_dict("records"):
-            out.append("- " + decompose.sentence(r, decompose.where_label(r, varying)))
-        out.append("")
-    return "\n".join(out)
 
 
 def scaling_md(fits: pd.DataFrame) -> list[str]:
@@ -172,65 +130,79 @@ def overfusion_md(kr: pd.DataFrame | None, top: int = 15) -> list[str]:
                   "(us)." + shown, "", _md(f.head(top)[cols].round(3)), ""]
 
 
-def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks: dict | None,
-               breakdown: pd.DataFrame | None = None, scaling: pd.DataFrame | None = None,
-               kernel_resources: pd.DataFrame | None = None) -> str:
-    out = ["# fusionlab sweep summary", ""]
+def _setup(runs: pd.DataFrame, sp: pd.DataFrame, peaks: dict | None) -> list[str]:
     first = runs.iloc[0] if len(runs) else {}
     meta = {k: first.get(k) for k in ("backend", "device", "gpu", "torch", "nsys", "mode", "dtype")}
-    out.append("Machine and setup: " + ", ".join(f"{k}={v}" for k, v in meta.items() if v == v and v is not None))
+    out = ["## Setup and method", "",
+           "Machine and setup: " + ", ".join(f"{k}={v}" for k, v in meta.items() if v == v and v is not None)]
     if peaks:
         out.append(f"Measured ceilings ({peaks.get('name')}): copy bandwidth "
                    f"{peaks['copy_bandwidth_Bps'] / 1e9:.0f} GB/s, {peaks.get('dtype')} matmul "
                    f"{peaks['matmul_flops'] / 1e12:.2f} TFLOP/s.")
     n = runs["status"].value_counts().to_dict()
-    out += ["", f"Runs: {len(runs)} ({', '.join(f'{v} {k}' for k, v in sorted(n.items()))}). "
-            "Wall times and speedups come from untraced iterations (no profiler tracing them; see "
-            "'The profiler's own cost'); CIs are 95% bootstrap CIs over repeats; `noisy`: the repeats' "
-            f"coefficient of variation exceeds {sp['noise_cv_threshold'].iloc[0] if len(sp) else ''}.", ""]
-    out += speedup_md(sp)
+    return out + ["", f"Runs: {len(runs)} ({', '.join(f'{v} {k}' for k, v in sorted(n.items()))}). "
+                  "Wall times and speedups come from untraced iterations (no profiler tracing them); kernel "
+                  "times and counts from the traced ones. `noisy`: the repeats' coefficient of variation exceeds "
+                  f"{sp['noise_cv_threshold'].iloc[0] if len(sp) else ''}.", ""]
+
+
+def _title(runs: pd.DataFrame) -> str:
+    first = runs.iloc[0] if len(runs) else {}
+    gpu = first.get("gpu")
+    where = gpu if first.get("device") == "cuda" and isinstance(gpu, str) else first.get("device")
+    models = ", ".join(sorted(set(runs["model"].astype(str)))) if len(runs) else ""
+    return f"# fusionlab sweep: {models} on {where} ({first.get('backend')})"
+
+
+def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks: dict | None,
+               headline: pd.DataFrame | None = None, scaling: pd.DataFrame | None = None,
+               kernel_resources: pd.DataFrame | None = None) -> str:
+    """summary.md: the opening sentences, the data-quality banner, the time per iteration
+    per model, then the details, the data-quality details last. Every speedup is the
+    headline table's (sweep.headline: built from runs and sp where not given)."""
+    h = headline if headline is not None else sweep_headline.table(runs, sp, peaks)
+    quality = [*unsteady_md(runs), *slow_host_md(runs), *host_moved_md(sp), *host_sensitive_md(sp)]
+    warnings = [line.split(": ", 1)[0].lstrip("# ") for line in quality if line.startswith("### ")]
+    warned = {"Runs still warming up when timed": "runs were still warming up when timed",
+              "Runs timed while the host ran slow": "runs were timed while the host ran slow",
+              "Speedups across processes the host's speed moved": "speedups across processes differ from the "
+              "paired ones (the host's speed moved them)",
+              "Paired speedups the host's state moved": "paired speedups mix two host states"}
+    out = [_title(runs), "", *story.opening_md(h)]
+    out += story.banner_md(runs, h, [f"Some {warned.get(w, w)}: see 'Data quality' below." for w in warnings])
+    out += story.times_md(h)
+    out += speedup_md(h)
+    out += story.saved_md(h)
+    out += story.shares_md(h)
+    out += story.crossover_md(h)
     sp, runs = tables.with_size(sp), tables.with_size(runs)
-    cols = ["model", "variant", "batch", "size", "kernels_per_iter", "eager_kernels_per_iter", "kernel_reduction"]
-    k = sp[(sp["variant"] != "eager") & (sp["status"] != "unsupported")][cols].round(2)
-    out += ["## Kernels per iteration (eager -> variant)", "", _md(k), ""]
+    k = sp[(sp["variant"] != "eager") & (sp["status"] != "unsupported")]
+    k = pd.DataFrame({"model": k["model"], "variant": k["variant"], "batch": k["batch"], "size": k["size"],
+                      "kernels per iteration": k["kernels_per_iter"].round(1),
+                      "eager's": k["eager_kernels_per_iter"].round(1),
+                      "fewer by": k["kernel_reduction"].map(lambda x: f"{x:.2f}x" if x == x else "")})
+    out += ["## Kernels per iteration", "", _md(drop_constant(k, ["model", "variant", "batch"])), ""]
+    out += story.compile_md(h)
+    out += story.ceilings_md(h)
     ok = runs[runs["status"] == "ok"]
-    cols = ["gpu_busy_fraction", "idle_host_wait_frac", "idle_kernel_wait_frac", "idle_other_frac",
-            "copy_bandwidth_frac", "launch_overhead_ratio"]
-    if ok[cols[0]].notna().any():
-        g = ok.groupby(["model", "variant", "batch", "size"])[cols + ["bound"]].agg(
-            {**{c: "median" for c in cols}, "bound": "first"}).round(3).reset_index()
-        out += ["## Where the time goes (medians over repeats)", "",
-                "Shares of the measured range: GPU busy, and idle split into host wait / kernel wait / "
-                "other (HTA); copy_bandwidth_frac = ideal fused bytes / GPU busy time over the measured "
-                "copy bandwidth; bound = cpu when host wait exceeds busy time.", "", _md(g), ""]
     if "profiler_overhead" in ok and ok["profiler_overhead"].notna().any():
-        cols = ["untraced_wall_time_per_iter_ms", "traced_wall_time_per_iter_ms", "profiler_overhead",
-                "injection_overhead", "untraced_wall_cv"]
-        cols = [c for c in cols if c in ok and ok[c].notna().any()]
-        g = ok.groupby(["model", "variant", "batch", "size"])[cols].median().round(4).reset_index()
-        out += ["## The profiler's own cost (medians over repeats)", "",
-                "profiler_overhead = wall time per iteration under tracing / untraced wall time "
-                "per iteration (ms); injection_overhead = the traced process's own iterations timed "
-                "before its nsys capture range opened / untraced; untraced_wall_cv = CV of the "
-                "untraced timing windows. Kernel metrics come from the traced iterations, wall "
-                "times and speedups from the untraced ones.", "", _md(g), ""]
-    if len(cross) and "axis" in cross:
-        cols = ["model", "variant", "axis", "fixed", "starts_at", "stops_at", "note", "speedup_source"]
-        c = cross[[k for k in cols if k in cross]].round(0)
-        out += ["## Crossover: where a variant starts and stops beating eager", "",
-                "Along each swept axis with the others held at `fixed`; the crossing is "
-                "interpolated in log2 between the two swept values around it; `speedup_source`: from the "
-                "paired speedups where every value was paired, else from those across processes.",
-                "", _md(c), ""]
-    out += breakdown_md(breakdown if breakdown is not None else decompose.breakdown_wide(runs, sp, peaks)).splitlines()
+        g = ok.groupby(["model", "variant", "batch", "size"])[
+            ["wall_time_per_iter_ms", "traced_wall_time_per_iter_ms", "profiler_overhead"]].median()
+        g = g.reset_index()
+        t = pd.DataFrame({"model": g["model"], "variant": g["variant"], "batch": g["batch"], "size": g["size"],
+                          "untraced": g["wall_time_per_iter_ms"].map(fmt_time),
+                          "traced": g["traced_wall_time_per_iter_ms"].map(fmt_time),
+                          "traced / untraced": g["profiler_overhead"].map(lambda x: f"{x:.2f}x")})
+        out += ["## The profiler's own cost", "",
+                "Wall time per iteration under tracing against the untraced loop (medians over repeats): why "
+                "wall times, speedups and idle shares are taken untraced.", "",
+                _md(drop_constant(t, ["model", "variant", "batch"])), ""]
     section = scaling_md(scaling) if scaling is not None else []
     if section:
         out += [""] + section
     out += overfusion_md(kernel_resources)
-    out += unsteady_md(runs)
-    out += slow_host_md(runs)
-    out += host_moved_md(sp)
-    out += host_sensitive_md(sp)
+    out += ["## Data quality", ""] + (quality or ["No run was timed on a slow host or still warming up, and "
+                                                  "no two speedup estimators disagree.", ""])
     out += harness_md(runs)
     bad = runs[~runs["status"].isin(["ok", "unsupported"])]
     if len(bad):
@@ -254,7 +226,7 @@ def unsteady_md(runs: pd.DataFrame) -> list[str]:
         return []
     also = (f" {len(host)} more ended as fast, with the host probe after their last window as much faster: "
             "their host sped up, so they are left out here." if len(host) else "")
-    return ["## Runs still warming up when timed", "",
+    return ["### Runs still warming up when timed", "",
             f"Their last untraced timing window was under {tables.STEADY_RATIO:g} x the windows' median, "
             "while the host's speed held (host probe): the process was still getting faster, so its wall "
             "time (the median) is above its steady state. Raise `warmup_min_s` (or `warmup_iters`) for them."
@@ -274,7 +246,7 @@ def slow_host_md(runs: pd.DataFrame, top: int = 15) -> list[str]:
     if slow.empty:
         return []
     shown = "" if len(slow) <= top else f" The {top} slowest (all: `host_slowdown` in tables/runs.csv):"
-    return ["## Runs timed while the host ran slow", "",
+    return ["### Runs timed while the host ran slow", "",
             f"{len(slow)} of {len(ok)} runs: the host probe beside their timing windows (fixed CPU-only "
             f"PyTorch work) took over {tables.HOST_SLOW:g} x its fastest time in this sweep on the same host, "
             "so the host's CPU was slower while they were timed (on a shared machine a neighbour can do "
@@ -299,7 +271,7 @@ def host_sensitive_md(sp: pd.DataFrame, top: int = 15) -> list[str]:
     d = d.sort_values("off", ascending=False)
     keys = ["model"] + _axes(d) + ["variant", "batch"] + (["size"] if d["size"].nunique() > 1 else [])
     cols = keys + ["speedup_paired", "speedup_paired_fast_host", "speedup_paired_slow_host"]
-    return ["## Paired speedups the host's state moved", "",
+    return ["### Paired speedups the host's state moved", "",
             f"{len(d)} paired speedups were timed while the host's speed changed (the host probe beside each "
             "pair of windows found it fast for some pairs and slow for others, over 1.2x apart), and the pairs "
             "at the two states gave speedups over 5% apart: one side slows with the host and the other does "
@@ -348,7 +320,7 @@ def host_moved_md(sp: pd.DataFrame, top: int = 15) -> list[str]:
     keys = ["model"] + _axes(d) + ["variant", "batch"] + (["size"] if d["size"].nunique() > 1 else [])
     cols = keys + ["speedup_paired", "speedup_wall", "across_over_paired"] \
         + [c for c in ("host_slowdown", "eager_host_slowdown") if c in d and d[c].notna().any()]
-    return ["## Speedups the host's speed moved", "",
+    return ["### Speedups across processes the host's speed moved", "",
             f"{len(moved)} of {len(d)} paired speedups differ from the speedup across processes by more than "
             f"{tables.PAIRED_GAP:g} x either way (and by more than its CI, where it has one). Most likely the "
             "host ran at different speeds for eager's processes and the variant's: compare their "

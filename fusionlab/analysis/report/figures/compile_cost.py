@@ -1,20 +1,43 @@
 """Compile cost as the Inductor harness defines it (the speedups table): compilation
-latency and peak-memory compression ratio per model and variant."""
+latency and peak-memory compression ratio per model and variant, and the break-even
+iteration count (tables/headline.csv: compile latency / time saved per iteration)."""
 from __future__ import annotations
+
+import numpy as np
 
 from fusionlab.analysis.report import style
 from fusionlab.analysis.report.grid import MAX_BARS, grid, grid_size
 from fusionlab.analysis.report.style import variant_colour, variant_order
+from fusionlab.analysis.sweep import tables
 
-TITLE = "Compile cost (Inductor harness definitions)"
+TITLE = "Compile cost and the iterations it takes to pay back"
+
+
+def _break_even(t, model):
+    """(label, variant, iterations, saved_ms) per variant configuration with a compile
+    latency, from the headline table ([] without it)."""
+    h = t.get("headline")
+    if h is None or h.empty:
+        return []
+    h = tables.with_size(h[(h["variant"] != "eager") & (h["compile_s"] > 0) & h["saved_ms"].notna()])
+    if model:
+        h = h[h["model"] == model]
+    h = h.assign(_o=h["variant"].map({v: i for i, v in enumerate(variant_order(h["variant"].unique()))}))
+    return [(f"{r['model']} {r['batch']:g}" + ("" if r["size"] == "default" else f" {r['size']}") + f" {r['variant']}",
+             r["variant"], r["break_even_iters"], r["saved_ms"])
+            for _, r in h.sort_values(["model", "size", "batch", "_o"]).iterrows()]
 
 
 def compile_cost(t, model):
     """Compilation latency (median of cold compiles) and peak-memory compression ratio
-    (eager / variant) per model and variant: bars, or a grid for a large sweep."""
+    (eager / variant) per model and variant: bars with their values, or a grid for a large
+    sweep; and, from the headline table, the break-even iteration count per configuration
+    ('never' where the variant saves no time)."""
     s = t["speedups"]
     s = s[(s["variant"] != "eager") & (s["status"] == "ok")]
     d = s.groupby(["model", "variant"])[["compilation_latency_s", "compression_ratio"]].median()
+    if d.dropna(how="all").empty:
+        raise style.NoData("no variant besides eager ran ok")
     if len(d) > MAX_BARS:
         w, h = grid_size(d.index.get_level_values(0).nunique(), d.index.get_level_values(1).nunique())
         fig, (ax, bx) = style.figure(2, w=w, h=h)
@@ -26,19 +49,31 @@ def compile_cost(t, model):
              "(red: the variant uses less)", centre=1.0, rows=rows, cols=cols)
         style.title(fig, TITLE, t, model)
         return fig
-    fig, (ax, bx) = style.figure(2, w=max(5.5, 1.0 + 0.45 * len(d)))
-    if d.dropna(how="all").empty:
-        style.empty(ax, "no compiled variant ran"); style.empty(bx, "")
-    else:
-        colours = [variant_colour(v) for _, v in d.index]
-        d.index = [f"{m}\n{v}" for m, v in d.index]
-        ax.bar(range(len(d)), d["compilation_latency_s"].fillna(0), color=colours)
-        ax.set_ylabel("compilation latency (s)")
-        bx.bar(range(len(d)), d["compression_ratio"].fillna(0), color=colours)
-        bx.axhline(1.0, color="grey", lw=0.8, ls="--")
-        bx.set_ylabel("eager peak memory / variant peak memory")
-        for a in (ax, bx):
-            a.set_xticks(range(len(d))); a.set_xticklabels(d.index, fontsize=6.5 if len(d) > 6 else 8,
-                                                           rotation=90 if len(d) > 6 else 0)
+    even = _break_even(t, model)
+    n = 3 if even else 2
+    fig, axs = style.figure(n, w=max(4.2, 1.0 + 0.45 * max(len(d), len(even))), h=4.4)
+    colours = [variant_colour(v) for _, v in d.index]
+    labels = [f"{m}\n{v}" for m, v in d.index]
+    for a, col, ylabel in ((axs[0], "compilation_latency_s", "compilation latency (s)"),
+                           (axs[1], "compression_ratio", "eager peak memory / variant peak memory")):
+        bars = a.bar(range(len(d)), d[col].fillna(0), color=colours)
+        style.bar_values(a, bars, d[col].tolist(), "{:.3g}")
+        a.set_ylabel(ylabel)
+        a.set_xticks(range(len(d))); a.set_xticklabels(labels, fontsize=6.5 if len(d) > 6 else 7.5,
+                                                       rotation=90 if len(d) > 6 else 0)
+        a.margins(y=0.15)
+    axs[1].axhline(1.0, color="grey", lw=0.8, ls="--")
+    if even:
+        a = axs[2]
+        it = np.array([e[2] for e in even], dtype=float)
+        bars = a.bar(range(len(even)), np.nan_to_num(it, nan=0.0), color=[variant_colour(e[1]) for e in even])
+        a.bar_label(bars, labels=[f"{x:.3g}" if x == x else ("never" if s <= 0 else "") for x, (_, _, _, s)
+                                  in zip(it, even)], fontsize=6.5, padding=2)
+        a.set_xticks(range(len(even)))
+        a.set_xticklabels([e[0] for e in even], rotation=90, fontsize=6)
+        a.set_ylabel("iterations to pay back the compile")
+        if np.isfinite(it).any() and np.nanmax(it) / max(np.nanmin(it), 1e-9) > 50:
+            style.log_axis(a, "y"); style.fit_log_ticks(a, "y")
+        a.margins(y=0.15)
     style.title(fig, TITLE, t, model)
     return fig

@@ -1,43 +1,57 @@
-"""The crossover (tables/crossover.csv): per swept axis, where each variant starts and
-stops beating eager."""
+"""The crossover (tables/headline.csv): the headline speedup of every model and variant
+along each model's main swept axis, as a grid whose colour turns where the variant starts
+or stops beating eager; a value whose interval holds 1 is marked '?'."""
 from __future__ import annotations
 
+import numpy as np
+from matplotlib.colors import TwoSlopeNorm
+
 from fusionlab.analysis.report import style
-from fusionlab.analysis.report.style import variant_colour
-
-
-def _span(start, stop) -> str:
-    """'128-512' (starts, stops), '128+' (still beats eager at the largest value), 'never'."""
-    if start != start:
-        return "never"
-    return f"{start:.0f}" + (f"-{stop:.0f}" if stop == stop else "+")
+from fusionlab.analysis.report.slicing import main_axis
+from fusionlab.analysis.report.style import variant_colour, variant_order
 
 
 def crossover(t, model):
-    """Per swept axis, a panel: for each model, variant (and the other axes' fixed values),
-    the value where it starts to beat eager; the label gives where it stops."""
-    c = t["crossover"]
-    axes_swept = list(dict.fromkeys(c["axis"])) if "axis" in c else []
-    n = max(1, len(axes_swept))
-    width = max(5.5, 1.5 + 0.7 * max([(c["axis"] == a).sum() for a in axes_swept] or [1]))
-    fig, axs = style.figure(n, w=width)
-    if c.empty or not axes_swept:
-        style.empty(axs[0], "no variant besides eager, or no axis with 2 or more values")
+    """A panel per swept axis: rows (model, variant), columns the axis's values."""
+    h = t["headline"]
+    h = h[(h["variant"] != "eager") & h["speedup"].notna()]
+    slices = []
+    for m, g in h.groupby("model", sort=True):
+        d, axis, fixed = main_axis(g)
+        if d[axis].nunique() >= 2:
+            slices.append((m, axis, fixed, d))
+    if not slices:
+        raise style.NoData("no model swept along an axis with 2 or more values")
+    axes_swept = list(dict.fromkeys(a for _, a, _, _ in slices))
+    rows_n = max(sum(d["variant"].nunique() for _, a, _, d in slices if a == ax) for ax in axes_swept)
+    cols_n = max(len(set().union(*[set(d[ax]) for _, a, _, d in slices if a == ax])) for ax in axes_swept)
+    fig, axs = style.figure(len(axes_swept), w=4.2 + 0.8 * cols_n, h=1.6 + 0.34 * rows_n)
     for ax, axis in zip(axs, axes_swept):
-        d = c[c["axis"] == axis]
-        labels = [f"{m}\n{v}" + (f"\n{f}" if isinstance(f, str) and f else "")
-                  for m, v, f in zip(d["model"], d["variant"], d["fixed"])]
-        y = d["starts_at"]
-        ax.bar(range(len(d)), y.fillna(0), color=[variant_colour(v) if b == b else "#dddddd"
-                                                  for v, b in zip(d["variant"], y)])
-        labels_at = d["spans"] if "spans" in d else [None] * len(d)
-        for i, (a, b, sp) in enumerate(zip(y, d["stops_at"], labels_at)):
-            text = sp if isinstance(sp, str) and sp else _span(a, b)
-            ax.text(i, (a if a == a else 1), text, ha="center", va="bottom", fontsize=7)
-        ax.set_xticks(range(len(d))); ax.set_xticklabels(labels, fontsize=6)
-        style.log_axis(ax, "y", base=2)
-        ax.set_ylabel(f"{axis} where the variant starts to beat eager")
-    style.title(fig, "Crossover: where each variant last starts to beat eager (bar); label: every "
-                "interval where it beats eager (start-stop, + = still at the largest value); from the paired "
-                "speedups where every value was paired, else those across processes", t, model)
+        mine = [(m, f, d) for m, a, f, d in slices if a == axis]
+        values = sorted(set().union(*[set(d[axis]) for _, _, d in mine]))
+        labels, m_rows, marks = [], [], []
+        for m, f, d in mine:
+            for v in variant_order(d["variant"].unique()):
+                g = d[d["variant"] == v].set_index(axis)
+                labels.append((f"{m}, {v}" + (f" ({f})" if f else ""), v))
+                m_rows.append([g["speedup"].get(x, np.nan) for x in values])
+                marks.append([g["verdict"].get(x, "") == "inconclusive" for x in values])
+        m_arr = np.array(m_rows, dtype=float)
+        logs = np.log(np.where(m_arr > 0, m_arr, np.nan))
+        reach = max(np.nanmax(np.abs(logs)), 0.05)
+        im = ax.imshow(logs, cmap="RdBu_r", norm=TwoSlopeNorm(vcenter=0.0, vmin=-reach, vmax=reach), aspect="auto")
+        for i in range(len(labels)):
+            for j in range(len(values)):
+                if np.isfinite(m_arr[i, j]):
+                    rgba = im.cmap(im.norm(logs[i, j]))
+                    dark = 0.299 * rgba[0] + 0.587 * rgba[1] + 0.114 * rgba[2] < 0.5
+                    ax.text(j, i, f"{m_arr[i, j]:.2f}x" + ("?" if marks[i][j] else ""), ha="center", va="center",
+                            fontsize=6.5, color="white" if dark else "black")
+        ax.set_xticks(range(len(values))); ax.set_xticklabels([f"{v:g}" for v in values], fontsize=7)
+        ax.set_yticks(range(len(labels))); ax.set_yticklabels([lab for lab, _ in labels], fontsize=7)
+        for tick, (_, v) in zip(ax.get_yticklabels(), labels):
+            tick.set_color(variant_colour(v))
+        ax.set_xlabel(style.xlabel(axis))
+        ax.set_title("red: faster than eager, blue: slower; ?: interval holds 1", fontsize=6.5, color="0.3")
+    style.title(fig, "Speedup over eager along the swept axis", t, model)
     return fig

@@ -1,62 +1,81 @@
-"""Launch overhead and idle time: the launch-overhead ratio per variant along the main
-swept axis, and the GPU's busy and idle shares (HTA's breakdown)."""
+"""Host time and idle time against the untraced wall time (tables/headline.csv,
+sweep.shares): the exposed host time per iteration per variant along the main swept axis,
+and the iteration split into GPU kernel time, exposed host time, kernel wait and other
+idle, with the busy share under tracing marked as a diagnostic."""
 from __future__ import annotations
 
+import numpy as np
+
 from fusionlab.analysis.report import style
-from fusionlab.analysis.report.slicing import main_axis, ok_runs
-from fusionlab.analysis.report.style import variant_colour
+from fusionlab.analysis.report.figures.headline import PART_COLOURS, part_labels
+from fusionlab.analysis.report.slicing import by_model, main_axis
+from fusionlab.analysis.report.style import variant_colour, variant_order
 
-IDLE_COLOURS = ["#4c72b0", "#dd8452", "#55a868", "#8c8c8c"]
 
-
-def _by_variant(ax, d, col, ylabel, log=True) -> str:
-    """Median of col per variant along the main swept axis (main_axis); returns the fixed
-    label of the other axes."""
-    d, axis, fixed = main_axis(d)
-    for variant, g in d.groupby("variant"):
-        g = g.groupby(axis)[col].median().dropna()
-        ax.plot(g.index, g.values, marker="o", label=variant, color=variant_colour(variant))
-    style.log_axis(ax, "x", base=2)
-    style.plain_x_ticks(ax, d[axis].unique())
-    if log:
-        style.log_axis(ax, "y")
-        style.fit_log_ticks(ax, "y")
-    ax.set_xlabel(style.xlabel(axis)); ax.set_ylabel(ylabel); style.legend(ax)
-    return fixed
+def _rows(t, model):
+    h = by_model(t["headline"], model)
+    h = h[h["wall_ms"].notna() & h["kernel_ms"].notna()]
+    if h.empty:
+        raise style.NoData("no configuration with a kernel time and an untraced wall time")
+    return main_axis(h)
 
 
 def launch_overhead(t, model):
-    """Launch API time / kernel time per variant (CUDA launch calls only)."""
-    fig, (ax,) = style.figure()
-    d = ok_runs(t, model).dropna(subset=["launch_overhead_ratio"])
-    if d.empty:
-        style.empty(ax, "launch-overhead ratio needs CUDA launch calls:\nnot available for "
-                        f"{style.setup_label(t['runs'])}")
-    else:
-        fixed = _by_variant(ax, d, "launch_overhead_ratio", "launch API time / kernel time")
-        ax.axhline(1.0, color="grey", lw=0.8, ls="--")
-    style.title(fig, f"Launch-overhead ratio{style.at(fixed) if not d.empty else ''}", t, model)
+    """Exposed host time per iteration (left) and its share of the untraced wall time
+    (right) per variant along the main swept axis, the host time per launch call written
+    at each point."""
+    d, axis, fixed = _rows(t, model)
+    fig, (ax, bx) = style.figure(2, w=4.6, h=3.9)
+    f, unit = style.time_unit(d["host_ms"])
+    for v in variant_order(d["variant"].unique()):
+        g = d[d["variant"] == v].sort_values(axis)
+        c = variant_colour(v)
+        ax.plot(g[axis], g["host_ms"] * f, marker="o", color=c, label=v)
+        bx.plot(g[axis], 100 * g["host_share"], marker="o", color=c, label=v)
+        for x, y, per in zip(g[axis], 100 * g["host_share"], g["host_per_launch_us"]):
+            if per == per:
+                bx.annotate(f"{style.fmt_time(per / 1e3)}/launch", (x, y), xytext=(3, 3), textcoords="offset points",
+                            fontsize=5.5,
+                            color=c)
+    for a in (ax, bx):
+        style.log_axis(a, "x", base=2)
+        style.plain_x_ticks(a, d[axis].unique())
+        a.set_xlabel(style.xlabel(axis))
+    ax.set_ylabel(f"exposed host time per iteration ({unit})")
+    bx.set_ylabel("exposed host time, % of untraced wall time")
+    bx.set_ylim(0, 105)
+    style.legend(ax, frameon=False)
+    style.title(fig, f"Exposed host time, untraced{style.at(fixed)}", t, model)
     return fig
 
 
 def idle_breakdown(t, model):
-    """The measured range's GPU time as busy, host wait, kernel wait and other idle shares,
-    a stacked bar per variant and value of the main swept axis."""
-    fig, (ax,) = style.figure(w=6.0)
-    cols = ["gpu_busy_fraction", "idle_host_wait_frac", "idle_kernel_wait_frac", "idle_other_frac"]
-    d, axis, fixed = main_axis(ok_runs(t, model).dropna(subset=["gpu_busy_fraction"]))
-    if d.empty:
-        style.empty(ax, f"GPU idle breakdown needs GPU kernels:\nnot available for {style.setup_label(t['runs'])}")
-    else:
-        g = d.groupby([axis, "variant"])[cols].median()
-        variants = [v for _, v in g.index]
-        g.index = [f"{'bs' if axis == 'batch' else axis} {b:g}\n{v}" for b, v in g.index]
-        g.columns = ["busy", "host wait", "kernel wait", "other"]
-        g.plot.bar(ax=ax, stacked=True, rot=0, color=IDLE_COLOURS)
-        ax.set_ylabel("share of the measured range"); ax.set_ylim(0, 1.02)
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
-        ax.tick_params(axis="x", labelsize=7)
-        for tick, v in zip(ax.get_xticklabels(), variants):
-            tick.set_color(variant_colour(v))
-    style.title(fig, f"GPU time: busy and idle (HTA breakdown){style.at(fixed)}", t, model)
+    """The untraced iteration split (sweep.shares) as a stacked bar per variant and value of
+    the main swept axis, the busy share under tracing as a black tick."""
+    d, axis, fixed = _rows(t, model)
+    variants = variant_order(d["variant"].unique())
+    d = d.assign(_o=d["variant"].map({v: i for i, v in enumerate(variants)})).sort_values([axis, "_o"])
+    fig, (ax,) = style.figure(w=max(5.0, 2.4 + 0.55 * len(d)), h=4.2)
+    x = np.arange(len(d))
+    bottom = np.zeros(len(d))
+    labels = part_labels(False)
+    for part, share in (("kernel_ms", "kernel_share"), ("host_ms", "host_share"),
+                        ("kernel_wait_ms", "kernel_wait_share"), ("other_ms", "other_share")):
+        v = 100 * d[share].fillna(0).to_numpy()
+        bars = ax.bar(x, v, 0.7, bottom=bottom, color=PART_COLOURS[part], label=labels[part])
+        if part in ("kernel_ms", "host_ms"):
+            ax.bar_label(bars, labels=[f"{p:.0f}%" if p >= 8 else "" for p in v], label_type="center",
+                         fontsize=6, color="white")
+        bottom += v
+    traced = 100 * d["traced_busy_share"].to_numpy()
+    if np.isfinite(traced).any():
+        ax.scatter(x, traced, marker="_", s=260, color="k", zorder=4, label="GPU busy under tracing (diagnostic)")
+    ax.set_xticks(x)
+    ax.set_xticklabels([f"{r['variant']}\n{'bs' if axis == 'batch' else axis} {r[axis]:g}" for _, r in d.iterrows()],
+                       fontsize=6.5, rotation=90 if len(d) > 8 else 0)
+    for tick, v in zip(ax.get_xticklabels(), d["variant"]):
+        tick.set_color(variant_colour(v))
+    ax.set_ylabel("% of untraced wall time per iteration"); ax.set_ylim(0, 102)
+    ax.legend(fontsize=6.5, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0, frameon=False)
+    style.title(fig, f"GPU busy and idle, untraced{style.at(fixed)}", t, model)
     return fig

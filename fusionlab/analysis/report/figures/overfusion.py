@@ -12,8 +12,7 @@ from fusionlab.analysis.report import style
 from fusionlab.analysis.report.style import MODEL_MARKERS, variant_colour, variant_order
 from fusionlab.analysis.sweep import overfusion
 
-TITLE = ("Over-fusion signs: theoretical occupancy of each GPU kernel against its run's achieved bandwidth "
-         "(bandwidth per run, not per kernel)")
+TITLE = "Over-fusion signs: occupancy of each GPU kernel against its run's bandwidth"
 
 
 def over_fusion(t, model):
@@ -27,11 +26,13 @@ def over_fusion(t, model):
     kr = overfusion.first_repeat(kr if kr is not None else pd.DataFrame(columns=overfusion.COLUMNS))
     kr = kr[kr["theoretical_occupancy"].notna()] if len(kr) else kr
     if kr.empty:
-        fig, (ax,) = style.figure(w=6.5)
-        style.empty(ax, "No GPU kernel data: no run recorded kernel launch resources\n(CPU / torch.profiler backend, "
-                        "or an nsys export without GPU kernels)")
-        style.title(fig, TITLE, t, model)
-        return fig
+        raise style.NoData("No GPU kernel data: no run recorded kernel launch resources (CPU / torch.profiler "
+                           "backend, or an nsys export without GPU kernels)")
+    missing = [why for col, why in (("copy_bandwidth_frac", "no measured copy bandwidth (device/peaks.json)"),
+                                    ("bandwidth_vs_best", "no achieved bandwidth (no cost model for these models)"))
+               if col not in kr or not (kr[col] > 0).any()]
+    if len(missing) == 2:
+        raise style.NoData("; ".join(missing))
     fig, (ax, bx) = style.figure(2, w=5.6, h=5.4)
     kr = kr.assign(fused=kr["fused"].astype(bool), spills=kr["spills"].astype(bool),
                    over_fusion=kr["over_fusion"].astype(bool))
@@ -58,6 +59,9 @@ def over_fusion(t, model):
         if len(sp):
             a.scatter(sp["theoretical_occupancy"], sp[col], s=sp["_s"] * 2.2, facecolors="none",
                       edgecolors="red", linewidths=1.4, zorder=4)
+        if not d["over_fusion"].any():
+            a.text(0.98, 0.98, f"no kernel flagged as likely over-fusion ({int(d['fused'].sum())} fused kernels)",
+                   transform=a.transAxes, ha="right", va="top", fontsize=6.5, color="0.3")
         for r in d[d["over_fusion"]].itertuples():
             a.annotate(textwrap.shorten(str(r.name), 40, placeholder="..."), (r.theoretical_occupancy, getattr(r, col)),
                        xytext=(8, 5), textcoords="offset points", fontsize=6, color="red")

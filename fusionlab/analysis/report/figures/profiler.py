@@ -17,7 +17,7 @@ def profiler_overhead(t, model):
     r = r[(r["status"] == "ok")].dropna(subset=["profiler_overhead"]) if "profiler_overhead" in r else r.iloc[:0]
     r = tables.with_size(r)
     keys = r.groupby(["model", "batch", "size", "variant"]).size().index.tolist() if len(r) else []
-    title = "The profiler's own cost per run (model, batch, variant; dots: repeats)"
+    title = "The profiler's own cost: traced / untraced wall time per iteration"
     if len(keys) > MAX_BARS:
         row = r["model"] + " " + r["batch"].astype(str) + np.where(r["size"] == "default", "", " " + r["size"].astype(str))
         med = r.assign(row=row).groupby(["row", "variant"], sort=False)["profiler_overhead"].median()
@@ -27,20 +27,21 @@ def profiler_overhead(t, model):
              "(red: tracing slowed the run)", centre=1.0)
         style.title(fig, "The profiler's own cost per run (rows: model and batch)", t, model)
         return fig
-    fig, (ax,) = style.figure(w=max(5.5, 1.2 + 0.32 * len(keys)))
     if not keys:
-        style.empty(ax, "no run with both a traced and an untraced wall time")
-    else:
-        for i, (m, b, sz, v) in enumerate(keys):
-            g = r[(r["model"] == m) & (r["batch"] == b) & (r["size"] == sz) & (r["variant"] == v)]["profiler_overhead"]
-            ax.bar(i, g.median() - 1, bottom=1, color=variant_colour(v), alpha=0.55, width=0.7)
-            ax.scatter(np.full(len(g), i), g, color=variant_colour(v), edgecolors="k", linewidths=0.3, s=14, zorder=3)
-        ax.axhline(1.0, color="grey", lw=0.8, ls="--")
-        ax.set_xticks(range(len(keys)))
-        ax.set_xticklabels([f"{m} {b}{'' if sz == 'default' else ' ' + sz}  {v}" for m, b, sz, v in keys],
-                           rotation=90, fontsize=6.5)
-        for tick, (_, _, _, v) in zip(ax.get_xticklabels(), keys):
-            tick.set_color(variant_colour(v))
-        ax.set_ylabel("traced / untraced wall time per iteration")
+        raise style.NoData("no run with both a traced and an untraced wall time")
+    fig, (ax,) = style.figure(w=max(5.5, 1.2 + 0.36 * len(keys)))
+    for i, (m, b, sz, v) in enumerate(keys):
+        g = r[(r["model"] == m) & (r["batch"] == b) & (r["size"] == sz) & (r["variant"] == v)]["profiler_overhead"]
+        ax.bar(i, g.median() - 1, bottom=1, color=variant_colour(v), alpha=0.55, width=0.7)
+        ax.scatter(np.full(len(g), i), g, color=variant_colour(v), edgecolors="k", linewidths=0.3, s=14, zorder=3)
+        ax.annotate(f"{g.median():.2f}x", (i, max(g.max(), 1.0)), xytext=(0, 3), textcoords="offset points",
+                    ha="center", fontsize=6)
+    ax.axhline(1.0, color="grey", lw=0.8, ls="--")
+    ax.set_xticks(range(len(keys)))
+    ax.set_xticklabels([f"{m} {b}{'' if sz == 'default' else ' ' + sz}  {v}" for m, b, sz, v in keys],
+                       rotation=90, fontsize=6.5)
+    for tick, (_, _, _, v) in zip(ax.get_xticklabels(), keys):
+        tick.set_color(variant_colour(v))
+    ax.set_ylabel("traced / untraced wall time per iteration")
     style.title(fig, title, t, model)
     return fig

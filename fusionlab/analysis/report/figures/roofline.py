@@ -1,70 +1,90 @@
-"""The roofline: every ok run under the device's measured roofs, and its achieved share
-of the measured copy bandwidth."""
+"""The roofline: every ok run configuration under the device's measured roofs, each point
+labelled with its batch size, a point above a roof ringed in red with its reason
+(tables/headline.csv ceiling_note); and the achieved share of copy bandwidth."""
 from __future__ import annotations
+
+import textwrap
 
 import numpy as np
 from matplotlib.lines import Line2D
 
 from fusionlab.analysis.report import style
 from fusionlab.analysis.report.slicing import ok_runs
-from fusionlab.analysis.report.style import MODEL_MARKERS, variant_colour
+from fusionlab.analysis.report.style import MODEL_MARKERS, variant_colour, variant_order
 from fusionlab.analysis.sweep import tables
+
+MAX_NOTES = 4
 
 
 def roofline(t, model):
-    """Every ok run (median over repeats) at (arithmetic intensity, achieved FLOP/s), under
-    both roofs of t["peaks"] (device/peaks.json): the measured copy bandwidth's slope and
-    the measured matmul rate; marker per model, colour per variant. Right: the achieved
-    fraction of copy bandwidth."""
-    d = ok_runs(t, model)
-    fig, (ax, bx) = style.figure(2, w=6.0, h=5.2 + 0.09 * d[["model", "variant"]].nunique().sum())
+    """Left: (arithmetic intensity, achieved FLOP/s) of each configuration (median over
+    repeats) under the measured copy-bandwidth slope and matmul rate; marker per model,
+    colour per variant, the batch size beside each point. Right: the achieved fraction of
+    copy bandwidth, its value on each bar."""
+    d = tables.with_size(ok_runs(t, model))
+    r = d.dropna(subset=["arithmetic_intensity", "achieved_flops"])
+    if r.empty:
+        raise style.NoData("no run with a FLOP count and a kernel time")
+    keys = ["model", "variant", "batch", "size"]
+    r = r.groupby(keys, as_index=False)[["arithmetic_intensity", "achieved_flops", "copy_bandwidth_frac"]].median()
     peaks = t.get("peaks") or {}
     bw, fl = peaks.get("copy_bandwidth_Bps"), peaks.get("matmul_flops")
-    r = d.dropna(subset=["arithmetic_intensity", "achieved_flops"])
-    r = tables.with_size(r).groupby(["model", "variant", "batch", "size"], as_index=False)[
-        ["arithmetic_intensity", "achieved_flops"]].median()
-    if r.empty:
-        style.empty(ax, "no run with a FLOP count and a GPU time")
-    else:
-        models = sorted(r["model"].unique())
-        for (m, v), g in r.groupby(["model", "variant"]):
-            ax.scatter(g["arithmetic_intensity"], g["achieved_flops"] / 1e12, s=26, color=variant_colour(v),
-                       marker=MODEL_MARKERS[models.index(m) % len(MODEL_MARKERS)], edgecolors="k", linewidths=0.3)
-        ai = r["arithmetic_intensity"]
-        ridge = fl / bw if (bw and fl) else None
-        lo = min(ai.min(), ridge or ai.min()) / 8
-        hi = max(ai.max(), ridge or ai.max()) * 8
-        if bw and fl:
-            x = np.logspace(np.log10(lo), np.log10(hi), 200)
-            ax.plot(x, np.minimum(bw * x, fl) / 1e12, color="k", lw=1.2)
-            ax.annotate(f"copy bandwidth {bw / 1e12:.2f} TB/s", (ridge / 6, bw * ridge / 6 / 1e12), rotation=0,
-                        xytext=(4, 6), textcoords="offset points", fontsize=7, ha="left")
-            ax.annotate(f"matmul {fl / 1e12:.1f} TFLOP/s", (ridge * 1.3, fl / 1e12), xytext=(0, 4),
-                        textcoords="offset points", fontsize=7)
-            ax.axvline(ridge, color="grey", lw=0.6, ls=":")
-        ax.set_xlim(lo, hi)
-        style.log_axis(ax, "x"); style.log_axis(ax, "y")
-        style.fit_log_ticks(ax, "x"); style.fit_log_ticks(ax, "y")
-        ax.set_xlabel("FLOP per byte (all FLOPs / ideal fused bytes)"); ax.set_ylabel("achieved TFLOP/s")
-        handles = [Line2D([], [], ls="none", marker=MODEL_MARKERS[i % len(MODEL_MARKERS)], color="grey", label=m)
-                   for i, m in enumerate(models)]
-        handles += [Line2D([], [], ls="none", marker="s", color=variant_colour(v), label=v)
-                    for v in sorted(r["variant"].unique())]
-        ax.legend(handles=handles, fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=4,
-                  title="marker: model, colour: variant", title_fontsize=7)
-    b = d.dropna(subset=["copy_bandwidth_frac"])
-    if b.empty:
-        style.empty(bx, "no measured copy bandwidth or GPU time")
-    else:
-        g = tables.with_size(b).groupby(["model", "batch", "size", "variant"])["copy_bandwidth_frac"].median() \
-            .unstack("variant")
-        g.index = [f"{m}\n{bs}" + ("" if sz == "default" else f"\n{sz}") for m, bs, sz in g.index]
-        g.plot.bar(ax=bx, rot=90, color=[variant_colour(v) for v in g.columns], width=0.8)
-        bx.axhline(1.0, color="grey", lw=0.8, ls="--")
-        bx.set_ylabel("ideal fused bytes / GPU busy time, over copy bandwidth\n(bars: variants, colours as on the left)")
-        bx.tick_params(axis="x", labelsize=6.5)
-        if bx.get_legend():
-            bx.get_legend().remove()   # the colours are the variants' (the roofline's legend)
-    style.title(fig, "Roofline (both roofs measured on this device) and achieved fraction of copy bandwidth",
-                t, model)
+    h = t.get("headline")
+    notes = {}
+    if h is not None and len(h) and "ceiling_note" in h:
+        hn = tables.with_size(h)
+        notes = {tuple(k): n for k, n in zip(hn[keys].itertuples(index=False), hn["ceiling_note"])
+                 if isinstance(n, str) and n}
+    fig, (ax, bx) = style.figure(2, w=5.8, h=5.0)
+    models = sorted(r["model"].unique())
+    for (m, v), g in r.groupby(["model", "variant"]):
+        ax.scatter(g["arithmetic_intensity"], g["achieved_flops"] / 1e12, s=28, color=variant_colour(v),
+                   marker=MODEL_MARKERS[models.index(m) % len(MODEL_MARKERS)], edgecolors="k", linewidths=0.3, zorder=3)
+        for x, y, b in zip(g["arithmetic_intensity"], g["achieved_flops"] / 1e12, g["batch"]):
+            ax.annotate(f"{b:g}", (x, y), xytext=(3, -7), textcoords="offset points", fontsize=5.5, color="0.3")
+    above = r[[tuple(k) in notes for k in r[keys].itertuples(index=False)]]
+    if len(above):
+        ax.scatter(above["arithmetic_intensity"], above["achieved_flops"] / 1e12, s=120, facecolors="none",
+                   edgecolors="red", linewidths=1.2, zorder=4)
+    ai = r["arithmetic_intensity"]
+    ridge = fl / bw if (bw and fl) else None
+    lo, hi = min(ai.min(), ridge or ai.min()) / 8, max(ai.max(), ridge or ai.max()) * 8
+    if bw and fl:
+        x = np.logspace(np.log10(lo), np.log10(hi), 200)
+        ax.plot(x, np.minimum(bw * x, fl) / 1e12, color="k", lw=1.2)
+        ax.annotate(f"copy bandwidth {bw / 1e9:.3g} GB/s", (ridge / 6, bw * ridge / 6 / 1e12), xytext=(4, 6),
+                    textcoords="offset points", fontsize=6.5)
+        ax.annotate(f"matmul {fl / 1e12:.3g} TFLOP/s", (ridge * 1.3, fl / 1e12), xytext=(0, 4),
+                    textcoords="offset points", fontsize=6.5)
+    ax.set_xlim(lo, hi)
+    style.log_axis(ax, "x"); style.log_axis(ax, "y")
+    style.fit_log_ticks(ax, "x"); style.fit_log_ticks(ax, "y")
+    ax.set_xlabel("FLOP per byte (all FLOPs / ideal fused bytes)"); ax.set_ylabel("achieved TFLOP/s")
+    handles = [Line2D([], [], ls="none", marker=MODEL_MARKERS[i % len(MODEL_MARKERS)], color="grey", label=m)
+               for i, m in enumerate(models)]
+    handles += [Line2D([], [], ls="none", marker="s", color=variant_colour(v), label=v)
+                for v in variant_order(r["variant"].unique())]
+    if len(above):
+        handles.append(Line2D([], [], ls="none", marker="o", mfc="none", mec="red", label="above a measured roof"))
+    ax.legend(handles=handles, fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=4, frameon=False,
+              title="marker: model, colour: variant, number: batch size", title_fontsize=6.5)
+    b = r.dropna(subset=["copy_bandwidth_frac"])
+    b = b.assign(_o=b["variant"].map({v: i for i, v in enumerate(variant_order(b["variant"].unique()))}))
+    b = b.sort_values(["model", "size", "batch", "_o"])
+    bars = bx.bar(range(len(b)), 100 * b["copy_bandwidth_frac"], color=[variant_colour(v) for v in b["variant"]])
+    style.bar_values(bx, bars, (100 * b["copy_bandwidth_frac"]).tolist(), "{:.2g}")
+    bx.set_xticks(range(len(b)))
+    bx.set_xticklabels([f"{m} {bs:g}" + ("" if sz == "default" else f" {sz}") + f" {v}"
+                        for m, bs, sz, v in zip(b["model"], b["batch"], b["size"], b["variant"])],
+                       rotation=90, fontsize=6)
+    for tick, v in zip(bx.get_xticklabels(), b["variant"]):
+        tick.set_color(variant_colour(v))
+    bx.axhline(100, color="grey", lw=0.8, ls="--")
+    bx.set_ylabel("ideal fused bytes / kernel time, % of copy bandwidth")
+    if len(above):
+        lines = [f"{m} {v} bs {bs:g}: {notes[(m, v, bs, sz)]}" for m, v, bs, sz in
+                 above[keys].itertuples(index=False)][:MAX_NOTES]
+        ax.text(0.99, 0.01, "\n".join(textwrap.fill(s, 70) for s in lines), transform=ax.transAxes,
+                fontsize=5.5, color="red", va="bottom", ha="right")
+    style.title(fig, "Roofline under the measured roofs, and achieved share of copy bandwidth", t, model)
     return fig

@@ -22,15 +22,14 @@ def scaling(t, model):
     runs = tables.with_size(ok_runs(t, model))
     panels = sorted({(a, f if isinstance(f, str) else "") for a, f in zip(fits["axis"], fits["fixed"])},
                     key=lambda p: (p[0], sorted(tables.parse_fixed_label(p[1]).items()))) if len(fits) else []
+    if not panels:
+        raise style.NoData("no axis with 3 or more sizes (the scaling law needs 3)")
     axes_swept = list(dict.fromkeys(a for a, _ in panels))
     cols = max([sum(1 for a, _ in panels if a == ax) for ax in axes_swept] or [1])
     fig, grid = style.grid_figure(max(1, len(axes_swept)), cols,
                                   figsize=(max(7.0, 3.4 * cols), 3.2 * max(1, len(axes_swept)) + 0.7))
     for ax in grid.flat:
         ax.set_visible(False)
-    if not panels:
-        grid[0, 0].set_visible(True)
-        style.empty(grid[0, 0], "no axis with 3 or more sizes (the scaling law needs 3)")
     varying = [k for k in scaling_law.KEYS[2:] if k in fits and fits[k].nunique() > 1]   # mode, dtype, ...
     for row, axis in enumerate(axes_swept):
         for col, fixed in enumerate(f for a, f in panels if a == axis):
@@ -71,7 +70,5 @@ def scaling(t, model):
             exact = " (3 sizes: exact fit, no CI)" if len(f) and (f["n_sizes"] <= 3).all() else ""
             ax.set_title((fixed or f"along {style.xlabel(axis)}") + exact, fontsize=8)
             style.legend(ax, loc="best", fontsize=6.5)
-    style.title(fig, "Scaling law t = a + b * size^k: filled dots and solid lines wall time (untraced), hollow "
-                "dots and dashed lines GPU time; bars: the repeats' range; legend: k [95% CI]; dotted: "
-                "the size below which the fixed cost a dominates the wall time", t, model)
+    style.title(fig, "Scaling law t = a + b * size^k (solid: untraced wall time, dashed: GPU time)", t, model)
     return fig

@@ -1,0 +1,110 @@
+"""The caption of each figure in the HTML report: a few sentences about this sweep,
+a template per figure filled with the sweep's own numbers (the tables the figure is drawn
+from), written as reStructuredText beside the figure."""
+from __future__ import annotations
+
+import pandas as pd
+
+from fusionlab.analysis.report.text import fmt_time, speedup
+from fusionlab.analysis.sweep import headline as sweep_headline
+from fusionlab.analysis.sweep import tables
+
+SETUP = "Setup: {setup}."
+
+
+def _h(t, model):
+    h = t["headline"]
+    return h[h["model"] == model] if model else h
+
+
+def _best(t, model) -> str:
+    h = _h(t, model)
+    v = h[(h["variant"] != "eager") & h["speedup"].notna()]
+    if v.empty:
+        return "no variant besides eager ran ok"
+    r = v.loc[v["speedup"].idxmax()]
+    return f"the best is {r['variant']} at batch {r['batch']:g}: {speedup(r)}"
+
+
+def _verdicts(t, model) -> str:
+    h = _h(t, model)
+    v = h[(h["variant"] != "eager") & h["speedup"].notna()]
+    counts = v["verdict"].value_counts()
+    return ", ".join(f"{n} {k}" for k, n in counts.items()) or "none"
+
+
+def _setup(t) -> str:
+    r = t["runs"]
+    parts = []
+    for c in ("backend", "device", "gpu", "dtype", "mode"):
+        if c in r and r[c].notna().any():
+            parts.append(f"{c} {'/'.join(sorted(set(r[c].dropna().astype(str))))}")
+    return ", ".join(parts)
+
+
+def _numbers(name, t, model) -> dict:
+    h = _h(t, model)
+    ok = h[h["wall_ms"].notna()]
+    n = {"model": model or "every model", "best": _best(t, model), "verdicts": _verdicts(t, model),
+         "configs": len(ok.groupby(list(tables.GROUP), dropna=False)) if len(ok) else 0,
+         "variants": ", ".join(sorted(set(ok["variant"]))) or "none",
+         "host_max": f"{100 * ok['host_share'].max():.0f}%" if ok["host_share"].notna().any() else "n/a",
+         "setup": _setup(t), "ci_min": sweep_headline.CI_MIN}
+    if name == "compile_cost":
+        c = h[(h["variant"] != "eager") & (h["compile_s"] > 0)]
+        n["compile"] = (f"{fmt_time(c['compile_s'].min() * 1e3)} to {fmt_time(c['compile_s'].max() * 1e3)}"
+                        if len(c) else "none measured")
+        be = c["break_even_iters"].dropna()
+        n["even"] = f"{be.min():.3g} to {be.max():.3g} iterations" if len(be) else "never (no variant saves time)"
+    if name == "profiler_overhead":
+        p = t["runs"]["profiler_overhead"].dropna() if "profiler_overhead" in t["runs"] else pd.Series(dtype=float)
+        n["prof"] = f"{p.min():.2f}x to {p.max():.2f}x" if len(p) else "n/a"
+    if name == "roofline":
+        notes = h["ceiling_note"].fillna("").astype(str) if "ceiling_note" in h else pd.Series(dtype=str)
+        n["above"] = f"{int((notes != '').sum())} configuration(s) lie above a measured roof (ringed red, reason " \
+                     "written in the plot)" if (notes != "").any() else "no configuration lies above a measured roof"
+    if name == "kernels_per_iter" or name == "kernel_durations":
+        k = t["speedups"]
+        k = k[k["model"] == model] if model else k
+        n["kernels"] = ", ".join(f"{v} {x:g}" for v, x in k.groupby("variant")["kernels_per_iter"].median().items())
+    return n
+
+
+TEMPLATES = {
+    "headline": "Time per iteration of {model} ({configs} configurations; {variants}), untraced, split into kernel "
+                "time and exposed host time, with the speedup over eager (paired where paired) and its interval: "
+                "{best}.",
+    "speedup_vs_batch": "Speedup over eager of each variant of {model}: the paired speedup where the variant was "
+                        "paired, solid, with its interval (95% CI from {ci_min} or more repeats, else the range of "
+                        "the repeats); across processes dotted, as a diagnostic. Verdicts: {verdicts}; {best}.",
+    "speedup_breakdown": "Where the time saved per iteration of {model} comes from: exposed host time, memory "
+                         "traffic removed, other kernel time and the remainder add up to the time saved that the "
+                         "headline speedup gives; {best}.",
+    "launch_overhead": "Exposed host time per iteration of {model} (the GPU waiting on the host), against the "
+                       "untraced wall time; at most {host_max} of an iteration. The number at each point: exposed "
+                       "host time per launch call.",
+    "idle_breakdown": "The untraced iteration of {model} split into kernel time, exposed host time, kernel wait and "
+                      "other idle; the black tick is the busy share under tracing (a diagnostic: tracing inflates "
+                      "host time). Exposed host time reaches {host_max}.",
+    "kernels_per_iter": "Kernels per iteration of {model} per variant (medians over repeats): {kernels}.",
+    "kernel_durations": "Each kernel of {model} at its largest swept configuration: duration per call, calls per "
+                        "iteration written beside it (first repeat). Kernels per iteration: {kernels}.",
+    "over_fusion": "Every GPU kernel's theoretical occupancy against its run's achieved bandwidth; fused kernels "
+                   "filled, spills ringed red, likely over-fusion labelled.",
+    "roofline": "Each configuration (median of repeats) under the roofs measured on this device, with its batch "
+                "size; {above}.",
+    "crossover": "The headline speedup of each model and variant along its swept axis; a crossover lies between "
+                 "the two values where the colour turns. Verdicts: {verdicts}.",
+    "compile_cost": "Compilation latency ({compile}) and the iterations it takes to pay back (compile latency / "
+                    "time saved per iteration: {even}).",
+    "profiler_overhead": "Wall time per iteration under tracing over the untraced loop, per run: {prof}. Wall times, "
+                         "speedups and idle shares come from the untraced loop.",
+    "scaling": "The scaling law t = a + b * size^k of {model}'s untraced wall time and GPU time along each axis with "
+               "3 or more sizes; k with its 95% CI in the legend.",
+}
+
+
+def caption(name: str, t: dict, model: str | None) -> str:
+    """The caption (reStructuredText) of figure name for model (None: the whole sweep)."""
+    n = _numbers(name, t, model)
+    return TEMPLATES[name].format(**n) + " " + SETUP.format(**n) + "\n"

@@ -1,0 +1,90 @@
+"""The headline of each model (tables/headline.csv): absolute time per iteration of eager
+and each variant, split into GPU kernel time and exposed host time (untraced wall
+time), with the headline speedup and its interval."""
+from __future__ import annotations
+
+import numpy as np
+
+from fusionlab.analysis.report import style
+from fusionlab.analysis.report.slicing import by_model, main_axis
+from fusionlab.analysis.report.style import variant_colour, variant_order
+
+PART_COLOURS = {"kernel_ms": "#4c72b0", "host_ms": "#dd8452", "kernel_wait_ms": "#55a868", "other_ms": "#9a9a9a"}
+MAX_PANELS = 4
+
+
+def part_labels(cpu: bool) -> dict:
+    if cpu:
+        return {"kernel_ms": "CPU operator time", "host_ms": "time outside operators",
+                "kernel_wait_ms": "kernel wait", "other_ms": "other idle"}
+    return {"kernel_ms": "GPU kernel time", "host_ms": "exposed host time", "kernel_wait_ms": "kernel wait",
+            "other_ms": "other idle (sync)"}
+
+
+def speedup_label(r) -> str:
+    """'1.10x paired [1.02, 1.20] range of 2', 'inconclusive' where the interval holds 1."""
+    s = r["speedup"]
+    if s != s:
+        return ""
+    est = "" if r["estimator"] == "paired" else " across processes"
+    iv = f" [{r['speedup_lo']:.2f}, {r['speedup_hi']:.2f}] {r['interval']}" if r["speedup_lo"] == r["speedup_lo"] \
+        else f" ({r['interval']})" if isinstance(r["interval"], str) and r["interval"] else ""
+    tail = ", inconclusive" if r["verdict"] == "inconclusive" else ""
+    return f"{s:.2f}x{est}{iv}{tail}"
+
+
+def pick(values, n=MAX_PANELS) -> list:
+    """At most n of the sorted values: the first, the last, and evenly between."""
+    v = sorted(values)
+    if len(v) <= n:
+        return v
+    return [v[int(round(i))] for i in np.linspace(0, len(v) - 1, n)]
+
+
+def headline(t, model):
+    """Per value of the main swept axis (at most MAX_PANELS), a horizontal stacked bar per
+    variant (eager on top): GPU kernel time, exposed host time and other idle time per
+    iteration, adding up to the untraced wall time written at the bar's end with the
+    speedup over eager."""
+    h = by_model(t["headline"], model)
+    h = h[h["wall_ms"].notna()]
+    if h.empty:
+        raise style.NoData("no configuration of this model ran ok")
+    d, axis, fixed = main_axis(h)
+    values = pick(d[axis].unique())
+    variants = variant_order(d["variant"].unique())
+    cpu = set(t["runs"]["device"].dropna()) == {"cpu"} if "device" in t["runs"] else False
+    labels = part_labels(cpu)
+    fig, axs = style.figure(len(values), w=4.6, h=1.3 + 0.42 * len(variants))
+    for ax, val in zip(axs, values):
+        g = d[d[axis] == val].set_index("variant").reindex(variants).dropna(subset=["wall_ms"])
+        f, unit = style.time_unit(g["wall_ms"])
+        y = np.arange(len(g))[::-1]
+        left = np.zeros(len(g))
+        for part, colour in PART_COLOURS.items():
+            v = g[part].fillna(0).to_numpy() * f
+            if not v.any():
+                continue
+            ax.barh(y, v, left=left, color=colour, height=0.62, label=labels[part])
+            left += v
+        top = left.max()
+        for yi, (variant, r), end in zip(y, g.iterrows(), left):
+            text = f"{r['wall_ms'] * f:.3g} {unit}"
+            if variant != "eager":
+                text += "  " + speedup_label(r)
+            ax.text(end + top * 0.02, yi, text, va="center", fontsize=6.5)
+        ax.set_yticks(y)
+        ax.set_yticklabels(g.index, fontsize=7.5)
+        for tick, v in zip(ax.get_yticklabels(), g.index):
+            tick.set_color(variant_colour(v))
+        ax.set_xlim(0, top * 1.9)
+        ax.set_xlabel(f"time per iteration ({unit}), untraced")
+        ax.set_title(f"{style.xlabel(axis)} {val:g}", fontsize=8)
+    handles = {}
+    for ax in axs:
+        for hd, lab in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(lab, hd)
+    order = [labels[p] for p in PART_COLOURS if labels[p] in handles]
+    axs[-1].legend([handles[k] for k in order], order, fontsize=6.5, loc="lower right", frameon=False)
+    style.title(fig, f"Time per iteration and speedup over eager{style.at(fixed)}", t, model)
+    return fig

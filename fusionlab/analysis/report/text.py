@@ -1,0 +1,63 @@
+"""Text helpers of summary.md (no matplotlib): markdown tables, times in the unit that
+fits them, and the one way a speedup is written."""
+from __future__ import annotations
+
+import pandas as pd
+
+
+def md_table(df: pd.DataFrame) -> str:
+    """df as a markdown table (empty cells for nan)."""
+    cols = [str(c) for c in df.columns]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for row in df.itertuples(index=False):
+        lines.append("| " + " | ".join("" if (isinstance(v, float) and v != v) else str(v) for v in row) + " |")
+    return "\n".join(lines)
+
+
+def drop_constant(df: pd.DataFrame, keep: list[str]) -> pd.DataFrame:
+    """df without the columns that hold one value in every row (those of keep stay)."""
+    return df[[c for c in df.columns if c in keep or df[c].astype(str).nunique() > 1]]
+
+
+def fmt_time(ms: float) -> str:
+    """A time given in ms, in the unit that fits it: '74.8 us', '1.20 ms', '2.5 s'."""
+    if ms is None or ms != ms:
+        return ""
+    a = abs(ms)
+    if a == 0:
+        return "0"
+    if a >= 1000:
+        return f"{ms / 1e3:.3g} s"
+    if a >= 1:
+        return f"{ms:.3g} ms"
+    return f"{ms * 1e3:.3g} us"
+
+
+def speedup(r, estimator: bool = True) -> str:
+    """A headline speedup (a row of tables/headline.csv) as the summary writes it
+    everywhere: '0.95x paired [0.94, 0.97] range of 3, slower', '1.52x paired (1 repeat)',
+    '1.01x paired [0.97, 1.04] 95% CI, inconclusive'."""
+    s = r.get("speedup")
+    if s is None or s != s:
+        return str(r.get("status") or "")
+    est = f" {r['estimator']}" if estimator and r.get("estimator") not in (None, "reference") else ""
+    lo = r.get("speedup_lo")
+    if lo is not None and lo == lo:
+        iv = f" [{lo:.2f}, {r['speedup_hi']:.2f}] {r['interval']}"
+        verdict = f", {r['verdict']}" if r.get("verdict") else ""
+    else:
+        iv = f" ({r['interval']})" if isinstance(r.get("interval"), str) and r.get("interval") else ""
+        verdict = ""
+    noisy = ", noisy" if r.get("noisy") is True or r.get("noisy") == "True" else ""
+    return f"{s:.2f}x{est}{iv}{verdict}{noisy}"
+
+
+def across(r) -> str:
+    """The speedup across processes beside a paired one (a diagnostic), '' where the
+    headline is already that one."""
+    a = r.get("speedup_across")
+    if r.get("estimator") != "paired" or a is None or a != a:
+        return ""
+    lo = r.get("speedup_across_lo")
+    ci = f" [{lo:.2f}, {r['speedup_across_hi']:.2f}]" if lo is not None and lo == lo else ""
+    return f"across processes {a:.2f}x{ci}"

@@ -1,0 +1,222 @@
+"""The headline of a sweep (tables/headline.csv): per configuration (tables.GROUP) and
+variant, eager included, the absolute time per iteration split as sweep.shares splits
+it, one speedup estimator with its interval, and what the speedup comes from.
+
+- speedup: the paired speedup where the variant was paired (eager timed in the
+  variant's own process: the host's speed between processes cancels), else the speedup
+  across processes; `estimator` says which ("paired", "across processes"; eager:
+  "reference"). speedup_across (with its 95% bootstrap CI) is kept beside it as a
+  diagnostic, never as the headline.
+- speedup_lo, speedup_hi, interval: the 95% bootstrap CI where the estimator rests on
+  CI_MIN or more repeats; with 2 to CI_MIN - 1 the range of the repeats' values ("range
+  of 3"; a bootstrap over 3 values is that range); with 1, none ("1 repeat").
+- verdict: faster / slower where the interval lies above / below 1, inconclusive where
+  it holds 1, and "1 repeat" without an interval.
+- wall_ms, kernel_ms, host_ms, kernel_wait_ms, other_ms and their shares, bound: the
+  split of the configuration's medians (sweep.shares); traced_wall_ms,
+  traced_busy_share and traced_bound (metrics' `bound` over the traced iterations) kept as
+  diagnostics.
+- host_saved_ms, traffic_ms, kernels_saved_ms, remainder_ms, saved_ms: where the time
+  saved per iteration comes from, adding up to saved_ms = eager_wall_ms - wall_ms, where
+  eager_wall_ms is eager's wall time as the estimator sees it: the variant's wall time x
+  the paired speedup where paired (the host-speed difference between eager's processes
+  and the variant's then lies in eager's host time), eager's own median otherwise.
+  host = eager host - variant host; traffic and kernels split the kernel time saved as
+  sweep.decompose does (bytes removed / copy bandwidth, capped at the kernel time saved);
+  remainder = the change in kernel-wait and other idle time.
+- compile_s (compilation_latency_s) and break_even_iters = compile_s / time saved per
+  iteration (nan where the variant saves nothing).
+- bandwidth_frac, flops_frac (medians of runs) and ceiling_note: a value above a
+  measured ceiling with its most likely reason.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from fusionlab.analysis.sweep import shares, tables
+
+CI_MIN = 5          # repeats for a bootstrap CI to mean more than the repeats' range
+L2_BYTES = 64e6     # about the L2 cache of current data-centre GPUs (H100 50 MB, H200 60 MB)
+COLUMNS = (list(tables.GROUP) + ["variant", "status", "repeats", "estimator", "speedup", "speedup_lo", "speedup_hi",
+                                 "interval", "verdict", "speedup_across", "speedup_across_lo", "speedup_across_hi",
+                                 "host_moved", "noisy"]
+           + list(shares.PARTS) + ["wall_ms"] + list(shares.SHARES.values())
+           + ["bound", "host_per_launch_us", "launches_per_iter", "kernels_per_iter", "eager_wall_ms",
+              "saved_ms", "host_saved_ms", "traffic_ms", "kernels_saved_ms", "remainder_ms", "traffic_bandwidth",
+              "compile_s", "break_even_iters", "bandwidth_frac", "flops_frac", "ceiling_note",
+              "traced_wall_ms", "traced_busy_share", "traced_bound", "traced_launch_overhead_ratio"])
+
+
+def interval(values, lo, hi) -> tuple[float, float, str]:
+    """(lo, hi, name) of an estimator over its repeats' values (module doc)."""
+    x = pd.Series(values, dtype=float).dropna()
+    if len(x) >= CI_MIN and pd.notna(lo):
+        return float(lo), float(hi), "95% CI"
+    if len(x) >= 2:
+        return float(x.min()), float(x.max()), f"range of {len(x)}"
+    return np.nan, np.nan, "1 repeat" if len(x) == 1 else ""
+
+
+def verdict(s, lo, hi) -> str:
+    if pd.isna(s):
+        return ""
+    if pd.isna(lo):
+        return "1 repeat"
+    return "faster" if lo > 1 else "slower" if hi < 1 else "inconclusive"
+
+
+def _median(g: pd.DataFrame, col: str) -> float:
+    x = pd.to_numeric(g[col], errors="coerce").dropna() if col in g else pd.Series(dtype=float)
+    return float(x.median()) if len(x) else np.nan
+
+
+def _side(g: pd.DataFrame) -> dict:
+    """The configuration's medians, split (sweep.shares)."""
+    q = shares.inputs(g).median(numeric_only=True).to_frame().T
+    q["cpu"] = bool(shares.inputs(g)["cpu"].all())
+    s = shares.split(q).iloc[0].to_dict()
+    s["bytes_saved"] = _median(g, "bytes_unfused") - _median(g, "bytes_fused")
+    s["bytes_fused"] = _median(g, "bytes_fused")
+    return s
+
+
+def _speedup(sp: pd.Series, v: pd.DataFrame, e: pd.DataFrame) -> dict:
+    """The headline speedup of one variant configuration (module doc)."""
+    paired = v["paired_speedup"].dropna() if "paired_speedup" in v else pd.Series(dtype=float)
+    ac = sp.get("speedup_wall", np.nan)
+    across = {"speedup_across": ac, "speedup_across_lo": sp.get("speedup_wall_lo", np.nan),
+              "speedup_across_hi": sp.get("speedup_wall_hi", np.nan)}
+    if len(paired):
+        s = sp.get("speedup_paired", paired.median())
+        lo, hi, name = interval(paired, sp.get("speedup_paired_lo"), sp.get("speedup_paired_hi"))
+        est = "paired"
+    else:
+        s, est = ac, "across processes"
+        ew, vw = e["wall_time_per_iter_ms"].dropna(), v["wall_time_per_iter_ms"].dropna()
+        n = min(len(ew), len(vw))
+        if n >= CI_MIN and pd.notna(across["speedup_across_lo"]):
+            lo, hi, name = across["speedup_across_lo"], across["speedup_across_hi"], "95% CI"
+        elif n >= 2:
+            lo, hi, name = ew.min() / vw.max(), ew.max() / vw.min(), f"range of {n}"
+        else:
+            lo, hi, name = np.nan, np.nan, "1 repeat" if n == 1 else ""
+    return {"estimator": est, "speedup": s, "speedup_lo": lo, "speedup_hi": hi, "interval": name,
+            "verdict": verdict(s, lo, hi), **across}
+
+
+def _parts(e: dict, v: dict, speedup: float, estimator: str, bw: float | None) -> dict:
+    """Where the time saved comes from, adding up to it (module doc)."""
+    e = dict(e)
+    if estimator == "paired" and pd.notna(speedup) and pd.notna(v["wall_ms"]):
+        w = v["wall_ms"] * speedup      # eager as timed beside the variant, in its process
+        e["host_ms"] = max(e["host_ms"] + (w - e["wall_ms"]), 0.0) if pd.notna(e["host_ms"]) else np.nan
+        e["wall_ms"] = w
+    er = e["wall_ms"] - e["kernel_ms"] - (e["host_ms"] if pd.notna(e["host_ms"]) else 0.0)
+    vr = v["wall_ms"] - v["kernel_ms"] - (v["host_ms"] if pd.notna(v["host_ms"]) else 0.0)
+    gpu = e["kernel_ms"] - v["kernel_ms"]
+    source = "measured copy bandwidth" if bw else "eager's achieved bandwidth"
+    if not bw and pd.notna(e["kernel_ms"]) and e["kernel_ms"] > 0 and pd.notna(e["bytes_fused"]):
+        bw = (e["bytes_saved"] + e["bytes_fused"]) / (e["kernel_ms"] / 1e3)
+    if pd.notna(e["bytes_saved"]) and bw and pd.notna(gpu):
+        traffic = min(max(e["bytes_saved"] / bw * 1e3, 0.0), max(gpu, 0.0))
+    else:
+        traffic, source = 0.0, "no byte counts"
+    return {"eager_wall_ms": e["wall_ms"], "saved_ms": e["wall_ms"] - v["wall_ms"],
+            "host_saved_ms": (e["host_ms"] if pd.notna(e["host_ms"]) else 0.0)
+            - (v["host_ms"] if pd.notna(v["host_ms"]) else 0.0),
+            "traffic_ms": traffic, "kernels_saved_ms": gpu - traffic, "remainder_ms": er - vr,
+            "traffic_bandwidth": source}
+
+
+def ceiling_note(bandwidth_frac: float, flops_frac: float, bytes_fused: float) -> str:
+    """Why a run configuration lies above a measured ceiling ('' where it does not)."""
+    notes = []
+    if pd.notna(bandwidth_frac) and bandwidth_frac > 1:
+        why = (f"its {bytes_fused / 1e6:.3g} MB per iteration fit in L2, so the data stay resident between "
+               "kernels and iterations" if pd.notna(bytes_fused) and bytes_fused <= L2_BYTES
+               else "the cost model counts more bytes than the kernels move (reuse in L2 or registers)")
+        notes.append(f"{bandwidth_frac:.2f}x the measured copy bandwidth: {why}")
+    if pd.notna(flops_frac) and flops_frac > 1:
+        notes.append(f"{flops_frac:.2f}x the measured matmul rate: the kernels take a faster path than the "
+                     "measured matmul (another precision such as TF32, or another kernel)")
+    return "; ".join(notes)
+
+
+def table(runs: pd.DataFrame, sp: pd.DataFrame, peaks: dict | None = None) -> pd.DataFrame:
+    """tables/headline.csv (module doc) from the written runs and speedups tables."""
+    runs, sp = tables.with_size(runs), tables.with_size(sp)
+    keys = list(tables.GROUP)
+    axes = tables.size_axes(sp)
+    ok = runs[runs["status"] == "ok"]
+    bw = (peaks or {}).get("copy_bandwidth_Bps")
+    groups = dict(iter(ok.groupby(keys + ["variant"], dropna=False, sort=False)))
+    rows = []
+    for r in sp.to_dict("records"):
+        key = tuple(r[k] for k in keys)
+        v = groups.get(key + (r["variant"],), ok.iloc[:0])
+        e = groups.get(key + ("eager",), ok.iloc[:0])
+        row = {**{k: r[k] for k in keys + axes}, "variant": r["variant"], "status": r["status"], "repeats": len(v),
+               "noisy": bool(r.get("noisy_paired") if pd.notna(r.get("speedup_paired")) else r.get("noisy")),
+               "host_moved": bool(r.get("host_moved", False)), "compile_s": r.get("compilation_latency_s", np.nan),
+               "kernels_per_iter": r.get("kernels_per_iter", np.nan)}
+        if v.empty:
+            rows.append(row)
+            continue
+        side = _side(v)
+        row.update({c: side[c] for c in ["wall_ms", *shares.PARTS, *shares.SHARES.values(), "bound",
+                                         "host_per_launch_us"]})
+        row["launches_per_iter"] = _median(v, "launch_calls_per_iter")
+        row["bandwidth_frac"], row["flops_frac"] = _median(v, "copy_bandwidth_frac"), _median(v, "flops_frac")
+        row["ceiling_note"] = ceiling_note(row["bandwidth_frac"], row["flops_frac"], side["bytes_fused"])
+        row["traced_wall_ms"] = _median(v, "traced_wall_time_per_iter_ms")
+        row["traced_busy_share"] = _median(v, "gpu_busy_fraction")
+        traced = v["bound"].dropna() if "bound" in v else pd.Series(dtype=object)
+        row["traced_bound"] = traced.mode().iloc[0] if len(traced) else None
+        row["traced_launch_overhead_ratio"] = _median(v, "launch_overhead_ratio")
+        if r["variant"] == "eager":
+            row.update({"estimator": "reference", "speedup": 1.0, "eager_wall_ms": side["wall_ms"]})
+        elif len(e):
+            row.update(_speedup(pd.Series(r), v, e))
+            row.update(_parts(_side(e), side, row["speedup"], row["estimator"], bw))
+            saved = row["saved_ms"]
+            row["break_even_iters"] = row["compile_s"] * 1e3 / saved \
+                if pd.notna(row["compile_s"]) and pd.notna(saved) and saved > 0 and row["compile_s"] > 0 else np.nan
+        rows.append(row)
+    cols = COLUMNS[:len(keys)] + axes + COLUMNS[len(keys):]
+    return pd.DataFrame(rows, columns=cols).sort_values(keys + ["variant"], ignore_index=True)
+
+
+def best(h: pd.DataFrame) -> pd.DataFrame:
+    """Per configuration, the variant with the highest headline speedup (eager where no
+    variant beats it)."""
+    h = tables.with_size(h)
+    ran = h[h["speedup"].notna()]
+    idx = ran.groupby(list(tables.GROUP), dropna=False, sort=True)["speedup"].idxmax()
+    return ran.loc[idx.values].reset_index(drop=True)
+
+
+def crossings(h: pd.DataFrame) -> pd.DataFrame:
+    """Along every swept axis (the others held fixed): where each variant's headline
+    speedup crosses 1, as the interval between the two swept values around it; `text`
+    says it in words ('starts to beat eager between batch 8 and 32')."""
+    rows = []
+    d = tables.with_size(h[(h["variant"] != "eager") & h["speedup"].notna()])
+    for key, axis, fixed, g in tables.along_axes(d, ["model", "variant", "mode", "dtype", "backend", "device"]):
+        g = g.sort_values(axis)
+        vals, s, verd = g[axis].tolist(), g["speedup"].tolist(), g["verdict"].tolist()
+        name = "batch" if axis == "batch" else axis
+        steps = []
+        for (a, sa), (b, sb) in zip(zip(vals, s), zip(vals[1:], s[1:])):
+            if (sa < 1) != (sb < 1):
+                steps.append(f"{'starts' if sb >= 1 else 'stops'} to beat eager between {name} {a:g} and {b:g} "
+                             f"({sa:.2f}x -> {sb:.2f}x)")
+        if not steps:
+            where = f"{name} {vals[0]:g} to {vals[-1]:g}"
+            steps = [f"beats eager at every swept {where}" if s[0] >= 1
+                     else f"does not beat eager at any swept {where}"]
+        unsure = [f"{x:g}" for x, v in zip(vals, verd) if v == "inconclusive"]
+        rows.append({"model": key[0], "variant": key[1], "axis": axis, "fixed": fixed,
+                     "values": " ".join(f"{x:g}" for x in vals), "speedups": " ".join(f"{x:.2f}" for x in s),
+                     "text": "; ".join(steps) + (f" (inconclusive at {name} {', '.join(unsure)})" if unsure else "")})
+    return pd.DataFrame(rows, columns=["model", "variant", "axis", "fixed", "values", "speedups", "text"])
