@@ -51,9 +51,10 @@ def runner_overrides(run_dir: str, iters: int, warmup: int) -> list[str]:
             "--profiler", "none", "--out", os.path.join(run_dir, "ncu_run.json")]
 
 
-def _tail(path: str, n: int = 400) -> str:
+def _tail(path: str, n: int = 400, start: int = 0) -> str:
     try:
         with open(path, errors="replace") as f:
+            f.seek(start)
             return f.read()[-n:].strip()
     except OSError:
         return ""
@@ -66,6 +67,7 @@ def profile(cmd: list[str], log: str, timeout: float, rep: str) -> dict:
     with open(log, "a") as f:
         f.write(f"$ {rec['command']}\n")
         f.flush()
+        start = f.tell()
         try:
             rc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, timeout=timeout or None).returncode
         except subprocess.TimeoutExpired:
@@ -84,7 +86,7 @@ def profile(cmd: list[str], log: str, timeout: float, rep: str) -> dict:
     if rc != 0 or not os.path.exists(rep) or results == 0:
         why = f"ncu exit status {rc}" if rc else ("no report written" if not os.path.exists(rep) else
                                                    "no result in the report (no kernel in the NVTX range)")
-        rec.update(status="failed", reason=f"{why}: {_tail(log, 300)}")
+        rec.update(status="failed", reason=f"{why}: {_tail(log, 300, start)}")
     else:
         rec.update(status="ok", reason=None)
     return rec
@@ -123,7 +125,7 @@ def main(argv=None) -> int:
     krep = os.path.join(d, KERNEL_REP)
     rec["kernel"] = profile(ncu_command(a.ncu, krep[:-len(".ncu-rep")], a.replay, ncu_report.METRICS,
                                        nvtx_filter(ranges.MEASURE)) + runner + tail, log, a.timeout, krep)
-    if not a.no_range:
+    if not a.no_range and rec["kernel"]["status"] == "ok":
         rrep = os.path.join(d, RANGE_REP)
         rec["range"] = profile(ncu_command(a.ncu, rrep[:-len(".ncu-rep")], "range", ncu_report.RANGE_METRICS,
                                            nvtx_filter(ranges.ITERATION)) + runner + tail, log, a.timeout, rrep)
