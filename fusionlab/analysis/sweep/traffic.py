@@ -132,7 +132,8 @@ def add_to_kernels(kernels: pd.DataFrame, files) -> pd.DataFrame:
     out = kernels.assign(_size=kernels["size"].fillna("default") if "size" in kernels else "default")
     t = t.rename(columns={"size": "_size"})
     on = ["_size" if c == "size" else c for c in on]
-    out = out.merge(t[[c for c in on if c in t] + KERNEL_COLUMNS[:-1]], on=[c for c in on if c in t], how="left")
+    on = [c for c in on if c in t]
+    out = out.merge(t.reindex(columns=on + KERNEL_COLUMNS[:-1]), on=on, how="left")
     nsys = out["time_per_iter_us"] if "time_per_iter_us" in out else np.nan
     out["ncu_over_nsys_time"] = out["ncu_time_us"] / nsys
     return out.drop(columns=["_size"])
