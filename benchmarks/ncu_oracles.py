@@ -50,7 +50,7 @@ def run_ncu(ncu: str, out: str, replay: str, metrics: list[str], include: str, m
     t0 = time.monotonic()
     p = subprocess.run(cmd, capture_output=True, text=True)
     return {"rc": p.returncode, "seconds": round(time.monotonic() - t0, 2), "log_tail": (p.stdout + p.stderr)[-1500:],
-            "rows": ncu_report.load(out + ".ncu-rep") if os.path.exists(out + ".ncu-rep") else []}
+            "rows": ncu_report.read(out + ".ncu-rep") if os.path.exists(out + ".ncu-rep") else []}
 
 
 def check(out: str, ncu: str) -> dict:

@@ -77,9 +77,9 @@ def profile(cmd: list[str], log: str, timeout: float, rep: str) -> dict:
         rec.update(status="timeout", reason=f"ncu did not finish in {timeout:g} s")
         return rec
     results = None
-    if os.path.exists(rep) and ncu_report.available():
+    if os.path.exists(rep) and ncu_report.readable():
         try:
-            results = len(ncu_report.load(rep))
+            results = len(ncu_report.read(rep))
         except ncu_report.NcuReportError:
             results = None
     rec["results"] = results

@@ -3,8 +3,9 @@
 A result is one kernel launch (kernel replay) or one NVTX range instance (range replay).
 Two ways in, same columns: `load` reads the report through NVIDIA's `ncu_report` Python
 module (PyPI `ncu-report`; works on a machine without ncu or a GPU), `load_csv` parses
-`ncu --import REPORT --csv --page raw` (needs ncu). Only the metrics in METRICS are read;
-a metric the report lacks is NaN.
+`ncu --import REPORT --csv --page raw` (needs ncu); `read` takes the first of the two
+that this machine has. Only the metrics in METRICS are read; a metric the report lacks
+is NaN.
 
 Metric names are Nsight Compute's own (`ncu --query-metrics`); COLUMNS maps each to the
 project's column name. The FLOP count is that of the roofline section of ncu: add, mul
@@ -16,6 +17,8 @@ from __future__ import annotations
 import csv
 import io
 import math
+import os
+import shutil
 import subprocess
 
 # kernel replay: the per-kernel metrics (Nsight Compute names -> column names)
@@ -62,6 +65,24 @@ def available() -> bool:
         return True
     except NcuReportError:
         return False
+
+
+def ncu_path() -> str | None:
+    """The ncu on PATH, else CUDA's default install, else None."""
+    found = shutil.which("ncu")
+    return found or ("/usr/local/cuda/bin/ncu" if os.path.exists("/usr/local/cuda/bin/ncu") else None)
+
+
+def readable() -> bool:
+    """Whether this machine can read a report (the module, or ncu for --import)."""
+    return available() or ncu_path() is not None
+
+
+def read(path: str) -> list[dict]:
+    """The report's rows through the module where it is installed, else through ncu."""
+    if available() or ncu_path() is None:
+        return load(path)
+    return load_csv(path, ncu_path())
 
 
 def _value(action, metric: str) -> float:
@@ -121,7 +142,12 @@ def parse_raw_csv(text: str) -> list[dict]:
     lines = [line for line in lines if line and not line[0].startswith("==")]
     if len(lines) < 2:
         return []
-    header, units, data = lines[0], lines[1], lines[2:]
+    header = lines[0]
+    first = dict(zip(header, lines[1]))
+    if first.get("ID", "x") == "":   # the units row (empty under ID)
+        units, data = lines[1], lines[2:]
+    else:
+        units, data = [""] * len(header), lines[1:]
     rows = []
     for line in data:
         rec = dict(zip(header, line))
@@ -135,8 +161,9 @@ def parse_raw_csv(text: str) -> list[dict]:
 def load_csv(path: str, ncu: str = "ncu", timeout: float = 300) -> list[dict]:
     """The report through `ncu --import PATH --csv --page raw` (ncu needed)."""
     try:
-        out = subprocess.run([ncu, "--import", path, "--csv", "--page", "raw"], capture_output=True, text=True,
-                             timeout=timeout, check=True).stdout
+        out = subprocess.run([ncu, "--import", path, "--csv", "--page", "raw", "--print-kernel-base", "demangled",
+                              "--print-units", "base"],
+                             capture_output=True, text=True, timeout=timeout, check=True).stdout
     except (OSError, subprocess.SubprocessError) as e:
         raise NcuReportError(f"{path}: ncu --import failed ({e})") from e
     return parse_raw_csv(out)

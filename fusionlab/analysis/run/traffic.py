@@ -83,7 +83,7 @@ def _read(path: str, notes: list[str]) -> list[dict] | None:
     if not os.path.exists(path):
         return None
     try:
-        return ncu_report.load(path)
+        return ncu_report.read(path)
     except ncu_report.NcuReportError as e:
         notes.append(str(e))
         return None
