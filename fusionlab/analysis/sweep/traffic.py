@@ -14,7 +14,8 @@ model's bytes (experiments.cost).
   bytes_removed_measured = eager's dram_bytes_measured - the variant's,
   l2_bytes_removed_measured (the same in L2 bytes), bytes_removed_model =
   bytes_unfused - bytes_fused (the model's ideal: every intermediate kept on chip).
-- kernels: traffic.csv's per-kernel columns joined on the kernel's full (demangled) name,
+- kernels: traffic.csv's per-kernel columns joined on the kernel's demangled name
+  (readers.ncu_report.kernel_key: scopes and integer casts left out),
   and ncu_over_nsys_time = the kernel's duration under ncu / nsys's per iteration.
 - memory_access_table: source 000's Table 8.1 (the MLP's reads ~ BF + FH + 3BH + 2H + 2B,
   writes ~ 2BH + 2B elements) beside mlp_small eager's measured bytes.
@@ -26,6 +27,7 @@ import os
 import numpy as np
 import pandas as pd
 
+from fusionlab.analysis.readers import ncu_report
 from fusionlab.analysis.run import traffic as run_traffic
 from fusionlab.core.io import read_json
 
@@ -108,7 +110,7 @@ def add_to_speedups(sp: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def add_to_kernels(kernels: pd.DataFrame, files) -> pd.DataFrame:
-    """The fusion map with traffic.csv's per-kernel columns (joined on full_name)."""
+    """The fusion map with traffic.csv's per-kernel columns (joined on kernel_key)."""
     frames = []
     for m, _, csv in files:
         try:
@@ -127,16 +129,16 @@ def add_to_kernels(kernels: pd.DataFrame, files) -> pd.DataFrame:
             kernels[c] = np.nan
         return kernels
     t = pd.concat(frames, ignore_index=True)
-    t["size"] = t["size"].fillna("default")
-    on = [c for c in CONFIG if c in kernels] + ["full_name"]
-    out = kernels.assign(_size=kernels["size"].fillna("default") if "size" in kernels else "default")
-    t = t.rename(columns={"size": "_size"})
-    on = ["_size" if c == "size" else c for c in on]
-    on = [c for c in on if c in t]
-    out = out.merge(t.reindex(columns=on + KERNEL_COLUMNS[:-1]), on=on, how="left")
+    t["_size"] = t["size"].fillna("default")
+    t["_key"] = t["full_name"].map(ncu_report.kernel_key)
+    on = ["_size" if c == "size" else c for c in CONFIG if c in kernels] + ["_key"]
+    out = kernels.assign(_size=kernels["size"].fillna("default") if "size" in kernels else "default",
+                         _key=kernels["full_name"].map(ncu_report.kernel_key))
+    t = t.reindex(columns=on + KERNEL_COLUMNS[:-1]).drop_duplicates(on)
+    out = out.merge(t, on=on, how="left")
     nsys = out["time_per_iter_us"] if "time_per_iter_us" in out else np.nan
     out["ncu_over_nsys_time"] = out["ncu_time_us"] / nsys
-    return out.drop(columns=["_size"])
+    return out.drop(columns=["_size", "_key"])
 
 
 def memory_access_table(runs: pd.DataFrame) -> pd.DataFrame:
