@@ -76,6 +76,7 @@ localrules:
     tables,
     summary,
     fusion_map,
+    ncu_traffic,
 
 
 include: "workflow/rules/common.smk"
@@ -92,6 +93,7 @@ if not REGENERATE:
         nsys_stats,
 
 
+include: "workflow/rules/ncu.smk"
 include: "workflow/rules/analysis.smk"
 include: "workflow/rules/plots.smk"
 include: "workflow/rules/reproduction.smk"
@@ -126,6 +128,7 @@ rule all:
     input:
         ANALYSIS,
         stats=[f"{d}/stats" for d in profiled_run_dirs()] if BACKEND == "nsys" else [],
+        traffic=TRAFFIC_INPUTS,
     default_target: True
 
 

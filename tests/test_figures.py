@@ -15,12 +15,14 @@ from conftest import ROOT
 
 from fusionlab.analysis.report import figures, plots, style
 from fusionlab.analysis.run import run_metrics
+from fusionlab.analysis.sweep import build as sweep_build
 from fusionlab.analysis.sweep import decompose, headline, overfusion, scaling, shares, stats, tables
 
 FIXTURES = ("mlp_eager", "mlp_compile", "pointwise_heavy_eager", "pointwise_heavy_compile")
 PEAKS = {"copy_bandwidth_Bps": 4.0e12, "matmul_flops": 5.0e13, "device": "cuda"}
 # every sweep-layer function that builds a table or a statistic from runs
-BUILDERS = {tables: ("runs_table", "long_table", "speedups", "crossover", "kernels_table", "build",
+BUILDERS = {sweep_build: ("build",),
+            tables: ("runs_table", "long_table", "speedups", "crossover", "kernels_table",
                      "host_slowdown", "compile_cost", "along_axes"),
             decompose: ("breakdown_wide", "breakdown", "side", "wide_from_long"),
             scaling: ("table", "fit", "bootstrap_k"),
@@ -55,7 +57,7 @@ def written(report, tmp_path):
     (build / "peaks.json").write_text(json.dumps(PEAKS))
     out = {k: str(build / f"{k}.csv") for k in ("runs", "long", "speedups", "crossover", "kernels",
                                                 "breakdown", "scaling", "kernel_resources")}
-    tables.build(metric_files, kernel_files, str(build / "costs.csv"), str(build / "peaks.json"), out)
+    sweep_build.build(metric_files, kernel_files, str(build / "costs.csv"), str(build / "peaks.json"), out)
     out["headline"] = str(build / "headline.csv")   # the headline rule
     headline.table(pd.read_csv(out["runs"]), pd.read_csv(out["speedups"]), PEAKS).to_csv(out["headline"], index=False)
     res = tmp_path / "results"

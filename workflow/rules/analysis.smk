@@ -45,6 +45,7 @@ rule tables:
         kernels=[f"{d}/kernels.csv" for d in run_dirs()],
         costs=COSTS,
         peaks=PEAKS_INPUT,
+        traffic=TRAFFIC_INPUTS,  # ncu.smk: read beside each metrics.json
     output:
         **TABLES,
         breakdown=BREAKDOWN,
@@ -52,6 +53,7 @@ rule tables:
         kernel_resources=KERNEL_RESOURCES,
     params:
         noise_cv=CFG["noise_cv"],
+        ncu_note=NCU_NOTE,
     log:
         f"{RES}/logs/tables.log",
     conda:

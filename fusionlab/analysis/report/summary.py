@@ -10,7 +10,7 @@ import pandas as pd
 from fusionlab.analysis.report import story
 from fusionlab.analysis.report.text import drop_constant, fmt_time, md_table, speedup
 from fusionlab.analysis.sweep import headline as sweep_headline
-from fusionlab.analysis.sweep import overfusion, tables
+from fusionlab.analysis.sweep import overfusion, tables, traffic
 from fusionlab.analysis.sweep import scaling as scaling_law
 from fusionlab.core.io import atomic_path
 
@@ -201,6 +201,7 @@ def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks:
     if section:
         out += [""] + section
     out += overfusion_md(kernel_resources)
+    out += traffic_md(runs, sp)
     out += ["## Data quality", ""] + (quality or ["No run was timed on a slow host or still warming up, and "
                                                   "no two speedup estimators disagree.", ""])
     out += harness_md(runs)
@@ -331,6 +332,41 @@ def host_moved_md(sp: pd.DataFrame, top: int = 15) -> list[str]:
             _md(moved.head(top)[cols].round(3)), ""]
 
 
+def traffic_md(runs: pd.DataFrame, sp: pd.DataFrame) -> list[str]:
+    """Measured memory traffic (Nsight Compute, analysis.sweep.traffic) beside the model's
+    bytes, the bytes fusion removed, and source 000's Table 8.1; or why there is none."""
+    out = ["## Measured memory traffic (Nsight Compute)", ""]
+    if "dram_bytes_measured" not in runs or runs["dram_bytes_measured"].isna().all():
+        notes = sorted(set(runs.get("ncu_note", pd.Series(dtype=object)).dropna().astype(str)))
+        return out + ["No measured bytes: " + ("; ".join(notes) if notes else "no run was profiled under "
+                      "Nsight Compute") + ". Every byte in this summary is the model's (experiments.cost; "
+                      "bytes_source model).", ""]
+    r = runs[runs["dram_bytes_measured"].notna()]
+    cols = ["model", "variant", "batch", "size", "dram_bytes_measured", "iteration_dram_bytes_measured",
+            "l2_bytes_measured", "bytes_fused", "bytes_unfused", "dram_over_fused", "dram_over_unfused",
+            "flops_measured_over_model"]
+    g = r.groupby(["model", "variant", "batch", "size"], as_index=False)[cols[4:]].median()
+    for c in cols[4:9]:
+        g[c] = (g[c] / 1e6).round(3)
+    out += ["Per iteration, in MB (DRAM and L2 bytes measured by Nsight Compute on repeat 0, caches warm, "
+            "clocks free; `iteration_dram`: the iteration replayed as one range, write-backs inside it "
+            "counted; bytes_fused / bytes_unfused: the model's). A ratio under 1 is traffic the model "
+            "counts that stays in L2.", "", _md(g.round(3)), ""]
+    if "bytes_removed_measured" in sp and sp["bytes_removed_measured"].notna().any():
+        s = sp[(sp["variant"] != "eager") & sp["bytes_removed_measured"].notna()]
+        s = s[["model", "variant", "batch", "size", "bytes_removed_measured", "bytes_removed_model"]].copy()
+        for c in ("bytes_removed_measured", "bytes_removed_model"):
+            s[c] = (s[c] / 1e6).round(3)
+        out += ["Bytes fusion removed per iteration (MB): measured = eager's DRAM bytes - the variant's; "
+                "model = bytes_unfused - bytes_fused.", "", _md(s), ""]
+    t = traffic.memory_access_table(runs)
+    if len(t):
+        out += ["Source 000's Table 8.1 (mlp_small eager: reads ~ BF + FH + 3BH + 2H + 2B, writes ~ 2BH + 2B "
+                "elements) beside the measured bytes per iteration:", "",
+                _md(t.drop(columns=["ncu_note"]).round(0)), ""]
+    return out
+
+
 def fusion_map_html(kernels: pd.DataFrame, top: int = 12) -> str:
     """Per model, variant and batch (repeat 0): the kernels of one iteration, what they
     fuse, and their time."""
@@ -358,6 +394,7 @@ def fusion_map_html(kernels: pd.DataFrame, top: int = 12) -> str:
                                     "time_per_iter_us") if c in v]
                 cols += [c for c in ("registers_per_thread", "local_mem_per_thread_bytes", "theoretical_occupancy")
                          if c in v and v[c].notna().any()]
+                cols += [c for c in traffic.KERNEL_COLUMNS if c in v and v[c].notna().any()]   # measured (ncu)
                 t = v.head(top)[cols].round(2)
                 parts.append(t.to_html(index=False, escape=True))
     parts.append("</body></html>")

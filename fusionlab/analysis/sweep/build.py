@@ -5,28 +5,32 @@ import os
 
 import pandas as pd
 
-from fusionlab.analysis.sweep import decompose, overfusion, scaling
+from fusionlab.analysis.sweep import decompose, overfusion, scaling, traffic
 from fusionlab.analysis.sweep.tables import (NOISE_CV, crossover, kernels_table, long_table, read_json, runs_table,
                                              speedups, write)
 
 
-def build(metric_files, kernel_files, costs_csv, peaks_json, out: dict, noise_cv: float = NOISE_CV) -> None:
+def build(metric_files, kernel_files, costs_csv, peaks_json, out: dict, noise_cv: float = NOISE_CV,
+          ncu_note: str | None = None) -> None:
     """Every table of the sweep; out maps runs, runs_pq, long, long_pq, speedups,
     crossover, kernels (and optionally breakdown: analysis.sweep.decompose; scaling:
-    analysis.sweep.scaling; kernel_resources: analysis.sweep.overfusion) to paths."""
+    analysis.sweep.scaling; kernel_resources: analysis.sweep.overfusion) to paths. The
+    measured traffic (analysis.sweep.traffic) is read from each run folder's traffic.json;
+    ncu_note says why runs have none."""
     costs = pd.read_csv(costs_csv) if costs_csv and os.path.exists(costs_csv) else None
     peaks = read_json(peaks_json) if peaks_json and os.path.exists(peaks_json) else None
-    runs = runs_table(list(metric_files), costs, peaks)
+    measured = traffic.traffic_files(metric_files)
+    runs = traffic.add_to_runs(runs_table(list(metric_files), costs, peaks), measured, ncu_note)
     write(runs, out["runs"], out.get("runs_pq"))
     write(long_table(runs), out["long"], out.get("long_pq"))
-    sp = speedups(runs, noise_cv)
+    sp = traffic.add_to_speedups(speedups(runs, noise_cv), runs)
     write(sp, out["speedups"])
     write(crossover(sp), out["crossover"])
     if out.get("breakdown"):
         write(decompose.breakdown(runs, sp, peaks), out["breakdown"])
     if out.get("scaling"):
         write(scaling.table(runs), out["scaling"])
-    kernels = kernels_table(list(zip(metric_files, kernel_files)))
+    kernels = traffic.add_to_kernels(kernels_table(list(zip(metric_files, kernel_files))), measured)
     write(kernels, out["kernels"])
     if out.get("kernel_resources"):
         write(overfusion.kernel_resources(kernels, runs), out["kernel_resources"])

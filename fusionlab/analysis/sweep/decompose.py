@@ -28,7 +28,10 @@ by that much from that cause; negative: slower), add up to total = W_eager - W_v
               reads and writes memory once vs. fully fused) and BW is the device's
               measured copy bandwidth (device/peaks.json; without it, eager's own achieved
               rate bytes_unfused / G_eager). Capped at the GPU time actually saved: a
-              variant that fuses nothing (a CUDA graph) saves no traffic.
+              variant that fuses nothing (a CUDA graph) saves no traffic. Where both
+              sides have Nsight Compute's measured DRAM bytes (analysis.sweep.traffic),
+              saved_bytes = eager's dram_bytes_measured - the variant's instead, and
+              bytes_source says which (measured / model).
 - kernels   = (G_eager - G_variant) - traffic: the rest of the GPU time saved (fewer
               kernels, faster kernels: better tiling, vectorisation, a library call).
 - remainder = R_eager - R_variant: what is left (idle changes other than host wait).
@@ -75,7 +78,17 @@ def side(g: pd.DataFrame) -> dict:
             "remainder_ms": w - gpu - (host if host == host else 0.0),
             "kernels_per_iter": _med(g, "kernels_per_iter"),
             "launches_per_iter": _med(g, "launch_calls_per_iter"),
-            "bytes_unfused": _med(g, "bytes_unfused"), "bytes_fused": _med(g, "bytes_fused")}
+            "bytes_unfused": _med(g, "bytes_unfused"), "bytes_fused": _med(g, "bytes_fused"),
+            "dram_bytes_measured": _med(g, "dram_bytes_measured")}
+
+
+def saved_bytes(e: dict, v: dict) -> tuple[float, str]:
+    """The bytes the variant removed and their source: measured (both sides' DRAM bytes
+    from Nsight Compute) or model (bytes_unfused - bytes_fused)."""
+    em, vm = e.get("dram_bytes_measured", np.nan), v.get("dram_bytes_measured", np.nan)
+    if em == em and vm == vm:
+        return em - vm, "measured"
+    return e["bytes_unfused"] - e["bytes_fused"], "model"
 
 
 def _parts(e: dict, v: dict, bw: float | None) -> tuple[dict, str]:
@@ -83,7 +96,7 @@ def _parts(e: dict, v: dict, bw: float | None) -> tuple[dict, str]:
     gpu = e["gpu_ms"] - v["gpu_ms"]
     host = (e["host_ms"] if e["host_ms"] == e["host_ms"] else 0.0) - \
         (v["host_ms"] if v["host_ms"] == v["host_ms"] else 0.0)
-    saved = e["bytes_unfused"] - e["bytes_fused"]
+    saved, _ = saved_bytes(e, v)
     source = "measured copy bandwidth" if bw else "eager's achieved bandwidth"
     if not bw and e["bytes_unfused"] and e["gpu_ms"] == e["gpu_ms"] and e["gpu_ms"] > 0:
         bw = e["bytes_unfused"] / (e["gpu_ms"] / 1e3)
@@ -118,12 +131,12 @@ def breakdown_wide(runs: pd.DataFrame, sp: pd.DataFrame | None = None,
         row = dict(zip(keys + ["variant"], key))
         row.update(parts)
         row["bandwidth"] = source
-        row["saved_bytes"] = e["bytes_unfused"] - e["bytes_fused"]
+        row["saved_bytes"], row["bytes_source"] = saved_bytes(e, v)
         for c in CONTEXT:
             row[f"eager_{c}"], row[f"variant_{c}"] = e[c], v[c]
         row["speedup_wall"] = e["wall_ms"] / v["wall_ms"] if v["wall_ms"] else np.nan
         rows.append(row)
-    cols = keys + ["variant", *PARTS, TOTAL, "bandwidth", "saved_bytes"] + \
+    cols = keys + ["variant", *PARTS, TOTAL, "bandwidth", "saved_bytes", "bytes_source"] + \
         [f"{s}_{c}" for c in CONTEXT for s in ("eager", "variant")] + ["speedup_wall"]
     wide = pd.DataFrame(rows, columns=cols)
     if sp is not None and len(wide) and len(sp):
@@ -139,7 +152,8 @@ def breakdown(runs: pd.DataFrame, sp: pd.DataFrame | None = None, peaks: dict | 
     configuration's speedup (CI, noisy) and the bandwidth the traffic part used."""
     wide = breakdown_wide(runs, sp, peaks)
     keys = list(tables.GROUP) + ["variant"]
-    extra = [c for c in ("speedup_wall", "speedup_wall_lo", "speedup_wall_hi", "noisy", "bandwidth") if c in wide]
+    extra = [c for c in ("speedup_wall", "speedup_wall_lo", "speedup_wall_hi", "noisy", "bandwidth", "bytes_source")
+             if c in wide]
     rows = []
     for r in wide.to_dict("records"):
         for part in (*PARTS, TOTAL):

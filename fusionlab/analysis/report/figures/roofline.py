@@ -56,10 +56,12 @@ def roofline(t, model):
                     textcoords="offset points", fontsize=6.5)
         ax.annotate(f"matmul {fl / 1e12:.3g} TFLOP/s", (ridge * 1.3, fl / 1e12), xytext=(0, 4),
                     textcoords="offset points", fontsize=6.5)
+    lo, hi = measured_points(ax, d, models, bw, lo, hi)
     ax.set_xlim(lo, hi)
     style.log_axis(ax, "x"); style.log_axis(ax, "y")
     style.fit_log_ticks(ax, "x"); style.fit_log_ticks(ax, "y")
-    ax.set_xlabel("FLOP per byte (all FLOPs / ideal fused bytes)"); ax.set_ylabel("achieved TFLOP/s")
+    ax.set_xlabel("FLOP per byte (filled: model, all FLOPs / ideal fused bytes; hollow: measured, "
+                  "ncu FLOPs / DRAM bytes)", fontsize=7); ax.set_ylabel("achieved TFLOP/s")
     handles = [Line2D([], [], ls="none", marker=MODEL_MARKERS[i % len(MODEL_MARKERS)], color="grey", label=m)
                for i, m in enumerate(models)]
     handles += [Line2D([], [], ls="none", marker="s", color=variant_colour(v), label=v)
@@ -88,3 +90,30 @@ def roofline(t, model):
                 fontsize=5.5, color="red", va="bottom", ha="right")
     style.title(fig, "Roofline under the measured roofs, and achieved share of copy bandwidth", t, model)
     return fig
+
+
+def measured_points(ax, d, models, bw, lo, hi):
+    """The runs' measured arithmetic intensity (Nsight Compute: flops_measured /
+    dram_bytes_measured, analysis.sweep.traffic) as hollow markers at their measured FLOP
+    rate (flops_measured / GPU busy time), and an L2 roof beside DRAM's: the highest L2
+    rate the sweep's kernels reached (l2_bytes_measured / ncu_kernel_time_us: a lower
+    bound of the L2 bandwidth, not a peak). Returns the x limits widened to them."""
+    if "measured_intensity" not in d or d["measured_intensity"].isna().all():
+        return lo, hi
+    t = d["gpu_busy_per_iter_ms"].fillna(d["gpu_time_per_iter_ms"]) / 1e3
+    m = d.assign(y=d["flops_measured"] / t.where(t > 0)).dropna(subset=["measured_intensity", "y"])
+    m = m[(m["measured_intensity"] > 0) & (m["y"] > 0)]
+    if m.empty:
+        return lo, hi
+    for (mod, v), g in m.groupby(["model", "variant"]):
+        ax.scatter(g["measured_intensity"], g["y"] / 1e12, s=30, facecolors="none", edgecolors=variant_colour(v),
+                   marker=MODEL_MARKERS[models.index(mod) % len(MODEL_MARKERS)] if mod in models else "o",
+                   linewidths=0.9)
+    lo, hi = min(lo, m["measured_intensity"].min() / 4), max(hi, m["measured_intensity"].max() * 4)
+    l2 = (d["l2_bytes_measured"] / (d["ncu_kernel_time_us"] / 1e6)).max() if "l2_bytes_measured" in d else np.nan
+    if l2 == l2 and l2 > 0 and (not bw or l2 > bw):
+        x = np.logspace(np.log10(lo), np.log10(hi), 100)
+        ax.plot(x, l2 * x / 1e12, color="grey", lw=0.9, ls="--")
+        ax.annotate(f"L2 {l2 / 1e12:.1f} TB/s (highest measured)", (lo * 2, l2 * lo * 2 / 1e12), fontsize=6.5,
+                    color="grey", xytext=(2, 4), textcoords="offset points")
+    return lo, hi

@@ -1,0 +1,67 @@
+"""What the Nsight Compute step costs a sweep (docs/ncu.md): the same sweep with the step
+on and with it off (config key ncu.enabled), wall time of each Snakemake invocation, and
+the seconds of each rule from its benchmark file.
+
+    python benchmarks/ncu_cost.py --configfile config/ncu.yaml --out DIR [--cores 8]
+
+The sweep with the step on runs first, so its compiles are the cold ones: the ratio
+on / off is an upper bound of the step's cost. Writes DIR/ncu_cost.json.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import glob
+import json
+import os
+import subprocess
+import sys
+import time
+from collections import defaultdict
+
+
+def rule_seconds(results: str) -> dict:
+    """Summed seconds per rule, from every run's benchmarks/*.tsv."""
+    out = defaultdict(float)
+    for tsv in glob.glob(os.path.join(results, "runs", "**", "benchmarks", "*.tsv"), recursive=True):
+        with open(tsv) as f:
+            rows = list(csv.DictReader(f, delimiter="\t"))
+        if rows:
+            out[os.path.basename(tsv)[:-4]] += float(rows[0]["s"])
+    return dict(out)
+
+
+def sweep(configfile: str, results: str, cores: int, enabled: bool, timeout: float) -> dict:
+    overlay = f"{results}.yaml"
+    with open(overlay, "w") as f:
+        f.write(f"results: {results}\nncu:\n  enabled: {str(enabled).lower()}\n")
+    cmd = ["snakemake", "all", "--cores", str(cores), "--configfile", configfile, overlay]
+    t0 = time.monotonic()
+    try:
+        rc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=open(f"{results}.log", "w"),
+                            timeout=timeout).returncode
+    except subprocess.TimeoutExpired:
+        rc = None
+    return {"command": " ".join(cmd), "rc": rc, "wall_s": round(time.monotonic() - t0, 1),
+            "rule_seconds": rule_seconds(results)}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--configfile", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--cores", type=int, default=8)
+    p.add_argument("--timeout", type=float, default=240)
+    a = p.parse_args(argv)
+    os.makedirs(a.out, exist_ok=True)
+    on = sweep(a.configfile, os.path.join(a.out, "on"), a.cores, True, a.timeout)
+    off = sweep(a.configfile, os.path.join(a.out, "off"), a.cores, False, a.timeout)
+    res = {"on": on, "off": off, "ratio_on_over_off": round(on["wall_s"] / off["wall_s"], 3) if off["wall_s"] else None}
+    with open(os.path.join(a.out, "ncu_cost.json"), "w") as f:
+        json.dump(res, f, indent=1)
+    print(json.dumps({k: (v["wall_s"], v["rc"]) if isinstance(v, dict) else v for k, v in res.items()}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

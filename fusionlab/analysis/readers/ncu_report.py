@@ -1,0 +1,183 @@
+"""Nsight Compute reports (.ncu-rep) as tables: one row per profiled result.
+
+A result is one kernel launch (kernel replay) or one NVTX range instance (range replay).
+Two ways in, same columns: `load` reads the report through NVIDIA's `ncu_report` Python
+module (PyPI `ncu-report`; works on a machine without ncu or a GPU), `load_csv` parses
+`ncu --import REPORT --csv --page raw` (needs ncu); `read` takes the first of the two
+that this machine has. Only the metrics in METRICS are read; a metric the report lacks
+is NaN.
+
+Metric names are Nsight Compute's own (`ncu --query-metrics`); COLUMNS maps each to the
+project's column name. The FLOP count is that of the roofline section of ncu: add, mul
+and 2 x fma thread instructions of the FP64, FP32 and FP16 pipes (predicated on); tensor
+core instructions are not in it.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+import re
+import shutil
+import subprocess
+
+# kernel replay: the per-kernel metrics (Nsight Compute names -> column names)
+COLUMNS = {
+    "gpu__time_duration.sum": "ncu_time_ns",
+    "dram__bytes_read.sum": "dram_read_bytes",
+    "dram__bytes_write.sum": "dram_write_bytes",
+    "lts__t_bytes.sum": "l2_bytes",
+    "dram__throughput.avg.pct_of_peak_sustained_elapsed": "dram_pct_peak",
+    "sm__throughput.avg.pct_of_peak_sustained_elapsed": "sm_pct_peak",
+    "sm__warps_active.avg.pct_of_peak_sustained_active": "achieved_occupancy_pct",
+    "l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum": "local_load_bytes",
+    "l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum": "local_store_bytes",
+}
+# FLOP-counting instruction metrics and their weight (an fma is two operations)
+FLOP_METRICS = {
+    f"smsp__sass_thread_inst_executed_op_{p}{op}_pred_on.sum": (2 if op == "fma" else 1)
+    for p in ("d", "f", "h") for op in ("add", "mul", "fma")
+}
+METRICS = [*COLUMNS, *FLOP_METRICS]
+# range replay: the per-iteration metrics (one result per instance of the NVTX range)
+RANGE_METRICS = ["gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_bytes.sum"]
+
+MISSING_MODULE = ("reading .ncu-rep files needs NVIDIA's ncu_report module: `python -m pip install "
+                  "ncu-report` (a manylinux x86_64 wheel), or ncu on PATH for `ncu --import --csv`")
+
+
+class NcuReportError(RuntimeError):
+    """A report that cannot be read (missing module, bad file)."""
+
+
+def _module():
+    try:
+        import ncu_report
+    except ImportError as e:
+        raise NcuReportError(MISSING_MODULE) from e
+    return ncu_report
+
+
+def available() -> bool:
+    """Whether the ncu_report module can be imported here."""
+    try:
+        _module()
+        return True
+    except NcuReportError:
+        return False
+
+
+def ncu_path() -> str | None:
+    """The ncu on PATH, else CUDA's default install, else None."""
+    found = shutil.which("ncu")
+    return found or ("/usr/local/cuda/bin/ncu" if os.path.exists("/usr/local/cuda/bin/ncu") else None)
+
+
+def readable() -> bool:
+    """Whether this machine can read a report (the module, or ncu for --import)."""
+    return available() or ncu_path() is not None
+
+
+def read(path: str) -> list[dict]:
+    """The report's rows through the module where it is installed, else through ncu."""
+    if available() or ncu_path() is None:
+        return load(path)
+    return load_csv(path, ncu_path())
+
+
+def _value(action, metric: str) -> float:
+    m = action.metric_by_name(metric)
+    if m is None:
+        return math.nan
+    try:
+        return float(m.as_double())
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _row(idx: int, name: str, full_name: str, values: dict) -> dict:
+    row = {"id": idx, "name": name, "full_name": full_name}
+    for metric, col in COLUMNS.items():
+        row[col] = values.get(metric, math.nan)
+    flops = [values.get(m, math.nan) * w for m, w in FLOP_METRICS.items()]
+    row["flops"] = math.nan if all(math.isnan(f) for f in flops) else sum(f for f in flops if not math.isnan(f))
+    return row
+
+
+def load(path: str) -> list[dict]:
+    """Every result of the report's ranges, in order: id, name (function), full_name
+    (demangled), the COLUMNS and flops."""
+    ncu_report = _module()
+    try:
+        ctx = ncu_report.load_report(path)
+    except Exception as e:  # the module raises its own types for a bad file
+        raise NcuReportError(f"{path}: cannot load ({e})") from e
+    rows = []
+    for r in range(ctx.num_ranges()):
+        rng = ctx.range_by_idx(r)
+        for i in range(rng.num_actions()):
+            a = rng.action_by_idx(i)
+            values = {m: _value(a, m) for m in METRICS}
+            rows.append(_row(len(rows), a.name(), a.name(a.NameBase_DEMANGLED), values))
+    return rows
+
+
+def _number(text: str) -> float:
+    text = (text or "").replace(",", "").strip()
+    try:
+        return float(text)
+    except ValueError:
+        return math.nan
+
+
+# `--page raw` CSV: the unit row says what a value is in; the columns come scaled to it
+_UNIT = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9,
+         "nsecond": 1, "usecond": 1e3, "msecond": 1e6, "second": 1e9, "ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9,
+         "%": 1, "inst": 1, "": 1}
+# C++ scope prefixes and integer casts that ncu's CSV names leave out and the module's and
+# nsys's demangled names keep
+_SCOPE = re.compile(r"\b[A-Za-z_]\w*::(?!\w*\()")
+_CAST = re.compile(r"\((?:unsigned |signed )?(?:int|long|long long|short|char|bool)\)")
+
+
+def kernel_key(name: str) -> str:
+    """A kernel's demangled name without scopes and integer casts: the same for nsys's
+    demangledName, the module's demangled name and `ncu --csv`'s (the join key)."""
+    if not isinstance(name, str):
+        return name
+    return _CAST.sub("", _SCOPE.sub("", name)).replace(" ", "")
+
+
+def parse_raw_csv(text: str) -> list[dict]:
+    """The rows of `ncu --import R --csv --page raw` (the second line is the units),
+    with the values converted to bytes, nanoseconds, percent and instructions."""
+    lines = list(csv.reader(io.StringIO(text)))
+    lines = [line for line in lines if line and not line[0].startswith("==")]
+    if len(lines) < 2:
+        return []
+    header = lines[0]
+    first = dict(zip(header, lines[1]))
+    if first.get("ID", "x") == "":   # the units row (empty under ID)
+        units, data = lines[1], lines[2:]
+    else:
+        units, data = [""] * len(header), lines[1:]
+    rows = []
+    for line in data:
+        rec = dict(zip(header, line))
+        unit = dict(zip(header, units))
+        values = {m: _number(rec.get(m, "")) * _UNIT.get(unit.get(m, ""), math.nan) for m in METRICS if m in rec}
+        name = rec.get("Kernel Name") or rec.get("Function Name") or ""
+        rows.append(_row(len(rows), name.split("(")[0].split("<")[0].split()[-1] if name else "", name, values))
+    return rows
+
+
+def load_csv(path: str, ncu: str = "ncu", timeout: float = 300) -> list[dict]:
+    """The report through `ncu --import PATH --csv --page raw` (ncu needed)."""
+    try:
+        out = subprocess.run([ncu, "--import", path, "--csv", "--page", "raw", "--print-kernel-base", "demangled",
+                              "--print-units", "base"],
+                             capture_output=True, text=True, timeout=timeout, check=True).stdout
+    except (OSError, subprocess.SubprocessError) as e:
+        raise NcuReportError(f"{path}: ncu --import failed ({e})") from e
+    return parse_raw_csv(out)

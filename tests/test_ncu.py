@@ -1,0 +1,184 @@
+"""The Nsight Compute step (docs/ncu.md): the report reader against ncu's own CSV of the
+same real report, the per-kernel and per-run traffic, the tables' measured columns, the
+profiling step's failure records, Table 8.1."""
+import gzip
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from fusionlab.analysis.readers import ncu_report
+from fusionlab.analysis.run import traffic as run_traffic
+from fusionlab.analysis.sweep import decompose, traffic
+from fusionlab.experiments import sweep
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIXTURE = os.path.join(ROOT, "tests", "data", "ncu_h100")
+PROFILE = os.path.join(ROOT, "workflow", "scripts", "ncu_profile.py")
+needs_module = pytest.mark.skipif(not ncu_report.available(), reason=ncu_report.MISSING_MODULE)
+
+
+def _raw(name):
+    with open(os.path.join(FIXTURE, f"{name}_raw.csv")) as f:
+        return ncu_report.parse_raw_csv(f.read())
+
+
+def _report(name, tmp_path):
+    """The fixture report, unpacked (kept gzipped: tests/data/ncu_h100/README.md)."""
+    out = tmp_path / f"{name}.ncu-rep"
+    with gzip.open(os.path.join(FIXTURE, f"{name}.ncu-rep.gz")) as src, open(out, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return str(out)
+
+
+@needs_module
+@pytest.mark.parametrize("name", ["oracle", "oracle_range"])
+def test_reader_matches_ncus_own_csv_of_the_same_report(name, tmp_path):
+    """Every column read through ncu_report equals `ncu --import --csv --page raw` of the
+    same report (recorded on the H100, tests/data/ncu_h100/README.md)."""
+    rows, raw = ncu_report.load(_report(name, tmp_path)), _raw(name)
+    assert len(rows) == len(raw) > 0
+    for r, c in zip(rows, raw):
+        assert r["name"] == c["name"]
+        assert ncu_report.kernel_key(r["full_name"]) == ncu_report.kernel_key(c["full_name"])
+        for col in (*ncu_report.COLUMNS.values(), "flops"):
+            a, b = r[col], c[col]
+            if isinstance(b, float) and math.isnan(b):
+                continue
+            # the CSV prints percentages with 2 decimals
+            assert a == pytest.approx(b, rel=1e-3, abs=0.006 if col.endswith("_pct") or "_pct_" in col else 1e-6), \
+                (name, col)
+
+
+def test_the_oracle_kernels_measure_their_known_bytes():
+    """The small working set (1 MiB in, 1 MiB out, far below L2), repeated: after the first
+    launch its DRAM bytes are near 0; its L2 bytes at least the 2 MiB the SMs move (lts__t_bytes
+    counts every L2 slice access: on the H100 about twice that, docs/ncu.md)."""
+    raw = _raw("oracle")
+    n = 1 << 20
+    assert len(raw) == 4
+    for r in raw[1:]:
+        assert (r["dram_read_bytes"] + r["dram_write_bytes"]) / (2 * n) < 0.05
+        assert 1 <= r["l2_bytes"] / (2 * n) < 2.5
+        assert r["flops"] == pytest.approx(n / 4, rel=0.01)   # one fmul per fp32 element
+
+
+def test_kernel_table_sums_per_iteration_and_derives_bandwidth():
+    rows = [ncu_report._row(i, "k", name, {"gpu__time_duration.sum": 1e3, "dram__bytes_read.sum": 4e6,
+                                           "dram__bytes_write.sum": 1e6, "lts__t_bytes.sum": 8e6,
+                                           "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": 1e6})
+            for i, name in enumerate(["a", "b", "a", "b"])]
+    k = run_traffic.kernel_table(rows, iters=2)
+    a = k.set_index("full_name").loc["a"]
+    assert a["ncu_calls_per_iter"] == 1 and a["dram_bytes"] == 5e6 and a["l2_bytes"] == 8e6
+    assert a["dram_bandwidth_Bps"] == pytest.approx(5e6 / 1e-6)
+    assert a["flops"] == 2e6 and a["measured_intensity"] == pytest.approx(0.4)
+    run = run_traffic.run_fields(k, [{"dram_read_bytes": 3.0, "dram_write_bytes": 1.0, "l2_bytes": 9.0,
+                                      "ncu_time_ns": 2e3}])
+    assert run["dram_bytes_measured"] == 1e7 and run["ncu_kernels_per_iter"] == 2
+    assert run["iteration_dram_bytes_measured"] == 4.0 and run["iteration_ncu_time_us"] == 2.0
+
+
+def _runs():
+    keys = dict(batch=1024, size="default", mode="inference", dtype="float32", backend="nsys", device="cuda")
+    return pd.DataFrame([{**keys, "model": "pointwise_heavy", "variant": v, "repeat": 0, "status": "ok",
+                          "bytes_fused": 32e6, "bytes_unfused": 1e9, "flops": 0.0, "flops_pointwise": 1e8}
+                         for v in ("eager", "compile")])
+
+
+def _traffic_dir(tmp_path, variant, dram):
+    d = tmp_path / variant
+    d.mkdir()
+    keys = {**_runs().iloc[0].to_dict(), "variant": variant}
+    (d / "metrics.json").write_text(json.dumps({k: keys[k] for k in traffic.CONFIG}))
+    (d / run_traffic.RUN_FILE).write_text(json.dumps({"dram_bytes_measured": dram, "l2_bytes_measured": 2 * dram,
+                                                      "flops_measured": 1e8, "ncu_status": "ok"}))
+    pd.DataFrame([{"full_name": "k", "name": "k", "ncu_time_us": 10.0, "dram_bytes": dram}]).to_csv(
+        d / run_traffic.KERNEL_FILE, index=False)
+    return str(d / "metrics.json")
+
+
+def test_tables_carry_measured_bytes_beside_the_model(tmp_path):
+    files = traffic.traffic_files([_traffic_dir(tmp_path, "eager", 5e8), _traffic_dir(tmp_path, "compile", 2e7)])
+    runs = traffic.add_to_runs(_runs(), files)
+    c = runs.set_index("variant").loc["compile"]
+    assert c["bytes_source"] == "measured" and c["dram_over_fused"] == pytest.approx(2e7 / 32e6)
+    assert c["flops_measured_over_model"] == pytest.approx(1.0)
+    sp = traffic.add_to_speedups(pd.DataFrame([{**r, "status": "ok"} for r in runs[traffic.CONFIG].to_dict("records")]),
+                                 runs)
+    s = sp.set_index("variant").loc["compile"]
+    assert s["bytes_removed_measured"] == pytest.approx(5e8 - 2e7)
+    assert s["bytes_removed_model"] == pytest.approx(1e9 - 32e6)
+    kernels = pd.DataFrame([{**r, "full_name": "k", "name": "k", "time_per_iter_us": 8.0}
+                            for r in runs[traffic.CONFIG].to_dict("records")])
+    k = traffic.add_to_kernels(kernels, files)
+    assert k["ncu_over_nsys_time"].tolist() == [1.25, 1.25]
+    # the decomposition's memory term takes the measured bytes where both sides have them
+    e, v = (decompose.side(runs[runs["variant"] == x]) for x in ("eager", "compile"))
+    assert decompose.saved_bytes(e, v) == (pytest.approx(4.8e8), "measured")
+
+
+def test_without_measured_bytes_the_columns_are_empty_and_say_why():
+    runs = traffic.add_to_runs(_runs(), [], note="turned off (config key ncu.enabled: false)")
+    assert runs["dram_bytes_measured"].isna().all() and (runs["bytes_source"] == "model").all()
+    assert set(runs["ncu_note"]) == {"turned off (config key ncu.enabled: false)"}
+    from fusionlab.analysis.report.summary import traffic_md
+    text = "\n".join(traffic_md(runs, pd.DataFrame()))
+    assert "No measured bytes: turned off" in text
+
+
+def test_table_8_1_counts_the_mlp_memory_accesses():
+    runs = pd.DataFrame([{"model": "mlp_small", "variant": "eager", "batch": 128, "size": "default",
+                          "dtype": "float32", "mode": "inference", "dram_read_bytes_measured": 1.0,
+                          "dram_write_bytes_measured": 1.0, "l2_bytes_measured": 3.0,
+                          "iteration_dram_bytes_measured": 2.0, "bytes_unfused": 5.0, "ncu_note": None}])
+    t = traffic.memory_access_table(runs).iloc[0]
+    b, f, h = 128, 1, 64
+    assert t["table_reads_bytes"] == 4 * (b * f + f * h + 3 * b * h + 2 * h + 2 * b)
+    assert t["table_writes_bytes"] == 4 * (2 * b * h + 2 * b)
+
+
+def _fake_ncu(tmp_path, body):
+    p = tmp_path / "ncu"
+    p.write_text(f"#!/bin/sh\n{body}\n")
+    p.chmod(0o755)
+    return str(p)
+
+
+@pytest.mark.parametrize("body,status", [("echo ncu failed; exit 3", "failed"), ("sleep 30", "timeout")])
+def test_a_failing_or_timed_out_step_is_recorded_and_exits_0(tmp_path, body, status):
+    d = tmp_path / "r0"
+    d.mkdir()
+    (d / "timing.json").write_text(json.dumps({"status": "ok"}))
+    rc = subprocess.run([sys.executable, PROFILE, "--run-dir", str(d), "--ncu", _fake_ncu(tmp_path, body),
+                         "--timeout", "2", "--", sys.executable, "-m", "fusionlab.runner"],
+                        env={**os.environ, "PYTHONPATH": ROOT}).returncode
+    rec = json.loads((d / "ncu.json").read_text())
+    assert rc == 0 and rec["status"] == status and rec["range"] is None
+    assert "--cache-control none --clock-control none" in rec["kernel"]["command"]
+    assert "--nvtx-include fusionlab@measure/" in rec["kernel"]["command"]
+    row, kernels = run_traffic.compute(str(d / "ncu.json"))
+    assert row["ncu_status"] == status and row["dram_bytes_measured"] is None and kernels.empty
+    assert status in row["ncu_note"]
+
+
+def test_a_run_that_failed_untraced_is_not_profiled(tmp_path):
+    (tmp_path / "timing.json").write_text(json.dumps({"status": "oom"}))
+    subprocess.run([sys.executable, PROFILE, "--run-dir", str(tmp_path), "--ncu", "/nonexistent/ncu", "--",
+                    "python"], env={**os.environ, "PYTHONPATH": ROOT}, check=True)
+    assert json.loads((tmp_path / "ncu.json").read_text())["status"] == "skipped"
+
+
+def test_config_switch():
+    cfg = sweep.validate({"models": ["mlp"], "variants": ["eager"], "batch_sizes": [8]})
+    assert cfg["ncu"] == {"enabled": "auto", "iters": 1, "warmup_iters": 5, "range_replay": True,
+                          "replay": "kernel", "timeout_s": 900}
+    assert sweep.validate({"models": ["mlp"], "variants": ["eager"], "batch_sizes": [8],
+                           "ncu": {"enabled": False}})["ncu"]["enabled"] is False
+    with pytest.raises(sweep.ConfigError, match="ncu.enabled"):
+        sweep.validate({"models": ["mlp"], "variants": ["eager"], "batch_sizes": [8], "ncu": {"enabled": "yes"}})

@@ -1,0 +1,98 @@
+# Nsight Compute: the measured memory traffic of repeat 0 of every profiled run
+# (docs/ncu.md). profile_ncu runs the run's measured iteration(s) under ncu, as a process
+# of its own after the nsys one (ncu.json records ok / failed / timeout / skipped; the step
+# never fails the sweep); ncu_traffic reads the kept .ncu-rep files into traffic.csv (per
+# kernel) and traffic.json (per iteration), which the tables join.
+
+import shutil as _shutil
+
+from fusionlab.analysis.run import traffic as _traffic
+
+
+def _ncu_path():
+    found = _shutil.which("ncu")
+    return found or ("/usr/local/cuda/bin/ncu" if os.path.exists("/usr/local/cuda/bin/ncu") else None)
+
+
+def ncu_plan():
+    """(ncu path or None, why not, when off): the step runs on repeat 0 of the nsys runs
+    of a GPU machine where ncu is found, unless the config turns it off."""
+    want = CFG["ncu"]["enabled"]
+    if REGENERATE:
+        return None, "regenerating: the kept .ncu-rep files are read, nothing is profiled"
+    if want is False:
+        return None, "turned off (config key ncu.enabled: false)"
+    if MACHINE.device != "cuda" or BACKEND != "nsys":
+        return None, f"no GPU profiling here (device {MACHINE.device}, profiler {BACKEND})"
+    path = _ncu_path()
+    if path is None and want == "auto":
+        return None, "no Nsight Compute (ncu) on PATH or in /usr/local/cuda/bin"
+    return path or "ncu", None
+
+
+NCU, NCU_OFF = ncu_plan()
+
+
+def ncu_run_dirs():
+    """The run folders that get (or, regenerating, already have) a measured traffic."""
+    dirs = [d for d in profiled_run_dirs() if os.path.basename(d) == "r0"]
+    if REGENERATE:
+        return [d for d in dirs if os.path.exists(f"{d}/ncu.json")]
+    return dirs if NCU else []
+
+
+TRAFFIC_INPUTS = [f"{d}/{_traffic.RUN_FILE}" for d in ncu_run_dirs()]
+NCU_NOTE = None if TRAFFIC_INPUTS else (NCU_OFF or "no run profiled under Nsight Compute")
+
+
+if NCU:
+
+    rule profile_ncu:
+        # after profile_nsys (its run.json): the same runner arguments, a short warm-up and
+        # --iters ncu.iters; the GPU slot's lock is held as for any measurement
+        input:
+            run=f"{RUN}/run.json",
+            timing=f"{RUN}/timing.json",
+        output:
+            f"{RUN}/ncu.json",
+        wildcard_constraints:
+            backend="nsys",
+            repeat="0",
+        log:
+            f"{RUN}/ncu.log",
+        benchmark:
+            f"{RUN}/benchmarks/profile_ncu.tsv"
+        params:
+            args=runner_args,
+            python=PYTHON,
+            root=ROOT,
+            ncu=NCU,
+            opts=(f"--iters {CFG['ncu']['iters']} --warmup {CFG['ncu']['warmup_iters']} "
+                  f"--replay {CFG['ncu']['replay']} --timeout {CFG['ncu']['timeout_s']}"
+                  + ("" if CFG["ncu"]["range_replay"] else " --no-range")),
+            script=f"{ROOT}/workflow/scripts/ncu_profile.py",
+        threads: measure_threads()
+        resources:
+            gpu=1,
+        conda:
+            ENV
+        shell:
+            "PYTHONPATH={params.root}${{PYTHONPATH:+:$PYTHONPATH}} {params.python} {params.script} "
+            "--run-dir $(dirname {output}) --ncu {params.ncu} --log {log} {params.opts} -- "
+            "{params.python} -m fusionlab.runner {params.args}"
+
+
+rule ncu_traffic:
+    input:
+        f"{RUN}/ncu.json",
+    output:
+        run=f"{RUN}/{_traffic.RUN_FILE}",
+        kernels=f"{RUN}/{_traffic.KERNEL_FILE}",
+    wildcard_constraints:
+        repeat="0",
+    log:
+        f"{RUN}/traffic.log",
+    conda:
+        ENV
+    script:
+        "../scripts/ncu_traffic.py"
