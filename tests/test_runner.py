@@ -406,14 +406,16 @@ def test_warm_up_runs_its_iterations_and_at_least_its_time():
 
     @per_iteration
     def step():
-        calls.append(1)
+        calls.append(_time.perf_counter())
         _time.sleep(0.002)
 
-    # 10 iterations take ~20 ms: the 60 ms floor adds whole chunks of 10, ending synchronized
+    # 10 iterations take ~20 ms: the 60 ms floor adds whole chunks of 10, ending synchronized,
+    # and no chunk more than it needs (the chunk before the last began under the floor)
     t0 = _time.perf_counter()
     n = timing.warm_up(step, lambda: syncs.append(len(calls)), 10, 0.06)
     assert _time.perf_counter() - t0 >= 0.06
-    assert n == len(calls) and n % 10 == 0 and n >= 30 and syncs[-1] == n
+    assert n == len(calls) and n % 10 == 0 and n >= 20 and syncs[-1] == n
+    assert calls[n - 11] - t0 < 0.06
     calls.clear()
     assert timing.warm_up(step, lambda: None, 7, 0.0) == 7 == len(calls)   # no floor: the iterations only
     calls.clear()
