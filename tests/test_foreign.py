@@ -14,7 +14,8 @@ import pytest
 from fusionlab.analysis import __main__ as cli
 from fusionlab.analysis.readers import gpu_ops, nsys_sqlite, torch_trace
 from fusionlab.analysis.run import fields as F
-from fusionlab.analysis.run import metrics, render
+from fusionlab.analysis import terminal as render
+from fusionlab.analysis.run import metrics
 from conftest import DATA, ROOT
 
 FOREIGN = os.path.join(DATA, "foreign")

@@ -36,7 +36,7 @@ import subprocess
 import sys
 import tempfile
 
-from fusionlab.analysis.run import render as table
+from fusionlab.analysis import terminal as table
 from fusionlab.analysis.readers import gpu_ops, torch_trace
 from fusionlab.analysis.readers.trace import Chunks, ReportError, Trace
 from fusionlab.analysis.run import fields as F
