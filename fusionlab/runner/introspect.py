@@ -63,3 +63,114 @@ def debug_environment(directory: str) -> dict:
             "TORCHINDUCTOR_FORCE_DISABLE_CACHES": "1",
             "TORCHINDUCTOR_FX_GRAPH_CACHE": "0",
             "TORCHINDUCTOR_AUTOGRAD_CACHE": "0"}
+
+
+# Inductor's own account of a compile, kept beside run.json by default (CompileLogs)
+LOGS_DIR = "inductor"
+METRIC_TABLES = ("fusion_failure_due_to_indexing_mismatch", "kernel_metadata")
+PROVENANCE_ARTIFACT = "inductor_provenance_tracking_node_mappings"
+POST_GRAD = "inductor_post_grad_graph"
+
+
+class CompileLogs:
+    """While open, keep what Inductor says about every graph it compiles, written to
+    `directory` on close:
+    - graph_<n>/inductor_provenance_tracking_node_mappings.json and fx_graph_transformed.py:
+      kernel -> post-grad FX nodes and the post-grad graph (the layout of a
+      TORCH_COMPILE_DEBUG folder, analysis.run.provenance reads both). Provenance tracking
+      (config.trace.provenance_tracking_level 1) is on while open; it is part of Inductor's
+      FX graph cache key and a cached graph carries its mapping, which Inductor emits again
+      on a cache hit, so a warm compile has provenance too;
+    - fusion.log: Inductor's fusion decisions (the `fusion` log artifact: candidates,
+      "cannot fuse X with Y: reason", "found N possible fusions"); empty on a cache hit,
+      where nothing is scheduled;
+    - metric_table_<name>.csv: the metric tables of METRIC_TABLES that got rows
+      (kernel_metadata: Triton kernels only).
+    Both come from torch's structured trace and logging, in process: no TORCH_COMPILE_DEBUG,
+    no cache turned off."""
+
+    def __init__(self, torch, directory: str):
+        import logging
+        from torch._inductor import config, metrics
+        self._config, self._metrics, self.directory = config, metrics, directory
+        self._trace = logging.getLogger("torch.__trace")
+        self._fusion = logging.getLogger("torch._inductor.scheduler.__fusion")
+        self.graphs: list[dict] = []
+        self.fusion_lines: list[str] = []
+        outer = self
+
+        class Artifacts(logging.Handler):
+            def emit(self, record):
+                md = getattr(record, "metadata", None)
+                if not isinstance(md, dict):
+                    return
+                name = (md.get("artifact") or {}).get("name") if "artifact" in md else next(iter(md), None)
+                if name == POST_GRAD:
+                    outer.graphs.append({"post_grad": getattr(record, "payload", None) or ""})
+                elif name == PROVENANCE_ARTIFACT:
+                    if not outer.graphs or "provenance" in outer.graphs[-1]:
+                        outer.graphs.append({})
+                    outer.graphs[-1]["provenance"] = getattr(record, "payload", None) or "{}"
+
+        class Fusion(logging.Handler):
+            def emit(self, record):
+                outer.fusion_lines.append(record.getMessage())
+
+        self._handlers = (Artifacts(), Fusion())
+
+    def __enter__(self):
+        import logging
+        c = self._config
+        self._saved = (c.trace.provenance_tracking_level, c.enabled_metric_tables,
+                       self._fusion.level, self._fusion.propagate)
+        c.trace.provenance_tracking_level = self._saved[0] or 1
+        c.enabled_metric_tables = ",".join(filter(None, [*self._saved[1].split(","), *METRIC_TABLES]))
+        os.makedirs(self.directory, exist_ok=True)
+        for name in METRIC_TABLES:   # rows go here, not to the working directory
+            table = self._metrics.get_metric_table(name)
+            table.output_filename = (lambda n=name: os.path.join(self.directory, f"metric_table_{n}.csv"))
+        self._trace.addHandler(self._handlers[0])
+        self._fusion.setLevel(logging.DEBUG)
+        self._fusion.propagate = False    # kept here, not printed
+        self._fusion.addHandler(self._handlers[1])
+        return self
+
+    def __exit__(self, *exc):
+        c = self._config
+        self._trace.removeHandler(self._handlers[0])
+        self._fusion.removeHandler(self._handlers[1])
+        c.trace.provenance_tracking_level, c.enabled_metric_tables = self._saved[:2]
+        self._fusion.setLevel(self._saved[2])
+        self._fusion.propagate = self._saved[3]
+        for name in METRIC_TABLES:
+            vars(self._metrics.get_metric_table(name)).pop("output_filename", None)
+        self.write()
+        return False
+
+    def write(self) -> None:
+        """The kept files (class doc) under self.directory."""
+        kept = [g for g in self.graphs if "provenance" in g]
+        for n, g in enumerate(kept):
+            d = os.path.join(self.directory, f"graph_{n}")
+            os.makedirs(d, exist_ok=True)
+            with open(os.path.join(d, "inductor_provenance_tracking_node_mappings.json"), "w") as f:
+                f.write(g["provenance"])
+            with open(os.path.join(d, "fx_graph_transformed.py"), "w") as f:
+                f.write(g.get("post_grad", ""))
+        with open(os.path.join(self.directory, "fusion.log"), "w") as f:
+            f.write("".join(line + "\n" for line in self.fusion_lines))
+
+    def summary(self) -> dict:
+        """What was kept, for run.json: folder, graphs with provenance, fusion log lines."""
+        return {"dir": os.path.abspath(self.directory),
+                "provenance_graphs": sum("provenance" in g for g in self.graphs),
+                "fusion_log_lines": len(self.fusion_lines),
+                "metric_tables": sorted(f for f in os.listdir(self.directory) if f.startswith("metric_table_"))}
+
+
+def compile_logs(torch, run_json: str):
+    """CompileLogs into inductor/ beside run_json where Inductor is loaded (a compiled
+    variant) and FUSIONLAB_INDUCTOR_LOGS is not 0; None otherwise."""
+    if "torch._inductor.config" not in sys.modules or os.environ.get("FUSIONLAB_INDUCTOR_LOGS") == "0":
+        return None
+    return CompileLogs(torch, os.path.join(os.path.dirname(os.path.abspath(run_json)), LOGS_DIR))
