@@ -67,7 +67,6 @@ def debug_environment(directory: str) -> dict:
 
 # Inductor's own account of a compile, kept beside run.json by default (CompileLogs)
 LOGS_DIR = "inductor"
-METRIC_TABLES = ("fusion_failure_due_to_indexing_mismatch", "kernel_metadata")
 PROVENANCE_ARTIFACT = "inductor_provenance_tracking_node_mappings"
 POST_GRAD = "inductor_post_grad_graph"
 
@@ -83,16 +82,17 @@ class CompileLogs:
       on a cache hit, so a warm compile has provenance too;
     - fusion.log: Inductor's fusion decisions (the `fusion` log artifact: candidates,
       "cannot fuse X with Y: reason", "found N possible fusions"); empty on a cache hit,
-      where nothing is scheduled;
-    - metric_table_<name>.csv: the metric tables of METRIC_TABLES that got rows
-      (kernel_metadata: Triton kernels only).
+      where nothing is scheduled.
     Both come from torch's structured trace and logging, in process: no TORCH_COMPILE_DEBUG,
-    no cache turned off."""
+    no cache turned off. Inductor's metric tables (kernel_metadata,
+    fusion_failure_due_to_indexing_mismatch) stay off: outside Inductor's benchmark harness
+    their rows hold ints, which MetricTable.add_row asserts against (torch 2.13), failing
+    the compile; the fusion log carries the same "cannot fuse" reasons."""
 
     def __init__(self, torch, directory: str):
         import logging
-        from torch._inductor import config, metrics
-        self._config, self._metrics, self.directory = config, metrics, directory
+        from torch._inductor import config
+        self._config, self.directory = config, directory
         self._trace = logging.getLogger("torch.__trace")
         self._fusion = logging.getLogger("torch._inductor.scheduler.__fusion")
         self.graphs: list[dict] = []
@@ -121,14 +121,8 @@ class CompileLogs:
     def __enter__(self):
         import logging
         c = self._config
-        self._saved = (c.trace.provenance_tracking_level, c.enabled_metric_tables,
-                       self._fusion.level, self._fusion.propagate)
+        self._saved = (c.trace.provenance_tracking_level, self._fusion.level, self._fusion.propagate)
         c.trace.provenance_tracking_level = self._saved[0] or 1
-        c.enabled_metric_tables = ",".join(filter(None, [*self._saved[1].split(","), *METRIC_TABLES]))
-        os.makedirs(self.directory, exist_ok=True)
-        for name in METRIC_TABLES:   # rows go here, not to the working directory
-            table = self._metrics.get_metric_table(name)
-            table.output_filename = (lambda n=name: os.path.join(self.directory, f"metric_table_{n}.csv"))
         self._trace.addHandler(self._handlers[0])
         self._fusion.setLevel(logging.DEBUG)
         self._fusion.propagate = False    # kept here, not printed
@@ -139,16 +133,15 @@ class CompileLogs:
         c = self._config
         self._trace.removeHandler(self._handlers[0])
         self._fusion.removeHandler(self._handlers[1])
-        c.trace.provenance_tracking_level, c.enabled_metric_tables = self._saved[:2]
-        self._fusion.setLevel(self._saved[2])
-        self._fusion.propagate = self._saved[3]
-        for name in METRIC_TABLES:
-            vars(self._metrics.get_metric_table(name)).pop("output_filename", None)
+        c.trace.provenance_tracking_level = self._saved[0]
+        self._fusion.setLevel(self._saved[1])
+        self._fusion.propagate = self._saved[2]
         self.write()
         return False
 
     def write(self) -> None:
         """The kept files (class doc) under self.directory."""
+        os.makedirs(self.directory, exist_ok=True)
         kept = [g for g in self.graphs if "provenance" in g]
         for n, g in enumerate(kept):
             d = os.path.join(self.directory, f"graph_{n}")
@@ -164,8 +157,7 @@ class CompileLogs:
         """What was kept, for run.json: folder, graphs with provenance, fusion log lines."""
         return {"dir": os.path.abspath(self.directory),
                 "provenance_graphs": sum("provenance" in g for g in self.graphs),
-                "fusion_log_lines": len(self.fusion_lines),
-                "metric_tables": sorted(f for f in os.listdir(self.directory) if f.startswith("metric_table_"))}
+                "fusion_log_lines": len(self.fusion_lines)}
 
 
 def compile_logs(torch, run_json: str):
