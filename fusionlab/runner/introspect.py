@@ -69,14 +69,24 @@ def debug_environment(directory: str) -> dict:
 LOGS_DIR = "inductor"
 PROVENANCE_ARTIFACT = "inductor_provenance_tracking_node_mappings"
 POST_GRAD = "inductor_post_grad_graph"
+PRE_GRAD = "after_pre_grad_graph"
+DYNAMO = "dynamo_output_graph"
+# the kept files of one graph (analysis.readers.inductor_logs reads them)
+GRAPH_FILES = {"provenance": "inductor_provenance_tracking_node_mappings.json",
+               "post_grad": "fx_graph_transformed.py", "pre_grad": "pre_grad_graph.py",
+               "dynamo": "dynamo_graph.py"}
 
 
 class CompileLogs:
     """While open, keep what Inductor says about every graph it compiles, written to
     `directory` on close:
     - graph_<n>/inductor_provenance_tracking_node_mappings.json and fx_graph_transformed.py:
-      kernel -> post-grad FX nodes and the post-grad graph (the layout of a
-      TORCH_COMPILE_DEBUG folder, analysis.run.provenance reads both). Provenance tracking
+      kernel -> post-grad FX nodes (and post-grad -> pre-grad nodes) and the post-grad
+      graph (the layout of a TORCH_COMPILE_DEBUG folder, analysis.run.provenance reads
+      both); pre_grad_graph.py: the graph dynamo captured (torch-level calls: layer_norm,
+      linear, x + y), after Inductor's pre-grad passes, and dynamo_graph.py, the same
+      before them (an AOTAutograd cache hit skips the pre-grad passes; dynamo's graph is
+      there on every compile). Provenance tracking
       (config.trace.provenance_tracking_level 1) is on while open; it is part of Inductor's
       FX graph cache key and a cached graph carries its mapping, which Inductor emits again
       on a cache hit, so a warm compile has provenance too;
@@ -105,18 +115,27 @@ class CompileLogs:
                 if not isinstance(md, dict):
                     return
                 name = (md.get("artifact") or {}).get("name") if "artifact" in md else next(iter(md), None)
-                if name == POST_GRAD:
-                    outer.graphs.append({"post_grad": getattr(record, "payload", None) or ""})
-                elif name == PROVENANCE_ARTIFACT:
-                    if not outer.graphs or "provenance" in outer.graphs[-1]:
-                        outer.graphs.append({})
-                    outer.graphs[-1]["provenance"] = getattr(record, "payload", None) or "{}"
+                key = {DYNAMO: "dynamo", PRE_GRAD: "pre_grad", POST_GRAD: "post_grad",
+                       PROVENANCE_ARTIFACT: "provenance"}.get(name)
+                if key:
+                    outer.add(key, getattr(record, "payload", None) or "")
 
         class Fusion(logging.Handler):
             def emit(self, record):
                 outer.fusion_lines.append(record.getMessage())
 
         self._handlers = (Artifacts(), Fusion())
+
+    def add(self, key: str, payload: str) -> None:
+        """One artifact, in the order torch emits them per graph: dynamo's graph, pre-grad
+        graph, post-grad graph, provenance (a training graph's backward shares its
+        forward's dynamo and pre-grad graphs)."""
+        g = self.graphs[-1] if self.graphs else None
+        if key == "dynamo" or g is None or key in g:
+            shared = {k: g[k] for k in ("dynamo", "pre_grad") if g and k in g and key not in ("dynamo", "pre_grad")}
+            g = shared
+            self.graphs.append(g)
+        g[key] = payload
 
     def __enter__(self):
         import logging
@@ -146,10 +165,9 @@ class CompileLogs:
         for n, g in enumerate(kept):
             d = os.path.join(self.directory, f"graph_{n}")
             os.makedirs(d, exist_ok=True)
-            with open(os.path.join(d, "inductor_provenance_tracking_node_mappings.json"), "w") as f:
-                f.write(g["provenance"])
-            with open(os.path.join(d, "fx_graph_transformed.py"), "w") as f:
-                f.write(g.get("post_grad", ""))
+            for key, file in GRAPH_FILES.items():
+                with open(os.path.join(d, file), "w") as f:
+                    f.write(g.get(key) or ("{}" if key == "provenance" else ""))
         with open(os.path.join(self.directory, "fusion.log"), "w") as f:
             f.write("".join(line + "\n" for line in self.fusion_lines))
 

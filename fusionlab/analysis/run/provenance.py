@@ -23,6 +23,8 @@ import pandas as pd
 
 MAPPINGS = "inductor_provenance_tracking_node_mappings.json"
 POST_GRAPH = "fx_graph_transformed.py"
+# the profiler's name of a C++ kernel carries its graph: graph_0_cpp_fused_relu_0
+GRAPH_PREFIX = re.compile(r"^graph_\d+_")
 NODE = re.compile(r"^\s*(\w+)(?::\s*\"[^\"]*\")?\s*=\s*torch\.ops\.(\w+)\.(\w+)(?:\.\w+)?\(")
 
 
@@ -74,7 +76,7 @@ def annotate(kernels: pd.DataFrame, mapping: dict[str, dict]) -> pd.DataFrame:
     if k.empty or not mapping or "name" not in k:
         return k
     for i, name in k["name"].items():
-        rec = mapping.get(str(name))
+        rec = mapping.get(str(name)) or mapping.get(GRAPH_PREFIX.sub("", str(name)))
         if rec and rec["ops"]:
             k.at[i, "ops"] = "+".join(rec["ops"])
             k.at[i, "n_ops"] = len(rec["ops"])
