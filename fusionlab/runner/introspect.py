@@ -91,8 +91,9 @@ class CompileLogs:
       FX graph cache key and a cached graph carries its mapping, which Inductor emits again
       on a cache hit, so a warm compile has provenance too;
     - fusion.log: Inductor's fusion decisions (the `fusion` log artifact: candidates,
-      "cannot fuse X with Y: reason", "found N possible fusions"); empty on a cache hit,
-      where nothing is scheduled.
+      "cannot fuse X with Y: reason", "found N possible fusions"), each line led by the
+      graph's compile id ("[0/0] ..."; graph_<n>/compile_id names it); empty on a cache
+      hit, where nothing is scheduled.
     Both come from torch's structured trace and logging, in process: no TORCH_COMPILE_DEBUG,
     no cache turned off. Inductor's metric tables (kernel_metadata,
     fusion_failure_due_to_indexing_mismatch) stay off: outside Inductor's benchmark harness
@@ -101,6 +102,7 @@ class CompileLogs:
 
     def __init__(self, torch, directory: str):
         import logging
+        from torch import _guards as guards
         from torch._inductor import config
         self._config, self.directory = config, directory
         self._trace = logging.getLogger("torch.__trace")
@@ -119,10 +121,14 @@ class CompileLogs:
                        PROVENANCE_ARTIFACT: "provenance"}.get(name)
                 if key:
                     outer.add(key, getattr(record, "payload", None) or "")
+                    if "frame_id" in md:
+                        outer.graphs[-1]["compile_id"] = f"{md['frame_id']}/{md.get('frame_compile_id', 0)}"
 
         class Fusion(logging.Handler):
             def emit(self, record):
-                outer.fusion_lines.append(record.getMessage())
+                trace = guards.CompileContext.current_trace_id()
+                cid = f"{trace.compile_id.frame_id}/{trace.compile_id.frame_compile_id}" if trace else "-"
+                outer.fusion_lines.append(f"[{cid}] {record.getMessage()}")
 
         self._handlers = (Artifacts(), Fusion())
 
@@ -165,6 +171,8 @@ class CompileLogs:
         for n, g in enumerate(kept):
             d = os.path.join(self.directory, f"graph_{n}")
             os.makedirs(d, exist_ok=True)
+            with open(os.path.join(d, "compile_id"), "w") as f:
+                f.write(g.get("compile_id", "-") + "\n")
             for key, file in GRAPH_FILES.items():
                 with open(os.path.join(d, file), "w") as f:
                     f.write(g.get(key) or ("{}" if key == "provenance" else ""))
