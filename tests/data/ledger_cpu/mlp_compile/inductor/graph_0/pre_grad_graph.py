@@ -28,4 +28,4 @@ class GraphModule(torch.nn.Module):
         return (x_4,)
 
 
- # graph id: 139656877115408
+ # graph id: 140565829397584
