@@ -1,7 +1,7 @@
 #!/bin/sh
 # Records the ledger fixtures (tests/data/README.md): eager and compile runs of mlp and
 # transformer_block on the CPU with torch.profiler, their kernels.csv (analysis.run.run_metrics),
-# run.json and the runner's inductor/ folder; mlp_compile_cached is the same compile run
+# run.json, metrics.json and the runner's inductor/ folder; mlp_compile_cached is the same compile run
 # again, its graph from Inductor's FX graph cache. The traces are not kept.
 set -e
 out=${1:-tests/data/ledger_cpu}
@@ -15,7 +15,7 @@ for run in mlp:eager mlp:compile mlp:compile:cached transformer_block:eager tran
         --device cpu --profiler torch --trace $d/trace.json --out $d/run.json
     python -c "from fusionlab.analysis.run import run_metrics as r; r.main('$d/run.json', '$d/trace.json', 'torch', '$d/metrics.json', '$d/kernels.csv')"
     mkdir -p $out/$name
-    cp $d/run.json $d/kernels.csv $out/$name/
+    cp $d/run.json $d/metrics.json $d/kernels.csv $out/$name/
     [ -d $d/inductor ] && cp -r $d/inductor $out/$name/
 done
 rm -rf $tmp

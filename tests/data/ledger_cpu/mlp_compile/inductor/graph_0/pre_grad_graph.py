@@ -28,4 +28,4 @@ class GraphModule(torch.nn.Module):
         return (x_4,)
 
 
- # graph id: 140565829397584
+ # graph id: 139881608481232

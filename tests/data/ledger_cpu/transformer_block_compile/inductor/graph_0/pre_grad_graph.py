@@ -29,4 +29,4 @@ class GraphModule(torch.nn.Module):
         return (x_1,)
 
 
- # graph id: 139757609867024
+ # graph id: 140292993855056
