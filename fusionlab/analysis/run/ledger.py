@@ -11,7 +11,7 @@ ledger() - one row per generated kernel (cpp_*/triton_*):
   ops_by_name, name_agrees: the ops its name lists (analysis.run.fusion) and whether they
   match what it computes (a name is truncated, and can list an op the kernel only reads).
 - eager_kernels, eager_time_us, eager_dram_bytes: the eager kernels its torch-level ops
-  ran as. Eager's time of an op (its kernels' time per iteration, op from the kernel name,
+  ran as ("op: kernel"; "sub (add kernel): ..." where eager ran the op as another's kernel). Eager's time of an op (its kernels' time per iteration, op from the kernel name,
   `sub` through the add kernel, `linear` through addmm/mm) is shared equally among the
   graph's torch-level nodes of that op, and a node's share among the kernel calls that
   compute part of it; a node a library call computes part of (a linear whose bias add
@@ -189,7 +189,9 @@ def ledger(kernels: pd.DataFrame, graphs: list[Graph], eager: pd.DataFrame | Non
                     r["matched"] = True
                     r["eager_time_us"] += s[1] / users[f"{gi}/{node}"]
                     r["eager_dram_bytes"] += s[2] / users[f"{gi}/{node}"]
-                    r["eager_kernels"] += [k for k in eops[s[0]]["kernels"] if k not in r["eager_kernels"]]
+                    label = op if s[0] == op else f"{op} ({s[0]} kernel)"   # sub runs as the add kernel
+                    r["eager_kernels"] += [f"{label}: {k}" for k in eops[s[0]]["kernels"]
+                                           if f"{label}: {k}" not in r["eager_kernels"]]
             f, u = _est_bytes(g, set(nodes))
             r["est_bytes"] += f
             r["est_bytes_unfused"] += u
