@@ -79,13 +79,18 @@ def build(metric_files, kernels: pd.DataFrame, peaks: dict | None = None) -> tup
 
 
 def _lookup(kernels: pd.DataFrame, row: dict, cols) -> pd.DataFrame:
-    """The kernels table's rows of one run (ID columns compared as text: NaN-safe)."""
+    """The kernels table's rows of one run (ID columns compared as text)."""
     if kernels.empty:
         return kernels
     mask = pd.Series(True, index=kernels.index)
     for c in cols:
-        mask &= kernels[c].astype(str) == str(row.get(c) if row.get(c) is not None else float("nan"))
+        mask &= kernels[c].map(_text) == _text(row.get(c))
     return kernels[mask]
+
+
+def _text(x) -> str:
+    """An ID value as text, every missing value alike (None, NaN: 'nan')."""
+    return "nan" if x is None or x != x or str(x) in ("None", "<NA>") else str(x)
 
 
 def write(metric_files, kernels_csv: str, peaks_json: str | None, ledger_csv: str, missed_csv: str) -> None:
