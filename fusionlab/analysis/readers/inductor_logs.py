@@ -29,7 +29,7 @@ PARAM = re.compile(r'(\w+):\s*"([^"]*)"')
 TYPE = re.compile(r"^([a-z0-9]+)\[([^\]]*)\]")
 CALL = re.compile(r"^([\w.]+)\(")
 BINARY = {"+": "add", "-": "sub", "*": "mul", "/": "div", "@": "matmul", "//": "floordiv", "**": "pow"}
-BIN = re.compile(r"^\w+\s+(\*\*|//|[+\-*/@])\s+")
+BIN = re.compile(r"^[\w.]+\s+(\*\*|//|[+\-*/@])\s+")   # x + y, 1.0 + x
 IDENT = re.compile(r"\b([A-Za-z_]\w*)\b")
 CANNOT = re.compile(r"^cannot fuse (\S+) with (\S+): (.*)$")
 CANDIDATE = re.compile(r"^\s+(\w*SchedulerNode)\(name='([^']+)'\)(.*)$")
@@ -104,6 +104,8 @@ def op_of(expr: str, post_grad: bool) -> str:
         return BINARY[b.group(1)]
     if re.match(r"^\w+\[", expr):
         return "getitem"
+    if re.match(r"^-\s*\w", expr):
+        return "neg"
     return "other"
 
 

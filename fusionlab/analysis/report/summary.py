@@ -390,19 +390,21 @@ def ledger_md(ledger: pd.DataFrame | None, missed: pd.DataFrame | None, top: int
     apart = m[m["kind"] == "left apart"] if len(m) else m
     if apart.empty:
         return out + ["No kernel pair was left apart with a buffer between them.", ""]
-    apart = apart.sort_values(["time_cost_us", "buffer_bytes"], ascending=False, na_position="last")
     reasons = apart["reason"].astype(str).str.replace(r"extern_kernels\.\w+|torch\.ops\.\S+", "<library call>",
                                                       regex=True).value_counts()
-    t = pd.DataFrame({**{c: apart[c] for c in keys}, "producer -> consumer": apart["producer"].astype(str)
-                      .str.split(":").str[0].str.slice(0, 36) + " -> " + apart["consumer"].astype(str)
-                      .str.split(":").str[0].str.slice(0, 36),
-                      "buffer MB": (apart["buffer_bytes"] / 1e6).round(3),
-                      "time cost": (apart["time_cost_us"] / 1e3).map(fmt_time), "why": apart["reason"]})
+    pair = apart.assign(pair=apart["producer"].astype(str).str.split(":").str[0].str.slice(0, 36) + " -> "
+                        + apart["consumer"].astype(str).str.split(":").str[0].str.slice(0, 36))
+    g = pair.groupby(keys + ["pair", "reason"], dropna=False, sort=False).agg(
+        n=("pair", "size"), nbytes=("buffer_bytes", "sum"), cost=("time_cost_us", lambda x: x.sum(min_count=1)))
+    g = g.reset_index().sort_values(["cost", "nbytes"], ascending=False, na_position="last")
+    t = pd.DataFrame({**{c: g[c] for c in keys}, "producer -> consumer": g["pair"], "times": g["n"],
+                      "buffers MB": (g["nbytes"] / 1e6).round(3), "time cost": (g["cost"] / 1e3).map(fmt_time),
+                      "why": g["reason"]})
     breaks = int((m["kind"] == "graph break").sum())
     return out + [f"Kernel pairs the compiler left apart (`tables/missed_fusions.csv`: {len(apart)} pairs, "
                   f"{breaks} graph breaks), the buffer between them written and read back at the measured copy "
-                  "bandwidth; reasons: " + "; ".join(f"{r} ({n})" for r, n in reasons.items()) + ".", "",
-                  _md(t.head(top)), ""]
+                  "bandwidth, the same pair of kernels in one configuration counted together; reasons: "
+                  + "; ".join(f"{r} ({n})" for r, n in reasons.items()) + ".", "", _md(t.head(top)), ""]
 
 
 def write_text(path: str, text: str) -> None:
