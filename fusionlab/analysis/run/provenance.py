@@ -1,15 +1,17 @@
 """What each Inductor kernel fuses, from Inductor's own provenance output rather than its
 kernel name.
 
-With TORCH_COMPILE_DEBUG=1 (the run's `compile_debug`; it also sets Inductor's
-provenance_tracking_level to 1, torch >= 2.8) every compiled graph's debug folder holds
+The runner keeps Inductor's provenance for every compiled run in inductor/ beside run.json
+(runner.introspect.CompileLogs, provenance_tracking_level 1, torch >= 2.8; docs/ledger.md);
+with TORCH_COMPILE_DEBUG=1 (the run's `compile_debug`) every compiled graph's debug folder
+holds the same files. Each graph folder holds
 - inductor_provenance_tracking_node_mappings.json: `<backend>CodeToPost` maps each
   generated kernel ("triton_poi_fused_add_relu_0:3", "cpp_fused_..._0:1"; the suffix is the
   kernel's index) to the post-grad FX nodes it computes;
 - fx_graph_transformed.py: the post-grad graph, one line per node
   (`add: "f32[..]" = torch.ops.aten.add.Tensor(mul, 1)`): node -> aten op.
 kernel_ops() joins them: kernel name -> (FX nodes, aten ops). Where a run has no such
-files (torch older than 2.8, compile_debug off, a variant that is not compiled), the
+files (torch older than 2.8, results recorded without them, a variant that is not compiled), the
 fusion map falls back to parsing kernel names (analysis.run.fusion); the `ops_source` column
 of kernels.csv says which was used: `provenance` or `name`.
 """

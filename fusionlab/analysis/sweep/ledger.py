@@ -58,7 +58,8 @@ def build(metric_files, kernels: pd.DataFrame, peaks: dict | None = None) -> tup
             continue
         run_json = os.path.join(os.path.dirname(m), "run.json")
         run = read_json(run_json) or {}
-        graphs = inductor_logs.read(debug_dir(run_json, run))
+        kept = os.path.join(os.path.dirname(m), "inductor")     # with the fusion log, else compile_debug/
+        graphs = inductor_logs.read(kept if os.path.isdir(kept) else debug_dir(run_json, run))
         if not graphs:
             continue
         seen.add(_key(row, CONFIG + ["variant"]))
