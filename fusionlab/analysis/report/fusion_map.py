@@ -7,6 +7,7 @@ listed with the ops their names parse into (analysis.run.fusion), said as such."
 from __future__ import annotations
 
 import html
+import re
 
 import pandas as pd
 
@@ -22,12 +23,30 @@ ID = ["model", "batch", "size", "mode", "dtype"]
 NAME_WIDTH = 44
 
 
+# what tells one eager CUDA kernel from another inside its template arguments
+TAG = re.compile(r"(\w*gemm\w*|\w*Functor(?:OnSelf)?_\w+|\w+Functor|\w+_kernel_cuda|\w+Kernel\w*Impl|\w+_kernel)\b")
+
+GENERIC = {"BinaryFunctor", "gpu_kernel_impl", "gpu_kernel_impl_nocast"}
+
+
+def display(full: str) -> str:
+    """A kernel's readable name: Inductor's and the CPU's as they are (graph prefix off);
+    a demangled CUDA name as its function without namespace or template arguments, led by
+    the functor or op kernel inside them ('CUDAFunctor_add in vectorized_elementwise_kernel')."""
+    s = short(str(full))
+    if "<" not in s or s.startswith(("triton", "cpp")):
+        return s
+    head, args = s.split("<", 1)
+    base = head.split("(")[0].split()[-1].split("::")[-1]
+    tags = [t for t in TAG.findall(args) if t != base]
+    tag = next((t for t in tags if t not in GENERIC), tags[0] if tags else None)
+    return f"{tag} in {base}" if tag else base
+
+
 def _name(full: str, width: int = NAME_WIDTH) -> str:
-    """A kernel name cut to width (graph prefix and template arguments off), the full name
-    on hover."""
+    """A kernel's readable name (display) cut to width, the full name on hover."""
     full = str(full)
-    s = short(full)
-    s = s.split("<", 1)[0] if "<" in s and not s.startswith(("triton", "cpp")) else s
+    s = display(full)
     cut = s if len(s) <= width else s[:width - 1] + "…"
     return f"<span title='{html.escape(full, quote=True)}'>{html.escape(cut)}</span>"
 
