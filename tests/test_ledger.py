@@ -134,6 +134,7 @@ def test_gpu_kernels_without_provenance(report):
     page = fusion_map.page(k)
     assert "No provenance kept" in page and "triton_" in page
     assert "add or sub (add kernel)" in page
+    assert ">sin_kernel_cuda in vectorized_elementwise_kernel<" in page      # named by what it computes
     long = [n for n in k["full_name"] if len(n) > fusion_map.NAME_WIDTH][0]
     assert f"title='{long}'" in page.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&") \
         .replace("&#x27;", "'").replace("&quot;", '"')

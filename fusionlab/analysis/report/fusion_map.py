@@ -20,7 +20,7 @@ CSS = ("body{font-family:sans-serif;font-size:13px;max-width:1380px;margin:12px 
        "td.k{font-family:monospace;font-size:12px;white-space:nowrap} .neg{color:#b00} .pos{color:#060}"
        "h3{margin:22px 0 4px;border-bottom:2px solid #888} h4{margin:10px 0 2px} p.note{color:#555;margin:2px 0}")
 ID = ["model", "batch", "size", "mode", "dtype"]
-NAME_WIDTH = 44
+NAME_WIDTH = 52
 
 
 # what tells one eager CUDA kernel from another inside its template arguments

@@ -212,7 +212,7 @@ def ledger(kernels: pd.DataFrame, graphs: list[Graph], eager: pd.DataFrame | Non
                     "bytes_saved": r["eager_dram_bytes"] - m.get("dram_bytes", math.nan),
                     **{c: m.get(c) for c in RESOURCES}, "full_name": m.get("full_name", name)})
     df = pd.DataFrame(out, columns=LEDGER_COLUMNS)
-    return df.sort_values("time_saved_us", ascending=False, na_position="last", ignore_index=True)
+    return df.sort_values("time_saved_us", ascending=False, na_position="last", ignore_index=True, kind="stable")
 
 
 def _scheduler_calls(g: Graph) -> dict[str, set[int]]:
@@ -297,4 +297,5 @@ def missed(kernels: pd.DataFrame, graphs: list[Graph], copy_bandwidth_Bps: float
     for reason in graph_breaks or []:
         rows.append({"kind": "graph break", "reason": reason, "reason_source": "dynamo"})
     df = pd.DataFrame(rows, columns=MISSED_COLUMNS)
-    return df.sort_values(["time_cost_us", "buffer_bytes"], ascending=False, na_position="last", ignore_index=True)
+    return df.sort_values(["time_cost_us", "buffer_bytes"], ascending=False, na_position="last", ignore_index=True,
+                          kind="stable")
