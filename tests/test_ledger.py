@@ -157,11 +157,40 @@ def test_compile_logs_in_process(tmp_path):
         return torch.relu(x - 1.0) * 2.0
 
     torch._dynamo.reset()
-    with introspect.CompileLogs(torch, str(tmp_path / "inductor")) as logs:
-        torch.compile(f)(torch.randn(64))
+    with config.patch(force_disable_caches=True), introspect.CompileLogs(torch, str(tmp_path / "inductor")) as logs:
+        torch.compile(f)(torch.randn(64))            # cold: a cache hit has no fusion log
     assert config.trace.provenance_tracking_level == before
     assert logs.summary()["provenance_graphs"] == 1
     (g,) = inductor_logs.read(str(tmp_path / "inductor"))
     gen = [c for c, _ in g.calls if ledger.generated(c)]
     assert len(gen) == 1 and {g.post[n].op for n in g.calls[0][1]} == {"sub", "relu", "mul"}
     assert {"sub", "relu", "mul"} <= {n.op for n in g.pre.values()}
+
+
+def test_compile_logs_graph_break(tmp_path):
+    """A graph break: two graphs under two compile ids, each with its own fusion log and
+    provenance; the break's reason is a missed-fusions row."""
+    import torch
+    from torch._inductor import config
+
+    from fusionlab.runner import introspect
+
+    def f(x):
+        y = torch.sin(x) * 2.0
+        torch._dynamo.graph_break()
+        return torch.cos(y) + 1.0
+
+    torch._dynamo.reset()
+    introspect.reset_compile_counters(torch)
+    with config.patch(force_disable_caches=True), introspect.CompileLogs(torch, str(tmp_path / "inductor")):
+        torch.compile(f)(torch.randn(64))
+    info = introspect.compile_introspection(torch)
+    graphs = inductor_logs.read(str(tmp_path / "inductor"))
+    assert [g.compile_id for g in graphs] == ["0/0", "1/0"] and all(g.fusion for g in graphs)
+    ops = [{g.post[n].op for _, nodes in g.calls for n in nodes} for g in graphs]
+    assert ops == [{"sin", "mul"}, {"cos", "add"}]
+    ms = ledger.missed(pd.DataFrame(columns=["name"]), graphs, None, info["graph_break_reasons"])
+    assert list(ms["kind"]) == ["graph break"] and info["graph_breaks"] == 1
+    brk = ms.iloc[0]
+    assert brk["graph"] == "0/0 -> 1/0" and brk["reason"] == info["graph_break_reasons"][0]
+    assert "sin" in brk["producer"] and "cos" in brk["consumer"]

@@ -29,7 +29,8 @@ them (the producer writes it, the consumer reads it): the buffers and their byte
 shapes), the reason (Inductor's "cannot fuse" line for the pair where its fusion log has
 one; an extern kernel is a library call Inductor fuses nothing into; otherwise the log's
 silence, said as such), and time_cost_us = 2 x bytes / copy bandwidth (written, then read
-back). Graph breaks (run.json) are rows of kind `graph break` with dynamo's reason.
+back). Graph breaks are rows of kind `graph break`: the kernel calls either side of the
+boundary between two frames' graphs, with dynamo's reason (run.json).
 """
 from __future__ import annotations
 
@@ -246,6 +247,22 @@ def _reasons(g: Graph) -> dict[tuple[int, int], str]:
     return out
 
 
+def _breaks(graphs: list[Graph], reasons: list[str]) -> list[dict]:
+    """Graph-break rows: each boundary between graphs of different frames (compile ids
+    0/0 -> 1/0), the last kernel call before it and the first after it, with dynamo's
+    reason (its reasons in order where there is one per boundary, else all of them)."""
+    frame = [g.compile_id.split("/")[0] for g in graphs]
+    frames = [g for i, g in enumerate(graphs) if i == 0 or frame[i] != frame[i - 1]]
+    pairs = [(a, b) for a, b in zip(frames, frames[1:]) if a.calls and b.calls]
+    rows = []
+    for k, (a, b) in enumerate(pairs or [(None, None)] * bool(reasons)):
+        reason = reasons[k] if len(reasons) == len(pairs) else "; ".join(reasons)
+        rows.append({"kind": "graph break", "producer": a.calls[-1][0] if a else None,
+                     "consumer": b.calls[0][0] if b else None, "reason": reason, "reason_source": "dynamo",
+                     "graph": f"{a.compile_id} -> {b.compile_id}" if a else None})
+    return rows
+
+
 def missed(kernels: pd.DataFrame, graphs: list[Graph], copy_bandwidth_Bps: float | None,
            graph_breaks: list[str] | None = None) -> pd.DataFrame:
     """The pairs of kernel calls left apart and the graph breaks (module doc), most time
@@ -294,8 +311,7 @@ def missed(kernels: pd.DataFrame, graphs: list[Graph], copy_bandwidth_Bps: float
                          "time_cost_us": 2 * nbytes / copy_bandwidth_Bps * 1e6 if copy_bandwidth_Bps else math.nan,
                          "reason": reason, "reason_source": source, "producer_time_us": per_call_us(pc),
                          "consumer_time_us": per_call_us(cc), "graph": g.compile_id})
-    for reason in graph_breaks or []:
-        rows.append({"kind": "graph break", "reason": reason, "reason_source": "dynamo"})
+    rows += _breaks(graphs, graph_breaks or [])
     df = pd.DataFrame(rows, columns=MISSED_COLUMNS)
     return df.sort_values(["time_cost_us", "buffer_bytes"], ascending=False, na_position="last", ignore_index=True,
                           kind="stable")
