@@ -81,6 +81,7 @@ def test_missed_mlp_every_matmul_apart_from_its_epilogue():
     graphs, kernels, _ = run("mlp_compile")
     ms = ledger.missed(kernels, graphs, 1e10)
     assert len(ms) == 4 and set(ms["kind"]) == {"left apart"}
+    assert set(ms["chain"]) == {"0/0#1"}                       # mm -> relu -> mm -> relu -> mm: one chain
     assert all("extern" in r for r in ms["reason"])
     post = os.path.join(DATA, "mlp_compile", "inductor", "graph_0", "fx_graph_transformed.py")
     first = ms[ms["buffers"] == "addmm_default_2"].iloc[0]

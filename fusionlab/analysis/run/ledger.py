@@ -29,7 +29,8 @@ them (the producer writes it, the consumer reads it): the buffers and their byte
 shapes), the reason (Inductor's "cannot fuse" line for the pair where its fusion log has
 one; an extern kernel is a library call Inductor fuses nothing into; otherwise the log's
 silence, said as such), and time_cost_us = 2 x bytes / copy bandwidth (written, then read
-back). Graph breaks are rows of kind `graph break`: the kernel calls either side of the
+back); `chain` numbers the runs of kernel calls joined by such pairs (an mlp's
+mm -> relu -> mm -> relu -> mm is one chain). Graph breaks are rows of kind `graph break`: the kernel calls either side of the
 boundary between two frames' graphs, with dynamo's reason (run.json).
 """
 from __future__ import annotations
@@ -59,7 +60,7 @@ LEDGER_COLUMNS = ["kernel", "calls", "fx_nodes", "aten_ops", "torch_ops", "ops_b
                   "eager_dram_bytes", "dram_bytes", "bytes_saved", "est_bytes", "est_bytes_unfused", *RESOURCES,
                   "graph", "full_name"]
 MISSED_COLUMNS = ["kind", "producer", "consumer", "buffers", "buffer_bytes", "time_cost_us", "reason",
-                  "reason_source", "producer_time_us", "consumer_time_us", "graph"]
+                  "reason_source", "producer_time_us", "consumer_time_us", "graph", "chain"]
 
 
 def generated(call: str) -> bool:
@@ -247,6 +248,23 @@ def _reasons(g: Graph) -> dict[tuple[int, int], str]:
     return out
 
 
+def _chains(pairs: list[tuple[int, int]]) -> dict[int, int]:
+    """Call index -> its chain: the kernel calls joined by left-apart pairs, numbered from
+    1 in the order of their first call."""
+    parent: dict[int, int] = {}
+
+    def root(x):
+        while parent.setdefault(x, x) != x:
+            x = parent[x]
+        return x
+
+    for i, j in pairs:
+        parent[root(i)] = root(j)
+    firsts = sorted({min(c for c in parent if root(c) == r) for r in {root(c) for c in parent}})
+    number = {root(f): n + 1 for n, f in enumerate(firsts)}
+    return {c: number[root(c)] for c in parent}
+
+
 def _breaks(graphs: list[Graph], reasons: list[str]) -> list[dict]:
     """Graph-break rows: each boundary between graphs of different frames (compile ids
     0/0 -> 1/0), the last kernel call before it and the first after it, with dynamo's
@@ -293,6 +311,7 @@ def missed(kernels: pd.DataFrame, graphs: list[Graph], copy_bandwidth_Bps: float
                 i = producer.get(a)
                 if i is not None and j is not None and i != j and a not in pairs[(i, j)]:
                     pairs[(i, j)].append(a)
+        chain = _chains(list(pairs))
         for (i, j), bufs in pairs.items():
             (pc, _), (cc, _) = g.calls[i], g.calls[j]
             key = (min(i, j), max(i, j))
@@ -310,7 +329,8 @@ def missed(kernels: pd.DataFrame, graphs: list[Graph], copy_bandwidth_Bps: float
                          "buffer_bytes": nbytes,
                          "time_cost_us": 2 * nbytes / copy_bandwidth_Bps * 1e6 if copy_bandwidth_Bps else math.nan,
                          "reason": reason, "reason_source": source, "producer_time_us": per_call_us(pc),
-                         "consumer_time_us": per_call_us(cc), "graph": g.compile_id})
+                         "consumer_time_us": per_call_us(cc), "graph": g.compile_id,
+                         "chain": f"{g.compile_id}#{chain[i]}"})
     rows += _breaks(graphs, graph_breaks or [])
     df = pd.DataFrame(rows, columns=MISSED_COLUMNS)
     return df.sort_values(["time_cost_us", "buffer_bytes"], ascending=False, na_position="last", ignore_index=True,
