@@ -43,7 +43,8 @@ def main() -> None:
     for model in a.models:
         for state in ("cold", "cached"):
             for logs in (True, False):
-                v = [r["compile_latency_s"] for r in rows if (r["model"], r["state"], r["logs"]) == (model, state, logs)]
+                v = [r["compile_latency_s"] for r in rows
+                     if (r["model"], r["state"], r["logs"]) == (model, state, logs)]
                 print(model, state, "on" if logs else "off", f"{statistics.median(v):.3f}")
 
 

@@ -95,6 +95,11 @@ def _ledger_rows(lg: pd.DataFrame) -> str:
                    "bytes eager → fused"], rows, {0, 1, 2, 6}, {3})
 
 
+def _call(call) -> str:
+    """'cpp_fused_relu_0:2' -> 'cpp_fused_relu_0'."""
+    return str(call).rsplit(":", 1)[0]
+
+
 def _missed_rows(ms: pd.DataFrame) -> str:
     rows = []
     for r in ms.itertuples():
@@ -102,7 +107,7 @@ def _missed_rows(ms: pd.DataFrame) -> str:
             rows.append(["", "", "<i>graph break</i>", "", html.escape(str(r.reason))])
             continue
         rows.append([_us(r.time_cost_us), _bytes(r.buffer_bytes),
-                     f"{_name(str(r.producer).rsplit(':', 1)[0], 36)} → {_name(str(r.consumer).rsplit(':', 1)[0], 36)}",
+                     f"{_name(_call(r.producer), 36)} → {_name(_call(r.consumer), 36)}",
                      html.escape(str(r.buffers).replace("+", ", ")),
                      f"{html.escape(str(r.reason))} <i>({html.escape(str(r.reason_source))})</i>"])
     return _table(["time cost", "buffer", "producer → consumer", "buffers between", "why apart"], rows,

@@ -6,22 +6,24 @@ dram_bytes where Nsight Compute measured it), its graphs (readers.inductor_logs:
 FX graphs, fusion log), and the eager run of the same configuration's kernels.
 
 ledger() - one row per generated kernel (cpp_*/triton_*):
-- fx_nodes, aten_ops: the post-grad nodes and aten ops it computes (provenance);
-  torch_ops: the torch-level calls they came from (postToPre, the pre-grad graph);
-  ops_by_name, name_agrees: the ops its name lists (analysis.run.fusion) and whether they
-  match what it computes (a name is truncated, and can list an op the kernel only reads).
-- eager_kernels, eager_time_us, eager_dram_bytes: the eager kernels its torch-level ops
-  ran as ("op: kernel"; "sub (add kernel): ..." where eager ran the op as another's kernel). Eager's time of an op (its kernels' time per iteration, op from the kernel name,
-  `sub` through the add kernel, `linear` through addmm/mm) is shared equally among the
-  graph's torch-level nodes of that op, and a node's share among the kernel calls that
-  compute part of it; a node a library call computes part of (a linear whose bias add
-  Inductor moved into a generated kernel) is that call's, as eager ran it as one. time_saved_us = eager_time_us - time_us; bytes_saved likewise
-  from the measured DRAM bytes (NaN without Nsight Compute).
+- fx_nodes, aten_ops: the post-grad nodes and aten ops it computes (provenance); torch_ops:
+  the torch-level calls they came from (postToPre, the pre-grad graph); ops_by_name,
+  name_agrees: the ops its name lists (analysis.run.fusion) and whether they match what it
+  computes (a name is truncated, and can list an op the kernel only reads).
+- eager_kernels, eager_time_us, eager_dram_bytes: the eager kernels its torch-level ops ran
+  as ("op: kernel"; "sub (add kernel): ..." where eager ran the op as another's kernel).
+  Eager's time of an op (its kernels' time per iteration, op from the kernel name, `sub`
+  through the add kernel, `linear` through addmm/mm) is shared equally among the graph's
+  torch-level nodes of that op, and a node's share among the kernel calls that compute part
+  of it; a node a library call computes part of (a linear whose bias add Inductor moved into
+  a generated kernel) is that call's, as eager ran it as one. time_saved_us is
+  eager_time_us minus time_us; bytes_saved likewise from the measured DRAM bytes (NaN
+  without Nsight Compute).
 - est_bytes, est_bytes_unfused: the bytes the kernel moves by the FX graph's shapes (its
-  inputs from outside it and its outputs used outside it), and the same ops each as its
-  own kernel (every non-view node's inputs and output): the estimate of the same bytes
-  the cost model reasons with. Inductor's own estimate (metric table kernel_metadata)
-  cannot be recorded outside its benchmark harness (runner.introspect.CompileLogs).
+  inputs from outside it and its outputs used outside it), and the same ops each as its own
+  kernel (every non-view node's inputs and output): the estimate of the same bytes the cost
+  model reasons with. Inductor's own estimate (metric table kernel_metadata) cannot be
+  recorded outside its benchmark harness (runner.introspect.CompileLogs).
 - launch resources and occupancy where the profile has them.
 
 missed() - one row per pair of kernel calls the compiler left apart with a buffer between
@@ -29,9 +31,10 @@ them (the producer writes it, the consumer reads it): the buffers and their byte
 shapes), the reason (Inductor's "cannot fuse" line for the pair where its fusion log has
 one; an extern kernel is a library call Inductor fuses nothing into; otherwise the log's
 silence, said as such), and time_cost_us = 2 x bytes / copy bandwidth (written, then read
-back); `chain` numbers the runs of kernel calls joined by such pairs (an mlp's
-mm -> relu -> mm -> relu -> mm is one chain). Graph breaks are rows of kind `graph break`: the kernel calls either side of the
-boundary between two frames' graphs, with dynamo's reason (run.json).
+back); `chain` numbers the runs of kernel calls joined by such pairs (an mlp's mm -> relu ->
+mm -> relu -> mm is one chain). Graph breaks are rows of kind `graph break`: the kernel
+calls either side of the boundary between two frames' graphs, with dynamo's reason
+(run.json).
 """
 from __future__ import annotations
 
@@ -182,7 +185,8 @@ def ledger(kernels: pd.DataFrame, graphs: list[Graph], eager: pd.DataFrame | Non
                                        "graph": g.compile_id})
             r["calls"] += 1
             r["fx_nodes"] += [n for n in nodes if n not in r["fx_nodes"]]
-            r["aten_ops"] += [g.post[n].op for n in reversed(nodes) if n in g.post and g.post[n].op not in r["aten_ops"]]
+            r["aten_ops"] += [g.post[n].op for n in reversed(nodes)
+                              if n in g.post and g.post[n].op not in r["aten_ops"]]
             for node, op in _torch_nodes(g, reversed(nodes)):
                 if op not in r["torch_ops"]:
                     r["torch_ops"].append(op)
@@ -294,7 +298,9 @@ def missed(kernels: pd.DataFrame, graphs: list[Graph], copy_bandwidth_Bps: float
             op = name.rsplit(".", 1)[-1]
             alias = EAGER_OPS.get(op, (op,))
             hits = [v for v in measured.values() if str(v.get("ops")).split("+")[0] in alias]
-            return sum(v["time_us"] for v in hits) / max(sum(v["calls_per_iter"] for v in hits), 1) if hits else math.nan
+            if not hits:
+                return math.nan
+            return sum(v["time_us"] for v in hits) / max(sum(v["calls_per_iter"] for v in hits), 1)
         return m["time_us"] / m["calls_per_iter"] if m and m["calls_per_iter"] else math.nan
 
     rows = []
@@ -319,7 +325,8 @@ def missed(kernels: pd.DataFrame, graphs: list[Graph], copy_bandwidth_Bps: float
                 reason, source = reasons[key], "fusion log"
             elif not generated(pc) or not generated(cc):
                 ext = pc if not generated(pc) else cc
-                reason, source = f"{kernel_of(ext)} is an extern (library) kernel: Inductor fuses nothing into it", "rule"
+                reason = f"{kernel_of(ext)} is an extern (library) kernel: Inductor fuses nothing into it"
+                source = "rule"
             elif g.fusion:
                 reason, source = "no reason in Inductor's fusion log (not a candidate pair)", "fusion log"
             else:
