@@ -196,9 +196,12 @@ def run(spec: ExperimentSpec, rec: dict, phases: process.Phases | None = None,
 
     if device == "cuda":
         torch.cuda.reset_peak_memory_stats()
-    with phase(ranges.CHECK):
+    logs = introspect.compile_logs(torch, spec.out)   # Inductor's provenance and fusion log
+    with phase(ranges.CHECK), logs or contextlib.nullcontext():
         process.injected_fault(spec)
         result = check.check_against_eager(torch, spec, device, step, fn, model, ref_model, pristine, inputs, sync)
+    if logs:
+        rec["inductor_logs"] = logs.summary()
     del pristine
     mark("check")
     rec["compile"] = introspect.compile_introspection(torch)

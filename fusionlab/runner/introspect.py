@@ -63,3 +63,132 @@ def debug_environment(directory: str) -> dict:
             "TORCHINDUCTOR_FORCE_DISABLE_CACHES": "1",
             "TORCHINDUCTOR_FX_GRAPH_CACHE": "0",
             "TORCHINDUCTOR_AUTOGRAD_CACHE": "0"}
+
+
+# Inductor's own account of a compile, kept beside run.json by default (CompileLogs)
+LOGS_DIR = "inductor"
+PROVENANCE_ARTIFACT = "inductor_provenance_tracking_node_mappings"
+POST_GRAD = "inductor_post_grad_graph"
+PRE_GRAD = "after_pre_grad_graph"
+DYNAMO = "dynamo_output_graph"
+# the kept files of one graph (analysis.readers.inductor_logs reads them)
+GRAPH_FILES = {"provenance": "inductor_provenance_tracking_node_mappings.json",
+               "post_grad": "fx_graph_transformed.py", "pre_grad": "pre_grad_graph.py",
+               "dynamo": "dynamo_graph.py"}
+
+
+class CompileLogs:
+    """While open, keep what Inductor says about every graph it compiles, written to
+    `directory` on close:
+    - graph_<n>/inductor_provenance_tracking_node_mappings.json and fx_graph_transformed.py:
+      kernel -> post-grad FX nodes (and post-grad -> pre-grad nodes) and the post-grad
+      graph (the layout of a TORCH_COMPILE_DEBUG folder, analysis.run.provenance reads
+      both); pre_grad_graph.py: the graph dynamo captured (torch-level calls: layer_norm,
+      linear, x + y), after Inductor's pre-grad passes, and dynamo_graph.py, the same
+      before them (an AOTAutograd cache hit skips the pre-grad passes; dynamo's graph is
+      there on every compile). Provenance tracking
+      (config.trace.provenance_tracking_level 1) is on while open; it is part of Inductor's
+      FX graph cache key and a cached graph carries its mapping, which Inductor emits again
+      on a cache hit, so a warm compile has provenance too;
+    - fusion.log: Inductor's fusion decisions (the `fusion` log artifact: candidates,
+      "cannot fuse X with Y: reason", "found N possible fusions"), each line led by the
+      graph's compile id ("[0/0] ..."; graph_<n>/compile_id names it); empty on a cache
+      hit, where nothing is scheduled.
+    Both come from torch's structured trace and logging, in process: no TORCH_COMPILE_DEBUG,
+    no cache turned off. Inductor's metric tables (kernel_metadata,
+    fusion_failure_due_to_indexing_mismatch) stay off: outside Inductor's benchmark harness
+    their rows hold ints, which MetricTable.add_row asserts against (torch 2.13), failing
+    the compile; the fusion log carries the same "cannot fuse" reasons."""
+
+    def __init__(self, torch, directory: str):
+        import logging
+        from torch import _guards as guards
+        from torch._inductor import config
+        self._config, self.directory = config, directory
+        self._trace = logging.getLogger("torch.__trace")
+        self._fusion = logging.getLogger("torch._inductor.scheduler.__fusion")
+        self.graphs: list[dict] = []
+        self.fusion_lines: list[str] = []
+        outer = self
+
+        class Artifacts(logging.Handler):
+            def emit(self, record):
+                md = getattr(record, "metadata", None)
+                if not isinstance(md, dict):
+                    return
+                name = (md.get("artifact") or {}).get("name") if "artifact" in md else next(iter(md), None)
+                key = {DYNAMO: "dynamo", PRE_GRAD: "pre_grad", POST_GRAD: "post_grad",
+                       PROVENANCE_ARTIFACT: "provenance"}.get(name)
+                if key:
+                    outer.add(key, getattr(record, "payload", None) or "")
+                    if "frame_id" in md:
+                        outer.graphs[-1]["compile_id"] = f"{md['frame_id']}/{md.get('frame_compile_id', 0)}"
+
+        class Fusion(logging.Handler):
+            def emit(self, record):
+                trace = guards.CompileContext.current_trace_id()
+                cid = f"{trace.compile_id.frame_id}/{trace.compile_id.frame_compile_id}" if trace else "-"
+                outer.fusion_lines.append(f"[{cid}] {record.getMessage()}")
+
+        self._handlers = (Artifacts(), Fusion())
+
+    def add(self, key: str, payload: str) -> None:
+        """One artifact, in the order torch emits them per graph: dynamo's graph, pre-grad
+        graph, post-grad graph, provenance (a training graph's backward shares its
+        forward's dynamo and pre-grad graphs)."""
+        g = self.graphs[-1] if self.graphs else None
+        if key == "dynamo" or g is None or key in g:
+            shared = {k: g[k] for k in ("dynamo", "pre_grad") if g and k in g and key not in ("dynamo", "pre_grad")}
+            g = shared
+            self.graphs.append(g)
+        g[key] = payload
+
+    def __enter__(self):
+        import logging
+        c = self._config
+        self._saved = (c.trace.provenance_tracking_level, self._fusion.level, self._fusion.propagate)
+        c.trace.provenance_tracking_level = self._saved[0] or 1
+        self._trace.addHandler(self._handlers[0])
+        self._fusion.setLevel(logging.DEBUG)
+        self._fusion.propagate = False    # kept here, not printed
+        self._fusion.addHandler(self._handlers[1])
+        return self
+
+    def __exit__(self, *exc):
+        c = self._config
+        self._trace.removeHandler(self._handlers[0])
+        self._fusion.removeHandler(self._handlers[1])
+        c.trace.provenance_tracking_level = self._saved[0]
+        self._fusion.setLevel(self._saved[1])
+        self._fusion.propagate = self._saved[2]
+        self.write()
+        return False
+
+    def write(self) -> None:
+        """The kept files (class doc) under self.directory."""
+        os.makedirs(self.directory, exist_ok=True)
+        kept = [g for g in self.graphs if "provenance" in g]
+        for n, g in enumerate(kept):
+            d = os.path.join(self.directory, f"graph_{n}")
+            os.makedirs(d, exist_ok=True)
+            with open(os.path.join(d, "compile_id"), "w") as f:
+                f.write(g.get("compile_id", "-") + "\n")
+            for key, file in GRAPH_FILES.items():
+                with open(os.path.join(d, file), "w") as f:
+                    f.write(g.get(key) or ("{}" if key == "provenance" else ""))
+        with open(os.path.join(self.directory, "fusion.log"), "w") as f:
+            f.write("".join(line + "\n" for line in self.fusion_lines))
+
+    def summary(self) -> dict:
+        """What was kept, for run.json: folder, graphs with provenance, fusion log lines."""
+        return {"dir": os.path.abspath(self.directory),
+                "provenance_graphs": sum("provenance" in g for g in self.graphs),
+                "fusion_log_lines": len(self.fusion_lines)}
+
+
+def compile_logs(torch, run_json: str):
+    """CompileLogs into inductor/ beside run_json where Inductor is loaded (a compiled
+    variant) and FUSIONLAB_INDUCTOR_LOGS is not 0; None otherwise."""
+    if "torch._inductor.config" not in sys.modules or os.environ.get("FUSIONLAB_INDUCTOR_LOGS") == "0":
+        return None
+    return CompileLogs(torch, os.path.join(os.path.dirname(os.path.abspath(run_json)), LOGS_DIR))

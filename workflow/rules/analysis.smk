@@ -3,6 +3,8 @@
 BREAKDOWN = f"{RES}/tables/speedup_breakdown.csv"  # analysis.decompose
 SCALING = f"{RES}/tables/scaling.csv"  # analysis.scaling
 KERNEL_RESOURCES = f"{RES}/tables/kernel_resources.csv"  # analysis.overfusion
+LEDGER = f"{RES}/tables/fusion_ledger.csv"  # analysis.sweep.ledger
+MISSED = f"{RES}/tables/missed_fusions.csv"
 
 
 rule run_metrics:
@@ -62,9 +64,27 @@ rule tables:
         "../scripts/tables.py"
 
 
+rule fusion_ledger:
+    input:
+        metrics=[f"{d}/metrics.json" for d in run_dirs()],  # inductor/ and run.json read beside each
+        kernels=TABLES["kernels"],
+        peaks=PEAKS_INPUT,
+    output:
+        ledger=LEDGER,
+        missed=MISSED,
+    log:
+        f"{RES}/logs/fusion_ledger.log",
+    conda:
+        ENV
+    script:
+        "../scripts/fusion_ledger.py"
+
+
 rule fusion_map:
     input:
-        TABLES["kernels"],
+        kernels=TABLES["kernels"],
+        ledger=LEDGER,
+        missed=MISSED,
     output:
         report(FUSION_MAP, caption="../report/fusion_map.rst", category="3. Kernels and fusion",
                subcategory="all models", labels={"figure": "fusion map"}),

@@ -45,6 +45,8 @@ rule summary:
         headline=HEADLINE,
         scaling=SCALING,
         kernel_resources=KERNEL_RESOURCES,
+        ledger=LEDGER,
+        missed=MISSED,
         peaks=PEAKS_INPUT,
     output:
         md=SUMMARY,

@@ -1,11 +1,22 @@
-"""Snakemake adapter: the fusion-map HTML table from the kernels table (analysis.summary)."""
+"""Snakemake adapter: the fusion map page (analysis.report.fusion_map) from the kernels
+table, the fusion ledger and the missed fusions."""
 import contextlib  # noqa: E402
 
 import pandas as pd
 
-from fusionlab.analysis.report.summary import fusion_map_html, write_text
+from fusionlab.analysis.report.fusion_map import page
+from fusionlab.analysis.report.summary import write_text
 
+
+def _read(path):
+    try:
+        return pd.read_csv(path)
+    except (pd.errors.EmptyDataError, FileNotFoundError):
+        return None
+
+
+i = snakemake.input  # noqa: F821
 with open(snakemake.log[0], "w") as log, contextlib.redirect_stderr(log):  # noqa: F821
-    kernels = pd.read_csv(snakemake.input[0])  # noqa: F821
-    write_text(snakemake.output[0], fusion_map_html(kernels))  # noqa: F821
+    kernels = pd.read_csv(i.kernels)
+    write_text(snakemake.output[0], page(kernels, _read(i.ledger), _read(i.missed)))  # noqa: F821
     print(f"fusion map of {len(kernels)} kernel rows: {snakemake.output[0]}", file=log)  # noqa: F821

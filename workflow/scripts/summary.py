@@ -1,6 +1,9 @@
 """Snakemake adapter: summary.md from the tidy tables (analysis.report.summary) and the
 same as an HTML page for the report (analysis.report.html)."""
 import contextlib
+import os
+
+import pandas as pd
 
 from fusionlab.analysis.report import html
 from fusionlab.analysis.report.plots import load_tables
@@ -11,7 +14,9 @@ with open(snakemake.log[0], "w") as log, contextlib.redirect_stderr(log):  # noq
     t = load_tables(i.runs, i.speedups, i.crossover, i.peaks or None, i.scaling, i.kernel_resources,
                     headline_csv=i.headline)
     md = summary_md(t["runs"], t["speedups"], t["crossover"], t["peaks"], headline=t["headline"],
-                    scaling=t["scaling"], kernel_resources=t["kernel_resources"])
+                    scaling=t["scaling"], kernel_resources=t["kernel_resources"],
+                    ledger=pd.read_csv(i.ledger) if os.path.getsize(i.ledger) > 1 else None,
+                    missed=pd.read_csv(i.missed) if os.path.getsize(i.missed) > 1 else None)
     write_text(o.md, md)
     write_text(o.html, html.page(md))
     print(f"summary of {len(t['runs'])} runs: {o.md}, {o.html}", file=log)

@@ -1,8 +1,5 @@
-"""summary.md (headline tables of a sweep) and the fusion-map HTML table, from the tidy
-tables only."""
+"""summary.md (headline tables of a sweep), from the tidy tables only."""
 from __future__ import annotations
-
-import html
 
 import numpy as np
 import pandas as pd
@@ -156,7 +153,8 @@ def _title(runs: pd.DataFrame) -> str:
 
 def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks: dict | None,
                headline: pd.DataFrame | None = None, scaling: pd.DataFrame | None = None,
-               kernel_resources: pd.DataFrame | None = None) -> str:
+               kernel_resources: pd.DataFrame | None = None, ledger: pd.DataFrame | None = None,
+               missed: pd.DataFrame | None = None) -> str:
     """summary.md: the opening sentences, the data-quality banner, the time per iteration
     per model, then the details, the data-quality details last. Every speedup is the
     headline table's (sweep.headline: built from runs and sp where not given)."""
@@ -202,6 +200,7 @@ def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks:
         out += [""] + section
     out += overfusion_md(kernel_resources)
     out += traffic_md(runs, sp)
+    out += ledger_md(ledger, missed)
     out += ["## Data quality", ""] + (quality or ["No run was timed on a slow host or still warming up, and "
                                                   "no two speedup estimators disagree.", ""])
     out += harness_md(runs)
@@ -367,38 +366,45 @@ def traffic_md(runs: pd.DataFrame, sp: pd.DataFrame) -> list[str]:
     return out
 
 
-def fusion_map_html(kernels: pd.DataFrame, top: int = 12) -> str:
-    """Per model, variant and batch (repeat 0): the kernels of one iteration, what they
-    fuse, and their time."""
-    parts = ["<html><head><meta charset='utf-8'><title>fusion map</title><style>"
-             "body{font-family:sans-serif;font-size:13px} table{border-collapse:collapse;margin-bottom:14px}"
-             "td,th{border:1px solid #ccc;padding:2px 6px} th{background:#eee}</style></head><body>",
-             "<h2>Fusion map</h2><p>Kernels launched in one measured iteration (repeat 0), grouped by what "
-             "they compute. Inductor kernels: the FX nodes and aten ops they fuse from Inductor's own "
-             "provenance output where the run kept its compile_debug folder (ops source "
-             "<i>provenance</i>), else the kernel name parsed into aten ops (<i>name</i>); eager kernels "
-             "mapped to their aten op from the demangled name. Top kernels by time.</p>"]
-    if kernels.empty or "name" not in kernels or kernels["name"].isna().all():
-        parts.append("<p>No kernels recorded.</p>")
-    else:
-        k = kernels[kernels["repeat"] == kernels["repeat"].min()]
-        for (model, batch), g in k.groupby(["model", "batch"]):
-            parts.append(f"<h3>{html.escape(str(model))}, batch {batch}</h3>")
-            for variant, v in g.groupby("variant"):
-                v = v.sort_values("time_per_iter_us", ascending=False)
-                total = v["calls_per_iter"].sum()
-                src = sorted(set(v["ops_source"].dropna().astype(str))) if "ops_source" in v else ["name"]
-                parts.append(f"<b>{html.escape(str(variant))}</b>: {total:g} kernels per iteration, "
-                             f"{v['time_per_iter_us'].sum():.1f} us; ops from: {html.escape(', '.join(src) or 'name')}")
-                cols = [c for c in ("name", "kind", "ops", "n_ops", "ops_source", "fx_nodes", "calls_per_iter",
-                                    "time_per_iter_us") if c in v]
-                cols += [c for c in ("registers_per_thread", "local_mem_per_thread_bytes", "theoretical_occupancy")
-                         if c in v and v[c].notna().any()]
-                cols += [c for c in traffic.KERNEL_COLUMNS if c in v and v[c].notna().any()]   # measured (ncu)
-                t = v.head(top)[cols].round(2)
-                parts.append(t.to_html(index=False, escape=True))
-    parts.append("</body></html>")
-    return "\n".join(parts)
+def ledger_md(ledger: pd.DataFrame | None, missed: pd.DataFrame | None, top: int = 10) -> list[str]:
+    """The fusion ledger (sweep.ledger): the fused kernels that saved the most eager time,
+    then the fusions the compiler left out, most time cost first, with its reasons."""
+    if ledger is None:
+        return []
+    out = ["## The fusion ledger: what fusing saved, and what stayed apart", ""]
+    if ledger.empty:
+        return out + ["No compiled run kept Inductor's provenance (`inductor/` beside run.json), so there is no "
+                      "ledger; the fusion map lists kernels with ops parsed from their names.", ""]
+    keys = ["model", "variant", "batch"] + [c for c in ("size",) if ledger[c].nunique() > 1]
+    lg = ledger.sort_values("time_saved_us", ascending=False, na_position="last")
+    agree = int(ledger["name_agrees"].astype(str).eq("True").sum())
+    t = pd.DataFrame({**{c: lg[c] for c in keys}, "fused kernel": lg["kernel"].str.slice(0, 48),
+                      "computes": lg["torch_ops"].astype(str).str.replace("+", ", "),
+                      "eager": (lg["eager_time_us"] / 1e3).map(fmt_time), "fused": (lg["time_us"] / 1e3).map(fmt_time),
+                      "saved": (lg["time_saved_us"] / 1e3).map(fmt_time)})
+    out += [f"Each fused kernel against the eager kernels its ops ran as (`tables/fusion_ledger.csv`: "
+            f"{len(ledger)} kernels; what each computes from Inductor's provenance; {len(ledger) - agree} "
+            f"of them have a name that lists an op they do not compute). Most eager time saved first.", "",
+            _md(t.head(top)), ""]
+    m = missed if missed is not None else pd.DataFrame()
+    apart = m[m["kind"] == "left apart"] if len(m) else m
+    if apart.empty:
+        return out + ["No kernel pair was left apart with a buffer between them.", ""]
+    reasons = apart["reason"].astype(str).str.replace(r"extern_kernels\.\w+|torch\.ops\.\S+", "<library call>",
+                                                      regex=True).value_counts()
+    pair = apart.assign(pair=apart["producer"].astype(str).str.split(":").str[0].str.slice(0, 36) + " -> "
+                        + apart["consumer"].astype(str).str.split(":").str[0].str.slice(0, 36))
+    g = pair.groupby(keys + ["pair", "reason"], dropna=False, sort=False).agg(
+        n=("pair", "size"), nbytes=("buffer_bytes", "sum"), cost=("time_cost_us", lambda x: x.sum(min_count=1)))
+    g = g.reset_index().sort_values(["cost", "nbytes"], ascending=False, na_position="last")
+    t = pd.DataFrame({**{c: g[c] for c in keys}, "producer -> consumer": g["pair"], "times": g["n"],
+                      "buffers MB": (g["nbytes"] / 1e6).round(3), "time cost": (g["cost"] / 1e3).map(fmt_time),
+                      "why": g["reason"]})
+    breaks = int((m["kind"] == "graph break").sum())
+    return out + [f"Kernel pairs the compiler left apart (`tables/missed_fusions.csv`: {len(apart)} pairs, "
+                  f"{breaks} graph breaks), the buffer between them written and read back at the measured copy "
+                  "bandwidth, the same pair of kernels in one configuration counted together; reasons: "
+                  + "; ".join(f"{r} ({n})" for r, n in reasons.items()) + ".", "", _md(t.head(top)), ""]
 
 
 def write_text(path: str, text: str) -> None:

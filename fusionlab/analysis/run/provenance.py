@@ -1,15 +1,17 @@
 """What each Inductor kernel fuses, from Inductor's own provenance output rather than its
 kernel name.
 
-With TORCH_COMPILE_DEBUG=1 (the run's `compile_debug`; it also sets Inductor's
-provenance_tracking_level to 1, torch >= 2.8) every compiled graph's debug folder holds
+The runner keeps Inductor's provenance for every compiled run in inductor/ beside run.json
+(runner.introspect.CompileLogs, provenance_tracking_level 1, torch >= 2.8; docs/ledger.md);
+with TORCH_COMPILE_DEBUG=1 (the run's `compile_debug`) every compiled graph's debug folder
+holds the same files. Each graph folder holds
 - inductor_provenance_tracking_node_mappings.json: `<backend>CodeToPost` maps each
   generated kernel ("triton_poi_fused_add_relu_0:3", "cpp_fused_..._0:1"; the suffix is the
   kernel's index) to the post-grad FX nodes it computes;
 - fx_graph_transformed.py: the post-grad graph, one line per node
   (`add: "f32[..]" = torch.ops.aten.add.Tensor(mul, 1)`): node -> aten op.
 kernel_ops() joins them: kernel name -> (FX nodes, aten ops). Where a run has no such
-files (torch older than 2.8, compile_debug off, a variant that is not compiled), the
+files (torch older than 2.8, results recorded without them, a variant that is not compiled), the
 fusion map falls back to parsing kernel names (analysis.run.fusion); the `ops_source` column
 of kernels.csv says which was used: `provenance` or `name`.
 """
@@ -23,6 +25,8 @@ import pandas as pd
 
 MAPPINGS = "inductor_provenance_tracking_node_mappings.json"
 POST_GRAPH = "fx_graph_transformed.py"
+# the profiler's name of a C++ kernel carries its graph: graph_0_cpp_fused_relu_0
+GRAPH_PREFIX = re.compile(r"^graph_\d+_")
 NODE = re.compile(r"^\s*(\w+)(?::\s*\"[^\"]*\")?\s*=\s*torch\.ops\.(\w+)\.(\w+)(?:\.\w+)?\(")
 
 
@@ -74,7 +78,7 @@ def annotate(kernels: pd.DataFrame, mapping: dict[str, dict]) -> pd.DataFrame:
     if k.empty or not mapping or "name" not in k:
         return k
     for i, name in k["name"].items():
-        rec = mapping.get(str(name))
+        rec = mapping.get(str(name)) or mapping.get(GRAPH_PREFIX.sub("", str(name)))
         if rec and rec["ops"]:
             k.at[i, "ops"] = "+".join(rec["ops"])
             k.at[i, "n_ops"] = len(rec["ops"])

@@ -199,12 +199,14 @@ def compute(run_json: str, profile: str | None, backend: str,
 
 
 def debug_dir(run_json: str, run: dict) -> str | None:
-    """The run's kept TORCH_COMPILE_DEBUG folder: compile_debug/ beside run.json (results
-    copied elsewhere), else the path the runner recorded."""
+    """The run's kept provenance: its TORCH_COMPILE_DEBUG folder, compile_debug/ beside
+    run.json (results copied elsewhere), else the path the runner recorded, else the
+    inductor/ folder the runner keeps by default (runner.introspect.CompileLogs)."""
     here = os.path.join(os.path.dirname(os.path.abspath(run_json)), "compile_debug")
     if os.path.isdir(here):
         return here
-    return (run.get("compile_debug") or {}).get("dir")
+    kept = os.path.join(os.path.dirname(os.path.abspath(run_json)), "inductor")
+    return (run.get("compile_debug") or {}).get("dir") or (kept if os.path.isdir(kept) else None)
 
 
 KERNEL_FILE_COLUMNS = ["name", "kind", "ops", "n_ops", "ops_source", "fx_nodes", "calls_per_iter",
