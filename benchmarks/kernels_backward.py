@@ -1,16 +1,23 @@
 """The hand-written kernels' forward and backward (train mode) against eager and torch.compile.
 
     python benchmarks/kernels_backward.py [--dtypes float32,bfloat16] [--out kernels_backward.csv]
+    ncu -k regex:bwd python benchmarks/kernels_backward.py --profile   # one backward per hand kernel
 
 For each kernel with a hand-written backward (GELU tanh; bias+GELU erf, as deep_gelu_mlp
 uses it; add+ReLU with a bias, as mlp; the LSTM gates), at a size far beyond L2 (2^26
 elements in the main tensor), each dtype and each implementation (eager PyTorch,
 torch.compile of the same PyTorch math, the Triton and the CUDA autograd.Functions):
   1. check the forward output and every input's gradient against eager's
-     (experiments.run.compare, dtype-aware tolerance); a failure is reported, not timed;
+     (fusionlab.runner.check.compare, dtype-aware tolerance); a failure is reported, not timed;
   2. time the forward (inputs that require grad, so autograd records and compile runs its
      training forward) and the backward (torch.autograd.grad of one retained graph with a
-     fixed output gradient) separately, triton.testing.do_bench (median, L2 flushed);
+     fixed output gradient) separately: the GPU's time (`gpu_time`: median, L2 flushed, the
+     CPU's launches queued ahead of the GPU, so Python's overhead per call is not timed:
+     on the GPU machines a backward call costs the CPU 0.13-0.5 ms, more than the bf16
+     kernels' GPU time).
+     The CSV also has the backward by triton.testing.do_bench (bwd_ms_do_bench: it times
+     the CPU's launch too where the CPU falls behind the GPU) and the CPU's time per
+     backward call (bwd_cpu_ms);
   3. bandwidth = bytes that must move / time, as a fraction of the device-to-device copy
      bandwidth (y.copy_(x), 1 GiB, bytes read + written) measured in this run.
 Bytes: forward, every input read once and every output written once; backward, what the
@@ -26,7 +33,9 @@ from __future__ import annotations
 import argparse
 import csv
 import os
+import statistics
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -72,9 +81,46 @@ def cases(dtype):
     }, {"eager": aten_ops, "triton": tri, "cuda": cu}
 
 
-def bench(fn, warmup=25, rep=80):
-    from triton.testing import do_bench
-    return do_bench(fn, warmup=warmup, rep=rep, return_mode="median")
+SPIN_CYCLES = 4_000_000    # torch.cuda._sleep: about 2 ms of the GPU at 2 GHz
+_FLUSH = []
+
+
+def gpu_time(fn, reps=30, warmup=3):
+    """Median GPU time (ms) of fn: before each call the L2 is flushed (a 256 MiB memset) and
+    the GPU spins about 2 ms (torch.cuda._sleep), in which the CPU queues all of fn's
+    launches; so the time between the events around fn is the GPU's alone."""
+    if not _FLUSH:
+        _FLUSH.append(torch.empty(256 * 2**20, dtype=torch.int8, device=DEVICE))
+    for _ in range(warmup):
+        fn()
+    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
+    for start, end in events:
+        _FLUSH[0].zero_()
+        torch.cuda._sleep(SPIN_CYCLES)
+        start.record()
+        fn()
+        end.record()
+    torch.cuda.synchronize()
+    return statistics.median(s.elapsed_time(e) for s, e in events)
+
+
+def do_bench(fn, warmup=25, rep=80):
+    from triton.testing import do_bench as triton_do_bench
+    return triton_do_bench(fn, warmup=warmup, rep=rep, return_mode="median")
+
+
+def cpu_time(fn, n=20):
+    """The CPU's time (ms) per call of fn, its launches queued without waiting for the GPU."""
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(n):
+        fn()
+    ms = (time.perf_counter() - t0) / n * 1e3
+    torch.cuda.synchronize()
+    return ms
+
+
+bench = gpu_time
 
 
 def copy_bandwidth():
@@ -130,7 +176,9 @@ def measure(kname, dname, impl, fn, inputs, ref, gouts, fwd_bytes, bwd_bytes, co
         row["max_abs_err"] = max(errs)
         del grads
         fwd = bench(lambda: fn(*inputs))
-        bwd = bench(lambda: torch.autograd.grad(out, inputs, gouts, retain_graph=True))
+        backward = lambda: torch.autograd.grad(out, inputs, gouts, retain_graph=True)  # noqa: E731
+        bwd = bench(backward)
+        row.update(bwd_ms_do_bench=do_bench(backward), bwd_cpu_ms=cpu_time(backward))
     except Exception as e:
         row.update(status="error", reason=f"{type(e).__name__}: {str(e).splitlines()[0][:140]}")
         return row
@@ -139,17 +187,39 @@ def measure(kname, dname, impl, fn, inputs, ref, gouts, fwd_bytes, bwd_bytes, co
     return row
 
 
+def profile(dtypes, kernels) -> None:
+    """One forward and one backward of each hand-written implementation (no check, no
+    timing, no compile), at the benchmark's sizes: the launches for a profiler."""
+    for dname in dtypes:
+        table, modules = cases(getattr(torch, dname))
+        for kname in kernels:
+            make_inputs, make_fn, _, _ = table[kname]
+            inputs = make_inputs()
+            for impl in ("triton", "cuda"):
+                out = as_tuple(make_fn(modules[impl])(*inputs))
+                torch.autograd.grad(out, inputs, tuple(torch.randn_like(o) for o in out))
+                torch.cuda.synchronize()
+                print(f"{kname} {dname} {impl}: forward and backward ran", flush=True)
+            del inputs
+            torch.cuda.empty_cache()
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--dtypes", default="float32,bfloat16")
     p.add_argument("--kernels", default=",".join(KERNELS))
     p.add_argument("--out", help="CSV of every measurement")
+    p.add_argument("--profile", action="store_true",
+                   help="only run each hand kernel's forward and backward once (for ncu or nsys)")
     a = p.parse_args(argv)
     if not torch.cuda.is_available():
         print("benchmarks/kernels_backward.py: no GPU visible; the hand-written kernels run on CUDA only",
               file=sys.stderr)
         return 2
     torch.manual_seed(0)
+    if a.profile:
+        profile(a.dtypes.split(","), a.kernels.split(","))
+        return 0
     copy_bps, copy_ms = copy_bandwidth()
     gpu = torch.cuda.get_device_name(0)
     print(f"{gpu}, torch {torch.__version__}; device-to-device copy: {copy_bps / 1e12:.3f} TB/s "
@@ -193,7 +263,8 @@ def main(argv=None) -> int:
         if r["impl"] in ("triton", "cuda"):
             print(f"  {r['kernel']:10s} {r['dtype']:9s} {r['impl']:7s} " + (
                 f"backward {r['bwd_ms']:.3f} ms, copy {r['bwd_copy_frac']:.3f}, vs compile "
-                f"{r.get('bwd_vs_compile', float('nan')):.3f}; forward copy {r['fwd_copy_frac']:.3f}"
+                f"{r.get('bwd_vs_compile', float('nan')):.3f}; forward copy {r['fwd_copy_frac']:.3f}; "
+                f"do_bench {r['bwd_ms_do_bench']:.3f} ms, CPU {r['bwd_cpu_ms']:.3f} ms a call"
                 if r["status"] == "ok" else f"{r['status']}: {r['reason']}"))
     write_csv(a.out, rows)
     bad = [r for r in rows if r["status"] != "ok"]

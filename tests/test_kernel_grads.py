@@ -99,7 +99,7 @@ def test_autograd_function_only_where_autograd_records():
 
 # ---- the Triton kernels through Triton's interpreter, on the CPU ----------------------------
 
-INTERPRET_SHAPES = [(1, 1), (3, 5), (7, 1000), (37, 300)]
+INTERPRET_SHAPES = [(1, 1), (3, 5), (7, 1000), (37, 300), (300, 20)]
 
 
 def interpreted_checks() -> list[str]:
@@ -129,7 +129,7 @@ def interpreted_checks() -> list[str]:
             out, want = f(), ref()
             check(f"{name} {shape} out", [out], [want])
             check(f"{name} {shape} grad", torch.autograd.grad(out, ins, g), torch.autograd.grad(want, ins, g))
-    for B, H in [(1, 1), (3, 7), (17, 96)]:
+    for B, H in [(1, 1), (3, 7), (17, 96), (70, 40)]:
         ins = (leaf(B, 4 * H, dtype=torch.float32), leaf(B, 4 * H, dtype=torch.float32),
                leaf(4 * H, dtype=torch.float32), leaf(B, H, dtype=torch.float32))
         gs = (torch.randn(B, H), torch.randn(B, H))

@@ -3,12 +3,16 @@
 // pointers and sizes allow, so each kernel reads every input once and writes once.
 // The pointwise ops and the LSTM gates have a hand-written backward (train mode; the
 // formulas are derived in reference.py): it recomputes x + y or the gates from the saved
-// inputs, and reduces a bias's gradient (the sum over rows) in the same kernel, into
-// per-row-group partial sums in fp32 that the host sums (deterministic, no atomics).
+// inputs, and reduces a bias's gradient (the sum over rows, in fp32) in the same launch:
+// one wave of blocks, per-row-group partial rows, and the last block of each column block
+// sums them in a fixed order (deterministic; no atomics on the sums).
 #include <torch/extension.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
+
+#include <map>
+#include <mutex>
 
 namespace {
 
@@ -97,7 +101,8 @@ __device__ __forceinline__ float act_grad(float v) {
   return v > 0.0f ? 1.0f : 0.0f;
 }
 
-inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+inline bool aligned(const void* p, size_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
+inline bool aligned16(const void* p) { return aligned(p, 16); }
 
 inline int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -219,44 +224,160 @@ __global__ void pointwise_bwd_kernel(const T* __restrict__ g, const T* __restric
   }
 }
 
-// dx = g act'(x + y) with x, g (rows, cols) and y (cols,). Grid (column packs, row groups):
-// row group blockIdx.y takes rows blockIdx.y, blockIdx.y + gridDim.y, ... and writes its
-// fp32 sums of dx over them to dy_part (gridDim.y, cols), row blockIdx.y. cols % N == 0
-// and 16-byte aligned (N = 1: any).
-template <typename T, int OP, int N>
-__global__ void rowwise_bwd_kernel(const T* __restrict__ g, const T* __restrict__ x, const T* __restrict__ y,
-                                   T* __restrict__ dx, float* __restrict__ dy_part, int64_t rows, int64_t cols) {
-  using P = Pack<T, N>;
-  constexpr bool HALF = sizeof(T) == 2;
-  const int64_t col = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) * N;
-  if (col >= cols) return;
-  const P yv = *reinterpret_cast<const P*>(y + col);
-  float acc[N];
+// The column sums of a block's threads: thread (tx, ty) holds acc[k] for the block's
+// column tx N + k (k < N, NG groups of width blockDim.x N); they are summed over ty through
+// smem (blockDim.y NG N blockDim.x floats, conflict-free) and written to part's row
+// blockIdx.y at seg0 + g seg_stride + column, for columns < limit.
+template <int N, int NG>
+__device__ __forceinline__ void block_column_sums(const float (&acc)[NG][N], float* smem, float* __restrict__ part,
+                                                  int64_t ld, int64_t seg0, int64_t seg_stride, int64_t limit) {
+  const int tx = threadIdx.x, ty = threadIdx.y, TX = blockDim.x, TY = blockDim.y;
+  const int width = NG * N * TX;  // floats per ty slab: slot (g N + k) TX + tx
 #pragma unroll
-  for (int k = 0; k < N; k++) acc[k] = 0.0f;
-  for (int64_t r = blockIdx.y; r < rows; r += gridDim.y) {
-    const int64_t i = r * cols + col;
-    P gv = *reinterpret_cast<const P*>(g + i);
-    P xv = *reinterpret_cast<const P*>(x + i);
-    P o;
+  for (int g = 0; g < NG; g++)
 #pragma unroll
-    for (int k = 0; k < N; k++) {
-      const float d = static_cast<float>(gv.v[k]) *
-                      act_grad<OP, HALF>(static_cast<float>(xv.v[k]) + static_cast<float>(yv.v[k]));
-      o.v[k] = static_cast<T>(d);
-      acc[k] += d;
-    }
-    *reinterpret_cast<P*>(dx + i) = o;
+    for (int k = 0; k < N; k++) smem[ty * width + (g * N + k) * TX + tx] = acc[g][k];
+  __syncthreads();
+  for (int j = ty * TX + tx; j < width; j += TX * TY) {
+    float s = 0.0f;
+    for (int u = 0; u < TY; u++) s += smem[u * width + j];
+    const int t = j % TX, k = (j / TX) % N, g = j / (TX * N);
+    const int64_t col = seg0 + t * N + k;  // seg0: the block's first column
+    if (col < limit) part[blockIdx.y * ld + g * seg_stride + col] = s;
   }
-#pragma unroll
-  for (int k = 0; k < N; k++) dy_part[blockIdx.y * cols + col + k] = acc[k];
 }
 
-// row groups of a reduction over rows: about `per_sm` blocks of `threads` per SM in all
-// (full occupancy at 2048 threads per SM), at most one per row
-inline int64_t row_groups(int64_t rows, int64_t col_blocks, int threads) {
+// The last block of a column block (counter: blocks of the column block done so far)
+// sums part's gridDim.y rows for that block's columns, in a fixed order, and writes them to
+// out in T; it resets the counter, so the counters stay zero between launches. Columns:
+// seg0 + g seg_stride + c for g < NG, c < seg_width, seg0 + c < limit.
+template <typename T, int NG>
+__device__ __forceinline__ void last_block_sums(const float* __restrict__ part, int64_t ld, int64_t seg0,
+                                                int64_t seg_stride, int seg_width, int64_t limit, int* counter,
+                                                T* __restrict__ out) {
+  __shared__ bool last;
+  __threadfence();  // this block's partial row, before the count that publishes it
+  __syncthreads();
+  const int tid = threadIdx.y * blockDim.x + threadIdx.x, nthreads = blockDim.x * blockDim.y;
+  if (tid == 0) last = atomicAdd(counter, 1) == static_cast<int>(gridDim.y) - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  const int groups = gridDim.y;
+  for (int j = tid; j < NG * seg_width; j += nthreads) {
+    const int g = j / seg_width, c = j % seg_width;
+    if (seg0 + c >= limit) continue;
+    const float* p = part + seg0 + g * seg_stride + c;
+    float s[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+    int r = 0;
+    for (; r + 8 <= groups; r += 8) {  // eight loads in flight
+#pragma unroll
+      for (int u = 0; u < 8; u++) s[u] += __ldcg(p + (r + u) * ld);
+    }
+    for (; r < groups; r++) s[0] += __ldcg(p + r * ld);
+    out[seg0 + g * seg_stride + c] = static_cast<T>(((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7])));
+  }
+  if (tid == 0) *counter = 0;
+}
+
+// dx = g act'(x + y) with x, g (rows, cols) and y (cols,), and dy = the sum of dx over the
+// rows, in one launch. Block (TX, TY) over TX N columns; grid (column blocks, row groups),
+// one wave (sized from the kernel's occupancy): row group j takes rows j TY + ty,
+// (j + groups) TY + ty, ... Each thread keeps its columns' sums in registers (fp32) for all
+// its rows; at the end the block sums them over ty into the group's partial row of
+// dy_part (groups, cols), and the column block's last block sums those rows into dy.
+// 16-byte loads and stores (N elements); cols % N == 0 and 16-byte aligned (N = 1: any);
+// the next row's g and x are loaded before this row's math, so loads stay in flight
+// through it. The grid is one wave: a grid of 1.6 waves (its blocks sized by hand, not by
+// the occupancy) leaves most SMs idle in the last 0.6 (ncu, H100, bf16: 80% of peak DRAM
+// throughput), and a separate sum of many partial rows (264 x cols fp32, then a cast)
+// adds 14 us to a 140 us kernel.
+template <typename T, int OP, int N>
+__global__ void __launch_bounds__(256) rowwise_bwd_kernel(const T* __restrict__ g, const T* __restrict__ x,
+                                                          const T* __restrict__ y, T* __restrict__ dx,
+                                                          float* __restrict__ dy_part, int* __restrict__ counters,
+                                                          T* __restrict__ dy, int64_t rows, int64_t cols) {
+  using P = Pack<T, N>;
+  constexpr bool HALF = sizeof(T) == 2;
+  extern __shared__ float smem[];
+  const int64_t col0 = static_cast<int64_t>(blockIdx.x) * blockDim.x * N, col = col0 + threadIdx.x * N;
+  float acc[1][N];
+#pragma unroll
+  for (int k = 0; k < N; k++) acc[0][k] = 0.0f;
+  if (col < cols) {
+    const P yv = *reinterpret_cast<const P*>(y + col);
+    const int64_t step = static_cast<int64_t>(gridDim.y) * blockDim.y;
+    int64_t r = static_cast<int64_t>(blockIdx.y) * blockDim.y + threadIdx.y;
+    P gv, xv;  // the current row's g and x; the next row's are loaded before this one's math
+    if (r < rows) {
+      gv = *reinterpret_cast<const P*>(g + r * cols + col);
+      xv = *reinterpret_cast<const P*>(x + r * cols + col);
+    }
+    for (; r < rows; r += step) {
+      const int64_t i = r * cols + col, next = i + step * cols;
+      P gn, xn;
+      if (r + step < rows) {
+        gn = *reinterpret_cast<const P*>(g + next);
+        xn = *reinterpret_cast<const P*>(x + next);
+      }
+      P o;
+#pragma unroll
+      for (int k = 0; k < N; k++) {
+        const float d = static_cast<float>(gv.v[k]) *
+                        act_grad<OP, HALF>(static_cast<float>(xv.v[k]) + static_cast<float>(yv.v[k]));
+        o.v[k] = static_cast<T>(d);
+        acc[0][k] += d;
+      }
+      *reinterpret_cast<P*>(dx + i) = o;
+      gv = gn;
+      xv = xn;
+    }
+  }
+  block_column_sums<N, 1>(acc, smem, dy_part, cols, col0, 0, cols);
+  last_block_sums<T, 1>(dy_part, cols, col0, 0, blockDim.x * N, cols, counters + blockIdx.x, dy);
+}
+
+// zeroed int32 counters (at least n) for last_block_sums, one buffer per device and
+// stream (launches on one stream run in order); never freed
+inline int* block_counters(int64_t n, const torch::Device& device) {
+  static std::mutex mutex;
+  static auto* buffers = new std::map<std::pair<int, cudaStream_t>, torch::Tensor>();
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto& buf = (*buffers)[{device.index(), at::cuda::getCurrentCUDAStream().stream()}];
+  if (!buf.defined() || buf.numel() < n)
+    buf = torch::zeros({std::max<int64_t>(n, 1024)}, torch::dtype(torch::kInt).device(device));
+  return buf.data_ptr<int>();
+}
+
+// row groups of a column reduction: at most one wave of blocks (the kernel's occupancy on
+// every SM), at most one per row tile, and the fewest that give the same most tiles each
+template <typename K>
+int64_t row_groups(K kernel, int threads, size_t smem, int64_t col_blocks, int64_t row_tiles) {
+  int per_sm = 0;
+  C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
   const int64_t sms = at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
-  return std::max<int64_t>(1, std::min<int64_t>({rows, cdiv(sms * (2048 / threads), col_blocks), 65535}));
+  const int64_t most = std::max<int64_t>(1, std::min<int64_t>({row_tiles, sms * std::max(per_sm, 1) / col_blocks,
+                                                                65535}));
+  return cdiv(row_tiles, cdiv(row_tiles, most));
+}
+
+inline int pow2_at_most(int64_t v, int cap) {
+  int p = 1;
+  while (p < cap && p < v) p *= 2;
+  return p;
+}
+
+template <typename T, int OP, int N>
+void launch_rowwise_bwd(const T* g, const T* x, const T* y, T* dx, T* dy, int64_t rows, int64_t cols,
+                        const torch::Tensor& like, cudaStream_t stream) {
+  const int64_t packs = cols / N;
+  const int tx = pow2_at_most(packs, 32), ty = 256 / tx;
+  const int64_t col_blocks = cdiv(packs, tx);
+  const size_t smem = static_cast<size_t>(tx) * ty * N * sizeof(float);
+  const int64_t groups = row_groups(rowwise_bwd_kernel<T, OP, N>, tx * ty, smem, col_blocks, cdiv(rows, ty));
+  auto part = torch::empty({groups, cols}, like.options().dtype(torch::kFloat));
+  rowwise_bwd_kernel<T, OP, N><<<dim3(col_blocks, groups), dim3(tx, ty), smem, stream>>>(
+      g, x, y, dx, part.data_ptr<float>(), block_counters(col_blocks, like.device()), dy, rows, cols);
 }
 
 // {dx, dy}: dy is dx for a y of x's numel, the sum of dx over the rows for a bias, absent
@@ -282,7 +403,7 @@ std::vector<torch::Tensor> pointwise_backward(torch::Tensor g, torch::Tensor x, 
     return {dx, bias ? torch::zeros_like(y) : dx};
   }
   auto stream = at::cuda::getCurrentCUDAStream();
-  torch::Tensor dy_part;
+  torch::Tensor dy = bias ? torch::empty_like(y) : torch::Tensor();
   AT_DISPATCH_FLOATING_TYPES_AND2(at::ScalarType::Half, at::ScalarType::BFloat16, x.scalar_type(), "pointwise_backward", [&] {
     constexpr int N = 16 / sizeof(scalar_t);
     const scalar_t* yp = y.defined() ? y.data_ptr<scalar_t>() : nullptr;
@@ -290,19 +411,12 @@ std::vector<torch::Tensor> pointwise_backward(torch::Tensor g, torch::Tensor x, 
                      (yp == nullptr || aligned16(yp));
     if (bias) {
       const int64_t cols = y.numel(), rows = n / cols;
-      const bool vec_rows = vec && cols % N == 0;
-      const int64_t packs = vec_rows ? cols / N : cols;
-      const int t = static_cast<int>(std::min<int64_t>(256, std::max<int64_t>(32, packs)));
-      const int64_t bx = cdiv(packs, t), groups = row_groups(rows, bx, t);
-      dy_part = torch::empty({groups, cols}, x.options().dtype(torch::kFloat));
-      if (vec_rows) {
-        rowwise_bwd_kernel<scalar_t, OP, N><<<dim3(bx, groups), t, 0, stream>>>(
-            g.data_ptr<scalar_t>(), x.data_ptr<scalar_t>(), yp, dx.data_ptr<scalar_t>(),
-            dy_part.data_ptr<float>(), rows, cols);
+      if (vec && cols % N == 0) {
+        launch_rowwise_bwd<scalar_t, OP, N>(g.data_ptr<scalar_t>(), x.data_ptr<scalar_t>(), yp,
+                                            dx.data_ptr<scalar_t>(), dy.data_ptr<scalar_t>(), rows, cols, x, stream);
       } else {
-        rowwise_bwd_kernel<scalar_t, OP, 1><<<dim3(bx, groups), t, 0, stream>>>(
-            g.data_ptr<scalar_t>(), x.data_ptr<scalar_t>(), yp, dx.data_ptr<scalar_t>(),
-            dy_part.data_ptr<float>(), rows, cols);
+        launch_rowwise_bwd<scalar_t, OP, 1>(g.data_ptr<scalar_t>(), x.data_ptr<scalar_t>(), yp,
+                                            dx.data_ptr<scalar_t>(), dy.data_ptr<scalar_t>(), rows, cols, x, stream);
       }
     } else {
       const int threads = 256;
@@ -317,7 +431,7 @@ std::vector<torch::Tensor> pointwise_backward(torch::Tensor g, torch::Tensor x, 
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   });
   if (!y.defined()) return {dx};
-  return {dx, bias ? dy_part.sum(0).to(x.scalar_type()) : dx};
+  return {dx, bias ? dy : dx};
 }
 
 template <typename Red>
@@ -468,66 +582,73 @@ std::vector<torch::Tensor> lstm_gates(torch::Tensor gx, torch::Tensor gh, torch:
 }
 
 // The gradients of lstm_kernel's (h, c'), its gates recomputed (reference.py derives them):
-// dgates (B, 4H), the gradient of gx and gh alike, and dc_prev (B, H). Grid (column packs,
-// row groups): row group blockIdx.y takes rows blockIdx.y, blockIdx.y + gridDim.y, ... and
-// writes its fp32 sums of dgates to db_part (gridDim.y, 4H), row blockIdx.y.
+// dgates (B, 4H), the gradient of gx and gh alike, dc_prev (B, H), and db = the sum of
+// dgates over the rows, in one launch. Block (TX, TY) over TX N columns of each gate; grid
+// (column blocks, row groups), one wave: row group j takes rows j TY + ty, (j + groups)
+// TY + ty, ... Each thread keeps its columns' sums of the four gates' gradients in
+// registers (fp32); at the end the block sums them over ty into the group's partial row
+// of db_part (groups, 4H), and the column block's last block sums those rows into db.
+// 4 elements a thread (8 bytes in bf16) keep the registers under 100 (two blocks of 256
+// per SM); 32 threads across a row read 256 contiguous bytes of each gate in bf16 (128: 82%
+// of peak DRAM throughput in ncu, H100). One row group per row (2112 partial rows of 4H
+// fp32, summed by torch afterwards) moves 69 MB more than the 537 MB of the kernel.
 template <typename T, int N>
-__global__ void lstm_bwd_kernel(const T* __restrict__ gx, const T* __restrict__ gh, const T* __restrict__ b,
-                                const T* __restrict__ c, const T* __restrict__ dh, const T* __restrict__ dc,
-                                T* __restrict__ dgates, T* __restrict__ dc_prev, float* __restrict__ db_part,
-                                int64_t B, int64_t H) {
+__global__ void __launch_bounds__(256) lstm_bwd_kernel(
+    const T* __restrict__ gx, const T* __restrict__ gh, const T* __restrict__ b, const T* __restrict__ c,
+    const T* __restrict__ dh, const T* __restrict__ dc, T* __restrict__ dgates, T* __restrict__ dc_prev,
+    float* __restrict__ db_part, int* __restrict__ counters, T* __restrict__ db, int64_t B, int64_t H) {
   using P = Pack<T, N>;
   constexpr bool HALF = sizeof(T) == 2;
-  const int64_t col = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) * N;
-  if (col >= H) return;
-  float bias[4][N], acc[4][N];
-#pragma unroll
-  for (int k = 0; k < 4; k++) {
-    P bv = *reinterpret_cast<const P*>(b + col + k * H);
-#pragma unroll
-    for (int e = 0; e < N; e++) {
-      bias[k][e] = static_cast<float>(bv.v[e]);
-      acc[k][e] = 0.0f;
-    }
-  }
-  for (int64_t row = blockIdx.y; row < B; row += gridDim.y) {
-    const int64_t g0 = row * 4 * H + col, i = row * H + col;
-    float g[4][N];
-#pragma unroll
-    for (int k = 0; k < 4; k++) {
-      P xv = *reinterpret_cast<const P*>(gx + g0 + k * H);
-      P hv = *reinterpret_cast<const P*>(gh + g0 + k * H);
-#pragma unroll
-      for (int e = 0; e < N; e++) g[k][e] = static_cast<float>(xv.v[e]) + static_cast<float>(hv.v[e]) + bias[k][e];
-    }
-    P cv = *reinterpret_cast<const P*>(c + i);
-    P dhv = *reinterpret_cast<const P*>(dh + i);
-    P dcv = *reinterpret_cast<const P*>(dc + i);
-    P dgo[4], dco;
-#pragma unroll
-    for (int e = 0; e < N; e++) {
-      const float si = sigmoid_of<HALF>(g[0][e]), sf = sigmoid_of<HALF>(g[1][e]);
-      const float tg = tanh_of<HALF>(g[2][e]), so = sigmoid_of<HALF>(g[3][e]);
-      const float cc = static_cast<float>(cv.v[e]), dhe = static_cast<float>(dhv.v[e]);
-      const float tc = tanh_of<HALF>(sf * cc + si * tg);
-      const float dct = static_cast<float>(dcv.v[e]) + dhe * so * (1.0f - tc * tc);
-      const float d[4] = {dct * tg * si * (1.0f - si), dct * cc * sf * (1.0f - sf), dct * si * (1.0f - tg * tg),
-                          dhe * tc * so * (1.0f - so)};
-#pragma unroll
-      for (int k = 0; k < 4; k++) {
-        dgo[k].v[e] = static_cast<T>(d[k]);
-        acc[k][e] += d[k];
-      }
-      dco.v[e] = static_cast<T>(dct * sf);
-    }
-#pragma unroll
-    for (int k = 0; k < 4; k++) *reinterpret_cast<P*>(dgates + g0 + k * H) = dgo[k];
-    *reinterpret_cast<P*>(dc_prev + i) = dco;
-  }
+  extern __shared__ float smem[];
+  const int64_t col0 = static_cast<int64_t>(blockIdx.x) * blockDim.x * N, col = col0 + threadIdx.x * N;
+  float acc[4][N];
 #pragma unroll
   for (int k = 0; k < 4; k++)
 #pragma unroll
-    for (int e = 0; e < N; e++) db_part[blockIdx.y * 4 * H + k * H + col + e] = acc[k][e];
+    for (int e = 0; e < N; e++) acc[k][e] = 0.0f;
+  if (col < H) {
+    P bias[4];
+#pragma unroll
+    for (int k = 0; k < 4; k++) bias[k] = *reinterpret_cast<const P*>(b + col + k * H);
+    const int64_t step = static_cast<int64_t>(gridDim.y) * blockDim.y;
+    for (int64_t row = static_cast<int64_t>(blockIdx.y) * blockDim.y + threadIdx.y; row < B; row += step) {
+      const int64_t g0 = row * 4 * H + col, i = row * H + col;
+      float g[4][N];
+#pragma unroll
+      for (int k = 0; k < 4; k++) {
+        P xv = *reinterpret_cast<const P*>(gx + g0 + k * H);
+        P hv = *reinterpret_cast<const P*>(gh + g0 + k * H);
+#pragma unroll
+        for (int e = 0; e < N; e++)
+          g[k][e] = static_cast<float>(xv.v[e]) + static_cast<float>(hv.v[e]) + static_cast<float>(bias[k].v[e]);
+      }
+      P cv = *reinterpret_cast<const P*>(c + i);
+      P dhv = *reinterpret_cast<const P*>(dh + i);
+      P dcv = *reinterpret_cast<const P*>(dc + i);
+      P dgo[4], dco;
+#pragma unroll
+      for (int e = 0; e < N; e++) {
+        const float si = sigmoid_of<HALF>(g[0][e]), sf = sigmoid_of<HALF>(g[1][e]);
+        const float tg = tanh_of<HALF>(g[2][e]), so = sigmoid_of<HALF>(g[3][e]);
+        const float cc = static_cast<float>(cv.v[e]), dhe = static_cast<float>(dhv.v[e]);
+        const float tc = tanh_of<HALF>(sf * cc + si * tg);
+        const float dct = static_cast<float>(dcv.v[e]) + dhe * so * (1.0f - tc * tc);
+        const float d[4] = {dct * tg * si * (1.0f - si), dct * cc * sf * (1.0f - sf), dct * si * (1.0f - tg * tg),
+                            dhe * tc * so * (1.0f - so)};
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+          dgo[k].v[e] = static_cast<T>(d[k]);
+          acc[k][e] += d[k];
+        }
+        dco.v[e] = static_cast<T>(dct * sf);
+      }
+#pragma unroll
+      for (int k = 0; k < 4; k++) *reinterpret_cast<P*>(dgates + g0 + k * H) = dgo[k];
+      *reinterpret_cast<P*>(dc_prev + i) = dco;
+    }
+  }
+  block_column_sums<N, 4>(acc, smem, db_part, 4 * H, col0, H, H);
+  last_block_sums<T, 4>(db_part, 4 * H, col0, H, blockDim.x * N, H, counters + blockIdx.x, db);
 }
 
 std::vector<torch::Tensor> lstm_backward(torch::Tensor gx, torch::Tensor gh, torch::Tensor bias, torch::Tensor c,
@@ -539,32 +660,34 @@ std::vector<torch::Tensor> lstm_backward(torch::Tensor gx, torch::Tensor gh, tor
   TORCH_CHECK(gx.size(0) == B && gx.size(1) == 4 * H && gh.sizes() == gx.sizes() && bias.numel() == 4 * H &&
               dh.sizes() == c.sizes() && dc.sizes() == c.sizes(),
               "expected gx, gh (B, 4H), bias (4H), c, dh, dc (B, H)");
-  auto dgates = torch::empty_like(gx), dc_prev = torch::empty_like(c);
-  if (B * H == 0) return {dgates, torch::zeros_like(bias), dc_prev};
+  auto dgates = torch::empty_like(gx), dc_prev = torch::empty_like(c), db = torch::empty_like(bias);
+  if (B * H == 0) return {dgates, db.zero_(), dc_prev};
   auto stream = at::cuda::getCurrentCUDAStream();
-  torch::Tensor db_part;
   AT_DISPATCH_FLOATING_TYPES_AND2(at::ScalarType::Half, at::ScalarType::BFloat16, c.scalar_type(), "lstm_backward", [&] {
-    constexpr int N = 16 / sizeof(scalar_t);
-    const bool vec = H % N == 0 && aligned16(gx.data_ptr()) && aligned16(gh.data_ptr()) &&
-                     aligned16(bias.data_ptr()) && aligned16(c.data_ptr()) && aligned16(dh.data_ptr()) &&
-                     aligned16(dc.data_ptr()) && aligned16(dgates.data_ptr()) && aligned16(dc_prev.data_ptr());
-    const int threads = 128;
-    const int64_t bx = cdiv(vec ? H / N : H, threads), groups = row_groups(B, bx, threads);
-    db_part = torch::empty({groups, 4 * H}, c.options().dtype(torch::kFloat));
-    if (vec) {
-      lstm_bwd_kernel<scalar_t, N><<<dim3(bx, groups), threads, 0, stream>>>(
+    constexpr int N = sizeof(scalar_t) <= 4 ? 4 : 2;  // 4 elements a thread: 8 or 16 bytes
+    const bool vec = H % N == 0 && aligned(gx.data_ptr(), N * sizeof(scalar_t)) &&
+                     aligned(gh.data_ptr(), N * sizeof(scalar_t)) && aligned(bias.data_ptr(), N * sizeof(scalar_t)) &&
+                     aligned(c.data_ptr(), N * sizeof(scalar_t)) && aligned(dh.data_ptr(), N * sizeof(scalar_t)) &&
+                     aligned(dc.data_ptr(), N * sizeof(scalar_t)) && aligned(dgates.data_ptr(), N * sizeof(scalar_t)) &&
+                     aligned(dc_prev.data_ptr(), N * sizeof(scalar_t));
+    auto launch = [&](auto kernel, int n) {
+      const int64_t packs = H / n;
+      const int tx = pow2_at_most(packs, 32), ty = 256 / tx;
+      const int64_t col_blocks = cdiv(packs, tx);
+      const size_t smem = static_cast<size_t>(ty) * 4 * n * tx * sizeof(float);
+      const int64_t groups = row_groups(kernel, tx * ty, smem, col_blocks, cdiv(B, ty));
+      auto part = torch::empty({groups, 4 * H}, c.options().dtype(torch::kFloat));
+      kernel<<<dim3(col_blocks, groups), dim3(tx, ty), smem, stream>>>(
           gx.data_ptr<scalar_t>(), gh.data_ptr<scalar_t>(), bias.data_ptr<scalar_t>(), c.data_ptr<scalar_t>(),
           dh.data_ptr<scalar_t>(), dc.data_ptr<scalar_t>(), dgates.data_ptr<scalar_t>(),
-          dc_prev.data_ptr<scalar_t>(), db_part.data_ptr<float>(), B, H);
-    } else {
-      lstm_bwd_kernel<scalar_t, 1><<<dim3(bx, groups), threads, 0, stream>>>(
-          gx.data_ptr<scalar_t>(), gh.data_ptr<scalar_t>(), bias.data_ptr<scalar_t>(), c.data_ptr<scalar_t>(),
-          dh.data_ptr<scalar_t>(), dc.data_ptr<scalar_t>(), dgates.data_ptr<scalar_t>(),
-          dc_prev.data_ptr<scalar_t>(), db_part.data_ptr<float>(), B, H);
-    }
+          dc_prev.data_ptr<scalar_t>(), part.data_ptr<float>(), block_counters(col_blocks, c.device()),
+          db.data_ptr<scalar_t>(), B, H);
+    };
+    if (vec) launch(lstm_bwd_kernel<scalar_t, N>, N);
+    else launch(lstm_bwd_kernel<scalar_t, 1>, 1);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   });
-  return {dgates, db_part.sum(0).to(c.scalar_type()), dc_prev};
+  return {dgates, db, dc_prev};
 }
 
 }  // namespace

@@ -5,20 +5,22 @@ gelu, bias_gelu, add_relu and lstm_gates have a hand-written backward (train mod
 functions.py wires forward and backward kernels into autograd.Functions, reference.py
 has the same formulas in PyTorch ops): it reads the saved inputs and the output's
 gradient once and writes the inputs' gradients once, recomputing x + y or the gates; a
-bias's gradient (the sum over rows) is reduced in the same kernel, into per-row-group
-partial sums in fp32. softmax is forward-only.
+bias's gradient (the sum over rows, accumulated in fp32) is finished in the same launch
+(triton_reduce.py: one wave of programs, per-row-group partial rows, the last program of
+each column block sums them). softmax is forward-only.
 
 TRITON_INTERPRET=1 runs the kernels on CPU tensors through Triton's interpreter (tests:
 fp32 only, as the 16-bit paths use PTX); there, the autotuned kernels take their first
 configuration.
 """
-import functools
 import os
 
 import torch
 import triton
 import triton.language as tl
 
+from fusionlab.experiments.kernels import triton_reduce as R
+from fusionlab.experiments.kernels.triton_reduce import column_sums_done
 from fusionlab.experiments.kernels.functions import (GELU_ERF, GELU_TANH, RELU, lstm_function, needs_grad,
                                                      no_backward, op_code, pointwise_function)
 
@@ -207,38 +209,42 @@ def _pointwise_bwd_kernel(g_ptr, x_ptr, y_ptr, dx_ptr, n, OP: tl.constexpr, HAS_
 
 
 @triton.jit
-def _rowwise_bwd_kernel(g_ptr, x_ptr, y_ptr, dx_ptr, dy_ptr, rows, cols, OP: tl.constexpr, HALF: tl.constexpr,
-                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    # dx = g act'(x + y) with x, g (rows, cols) and y (cols,). Grid (column blocks, row
-    # groups): row group j takes the tiles of rows j BLOCK_M, (j + groups) BLOCK_M, ... and
-    # writes its fp32 sums of dx over them to dy (groups, cols), row j: the bias's
-    # gradient is dy's sum over its rows (deterministic; no atomics)
+def _rowwise_bwd_kernel(g_ptr, x_ptr, y_ptr, dx_ptr, part_ptr, count_ptr, dy_ptr, rows, cols, OP: tl.constexpr,
+                        HALF: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_G: tl.constexpr):
+    # dx = g act'(x + y) with x, g (rows, cols) and y (cols,), and dy = the sum of dx over
+    # the rows, in one launch. Grid (column blocks, row groups), one wave: row group j takes
+    # the tiles of rows j BLOCK_M, (j + groups) BLOCK_M, ...; each thread adds its elements
+    # of dx into an fp32 tile in registers (no exchange between threads inside the loop),
+    # which is summed over its rows once at the end into the group's partial row of part
+    # (groups, cols); the column block's last program sums those rows (column_sums_done).
+    # The next tile's x and g are loaded before this tile's math, and a thread holds 16
+    # elements a tile, so loads stay in flight through the math. What the bf16 kernel is
+    # bound by (ncu, H100): the bytes in flight per SM; a sum across the tile's rows every
+    # iteration (shared memory and barriers: barrier and MIO-throttle stalls) holds it to
+    # 62% of peak DRAM throughput, a second launch (torch's sum of the partial rows, then
+    # a cast) adds 8-14 us to a 140 us kernel.
     c = tl.program_id(0).to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)
     cmask = c < cols
     y = tl.load(y_ptr + c, mask=cmask).to(tl.float32)
-    acc = tl.zeros((BLOCK_N,), dtype=tl.float32)
-    groups = tl.num_programs(1)
-    for r0 in range(tl.program_id(1) * BLOCK_M, rows, groups * BLOCK_M):
-        r = r0 + tl.arange(0, BLOCK_M).to(tl.int64)
-        mask = (r[:, None] < rows) & cmask[None, :]
-        offs = r[:, None] * cols + c[None, :]
-        v = tl.load(x_ptr + offs, mask=mask).to(tl.float32) + y[None, :]
-        d = tl.load(g_ptr + offs, mask=mask).to(tl.float32) * _act_grad(v, OP, HALF)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    step = tl.num_programs(1) * BLOCK_M
+    # the current tile's x and g; the next tile's are loaded before this one's math
+    r = tl.program_id(1) * BLOCK_M + tl.arange(0, BLOCK_M).to(tl.int64)
+    mask = (r[:, None] < rows) & cmask[None, :]
+    offs = r[:, None] * cols + c[None, :]
+    xv = tl.load(x_ptr + offs, mask=mask)
+    gv = tl.load(g_ptr + offs, mask=mask)
+    for _ in range(tl.program_id(1) * BLOCK_M, rows, step):
+        rn = r + step
+        mask_n = (rn[:, None] < rows) & cmask[None, :]
+        offs_n = rn[:, None] * cols + c[None, :]
+        xn = tl.load(x_ptr + offs_n, mask=mask_n)
+        gn = tl.load(g_ptr + offs_n, mask=mask_n)
+        d = gv.to(tl.float32) * _act_grad(xv.to(tl.float32) + y[None, :], OP, HALF)
         tl.store(dx_ptr + offs, d.to(dx_ptr.dtype.element_ty), mask=mask)
-        acc += tl.sum(tl.where(mask, d, 0.0), axis=0)
-    tl.store(dy_ptr + tl.program_id(1).to(tl.int64) * cols + c, acc, mask=cmask)
-
-
-@functools.lru_cache(maxsize=None)
-def _sm_count(device) -> int:
-    return torch.cuda.get_device_properties(device).multi_processor_count
-
-
-def _row_groups(rows: int, block_m: int, col_blocks: int, device, programs_per_sm: int = 4) -> int:
-    """Row groups of a reduction over rows: about programs_per_sm programs per SM in all,
-    at most one per row tile (the interpreter: 3, to test several groups)."""
-    target = 3 if INTERPRET else triton.cdiv(programs_per_sm * _sm_count(device), col_blocks)
-    return max(1, min(triton.cdiv(rows, block_m), target, 65535))
+        acc += tl.where(mask, d, 0.0)
+        r, mask, offs, xv, gv = rn, mask_n, offs_n, xn, gn
+    column_sums_done(tl.sum(acc, axis=0), c, cmask, cols, part_ptr, count_ptr, dy_ptr, BLOCK_G, BLOCK_N)
 
 
 def _pointwise_backward(g, x, y, op):
@@ -257,18 +263,24 @@ def _pointwise_backward(g, x, y, op):
                               HAS_Y=y is not None, HALF=half)
         return dx, (dx if y is not None else None)
     assert y.dim() == 1 and y.numel() == x.shape[-1], "y must have x's shape or be a vector of x's last axis"
+    dy = torch.empty_like(y)
     if n == 0:
-        return dx, torch.zeros_like(y)
+        return dx, dy.zero_()
     cols = y.numel()
     rows = n // cols
-    block_n = min(triton.next_power_of_2(cols), 1024)
-    block_m = max(1, 4096 // block_n)
+    warps = 4
+    block_n, block_g = R.column_blocks(cols, 16 // x.element_size(), 32)
+    block_m = max(1, 16 * 32 * warps // block_n)   # 16 elements a thread
     col_blocks = triton.cdiv(cols, block_n)
-    groups = _row_groups(rows, block_m, col_blocks, x.device)
+    count = R.counters(x.device, col_blocks)
+    meta = dict(OP=op, HALF=half, BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_G=block_g)
+    per_sm = 1 if INTERPRET else R.programs_per_sm(
+        _rowwise_bwd_kernel, ("rowwise", x.dtype, op, block_n, block_m, warps, cols % 16, rows % 16, x.device),
+        (g, x, y, dx, R.f32_dummy(x.device), count, dy, rows, cols), meta, warps, x.device)
+    groups = R.row_groups(triton.cdiv(rows, block_m), col_blocks, per_sm, x.device)
     part = torch.empty(groups, cols, device=x.device, dtype=torch.float32)
-    _rowwise_bwd_kernel[(col_blocks, groups)](g, x, y, dx, part, rows, cols, OP=op, HALF=half,
-                                              BLOCK_M=block_m, BLOCK_N=block_n, num_warps=8)
-    return dx, part.sum(0).to(y.dtype)
+    _rowwise_bwd_kernel[(col_blocks, groups)](g, x, y, dx, part, count, dy, rows, cols, **meta, num_warps=warps)
+    return dx, dy
 
 
 Pointwise = pointwise_function("TritonPointwise", _pointwise, _pointwise_backward)
@@ -355,24 +367,31 @@ def _lstm_gates(gx, gh, bias, c):
 
 
 @triton.jit
-def _lstm_bwd_kernel(gx_ptr, gh_ptr, b_ptr, c_ptr, dh_ptr, dc_ptr, dg_ptr, dc_out, db_ptr, B, H,
-                     HALF: tl.constexpr, BLOCK: tl.constexpr):
+def _lstm_bwd_kernel(gx_ptr, gh_ptr, b_ptr, c_ptr, dh_ptr, dc_ptr, dg_ptr, dc_out, part_ptr, count_ptr, db_ptr, B, H,
+                     HALF: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_G: tl.constexpr):
     # the gradients of _lstm_kernel's (h, c'), its gates recomputed (reference.py derives
-    # them): dgates (B, 4H) and dc (B, H). Grid (column blocks, row groups): row group j
-    # takes rows j, j + groups, ... and writes its fp32 sums of dgates to db (groups, 4H), row j
-    col = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = col < H
-    bi = tl.load(b_ptr + col, mask=mask).to(tl.float32)
-    bf = tl.load(b_ptr + col + H, mask=mask).to(tl.float32)
-    bg = tl.load(b_ptr + col + 2 * H, mask=mask).to(tl.float32)
-    bo = tl.load(b_ptr + col + 3 * H, mask=mask).to(tl.float32)
-    acc_i = tl.zeros((BLOCK,), dtype=tl.float32)
-    acc_f = tl.zeros((BLOCK,), dtype=tl.float32)
-    acc_g = tl.zeros((BLOCK,), dtype=tl.float32)
-    acc_o = tl.zeros((BLOCK,), dtype=tl.float32)
-    for row in range(tl.program_id(1).to(tl.int64), B, tl.num_programs(1)):  # int64 offsets
-        g0 = row * 4 * H + col
-        i = row * H + col
+    # them): dgates (B, 4H), dc (B, H), and dbias = the sum of dgates over the rows, in one
+    # launch. Grid (column blocks, row groups), one wave: row group j takes the tiles of rows
+    # j BLOCK_M, (j + groups) BLOCK_M, ...; each thread adds its elements of the four gates'
+    # gradients into fp32 tiles in registers, summed over their rows once at the end into
+    # the group's partial row of part (groups, 4H); the column block's last program sums
+    # those rows (column_sums_done, once per gate, one counter each). 4 elements a thread
+    # (8 bytes in bf16): the 11 loads of a row stay in registers at 37% occupancy.
+    col = tl.program_id(0).to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)
+    cm = col < H
+    bi = tl.load(b_ptr + col, mask=cm).to(tl.float32)[None, :]
+    bf = tl.load(b_ptr + col + H, mask=cm).to(tl.float32)[None, :]
+    bg = tl.load(b_ptr + col + 2 * H, mask=cm).to(tl.float32)[None, :]
+    bo = tl.load(b_ptr + col + 3 * H, mask=cm).to(tl.float32)[None, :]
+    acc_i = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    acc_f = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    acc_g = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    acc_o = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for r0 in range(tl.program_id(1) * BLOCK_M, B, tl.num_programs(1) * BLOCK_M):
+        r = r0 + tl.arange(0, BLOCK_M).to(tl.int64)
+        mask = (r[:, None] < B) & cm[None, :]
+        g0 = r[:, None] * 4 * H + col[None, :]
+        i = r[:, None] * H + col[None, :]
         gi = tl.load(gx_ptr + g0, mask=mask).to(tl.float32) + tl.load(gh_ptr + g0, mask=mask).to(tl.float32) + bi
         gf = (tl.load(gx_ptr + g0 + H, mask=mask).to(tl.float32)
               + tl.load(gh_ptr + g0 + H, mask=mask).to(tl.float32) + bf)
@@ -401,11 +420,15 @@ def _lstm_bwd_kernel(gx_ptr, gh_ptr, b_ptr, c_ptr, dh_ptr, dc_ptr, dg_ptr, dc_ou
         acc_f += d_f
         acc_g += d_g
         acc_o += d_o
-    d0 = tl.program_id(1).to(tl.int64) * 4 * H + col
-    tl.store(db_ptr + d0, acc_i, mask=mask)
-    tl.store(db_ptr + d0 + H, acc_f, mask=mask)
-    tl.store(db_ptr + d0 + 2 * H, acc_g, mask=mask)
-    tl.store(db_ptr + d0 + 3 * H, acc_o, mask=mask)
+    # four gates: four column blocks' worth of counters (gate k's at k * column blocks)
+    nblk = tl.num_programs(0)
+    column_sums_done(tl.sum(acc_i, axis=0), col, cm, 4 * H, part_ptr, count_ptr, db_ptr, BLOCK_G, BLOCK_N)
+    column_sums_done(tl.sum(acc_f, axis=0), col + H, cm, 4 * H, part_ptr, count_ptr + nblk, db_ptr, BLOCK_G,
+                      BLOCK_N)
+    column_sums_done(tl.sum(acc_g, axis=0), col + 2 * H, cm, 4 * H, part_ptr, count_ptr + 2 * nblk, db_ptr,
+                      BLOCK_G, BLOCK_N)
+    column_sums_done(tl.sum(acc_o, axis=0), col + 3 * H, cm, 4 * H, part_ptr, count_ptr + 3 * nblk, db_ptr,
+                      BLOCK_G, BLOCK_N)
 
 
 def _lstm_gates_backward(gx, gh, bias, c, dh, dc):
@@ -413,17 +436,23 @@ def _lstm_gates_backward(gx, gh, bias, c, dh, dc):
     _check(gx, gh, bias, c, dh, dc)
     B, H = c.shape
     assert dh.shape == dc.shape == c.shape, "dh, dc must have c's shape"
-    dgates, dc_prev = torch.empty_like(gx), torch.empty_like(c)
+    dgates, dc_prev, dbias = torch.empty_like(gx), torch.empty_like(c), torch.empty_like(bias)
     if B * H == 0:
-        return dgates, torch.zeros_like(bias), dc_prev
-    block = min(triton.next_power_of_2(H), 1024)
-    col_blocks = triton.cdiv(H, block)
-    groups = _row_groups(B, 1, col_blocks, c.device, programs_per_sm=8)
+        return dgates, dbias.zero_(), dc_prev
+    warps = 8 if c.element_size() == 2 else 4
+    block_n, block_g = R.column_blocks(H, 4, 16)
+    block_m = max(1, 4 * 32 * warps // block_n)   # 4 elements a thread
+    col_blocks = triton.cdiv(H, block_n)
+    count = R.counters(c.device, 4 * col_blocks)
+    meta = dict(HALF=c.element_size() == 2, BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_G=block_g)
+    args = (gx, gh, bias, c, dh, dc, dgates, dc_prev)
+    per_sm = 1 if INTERPRET else R.programs_per_sm(
+        _lstm_bwd_kernel, ("lstm", c.dtype, block_n, block_m, warps, H % 16, B % 16, c.device),
+        args + (R.f32_dummy(c.device), count, dbias, B, H), meta, warps, c.device)
+    groups = R.row_groups(triton.cdiv(B, block_m), col_blocks, per_sm, c.device)
     part = torch.empty(groups, 4 * H, device=c.device, dtype=torch.float32)
-    _lstm_bwd_kernel[(col_blocks, groups)](gx, gh, bias, c, dh, dc, dgates, dc_prev, part, B, H,
-                                           HALF=c.element_size() == 2, BLOCK=block,
-                                           num_warps=4 if block <= 512 else 8)
-    return dgates, part.sum(0).to(bias.dtype), dc_prev
+    _lstm_bwd_kernel[(col_blocks, groups)](*args, part, count, dbias, B, H, **meta, num_warps=warps)
+    return dgates, dbias, dc_prev
 
 
 LstmGates = lstm_function("TritonLstmGates", _lstm_gates, _lstm_gates_backward)
