@@ -12,25 +12,23 @@ and for GELU the seed's naive Triton and CUDA kernels):
   3. bandwidth = bytes that must move (every input read once, every output written once)
      / time, as a fraction of the device-to-device copy bandwidth (y.copy_(x), 1 GiB,
      bytes read + written) measured in this same run.
-Targets (issue 3): Triton and CUDA kernels >= 0.90 of copy bandwidth, and >= 0.95 of the
+Targets: Triton and CUDA kernels >= 0.90 of copy bandwidth, and >= 0.95 of the
 speed of torch.compile of the same math. Prints one table and the verdict per kernel.
 """
 from __future__ import annotations
 
 import argparse
 import csv
-import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import torch  # noqa: E402
+import torch
 
-from fusionlab.experiments.kernels import aten_ops, load, seed  # noqa: E402
-from fusionlab.experiments.models.gelu import ManualGelu  # noqa: E402
-from fusionlab.experiments.models.softmax import ManualSoftmax  # noqa: E402
-from fusionlab.experiments.registry import Unsupported  # noqa: E402
-from fusionlab.runner.check import compare  # noqa: E402
+from fusionlab.experiments.kernels import aten_ops, load, seed
+from fusionlab.experiments.models.gelu import ManualGelu
+from fusionlab.experiments.models.softmax import ManualSoftmax
+from fusionlab.experiments.registry import Unsupported
+from fusionlab.runner.check import compare
 
 BW_TARGET, COMPILE_TARGET = 0.90, 0.95
 N_ROWS, N_COLS = 16384, 16384

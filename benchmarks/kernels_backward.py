@@ -32,17 +32,15 @@ from __future__ import annotations
 
 import argparse
 import csv
-import os
 import statistics
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import torch  # noqa: E402
+import torch
 
-from fusionlab.experiments.kernels import aten_ops, load  # noqa: E402
-from fusionlab.runner.check import compare  # noqa: E402
+from fusionlab.experiments.kernels import aten_ops, load
+from fusionlab.runner.check import compare
 
 ROWS, COLS = 8192, 8192          # 2^26 elements: 256 MiB in fp32, well beyond L2
 LSTM_B, LSTM_H = 16384, 1024     # gx, gh (B, 4H): 2^26 elements each

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from fusionlab.analysis import __main__ as cli
-from fusionlab.analysis.readers import gpu_ops, nsys_sqlite, torch_trace
+from fusionlab.analysis.readers import nsys_sqlite, torch_trace
 from fusionlab.analysis.run import fields as F
 from fusionlab.analysis import terminal as render
 from fusionlab.analysis.run import metrics

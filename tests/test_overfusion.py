@@ -8,7 +8,7 @@ import pytest
 
 from conftest import ROOT
 
-from fusionlab.analysis.sweep import build, overfusion, tables
+from fusionlab.analysis.sweep import build, overfusion
 from fusionlab.analysis.report import plots, style, summary
 from fusionlab.analysis.run import run_metrics
 

@@ -48,7 +48,6 @@
 from __future__ import annotations
 
 import json
-import os
 
 import numpy as np
 import pandas as pd
