@@ -289,17 +289,36 @@ def place_labels(ax, items, markers=(), avoid=(), marker_pt=3.0):
     return out
 
 
-def line_label(ax, x0, x1, fn, text, above=True, **kw):
-    """text written along the line y = fn(x) (in data), starting at x0 (x1: a second point
-    that gives the slope on screen), just above or below it; kept out of the layout."""
-    renderer(ax.figure)
-    p0, p1 = ax.transData.transform([(x0, fn(x0)), (x1, fn(x1))])
-    angle = np.degrees(np.arctan2(p1[1] - p0[1], p1[0] - p0[0]))
-    t = ax.annotate(text, (x0, fn(x0)), xytext=(0, 2 if above else -2), textcoords="offset points",
-                    rotation=angle, rotation_mode="anchor", ha="left", va="bottom" if above else "top",
-                    transform_rotates_text=False, **kw)
-    t.set_in_layout(False)
-    return t
+def line_label(ax, starts, fn, text, above=True, markers=(), avoid=(), marker_pt=3.0, **kw):
+    """text written along the line y = fn(x) (in data), just above or below it, starting
+    at the first x of starts where it overlaps no marker (data (x, y) of the points drawn)
+    and no artist of avoid (else the first); kept out of the layout."""
+    from matplotlib.transforms import Bbox
+    fig = ax.figure
+    r = renderer(fig)
+    rad = marker_pt * fig.dpi / 72
+    boxes = [Bbox.from_extents(px - rad, py - rad, px + rad, py + rad)
+             for px, py in (ax.transData.transform(list(markers)) if len(markers) else [])]
+    boxes += [a.get_window_extent(r) for a in avoid]
+    panel = ax.get_window_extent(r)
+    best = None
+    for x0 in starts:
+        p0, p1 = ax.transData.transform([(x0, fn(x0)), (x0 * 1.5, fn(x0 * 1.5))])
+        angle = np.degrees(np.arctan2(p1[1] - p0[1], p1[0] - p0[0]))
+        t = ax.annotate(text, (x0, fn(x0)), xytext=(0, 2 if above else -2), textcoords="offset points",
+                        rotation=angle, rotation_mode="anchor", ha="left", va="bottom" if above else "top", **kw)
+        t.set_in_layout(False)
+        b = t.get_window_extent(r)
+        cost = sum(_overlap(b, o) for o in boxes) + b.width * b.height - _overlap(b, panel)
+        if best is None or cost < best[0]:
+            if best is not None:
+                best[1].remove()
+            best = (cost, t)
+        else:
+            t.remove()
+        if cost == 0:
+            break
+    return best[1]
 
 
 def text_overlaps(fig, texts=None) -> list[tuple[str, str]]:
