@@ -212,8 +212,8 @@ def renderer(fig):
 
 def fit_text_x(panels: dict, margin_px=4, rounds=3):
     """Each panel's right x limit (linear axis) set so that every one of its texts
-    (panels: axes -> texts, each drawn at data x, left-aligned) ends inside the panel,
-    and no wider than that or the data already shown."""
+    (panels: axes -> texts or annotations anchored at a data x, such as bar_label's)
+    ends inside the panel, and no wider than that or the data already shown."""
     if not panels:
         return
     fig = next(iter(panels)).figure
@@ -229,10 +229,10 @@ def fit_text_x(panels: dict, margin_px=4, rounds=3):
             lo, hi = ax.get_xlim()
             need = base[ax]
             for t in texts:
-                w = t.get_window_extent(r).width + margin_px
-                x = t.get_position()[0]
-                if box.width - w > 1:
-                    need = max(need, lo + (x - lo) * box.width / (box.width - w))
+                x = t.xy[0] if hasattr(t, "xy") else t.get_position()[0]
+                beyond = t.get_window_extent(r).x1 - ax.transData.transform((x, 0))[0] + margin_px
+                if box.width - beyond > 1:
+                    need = max(need, lo + (x - lo) * box.width / (box.width - beyond))
             if abs(need - hi) > 1e-3 * abs(hi):
                 ax.set_xlim(lo, need)
                 changed = True
