@@ -153,3 +153,23 @@ def test_report_imports_no_reader_and_figures_list_needs_no_matplotlib():
         assert not [m for m in imported if m.startswith("fusionlab.analysis.readers")], path
         if path.endswith(os.path.join("figures", "__init__.py")):
             assert not [m for m in imported if m.startswith("matplotlib") or m.startswith("fusionlab")], path
+
+
+def test_no_text_overlaps_another_or_leaves_the_figure(written):
+    """Every figure drawn from the written tables: no two texts it draws overlap (titles,
+    tick labels, values, labels beside points, legends, footer) and none is cut off at
+    the figure's edge."""
+    tab = written / "tables"
+    t = plots.load_tables(tab / "runs.csv", tab / "speedups.csv", tab / "crossover.csv",
+                          written / "device" / "peaks.json", tab / "scaling.csv", tab / "kernel_resources.csv",
+                          tab / "speedup_breakdown.csv", tab / "headline.csv", tab / "kernels.csv")
+    models = sorted(t["runs"]["model"].unique())
+    for name, (fn, scope, _) in plots.FIGURES.items():
+        for m in (models if scope == "model" else [None]):
+            try:
+                f = fn(t, m)
+            except style.NoData:
+                continue
+            assert style.text_overlaps(f) == [], (name, m)
+            assert style.texts_outside(f) == [], (name, m)
+            style.plt.close(f)

@@ -92,3 +92,51 @@ def test_a_size_held_away_from_its_default_is_in_the_title_label():
     # a swept axis held at its most common value, and the held size after it
     swept = pd.concat([d.assign(hidden=h, size=f"dim1024-hidden{h}") for h in (256, 256, 512)])
     assert main_axis(swept)[1:] == ("batch", "hidden=256 dim=1024")
+
+
+def test_kernel_labels_say_what_each_kernel_computes():
+    from fusionlab.analysis.report.figures.kernels import count, kernel_label, short_name
+    assert short_name("triton_poi_fused_add_mul_sigmoid_split_tanh_0") == "triton_poi_fused"
+    assert short_name("sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize64x256x8_stage3") == "sm80_xmma_gemm..."
+    assert short_name("vectorized_elementwise_kernel") == "vectorized_elementwise_kernel"
+    row = {"name": "reduce_kernel", "ops": "reduction", "full_name":
+           "void at::native::reduce_kernel<(int)512, (int)1, at::native::ReduceOp<float, at::native::MaxOps<float>, "
+           "unsigned int, float, (int)4, (int)4>>(T3)"}
+    assert kernel_label(row) == "max (reduction)\nreduce_kernel"
+    assert kernel_label({"name": "vectorized_elementwise_kernel", "ops": "mul"}) == "mul\nvectorized_elementwise_kernel"
+    fused = kernel_label({"name": "triton_poi_fused_abs_0", "ops": "abs+add+cos+div+mul+relu+sigmoid+sin+tanh"})
+    assert fused.split("\n")[-1] == "triton_poi_fused" and "relu+" in fused and all(len(x) <= 30 for x in fused.split("\n"))
+    assert (count(1, "launch"), count(35, "launch"), count(12, "distinct kernel")) == \
+        ("1 launch", "35 launches", "12 distinct kernels")
+
+
+def _headline_rows():
+    rows = []
+    for b in (64, 1024):
+        for v, wall, s in (("eager", 0.256, 1.0), ("compile", 0.116, 1.13)):
+            rows.append({"model": "m", "variant": v, "batch": b, "size": "default", "wall_ms": wall,
+                         "kernel_ms": wall / 3, "host_ms": wall / 2, "kernel_wait_ms": wall / 12, "other_ms": wall / 12,
+                         "speedup": s, "speedup_lo": 1.0 if v != "eager" else np.nan, "speedup_hi": 1.26,
+                         "interval": "range of 2", "estimator": "paired" if v != "eager" else "reference",
+                         "verdict": "inconclusive" if v != "eager" else ""})
+    return pd.DataFrame(rows)
+
+
+def test_headline_legend_below_the_panels_and_no_text_covered():
+    from fusionlab.analysis.report import style
+    from fusionlab.analysis.report.figures.headline import headline
+    runs = pd.DataFrame([{"model": "m", "backend": "nsys", "device": "cuda"}])
+    fig = headline({"headline": _headline_rows(), "runs": runs}, "m")
+    r = style.renderer(fig)
+    (leg,) = fig.legends
+    assert leg.get_window_extent(r).y1 <= min(ax.get_window_extent(r).y0 for ax in fig.axes)
+    values = [t for ax in fig.axes for t in ax.texts]
+    assert any("inconclusive" in t.get_text() for t in values)
+    for ax in fig.axes:      # every value text inside its panel
+        assert all(t.get_window_extent(r).x1 <= ax.get_window_extent(r).x1 for t in ax.texts)
+    assert style.text_overlaps(fig) == [] and style.texts_outside(fig) == []
+
+
+def test_roofline_shares_in_whole_percent():
+    from fusionlab.analysis.report.figures.roofline import percent
+    assert [percent(p) for p in (112.4, 19.3, 1.3, 0.2, float("nan"))] == ["112", "19", "1", "<1", ""]

@@ -1,6 +1,7 @@
 """summary.md as an HTML page (summary.html, for the Snakemake report): the markdown
 that summary.md uses (headings, paragraphs, lists, block quotes, tables, **bold**,
-`code`), nothing more, so no markdown package is needed."""
+`code`), nothing more, so no markdown package is needed. A wide table scrolls within
+the page; a cell holding one number is right-aligned."""
 from __future__ import annotations
 
 import html
@@ -11,7 +12,16 @@ STYLE = ("body{font-family:system-ui,sans-serif;font-size:14px;line-height:1.45;
          "td,th{border:1px solid #ccc;padding:3px 7px;text-align:left} th{background:#f0f0f0}"
          "blockquote{border-left:4px solid #d9822b;background:#fff7ee;margin:10px 0;padding:6px 14px}"
          "code{background:#f3f3f3;padding:0 3px} h1{font-size:22px} h2{font-size:18px;margin-top:26px;"
-         "border-bottom:1px solid #ddd} h3{font-size:15px}")
+         "border-bottom:1px solid #ddd} h3{font-size:15px}"
+         " .wide{overflow-x:auto;max-width:100%} th{vertical-align:bottom}"
+         " td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
+         " tr:nth-child(even) td{background:#fafafa}")
+# a cell holding one number, with or without its unit: right-aligned
+NUMBER = re.compile(r"^[-+]?(\d[\d,]*\.?\d*|\.\d+)(e[-+]?\d+)?\s*(us|ms|s|%|x|MB|GB|TB/s|GB/s)?$")
+
+
+def _td(c: str) -> str:
+    return f"<td class='num'>{inline(c)}</td>" if NUMBER.match(c) else f"<td>{inline(c)}</td>"
 
 
 def inline(text: str) -> str:
@@ -42,9 +52,9 @@ def _blocks(lines: list[str]) -> list[str]:
                 rows.append(lines[i])
                 i += 1
             head, body = _cells(rows[0]), [_cells(r) for r in rows[2:]]
-            out.append("<table><tr>" + "".join(f"<th>{inline(c)}</th>" for c in head) + "</tr>"
-                       + "".join("<tr>" + "".join(f"<td>{inline(c)}</td>" for c in r) + "</tr>" for r in body)
-                       + "</table>")
+            out.append("<div class='wide'><table><tr>" + "".join(f"<th>{inline(c).replace('_', '_<wbr>')}</th>" for c in head) + "</tr>"
+                       + "".join("<tr>" + "".join(_td(c) for c in r) + "</tr>" for r in body)
+                       + "</table></div>")
         elif line.startswith(">"):
             quoted = []
             while i < len(lines) and lines[i].startswith(">"):

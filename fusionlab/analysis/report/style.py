@@ -84,15 +84,47 @@ def empty(ax, text):
     ax.set_xticks([]); ax.set_yticks([])
 
 
+FOOTER_IN = 0.24   # inches kept free at the bottom of a figure for the footer
+
+
+def _keep_bottom(fig, part: str, inches: float) -> None:
+    """Room kept free below the panels (footer, legend below): the layout is confined
+    above the sum of the parts."""
+    parts = fig.__dict__.setdefault("_bottom_strip", {})
+    parts[part] = inches
+    engine = fig.get_layout_engine()
+    if engine is not None and hasattr(engine, "set"):
+        h = sum(parts.values()) / fig.get_figheight()
+        engine.set(rect=(0, h, 1, 1 - h))
+
+
 def title(fig, what, t, model=None):
     """A one-line title (shortened to the figure's width) and the setup of t's runs as a
-    footer."""
+    footer, in a strip of its own at the bottom (below any legend_below)."""
     chars = int(fig.get_figwidth() * 72 / (9.5 * 0.6))
     fig.suptitle(textwrap.shorten(f"{model + ': ' if model else ''}{what}", chars, placeholder="..."),
                  fontsize=9.5, fontweight="bold")
     sub = setup_label(t["runs"]) if "runs" in t else ""
     if sub:
-        fig.supxlabel(textwrap.shorten(sub, int(chars * 1.4), placeholder="..."), fontsize=6.5, color="0.35")
+        _keep_bottom(fig, "footer", FOOTER_IN)
+        fig.text(0.5, 0.3 * FOOTER_IN / fig.get_figheight(), textwrap.shorten(sub, int(chars * 1.4), placeholder="..."),
+                 ha="center", va="bottom", fontsize=6.5, color="0.35")
+
+
+def legend_below(fig, handles, labels=None, ncol=None, **kw):
+    """One legend for the whole figure, centred below the panels and above the footer
+    (the layout keeps room for both)."""
+    if not handles:
+        return None
+    if labels is None:
+        labels = [h.get_label() for h in handles]
+    leg = fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, FOOTER_IN / fig.get_figheight()),
+                     bbox_transform=fig.transFigure, ncol=ncol or min(len(handles), 6), frameon=False,
+                     **{"fontsize": 7, **kw})
+    leg.set_in_layout(False)
+    height = leg.get_window_extent(fig.canvas.get_renderer()).height / fig.dpi
+    _keep_bottom(fig, "legend", height + 0.04)
+    return leg
 
 
 def bar_values(ax, bars, values, fmt="{:.3g}", **kw):
@@ -170,3 +202,173 @@ def xlabel(axis):
 def at(fixed):
     """' at dim=1024' for the fixed values of the other axes ('' for none)."""
     return f" at {fixed}" if fixed else ""
+
+
+def renderer(fig):
+    """The figure drawn once (its layout done) and its renderer, to measure text."""
+    fig.canvas.draw()
+    return fig.canvas.get_renderer()
+
+
+def fit_text_x(panels: dict, margin_px=4, rounds=3):
+    """Each panel's right x limit (linear axis) set so that every one of its texts
+    (panels: axes -> texts or annotations anchored at a data x, such as bar_label's)
+    ends inside the panel, and no wider than that or the data already shown."""
+    if not panels:
+        return
+    fig = next(iter(panels)).figure
+    base = {ax: ax.get_xlim()[1] for ax in panels}
+    for texts in panels.values():
+        for t in texts:
+            t.set_in_layout(False)   # the panel is sized by the layout, the limits by the texts
+    for _ in range(rounds):
+        r = renderer(fig)
+        changed = False
+        for ax, texts in panels.items():
+            box = ax.get_window_extent(r)
+            lo, hi = ax.get_xlim()
+            need = base[ax]
+            for t in texts:
+                x = t.xy[0] if hasattr(t, "xy") else t.get_position()[0]
+                beyond = t.get_window_extent(r).x1 - ax.transData.transform((x, 0))[0] + margin_px
+                if box.width - beyond > 1:
+                    need = max(need, lo + (x - lo) * box.width / (box.width - beyond))
+            if abs(need - hi) > 1e-3 * abs(hi):
+                ax.set_xlim(lo, need)
+                changed = True
+        if not changed:
+            return
+
+
+# where a label goes around its point: (dx, dy) in points, ha, va; the first that is free wins
+AROUND = [((5, 0), "left", "center"), ((4, -4), "left", "top"), ((4, 4), "left", "bottom"),
+          ((-5, 0), "right", "center"), ((-4, 4), "right", "bottom"), ((-4, -4), "right", "top"),
+          ((0, 6), "center", "bottom"), ((0, -6), "center", "top")]
+
+
+def _overlap(a, b) -> float:
+    w = min(a.x1, b.x1) - max(a.x0, b.x0)
+    h = min(a.y1, b.y1) - max(a.y0, b.y0)
+    return w * h if w > 0 and h > 0 else 0.0
+
+
+def place_labels(ax, items, markers=(), avoid=(), marker_pt=3.0):
+    """Each (x, y, text, style kwargs) of items written beside its point at the first
+    place of AROUND that overlaps no label placed before, no marker (markers: data (x, y)
+    of every point drawn, marker_pt their radius in points), no artist of avoid, and stays
+    inside the panel; where none is free, the place that overlaps least. Returns the
+    texts."""
+    from matplotlib.transforms import Bbox
+    fig = ax.figure
+    r = renderer(fig)
+    panel = ax.get_window_extent(r)
+    rad = marker_pt * fig.dpi / 72
+    boxes = [Bbox.from_extents(px - rad, py - rad, px + rad, py + rad)
+             for px, py in (ax.transData.transform(list(markers)) if len(markers) else [])]
+    boxes += [a.get_window_extent(r) for a in avoid]
+    out = []
+    for x, y, text, kw in items:
+        best = None
+        for (dx, dy), ha, va in AROUND:
+            a = ax.annotate(text, (x, y), xytext=(dx, dy), textcoords="offset points", ha=ha, va=va,
+                            annotation_clip=False, **kw)
+            a.set_in_layout(False)
+            b = a.get_window_extent(r)
+            cost = sum(_overlap(b, o) for o in boxes)
+            cost += b.width * b.height - _overlap(b, panel)    # the part outside the panel
+            if best is None or cost < best[0]:
+                if best is not None:
+                    best[1].remove()
+                best = (cost, a, b)
+            else:
+                a.remove()
+            if cost == 0:
+                break
+        boxes.append(best[2])
+        out.append(best[1])
+    return out
+
+
+def line_label(ax, starts, fn, text, above=True, markers=(), avoid=(), marker_pt=3.0, **kw):
+    """text written along the line y = fn(x) (in data), just above or below it, starting
+    at the first x of starts where it overlaps no marker (data (x, y) of the points drawn)
+    and no artist of avoid (else the first); kept out of the layout."""
+    from matplotlib.transforms import Bbox
+    fig = ax.figure
+    r = renderer(fig)
+    rad = marker_pt * fig.dpi / 72
+    boxes = [Bbox.from_extents(px - rad, py - rad, px + rad, py + rad)
+             for px, py in (ax.transData.transform(list(markers)) if len(markers) else [])]
+    boxes += [a.get_window_extent(r) for a in avoid]
+    panel = ax.get_window_extent(r)
+    best = None
+    for x0 in starts:
+        p0, p1 = ax.transData.transform([(x0, fn(x0)), (x0 * 1.5, fn(x0 * 1.5))])
+        angle = np.degrees(np.arctan2(p1[1] - p0[1], p1[0] - p0[0]))
+        t = ax.annotate(text, (x0, fn(x0)), xytext=(0, 2 if above else -2), textcoords="offset points",
+                        rotation=angle, rotation_mode="anchor", ha="left", va="bottom" if above else "top", **kw)
+        t.set_in_layout(False)
+        b = t.get_window_extent(r)
+        cost = sum(_overlap(b, o) for o in boxes) + b.width * b.height - _overlap(b, panel)
+        if best is None or cost < best[0]:
+            if best is not None:
+                best[1].remove()
+            best = (cost, t)
+        else:
+            t.remove()
+        if cost == 0:
+            break
+    return best[1]
+
+
+def _drawn_texts(fig) -> list:
+    """The visible, non-empty texts fig draws: tick labels only for ticks within view."""
+    ticks = set()
+    shown = []
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            lo, hi = sorted(axis.get_view_interval())
+            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+                ticks.update((tick.label1, tick.label2))
+                if lo - 1e-9 * abs(hi - lo) <= tick.get_loc() <= hi + 1e-9 * abs(hi - lo):
+                    shown += [tick.label1, tick.label2]
+    texts = [t for t in fig.findobj(matplotlib.text.Text) if t not in ticks] + shown
+    return [t for t in texts if t.get_visible() and t.get_text().strip()]
+
+
+def _boxes(t, r) -> list:
+    """A text's box, or for a text at a slant, boxes along its slanted band."""
+    from matplotlib.transforms import Bbox
+    b = t.get_window_extent(r)
+    angle = t.get_rotation() % 180
+    if min(angle, abs(angle - 90)) < 1 or b.width < 1 or b.height < 1:
+        return [b]
+    n = max(2, len(t.get_text()))
+    thick = t.get_fontsize() * t.figure.dpi / 72
+    up = 0 < angle < 90
+    out = []
+    for i in range(n):
+        x0 = b.x0 + b.width * i / n
+        y = b.y0 + b.height * ((i + 0.5) / n if up else 1 - (i + 0.5) / n)
+        out.append(Bbox.from_extents(x0, y - thick / 2 - b.height / n / 2, x0 + b.width / n,
+                                     y + thick / 2 + b.height / n / 2))
+    return out
+
+
+def text_overlaps(fig, texts=None) -> list[tuple[str, str]]:
+    """The pairs of texts fig draws (all of them: titles, tick labels within view, axis
+    labels, annotations, legends; or only texts) whose boxes overlap, as their strings."""
+    r = renderer(fig)
+    if texts is None:
+        texts = _drawn_texts(fig)
+    boxes = [(t.get_text(), _boxes(t, r)) for t in texts]
+    return [(a, b) for i, (a, ba) in enumerate(boxes) for b, bb in boxes[i + 1:]
+            if any(_overlap(x, y) > 1.0 for x in ba for y in bb)]
+
+
+def texts_outside(fig) -> list[str]:
+    """The texts fig draws that reach beyond its edges (clipped in the file)."""
+    r = renderer(fig)
+    w, h = fig.bbox.width, fig.bbox.height
+    return [t.get_text() for t in _drawn_texts(fig)
+            if (lambda b: b.x0 < -1 or b.y0 < -1 or b.x1 > w + 1 or b.y1 > h + 1)(t.get_window_extent(r))]

@@ -28,6 +28,11 @@ def _break_even(t, model):
             for _, r in h.sort_values(["model", "size", "batch", "_o"]).iterrows()]
 
 
+def iterations(x) -> str:
+    """An iteration count as a plain number: '16,194', '12.5'."""
+    return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
+
+
 def compile_cost(t, model):
     """Compilation latency (median of cold compiles) and peak-memory compression ratio
     (eager / variant) per model and variant: bars with their values, or a grid for a large
@@ -67,7 +72,7 @@ def compile_cost(t, model):
         a = axs[2]
         it = np.array([e[2] for e in even], dtype=float)
         bars = a.bar(range(len(even)), np.nan_to_num(it, nan=0.0), color=[variant_colour(e[1]) for e in even])
-        a.bar_label(bars, labels=[f"{x:.3g}" if x == x else ("never" if s <= 0 else "") for x, (_, _, _, s)
+        a.bar_label(bars, labels=[iterations(x) if x == x else ("never" if s <= 0 else "") for x, (_, _, _, s)
                                   in zip(it, even)], fontsize=6.5, padding=2)
         a.set_xticks(range(len(even)))
         a.set_xticklabels([e[0] for e in even], rotation=90, fontsize=6)

@@ -55,7 +55,8 @@ def headline(t, model):
     variants = variant_order(d["variant"].unique())
     cpu = set(t["runs"]["device"].dropna()) == {"cpu"} if "device" in t["runs"] else False
     labels = part_labels(cpu)
-    fig, axs = style.figure(len(values), w=4.6, h=1.3 + 0.42 * len(variants))
+    fig, axs = style.figure(len(values), w=4.6, h=1.8 + 0.42 * len(variants))
+    texts = {}
     for ax, val in zip(axs, values):
         g = d[d[axis] == val].set_index("variant").reindex(variants).dropna(subset=["wall_ms"])
         f, unit = style.time_unit(g["wall_ms"])
@@ -72,12 +73,12 @@ def headline(t, model):
             text = f"{r['wall_ms'] * f:.3g} {unit}"
             if variant != "eager":
                 text += "  " + speedup_label(r)
-            ax.text(end + top * 0.02, yi, text, va="center", fontsize=6.5)
+            texts.setdefault(ax, []).append(ax.text(end + top * 0.02, yi, text, va="center", fontsize=6.5))
         ax.set_yticks(y)
         ax.set_yticklabels(g.index, fontsize=7.5)
         for tick, v in zip(ax.get_yticklabels(), g.index):
             tick.set_color(variant_colour(v))
-        ax.set_xlim(0, top * 1.9)
+        ax.set_xlim(0, top * 1.05)
         ax.set_xlabel(f"time per iteration ({unit}), untraced")
         ax.set_title(f"{style.xlabel(axis)} {val:g}", fontsize=8)
     handles = {}
@@ -85,6 +86,7 @@ def headline(t, model):
         for hd, lab in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(lab, hd)
     order = [labels[p] for p in PART_COLOURS if labels[p] in handles]
-    axs[-1].legend([handles[k] for k in order], order, fontsize=6.5, loc="lower right", frameon=False)
+    style.legend_below(fig, [handles[k] for k in order], order, fontsize=6.5)
     style.title(fig, f"Time per iteration and speedup over eager{style.at(fixed)}", t, model)
+    style.fit_text_x(texts)
     return fig

@@ -2,6 +2,9 @@
 duration of each kernel (tables/kernels.csv) at one configuration."""
 from __future__ import annotations
 
+import re
+import textwrap
+
 import numpy as np
 
 from fusionlab.analysis.report import style
@@ -9,6 +12,50 @@ from fusionlab.analysis.report.slicing import by_model, main_axis
 from fusionlab.analysis.report.style import variant_colour, variant_order
 
 TOP = 8
+NAME_CHARS = 30
+# a reduction's operator in a demangled ATen kernel name: ReduceOp<float, MaxOps<float>...> -> max
+_REDUCE_OP = re.compile(r"(?:native::|<)(\w+?)(?:Ops<|_functor<)")
+
+
+def short_name(name) -> str:
+    """A kernel's name short enough for a label: a Triton kernel's family
+    (triton_poi_fused), a long library kernel's first three words (sm80_xmma_gemm...),
+    other names as they are up to NAME_CHARS."""
+    n = str(name)
+    m = re.match(r"(triton_[a-z]+_fused)_", n)
+    if m:
+        return m.group(1)
+    if len(n) <= NAME_CHARS:
+        return n
+    return "_".join(n.split("_")[:3]) + "..."
+
+
+def computes(row) -> str:
+    """What a kernel computes, from the fusion map's ops column of tables/kernels.csv
+    (a reduction's operator read from its full name where ops says only 'reduction');
+    '' where unknown."""
+    ops = row.get("ops")
+    ops = ops if isinstance(ops, str) and ops else ""
+    if ops in ("", "reduction") and isinstance(row.get("full_name"), str):
+        m = _REDUCE_OP.search(row["full_name"])
+        if m:
+            ops = f"{m.group(1).lower()} ({ops})" if ops else m.group(1).lower()
+    if len(ops) <= NAME_CHARS:
+        return ops
+    lines = textwrap.wrap(ops.replace("+", "+ "), NAME_CHARS)
+    return "\n".join(x.replace("+ ", "+") for x in lines[:2]) + ("..." if len(lines) > 2 else "")
+
+
+def count(n, what) -> str:
+    """'1 launch', '35 launches'."""
+    plural = what + ("es" if what.endswith("h") else "s")
+    return f"{n:g} {what if n == 1 else plural}"
+
+
+def kernel_label(row) -> str:
+    """Two lines: what the kernel computes, then its short name."""
+    what = computes(row)
+    return f"{what}\n{short_name(row['name'])}" if what else short_name(row["name"])
 
 
 def _what(t) -> str:
@@ -40,7 +87,9 @@ def kernels_per_iter(t, model):
 def kernel_durations(t, model):
     """Each kernel's duration per call at the model's largest configuration of the main
     swept axis (first repeat): a panel per variant, its TOP kernels by time per
-    iteration, the calls per iteration written beside each bar."""
+    iteration, each labelled with what it computes and its short name, the calls per
+    iteration written beside each bar; the panel's title counts distinct kernels and
+    their launches per iteration."""
     k = by_model(t.get("kernels", t["runs"].iloc[:0]), model)
     k = k[k["time_per_iter_us"].notna() & (k["calls_per_iter"] > 0)] if "time_per_iter_us" in k else k.iloc[:0]
     if k.empty:
@@ -49,25 +98,30 @@ def kernel_durations(t, model):
     d, axis, fixed = main_axis(k)
     d = d[d[axis] == d[axis].max()]
     variants = variant_order(d["variant"].unique())
-    fig, axs = style.figure(len(variants), w=4.4, h=1.2 + 0.3 * TOP)
+    rows = max(min(TOP, (d["variant"] == v).sum()) for v in variants)
+    fig, axs = style.figure(len(variants), w=4.4, h=1.5 + 0.36 * rows)
+    texts = {}
     for ax, v in zip(axs, variants):
         g = d[d["variant"] == v].sort_values("time_per_iter_us", ascending=False)
         rest = g.iloc[TOP:]
         g = g.head(TOP)
         per_call = (g["time_per_iter_us"] / g["calls_per_iter"]).to_numpy()
-        y = np.arange(len(g))[::-1]
+        y = rows - 1 - np.arange(len(g))      # the longest on top, every panel's bars the same height
         bars = ax.barh(y, per_call, color=variant_colour(v), height=0.6)
-        ax.bar_label(bars, labels=[f"{style.fmt_time(p / 1e3)} x {c:g}" for p, c in zip(per_call, g["calls_per_iter"])],
-                     fontsize=6, padding=2)
+        texts[ax] = ax.bar_label(bars, labels=[f"{style.fmt_time(p / 1e3)} x {c:g}"
+                                               for p, c in zip(per_call, g["calls_per_iter"])], fontsize=6, padding=2)
         ax.set_yticks(y)
-        ax.set_yticklabels([str(n) if len(str(n)) <= 34 else str(n)[:31] + "..." for n in g["name"]], fontsize=6)
-        ax.set_xlim(0, per_call.max() * 1.6)
-        ax.set_xlabel("duration per call (us); written: per call x calls per iteration")
-        total = d[d["variant"] == v]["time_per_iter_us"].sum()
-        more = f"; {len(rest)} more: {style.fmt_time(rest['time_per_iter_us'].sum() / 1e3)}" if len(rest) else ""
-        ax.set_title(f"{v}: {len(g) + len(rest)} kernels, {style.fmt_time(total / 1e3)} per iteration{more}",
-                     fontsize=7,
+        ax.set_yticklabels([kernel_label(r) for _, r in g.iterrows()], fontsize=6)
+        ax.set_ylim(-0.6, rows - 0.4)
+        ax.set_xlim(0, per_call.max() * 1.05)
+        ax.set_xlabel("duration per call (us) x calls per iteration")
+        every = d[d["variant"] == v]
+        total = every["time_per_iter_us"].sum()
+        more = f"; {len(rest)} not shown: {style.fmt_time(rest['time_per_iter_us'].sum() / 1e3)}" if len(rest) else ""
+        ax.set_title(f"{v}: {style.fmt_time(total / 1e3)} per iteration\n{count(len(every), 'distinct kernel')}, "
+                     f"{count(every['calls_per_iter'].sum(), 'launch')} per iteration{more}", fontsize=7,
                      color=variant_colour(v))
     style.title(fig, f"Duration of each {_what(t)[:-1]} at {style.xlabel(axis)} {d[axis].max():g}"
                 f"{style.at(fixed)}", t, model)
+    style.fit_text_x(texts)
     return fig

@@ -27,26 +27,41 @@ def launch_overhead(t, model):
     d, axis, fixed = _rows(t, model)
     fig, (ax, bx) = style.figure(2, w=4.6, h=3.9)
     f, unit = style.time_unit(d["host_ms"])
+    labels, points = [], []
     for v in variant_order(d["variant"].unique()):
         g = d[d["variant"] == v].sort_values(axis)
         c = variant_colour(v)
         ax.plot(g[axis], g["host_ms"] * f, marker="o", color=c, label=v)
         bx.plot(g[axis], 100 * g["host_share"], marker="o", color=c, label=v)
+        xs, ys = g[axis].to_numpy(float), 100 * g["host_share"].to_numpy(float)
+        for i in range(len(xs) - 1):      # the line between points, so no label crosses it
+            for f_ in np.linspace(0, 1, 24):
+                points.append((xs[i] ** (1 - f_) * xs[i + 1] ** f_, ys[i] + f_ * (ys[i + 1] - ys[i])))
         for x, y, per in zip(g[axis], 100 * g["host_share"], g["host_per_launch_us"]):
+            points.append((x, y))
             if per == per:
-                bx.annotate(f"{style.fmt_time(per / 1e3)}/launch", (x, y), xytext=(3, 3), textcoords="offset points",
-                            fontsize=5.5,
-                            color=c)
+                labels.append((x, y, f"{style.fmt_time(per / 1e3) if per > 0 else '0 us'}/launch",
+                               {"fontsize": 5.5, "color": c}))
     for a in (ax, bx):
         style.log_axis(a, "x", base=2)
         style.plain_x_ticks(a, d[axis].unique())
         a.set_xlabel(style.xlabel(axis))
+        a.margins(x=0.08)
     ax.set_ylabel(f"exposed host time per iteration ({unit})")
     bx.set_ylabel("exposed host time, % of untraced wall time")
-    bx.set_ylim(0, 105)
+    bx.set_ylim(-3, 105)
     style.legend(ax, frameon=False)
     style.title(fig, f"Exposed host time, untraced{style.at(fixed)}", t, model)
+    style.place_labels(bx, labels, markers=points, marker_pt=4.5)
     return fig
+
+
+def _clear_of(y, tick, lo, hi, gap=4.0):
+    """y moved off a tick mark (gap, in the axis's units) and kept within [lo, hi]."""
+    if tick != tick or abs(y - tick) >= gap:
+        return y
+    up, down = tick + gap, tick - gap
+    return up if up <= hi - gap / 2 else down if down >= lo + gap / 2 else y
 
 
 def idle_breakdown(t, model):
@@ -58,16 +73,21 @@ def idle_breakdown(t, model):
     fig, (ax,) = style.figure(w=max(5.0, 2.4 + 0.55 * len(d)), h=4.2)
     x = np.arange(len(d))
     bottom = np.zeros(len(d))
+    segments = []
     labels = part_labels(False)
     for part, share in (("kernel_ms", "kernel_share"), ("host_ms", "host_share"),
                         ("kernel_wait_ms", "kernel_wait_share"), ("other_ms", "other_share")):
         v = 100 * d[share].fillna(0).to_numpy()
-        bars = ax.bar(x, v, 0.7, bottom=bottom, color=PART_COLOURS[part], label=labels[part])
-        if part in ("kernel_ms", "host_ms"):
-            ax.bar_label(bars, labels=[f"{p:.0f}%" if p >= 8 else "" for p in v], label_type="center",
-                         fontsize=6, color="white")
+        ax.bar(x, v, 0.7, bottom=bottom, color=PART_COLOURS[part], label=labels[part])
+        segments.append((part, bottom.copy(), v))
         bottom += v
     traced = 100 * d["traced_busy_share"].to_numpy()
+    for part, low, v in segments:
+        if part in ("kernel_ms", "host_ms"):
+            for xi, lo_, p, tr in zip(x, low, v, traced):
+                if p >= 8:
+                    ax.text(xi, _clear_of(lo_ + p / 2, tr, lo_, lo_ + p), f"{p:.0f}%", ha="center", va="center",
+                            fontsize=6, color="white")
     if np.isfinite(traced).any():
         ax.scatter(x, traced, marker="_", s=260, color="k", zorder=4, label="GPU busy under tracing (diagnostic)")
     ax.set_xticks(x)

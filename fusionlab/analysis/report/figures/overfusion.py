@@ -89,7 +89,7 @@ def over_fusion(t, model):
                 Line2D([], [], ls="none", marker="o", mfc="none", mec="grey", label="other kernel"),
                 Line2D([], [], ls="none", marker="o", mfc="none", mec="red", mew=1.4,
                        label="spills (local memory > 0)")]
-    fig.legend(handles=handles, fontsize=6.5, loc="outside lower center", ncol=min(6, len(handles)),
-               title="marker: model, colour: variant, area: GPU time per iteration", title_fontsize=7)
+    style.legend_below(fig, handles, fontsize=6.5, title="marker: model, colour: variant, area: GPU time per iteration",
+                       title_fontsize=7)
     style.title(fig, TITLE, t, model)
     return fig

@@ -11,7 +11,7 @@ from fusionlab.analysis.sweep import tables
 
 def profiler_overhead(t, model):
     """The profiler's own cost per run: traced / untraced wall time per iteration, each
-    repeat a dot, the median a bar, in the variant's colour; for a large sweep a grid of
+    repeat a hollow dot, the median a bar, in the variant's colour; for a large sweep a grid of
     the medians (rows: model and batch, columns: variants)."""
     r = t["runs"]
     r = r[(r["status"] == "ok")].dropna(subset=["profiler_overhead"]) if "profiler_overhead" in r else r.iloc[:0]
@@ -32,8 +32,9 @@ def profiler_overhead(t, model):
     fig, (ax,) = style.figure(w=max(5.5, 1.2 + 0.36 * len(keys)))
     for i, (m, b, sz, v) in enumerate(keys):
         g = r[(r["model"] == m) & (r["batch"] == b) & (r["size"] == sz) & (r["variant"] == v)]["profiler_overhead"]
-        ax.bar(i, g.median() - 1, bottom=1, color=variant_colour(v), alpha=0.55, width=0.7)
-        ax.scatter(np.full(len(g), i), g, color=variant_colour(v), edgecolors="k", linewidths=0.3, s=14, zorder=3)
+        ax.bar(i, g.median() - 1, bottom=1, color=variant_colour(v), width=0.7)
+        ax.scatter(np.full(len(g), i), g, color="white", edgecolors=variant_colour(v), linewidths=0.9, s=16,
+                   zorder=3)
         ax.annotate(f"{g.median():.2f}x", (i, max(g.max(), 1.0)), xytext=(0, 3), textcoords="offset points",
                     ha="center", fontsize=6)
     ax.axhline(1.0, color="grey", lw=0.8, ls="--")

@@ -37,11 +37,12 @@ def roofline(t, model):
                  if isinstance(n, str) and n}
     fig, (ax, bx) = style.figure(2, w=5.8, h=5.0)
     models = sorted(r["model"].unique())
+    batch_labels = []
     for (m, v), g in r.groupby(["model", "variant"]):
         ax.scatter(g["arithmetic_intensity"], g["achieved_flops"] / 1e12, s=28, color=variant_colour(v),
                    marker=MODEL_MARKERS[models.index(m) % len(MODEL_MARKERS)], edgecolors="k", linewidths=0.3, zorder=3)
-        for x, y, b in zip(g["arithmetic_intensity"], g["achieved_flops"] / 1e12, g["batch"]):
-            ax.annotate(f"{b:g}", (x, y), xytext=(3, -7), textcoords="offset points", fontsize=5.5, color="0.3")
+        batch_labels += [(x, y, f"{b:g}", {"fontsize": 5.5, "color": "0.3"})
+                         for x, y, b in zip(g["arithmetic_intensity"], g["achieved_flops"] / 1e12, g["batch"])]
     above = r[[tuple(k) in notes for k in r[keys].itertuples(index=False)]]
     if len(above):
         ax.scatter(above["arithmetic_intensity"], above["achieved_flops"] / 1e12, s=120, facecolors="none",
@@ -49,14 +50,10 @@ def roofline(t, model):
     ai = r["arithmetic_intensity"]
     ridge = fl / bw if (bw and fl) else None
     lo, hi = min(ai.min(), ridge or ai.min()) / 8, max(ai.max(), ridge or ai.max()) * 8
+    lo, hi, l2, points = measured_points(ax, d, models, bw, lo, hi, fl)
     if bw and fl:
         x = np.logspace(np.log10(lo), np.log10(hi), 200)
         ax.plot(x, np.minimum(bw * x, fl) / 1e12, color="k", lw=1.2)
-        ax.annotate(f"copy bandwidth {bw / 1e9:.3g} GB/s", (ridge / 6, bw * ridge / 6 / 1e12), xytext=(4, 6),
-                    textcoords="offset points", fontsize=6.5)
-        ax.annotate(f"matmul {fl / 1e12:.3g} TFLOP/s", (ridge * 1.3, fl / 1e12), xytext=(0, 4),
-                    textcoords="offset points", fontsize=6.5)
-    lo, hi = measured_points(ax, d, models, bw, lo, hi)
     ax.set_xlim(lo, hi)
     style.log_axis(ax, "x"); style.log_axis(ax, "y")
     style.fit_log_ticks(ax, "x"); style.fit_log_ticks(ax, "y")
@@ -70,11 +67,12 @@ def roofline(t, model):
         handles.append(Line2D([], [], ls="none", marker="o", mfc="none", mec="red", label="above a measured roof"))
     ax.legend(handles=handles, fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=4, frameon=False,
               title="marker: model, colour: variant, number: batch size", title_fontsize=6.5)
+    points += list(zip(r["arithmetic_intensity"], r["achieved_flops"] / 1e12))
     b = r.dropna(subset=["copy_bandwidth_frac"])
     b = b.assign(_o=b["variant"].map({v: i for i, v in enumerate(variant_order(b["variant"].unique()))}))
     b = b.sort_values(["model", "size", "batch", "_o"])
     bars = bx.bar(range(len(b)), 100 * b["copy_bandwidth_frac"], color=[variant_colour(v) for v in b["variant"]])
-    style.bar_values(bx, bars, (100 * b["copy_bandwidth_frac"]).tolist(), "{:.2g}")
+    bx.bar_label(bars, labels=[percent(p) for p in 100 * b["copy_bandwidth_frac"]], fontsize=6.5, padding=2)
     bx.set_xticks(range(len(b)))
     bx.set_xticklabels([f"{m} {bs:g}" + ("" if sz == "default" else f" {sz}") + f" {v}"
                         for m, bs, sz, v in zip(b["model"], b["batch"], b["size"], b["variant"])],
@@ -83,37 +81,67 @@ def roofline(t, model):
         tick.set_color(variant_colour(v))
     bx.axhline(100, color="grey", lw=0.8, ls="--")
     bx.set_ylabel("ideal fused bytes / kernel time, % of copy bandwidth")
+    avoid = []
     if len(above):
         lines = [f"{m} {v} bs {bs:g}: {notes[(m, v, bs, sz)]}" for m, v, bs, sz in
                  above[keys].itertuples(index=False)][:MAX_NOTES]
-        ax.text(0.99, 0.01, "\n".join(textwrap.fill(s, 70) for s in lines), transform=ax.transAxes,
-                fontsize=5.5, color="red", va="bottom", ha="right")
+        avoid.append(ax.text(0.99, 0.01, "\n".join(textwrap.fill(s, 70) for s in lines), transform=ax.transAxes,
+                             fontsize=5.5, color="red", va="bottom", ha="right"))
     style.title(fig, "Roofline under the measured roofs, and achieved share of copy bandwidth", t, model)
+    avoid += roof_labels(ax, lo, hi, bw, fl, l2, points, avoid)
+    style.place_labels(ax, batch_labels, markers=points, avoid=avoid)
     return fig
 
 
-def measured_points(ax, d, models, bw, lo, hi):
+def percent(p) -> str:
+    """A share in whole percent ('112'; '<1' below one half)."""
+    return "" if p != p else "<1" if 0 < p < 0.5 else f"{p:.0f}"
+
+
+def roof_labels(ax, lo, hi, bw, fl, l2, points, avoid) -> list:
+    """The roofs' labels where no point is: along each bandwidth slope from as near its
+    left end as is free (L2 above its line, DRAM copy below its line), the matmul rate
+    above the flat roof at its right end."""
+    out = []
+    ridge = fl / max(bw or 0, l2 if l2 == l2 else 0) if fl else hi
+    starts = np.geomspace(lo * 1.15, max(lo * 1.2, ridge / 4), 12)
+    if bw:
+        out.append(style.line_label(ax, starts, lambda x: bw * x / 1e12, f"copy (DRAM) {bw / 1e12:.2g} TB/s",
+                                    above=False, markers=points, avoid=avoid, fontsize=6.5))
+    if l2 == l2 and l2:
+        out.append(style.line_label(ax, starts, lambda x: l2 * x / 1e12, f"L2 {l2 / 1e12:.2g} TB/s (highest measured)",
+                                    above=True, markers=points, avoid=avoid + out, fontsize=6.5, color="grey"))
+    if fl:
+        t = ax.annotate(f"matmul {fl / 1e12:.3g} TFLOP/s", (hi / 1.5, fl / 1e12), xytext=(0, 3),
+                        textcoords="offset points", fontsize=6.5, ha="right", va="bottom")
+        t.set_in_layout(False)
+        out.append(t)
+    return out
+
+
+def measured_points(ax, d, models, bw, lo, hi, peaks_flops=None):
     """The runs' measured arithmetic intensity (Nsight Compute: flops_measured /
     dram_bytes_measured, analysis.sweep.traffic) as hollow markers at their measured FLOP
     rate (flops_measured / GPU busy time), and an L2 roof beside DRAM's: the highest L2
     rate the sweep's kernels reached (l2_bytes_measured / ncu_kernel_time_us: a lower
-    bound of the L2 bandwidth, not a peak). Returns the x limits widened to them."""
+    bound of the L2 bandwidth, not a peak), flat at peaks_flops. Returns the x limits widened to them, the L2
+    rate drawn (nan for none) and the points drawn."""
     if "measured_intensity" not in d or d["measured_intensity"].isna().all():
-        return lo, hi
+        return lo, hi, np.nan, []
     t = d["gpu_busy_per_iter_ms"].fillna(d["gpu_time_per_iter_ms"]) / 1e3
     m = d.assign(y=d["flops_measured"] / t.where(t > 0)).dropna(subset=["measured_intensity", "y"])
     m = m[(m["measured_intensity"] > 0) & (m["y"] > 0)]
     if m.empty:
-        return lo, hi
+        return lo, hi, np.nan, []
     for (mod, v), g in m.groupby(["model", "variant"]):
         ax.scatter(g["measured_intensity"], g["y"] / 1e12, s=30, facecolors="none", edgecolors=variant_colour(v),
                    marker=MODEL_MARKERS[models.index(mod) % len(MODEL_MARKERS)] if mod in models else "o",
                    linewidths=0.9)
-    lo, hi = min(lo, m["measured_intensity"].min() / 4), max(hi, m["measured_intensity"].max() * 4)
+    lo, hi = min(lo, m["measured_intensity"].min() / 8), max(hi, m["measured_intensity"].max() * 4)
     l2 = (d["l2_bytes_measured"] / (d["ncu_kernel_time_us"] / 1e6)).max() if "l2_bytes_measured" in d else np.nan
     if l2 == l2 and l2 > 0 and (not bw or l2 > bw):
         x = np.logspace(np.log10(lo), np.log10(hi), 100)
-        ax.plot(x, l2 * x / 1e12, color="grey", lw=0.9, ls="--")
-        ax.annotate(f"L2 {l2 / 1e12:.1f} TB/s (highest measured)", (lo * 2, l2 * lo * 2 / 1e12), fontsize=6.5,
-                    color="grey", xytext=(2, 4), textcoords="offset points")
-    return lo, hi
+        ax.plot(x, np.minimum(l2 * x, peaks_flops or np.inf) / 1e12, color="grey", lw=0.9, ls="--")
+    else:
+        l2 = np.nan
+    return lo, hi, l2, list(zip(m["measured_intensity"], m["y"] / 1e12))

@@ -119,7 +119,7 @@ def speedup_breakdown(t, model):
     ax.scatter(x, tot, marker="D", color="k", s=26, zorder=3, label="total saved")
     for i, r in w.iterrows():
         ax.annotate(f"{r['speedup']:.2f}x\n{style.fmt_time(r['saved_ms'])}", (i, max(pos[i], tot[i])),
-                    xytext=(0, 3), textcoords="offset points", ha="center", fontsize=6.5)
+                    xytext=(0, 6), textcoords="offset points", ha="center", fontsize=6.5)
     ax.axhline(0, color="k", lw=0.8)
     many = len(w) > 5
     labels = [f"{r['variant']}{', ' if many else chr(10)}{'bs' if axis == 'batch' else axis} {r[axis]:g}"
