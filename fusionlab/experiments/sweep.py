@@ -374,3 +374,11 @@ def recorded_machine(cfg: dict, found: list[dict]) -> Machine:
         note += (f"; {n} without their profile (not copied): every run's metrics.json is used "
                  "as it is, only tables, figures and summary are made again")
     return Machine("recorded", backends[0], None, note)
+
+
+CUDA_NCU = os.path.join(os.sep, "usr", "local", "cuda", "bin", "ncu")   # the CUDA toolkit's default place
+
+
+def ncu_path() -> str | None:
+    """Nsight Compute's command line: on PATH, else in the CUDA toolkit's default place, else None."""
+    return shutil.which("ncu") or (CUDA_NCU if os.path.exists(CUDA_NCU) else None)

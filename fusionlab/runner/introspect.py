@@ -146,8 +146,11 @@ class CompileLogs:
     def __enter__(self):
         import logging
         c = self._config
-        self._saved = (c.trace.provenance_tracking_level, self._fusion.level, self._fusion.propagate)
+        self._saved = (c.trace.provenance_tracking_level, self._fusion.level, self._fusion.propagate,
+                       self._fusion.disabled, self._trace.disabled)
         c.trace.provenance_tracking_level = self._saved[0] or 1
+        # a logging.config.dictConfig elsewhere in the process may have disabled these loggers
+        self._fusion.disabled = self._trace.disabled = False
         self._trace.addHandler(self._handlers[0])
         self._fusion.setLevel(logging.DEBUG)
         self._fusion.propagate = False    # kept here, not printed
@@ -161,6 +164,7 @@ class CompileLogs:
         c.trace.provenance_tracking_level = self._saved[0]
         self._fusion.setLevel(self._saved[1])
         self._fusion.propagate = self._saved[2]
+        self._fusion.disabled, self._trace.disabled = self._saved[3], self._saved[4]
         self.write()
         return False
 

@@ -2,6 +2,9 @@
 
 import os
 
+from fusionlab.analysis.report import figures as report_figures
+from fusionlab.analysis.run import traffic as _traffic
+
 ENV = "../../environment.yml"
 
 
@@ -122,3 +125,53 @@ def profile_input(wildcards):
             del inputs["timing"]
         return inputs
     return {"run": f"{d}/run.json", "profile": f"{d}/trace.json"}
+
+
+# Nsight Compute's step (ncu.smk): where it runs, and why not where it does not
+
+def ncu_plan():
+    """(ncu path or None, why not, when off): the step runs on repeat 0 of the nsys runs
+    of a GPU machine where ncu is found, unless the config turns it off."""
+    want = CFG["ncu"]["enabled"]
+    if want is False:
+        return None, "turned off (config key ncu.enabled: false)"
+    if MACHINE.device != "cuda" or BACKEND != "nsys":
+        return None, f"no GPU profiling here (device {MACHINE.device}, profiler {BACKEND})"
+    if REGENERATE:   # the kept .ncu-rep files are read (ncu_run_dirs); nothing is profiled
+        return None, None
+    path = sweep.ncu_path()
+    if path is None and want == "auto":
+        return None, "no Nsight Compute (ncu) on PATH or in the CUDA toolkit's bin folder"
+    return path or "ncu", None
+
+
+NCU, NCU_OFF = ncu_plan()
+
+
+def ncu_run_dirs():
+    """The run folders that get (or, regenerating, already have) a measured traffic."""
+    dirs = [d for d in profiled_run_dirs() if os.path.basename(d) == "r0"]
+    if REGENERATE:
+        return [d for d in dirs if os.path.exists(f"{d}/ncu.json")]
+    return dirs if NCU else []
+
+
+TRAFFIC_INPUTS = [f"{d}/{_traffic.RUN_FILE}" for d in ncu_run_dirs()]
+NCU_NOTE = None if TRAFFIC_INPUTS else (NCU_OFF or "no run profiled under Nsight Compute")
+
+
+# the report's figures (plots.smk): only where the sweep has data for them
+HEADLINE = f"{RES}/tables/headline.csv"  # analysis.sweep.headline
+SUMMARY_HTML = f"{RES}/summary.html"
+FIGURE_PLAN = report_figures.plan(
+    [dict(r, sizes=sizes.parse(r["size"]), skipped=r.get("skipped") or sweep.run_dir(RES, **r) in SKIPPED)
+     for r in RUNS], MACHINE.device, BACKEND)
+
+
+def figure_scopes(fig):
+    """The files of figure fig in this sweep: the models (or "all") it has data for."""
+    return report_figures.scopes(fig, FIGURE_PLAN)
+
+
+def figure_files(fig):
+    return [f"{RES}/figures/{fig}/{s}.{ext}" for s in figure_scopes(fig) for ext in ("png", "svg")]

@@ -4,47 +4,6 @@
 # never fails the sweep); ncu_traffic reads the kept .ncu-rep files into traffic.csv (per
 # kernel) and traffic.json (per iteration), which the tables join.
 
-import shutil as _shutil
-
-from fusionlab.analysis.run import traffic as _traffic
-
-
-def _ncu_path():
-    found = _shutil.which("ncu")
-    return found or ("/usr/local/cuda/bin/ncu" if os.path.exists("/usr/local/cuda/bin/ncu") else None)
-
-
-def ncu_plan():
-    """(ncu path or None, why not, when off): the step runs on repeat 0 of the nsys runs
-    of a GPU machine where ncu is found, unless the config turns it off."""
-    want = CFG["ncu"]["enabled"]
-    if REGENERATE:
-        return None, "regenerating: the kept .ncu-rep files are read, nothing is profiled"
-    if want is False:
-        return None, "turned off (config key ncu.enabled: false)"
-    if MACHINE.device != "cuda" or BACKEND != "nsys":
-        return None, f"no GPU profiling here (device {MACHINE.device}, profiler {BACKEND})"
-    path = _ncu_path()
-    if path is None and want == "auto":
-        return None, "no Nsight Compute (ncu) on PATH or in /usr/local/cuda/bin"
-    return path or "ncu", None
-
-
-NCU, NCU_OFF = ncu_plan()
-
-
-def ncu_run_dirs():
-    """The run folders that get (or, regenerating, already have) a measured traffic."""
-    dirs = [d for d in profiled_run_dirs() if os.path.basename(d) == "r0"]
-    if REGENERATE:
-        return [d for d in dirs if os.path.exists(f"{d}/ncu.json")]
-    return dirs if NCU else []
-
-
-TRAFFIC_INPUTS = [f"{d}/{_traffic.RUN_FILE}" for d in ncu_run_dirs()]
-NCU_NOTE = None if TRAFFIC_INPUTS else (NCU_OFF or "no run profiled under Nsight Compute")
-
-
 if NCU:
 
     rule profile_ncu:

@@ -3,24 +3,6 @@
 # only where the sweep has data for it), each with a caption about this sweep, and the
 # summary (markdown and the same as a page of the report).
 
-from fusionlab.analysis.report import figures as report_figures  # noqa: E402
-
-HEADLINE = f"{RES}/tables/headline.csv"  # analysis.sweep.headline
-SUMMARY_HTML = f"{RES}/summary.html"
-FIGURE_PLAN = report_figures.plan(
-    [dict(r, sizes=sizes.parse(r["size"]), skipped=r.get("skipped") or sweep.run_dir(RES, **r) in SKIPPED)
-     for r in RUNS], MACHINE.device, BACKEND)
-
-
-def figure_scopes(fig):
-    """The files of figure fig in this sweep: the models (or "all") it has data for."""
-    return report_figures.scopes(fig, FIGURE_PLAN)
-
-
-def figure_files(fig):
-    return [f"{RES}/figures/{fig}/{s}.{ext}" for s in figure_scopes(fig) for ext in ("png", "svg")]
-
-
 rule headline:
     input:
         runs=TABLES["runs"],
