@@ -2,7 +2,6 @@
 README.md there says how they were recorded), against `nsys stats` CSVs saved at
 recording time and HolisticTraceAnalysis on the same torch.profiler trace."""
 import json
-import logging
 import os
 import shutil
 import subprocess
@@ -102,7 +101,6 @@ def test_torch_trace_steps_and_annotations_are_ranges():
 
 def _hta(trace):
     hta = pytest.importorskip("hta.trace_analysis", reason="HolisticTraceAnalysis not installed (pip install .[test])")
-    logging.disable(logging.WARNING)
     return hta.TraceAnalysis(trace_dir=os.path.dirname(trace), include_last_profiler_step=True)
 
 

@@ -376,6 +376,19 @@ def recorded_machine(cfg: dict, found: list[dict]) -> Machine:
     return Machine("recorded", backends[0], None, note)
 
 
+def recorded_device(run_dirs: list[str]) -> str | None:
+    """The device the recorded runs ran on: the first run.json that names one."""
+    for d in run_dirs:
+        try:
+            with open(os.path.join(d, "run.json")) as f:
+                device = json.load(f).get("device")
+        except (OSError, ValueError):
+            continue
+        if device:
+            return device
+    return None
+
+
 CUDA_NCU = os.path.join(os.sep, "usr", "local", "cuda", "bin", "ncu")   # the CUDA toolkit's default place
 
 

@@ -135,8 +135,9 @@ def ncu_plan():
     want = CFG["ncu"]["enabled"]
     if want is False:
         return None, "turned off (config key ncu.enabled: false)"
-    if MACHINE.device != "cuda" or BACKEND != "nsys":
-        return None, f"no GPU profiling here (device {MACHINE.device}, profiler {BACKEND})"
+    device = sweep.recorded_device(profiled_run_dirs()) if REGENERATE else MACHINE.device
+    if device != "cuda" or BACKEND != "nsys":
+        return None, f"no GPU profiling here (device {device}, profiler {BACKEND})"
     if REGENERATE:   # the kept .ncu-rep files are read (ncu_run_dirs); nothing is profiled
         return None, None
     path = sweep.ncu_path()
