@@ -74,6 +74,8 @@ localrules:
     run_metrics,
     model_costs,
     tables,
+    headline,
+    fusion_ledger,
     summary,
     fusion_map,
     ncu_traffic,
