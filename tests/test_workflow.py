@@ -320,22 +320,12 @@ def test_unsupported_pairs_recorded_without_profiling(tmp_path):
     d = res / "runs" / "torch" / "mlp_small" / "cuda_graph" / "inference_float32" / "bs128" / "r0"
     assert (d / "unsupported.json").exists() and not (d / "trace.json").exists()
     assert "## Not run: unsupported pairs\n\n- **cuda_graph**: needs device cuda" in (res / "summary.md").read_text()
-    # every figure from these tables, drawn here: each figure rule is this same function
-    # (analysis.plots.render) in a process of its own (the smoke sweep's run them all)
+    # the figures this sweep has data for (each drawn from such tables: tests/test_figures.py;
+    # every planned figure of the smoke sweep drawn and checked: check_analysis_outputs)
     from fusionlab.analysis.report import figures
-    from fusionlab.analysis.report.plots import load_tables, render
-    t = res / "tables"
-    tables = load_tables(t / "runs.csv", t / "speedups.csv", t / "crossover.csv", res / "device" / "peaks.json",
-                         t / "scaling.csv", t / "kernel_resources.csv", t / "speedup_breakdown.csv",
-                         t / "headline.csv", t / "kernels.csv")
     plan = figures.plan([{"model": "mlp_small", "variant": v, "batch": 128, "skipped": v == "cuda_graph"}
                          for v in ("eager", "cuda_graph", "nn_linear")], "cpu", "torch")
-    assert figures.scopes("headline", plan) and not figures.scopes("scaling", plan)   # one batch: no law
-    for fig in figures.FIGURES:
-        scopes = figures.scopes(fig, plan)
-        for s in scopes:
-            png = tmp_path / f"{fig}.png"
-            assert render(fig, tables, {s: (str(png), None)}) == [], fig   # drawn, not a marker
+    assert figures.scopes("headline", plan) == ["mlp_small"] and not figures.scopes("scaling", plan)
     # regenerating keeps it: the runs table made again from the recorded runs alone
     table = res / "tables" / "runs.csv"
     os.utime(table, (0, 0))
