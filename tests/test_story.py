@@ -99,3 +99,9 @@ def test_one_repeat_has_no_interval_and_says_so():
     assert (c["interval"] == "1 repeat").all() and c["speedup_lo"].isna().all()
     md = summary.summary_md(runs, tables.speedups(runs), pd.DataFrame(), None, headline=h)
     assert "0.94x paired (1 repeat)" in md and "2 of 2 speedups rest on 1 repeat" in md
+
+
+def test_iteration_counts_read_as_plain_numbers():
+    """Break-even iteration counts, in the summary's compile-cost table and on the figure."""
+    from fusionlab.analysis.report.text import iterations
+    assert [iterations(x) for x in (16194.2, 12.5, 100.0)] == ["16,194", "12.5", "100"]

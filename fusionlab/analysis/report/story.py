@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from fusionlab.analysis.report.text import across, drop_constant, fmt_time, md_table, speedup
+from fusionlab.analysis.report.text import across, drop_constant, fmt_time, iterations, md_table, speedup
 from fusionlab.analysis.sweep import headline as sweep_headline
 from fusionlab.analysis.sweep import tables
 
@@ -202,7 +202,7 @@ def compile_md(h: pd.DataFrame) -> list[str]:
     t = pd.DataFrame({"model": d["model"], "configuration": [where(r, varying) for _, r in d.iterrows()],
                       "variant": d["variant"], "compile latency": (d["compile_s"] * 1e3).map(fmt_time),
                       "saved per iteration": d["saved_ms"].map(fmt_time),
-                      "break-even iterations": [f"{x:.3g}" if x == x else ("never" if s == s and s <= 0 else "")
+                      "break-even iterations": [iterations(x) if x == x else ("never" if s == s and s <= 0 else "")
                                                 for x, s in zip(d["break_even_iters"], d["saved_ms"])]})
     return ["## Compile cost", "",
             "Compilation latency (first call of the variant - first call of eager, cold compiles) and the "

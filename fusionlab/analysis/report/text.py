@@ -19,6 +19,11 @@ def drop_constant(df: pd.DataFrame, keep: list[str]) -> pd.DataFrame:
     return df[[c for c in df.columns if c in keep or df[c].astype(str).nunique() > 1]]
 
 
+def iterations(x) -> str:
+    """An iteration count as a plain number: '16,194', '12.5'."""
+    return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
+
+
 def fmt_time(ms: float) -> str:
     """A time given in ms, in the unit that fits it: '74.8 us', '1.20 ms', '2.5 s'."""
     if ms is None or ms != ms:

@@ -8,6 +8,7 @@ import numpy as np
 from fusionlab.analysis.report import style
 from fusionlab.analysis.report.grid import MAX_BARS, grid, grid_size
 from fusionlab.analysis.report.style import variant_colour, variant_order
+from fusionlab.analysis.report.text import iterations
 from fusionlab.analysis.sweep import tables
 
 TITLE = "Compile cost and the iterations it takes to pay back"
@@ -26,11 +27,6 @@ def _break_even(t, model):
     return [(f"{r['model']} {r['batch']:g}" + ("" if r["size"] == "default" else f" {r['size']}") + f" {r['variant']}",
              r["variant"], r["break_even_iters"], r["saved_ms"])
             for _, r in h.sort_values(["model", "size", "batch", "_o"]).iterrows()]
-
-
-def iterations(x) -> str:
-    """An iteration count as a plain number: '16,194', '12.5'."""
-    return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
 
 
 def compile_cost(t, model):
