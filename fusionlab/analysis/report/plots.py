@@ -25,7 +25,7 @@ from fusionlab.analysis.report.figures.profiler import profiler_overhead
 from fusionlab.analysis.report.figures.roofline import roofline
 from fusionlab.analysis.report.figures.scaling import scaling
 from fusionlab.analysis.report.figures.speedup import speedup_breakdown, speedup_vs_batch
-from fusionlab.analysis.sweep import decompose, overfusion, tables
+from fusionlab.analysis.sweep import decompose, overfusion
 from fusionlab.analysis.sweep import headline as sweep_headline
 from fusionlab.analysis.sweep import scaling as scaling_law
 from fusionlab.core.io import atomic_path
@@ -40,23 +40,6 @@ FIGURES = {name: (DRAW[name], scope, category) for name, (scope, category) in fi
 CROSSOVER_COLUMNS = ["model", "variant", "axis", "fixed", "starts_at", "stops_at", "note"]
 
 
-def breakdown_by_configuration(long: pd.DataFrame) -> pd.DataFrame:
-    """The breakdown table (tables/speedup_breakdown.csv: one row per configuration and
-    part) as one row per configuration: its keys (tables.GROUP, variant), the parts
-    (decompose.PARTS) and total in ms saved per iteration, eager_wall_ms (eager's wall
-    time per iteration) and speedup_wall."""
-    if long.empty:
-        return pd.DataFrame()
-    keys = [c for c in list(tables.GROUP) + ["variant"] if c in long]
-    total = long[long["part"] == decompose.TOTAL]
-    wide = total[keys].assign(**{decompose.TOTAL: total["saved_ms"], "eager_wall_ms": total["eager_ms"],
-                                 "speedup_wall": total["speedup_wall"]}).reset_index(drop=True)
-    for part in decompose.PARTS:
-        p = long[long["part"] == part][keys + ["saved_ms"]].rename(columns={"saved_ms": part})
-        wide = wide.merge(p, on=keys, how="left")
-    return wide
-
-
 def _csv(path, columns: list[str]) -> pd.DataFrame:
     """The table at path, or an empty one with these columns where there is none."""
     return pd.read_csv(path) if path and os.path.exists(path) else pd.DataFrame(columns=columns)
@@ -66,7 +49,7 @@ def load_tables(runs_csv, speedups_csv, crossover_csv=None, peaks_json=None, sca
                 kernel_resources_csv=None, breakdown_csv=None, headline_csv=None, kernels_csv=None) -> dict:
     """The tables a figure reads, from the files the tables and headline rules wrote: runs,
     speedups, crossover, scaling (sweep.scaling), kernel_resources (sweep.overfusion),
-    breakdown (breakdown_by_configuration of tables/speedup_breakdown.csv), headline
+    breakdown (decompose.wide_from_long of tables/speedup_breakdown.csv), headline
     (sweep.headline), kernels and peaks (device/peaks.json, {} without it); a table whose
     file is not given is empty."""
     t = {"runs": pd.read_csv(runs_csv), "speedups": pd.read_csv(speedups_csv)}
@@ -76,7 +59,7 @@ def load_tables(runs_csv, speedups_csv, crossover_csv=None, peaks_json=None, sca
     t["kernel_resources"] = _csv(kernel_resources_csv, overfusion.COLUMNS)
     t["scaling"] = _csv(scaling_csv, scaling_law.COLUMNS)
     t["crossover"] = _csv(crossover_csv, CROSSOVER_COLUMNS)
-    t["breakdown"] = breakdown_by_configuration(_csv(breakdown_csv, []))
+    t["breakdown"] = decompose.wide_from_long(_csv(breakdown_csv, []))
     t["peaks"] = {}
     if peaks_json and os.path.exists(peaks_json):
         with open(peaks_json) as f:

@@ -168,12 +168,20 @@ def breakdown(runs: pd.DataFrame, sp: pd.DataFrame | None = None, peaks: dict | 
 
 
 def wide_from_long(long: pd.DataFrame) -> pd.DataFrame:
-    """Back to one row per configuration, parts as columns (figures and summary)."""
+    """The long breakdown (tables/speedup_breakdown.csv: one row per configuration and part)
+    back to one row per configuration: its keys (tables.GROUP, variant), the total and each
+    of PARTS in ms saved per iteration, eager_wall_ms (eager's wall time per iteration) and
+    speedup_wall."""
     if long.empty:
         return pd.DataFrame()
     keys = [c for c in list(tables.GROUP) + ["variant"] if c in long]
-    w = long.pivot_table(index=keys, columns="part", values="saved_ms", aggfunc="first", dropna=False)
-    return w.reset_index()
+    total = long[long["part"] == TOTAL]
+    wide = total[keys].assign(**{TOTAL: total["saved_ms"], "eager_wall_ms": total["eager_ms"],
+                                 "speedup_wall": total["speedup_wall"]}).reset_index(drop=True)
+    for part in PARTS:
+        p = long[long["part"] == part][keys + ["saved_ms"]].rename(columns={"saved_ms": part})
+        wide = wide.merge(p, on=keys, how="left")
+    return wide
 
 
 def _ms(x: float) -> str:
