@@ -11,10 +11,10 @@ torch.compile of the same PyTorch math, the Triton and the CUDA autograd.Functio
      (fusionlab.runner.check.compare, dtype-aware tolerance); a failure is reported, not timed;
   2. time the forward (inputs that require grad, so autograd records and compile runs its
      training forward) and the backward (torch.autograd.grad of one retained graph with a
-     fixed output gradient) separately: the GPU's time (`gpu_time`: median, L2 flushed, the
-     CPU's launches queued ahead of the GPU, so Python's overhead per call is not timed:
-     on the GPU machines a backward call costs the CPU 0.13-0.5 ms, more than the bf16
-     kernels' GPU time).
+     fixed output gradient) separately: the GPU's time (fusionlab.bench.gpu_time: median,
+     L2 flushed, the CPU's launches queued ahead of the GPU, so Python's overhead per call
+     is not timed: on the GPU machines a backward call costs the CPU 0.13-0.5 ms, more
+     than the bf16 kernels' GPU time).
      The CSV also has the backward by triton.testing.do_bench (bwd_ms_do_bench: it times
      the CPU's launch too where the CPU falls behind the GPU) and the CPU's time per
      backward call (bwd_cpu_ms);
@@ -31,21 +31,17 @@ against compile's.
 from __future__ import annotations
 
 import argparse
-import csv
-import statistics
 import sys
-import time
-
 
 import torch
 
+from fusionlab.bench.gpu_time import DEVICE, copy_bandwidth, cpu_time, do_bench, gpu_time, write_csv
 from fusionlab.experiments.kernels import aten_ops, load
 from fusionlab.runner.check import compare
 
 ROWS, COLS = 8192, 8192          # 2^26 elements: 256 MiB in fp32, well beyond L2
 LSTM_B, LSTM_H = 16384, 1024     # gx, gh (B, 4H): 2^26 elements each
 KERNELS = ("gelu", "bias_gelu", "add_relu", "lstm_gates")
-DEVICE = "cuda"
 
 
 def cases(dtype):
@@ -79,64 +75,7 @@ def cases(dtype):
     }, {"eager": aten_ops, "triton": tri, "cuda": cu}
 
 
-SPIN_CYCLES = 4_000_000    # torch.cuda._sleep: about 2 ms of the GPU at 2 GHz
-_FLUSH = []
-
-
-def gpu_time(fn, reps=30, warmup=3):
-    """Median GPU time (ms) of fn: before each call the L2 is flushed (a 256 MiB memset) and
-    the GPU spins about 2 ms (torch.cuda._sleep), in which the CPU queues all of fn's
-    launches; so the time between the events around fn is the GPU's alone."""
-    if not _FLUSH:
-        _FLUSH.append(torch.empty(256 * 2**20, dtype=torch.int8, device=DEVICE))
-    for _ in range(warmup):
-        fn()
-    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
-    for start, end in events:
-        _FLUSH[0].zero_()
-        torch.cuda._sleep(SPIN_CYCLES)
-        start.record()
-        fn()
-        end.record()
-    torch.cuda.synchronize()
-    return statistics.median(s.elapsed_time(e) for s, e in events)
-
-
-def do_bench(fn, warmup=25, rep=80):
-    from triton.testing import do_bench as triton_do_bench
-    return triton_do_bench(fn, warmup=warmup, rep=rep, return_mode="median")
-
-
-def cpu_time(fn, n=20):
-    """The CPU's time (ms) per call of fn, its launches queued without waiting for the GPU."""
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(n):
-        fn()
-    ms = (time.perf_counter() - t0) / n * 1e3
-    torch.cuda.synchronize()
-    return ms
-
-
 bench = gpu_time
-
-
-def copy_bandwidth():
-    x = torch.empty(2**28, device=DEVICE, dtype=torch.float32).uniform_()
-    y = torch.empty_like(x)
-    ms = bench(lambda: y.copy_(x))
-    del x, y
-    return 2 * 2**28 * 4 / (ms * 1e-3), ms
-
-
-def write_csv(path, rows) -> None:
-    if not path:
-        return
-    keys = sorted({k for r in rows for k in r})
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=keys)
-        w.writeheader()
-        w.writerows(rows)
 
 
 def as_tuple(out):

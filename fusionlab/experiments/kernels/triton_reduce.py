@@ -1,9 +1,10 @@
-"""Column sums over the rows inside a Triton kernel (the bias gradients of triton_ops):
-the launch geometry and the in-kernel finish.
+"""Column sums over the rows inside a Triton kernel (the bias gradients of triton_ops and
+triton_lstm): the launch geometry and the in-kernel finish.
 
 A kernel that reduces over rows runs as one wave of programs, grid (column blocks, row
 groups): `programs_per_sm` reads the compiled kernel's registers and shared memory,
-`row_groups` gives the groups that fill the SMs once, balanced. Each program keeps its
+`row_groups` gives the groups that fill the SMs once, balanced (or a given number of
+waves, or of row tiles a group). Each program keeps its
 column sums in fp32 registers and ends in `column_sums_done`: it writes its group's
 partial row (groups x columns, fp32), and the last program of each column block (a
 counter from `counters`, which that program resets) sums the partial rows in a fixed
@@ -13,6 +14,8 @@ partial rows are a few per column (well under 1% of the kernel's bytes).
 TRITON_INTERPRET=1 (CPU tensors through Triton's interpreter): three row groups, to test
 several.
 """
+from __future__ import annotations
+
 import functools
 import os
 
@@ -52,9 +55,10 @@ def counters(device, n: int) -> torch.Tensor:
 _OCCUPANCY = {}
 
 
-def programs_per_sm(kernel, key, args, meta, num_warps: int, device) -> int:
-    """Programs of `kernel` resident per SM (registers, threads, shared memory of its
-    compiled binary), cached by `key`."""
+def occupancy(kernel, key, args, meta, num_warps: int, device) -> dict:
+    """The compiled binary of `kernel` (compiled here with args and meta, cached by `key`):
+    its registers a thread (regs), shared memory a program (shared) and the programs
+    resident per SM that those and its threads allow (per_sm)."""
     if key not in _OCCUPANCY:
         k = kernel.warmup(*args, grid=(1,), num_warps=num_warps, **meta)
         k._init_handles()
@@ -64,17 +68,34 @@ def programs_per_sm(kernel, key, args, meta, num_warps: int, device) -> int:
         by_threads = props.max_threads_per_multi_processor // (32 * num_warps)
         shared = k.metadata.shared
         by_smem = props.shared_memory_per_multiprocessor // shared if shared else by_threads
-        _OCCUPANCY[key] = max(1, min(by_regs, by_threads, by_smem, 32))
+        _OCCUPANCY[key] = {"per_sm": max(1, min(by_regs, by_threads, by_smem, 32)), "regs": k.n_regs,
+                           "shared": shared}
     return _OCCUPANCY[key]
 
 
-def row_groups(row_tiles: int, col_blocks: int, per_sm: int, device) -> int:
-    """Row groups of a column reduction: at most one wave of programs (per_sm on every
+def programs_per_sm(kernel, key, args, meta, num_warps: int, device) -> int:
+    """Programs of `kernel` resident per SM (registers, threads, shared memory of its
+    compiled binary), cached by `key`."""
+    return occupancy(kernel, key, args, meta, num_warps, device)["per_sm"]
+
+
+def row_groups(row_tiles: int, col_blocks: int, per_sm: int, device, waves: float = 1.0,
+               tiles_per_group: int | None = None) -> int:
+    """Row groups of a column reduction. With tiles_per_group: that many row tiles a group
+    (the last may have fewer). Otherwise at most `waves` waves of programs (per_sm on every
     SM), at most one per row tile, and the fewest that give the same most tiles per group
-    (the interpreter: up to 3, to test several groups)."""
-    most = 3 if INTERPRET else max(1, per_sm * sm_count(device) // col_blocks)
+    (the interpreter: up to 3, to test several groups). At most 65535 (grid axis 1)."""
+    if tiles_per_group:
+        return max(1, min(triton.cdiv(row_tiles, tiles_per_group), 65535))
+    most = 3 if INTERPRET else max(1, int(waves * per_sm * sm_count(device)) // col_blocks)
     most = max(1, min(row_tiles, most, 65535))
     return triton.cdiv(row_tiles, triton.cdiv(row_tiles, most))
+
+
+def check_inputs(*ts) -> None:
+    """Every tensor contiguous and on the GPU (on the CPU under the interpreter)."""
+    for t in ts:
+        assert (t.is_cuda or INTERPRET) and t.is_contiguous(), "inputs must be contiguous CUDA tensors"
 
 
 @triton.jit
@@ -103,3 +124,9 @@ def column_blocks(ncols: int, per_thread: int, threads_across: int):
     elements each across a row, and partial rows summed BLOCK_G at a time."""
     block_n = min(threads_across * per_thread, triton.next_power_of_2(ncols))
     return block_n, max(1, 4096 // block_n)
+
+
+def power_of_2(**knobs) -> None:
+    """Assert that each launch knob (a block-size factor) is a power of 2."""
+    for name, v in knobs.items():
+        assert v >= 1 and v & (v - 1) == 0, f"{name}={v} must be a power of 2"
