@@ -44,12 +44,20 @@ LSTM_B, LSTM_H = 16384, 1024     # gx, gh (B, 4H): 2^26 elements each
 KERNELS = ("gelu", "bias_gelu", "add_relu", "lstm_gates")
 
 
+def moved_bytes(kname: str, es: int):
+    """(forward, backward) bytes that must move for kernel kname at the benchmark's sizes,
+    es bytes an element (the definitions above)."""
+    n, B, H = ROWS * COLS, LSTM_B, LSTM_H
+    bias = ((2 * n + COLS) * es, (3 * n + 2 * COLS) * es)
+    return {"gelu": (2 * n * es, 3 * n * es), "bias_gelu": bias, "add_relu": bias,
+            "lstm_gates": ((11 * B * H + 4 * H) * es, (16 * B * H + 8 * H) * es)}[kname]
+
+
 def cases(dtype):
     """name -> (inputs (leaves that require grad), {impl: fn}, forward bytes, backward bytes)."""
     es = torch.finfo(dtype).bits // 8
     leaf = lambda *s: torch.randn(*s, device=DEVICE, dtype=dtype).requires_grad_()  # noqa: E731
     tri, cu = load("triton"), load("cuda")
-    n = ROWS * COLS
 
     def gelu(k):
         return lambda x: k.gelu(x, "tanh")
@@ -65,13 +73,11 @@ def cases(dtype):
 
     B, H = LSTM_B, LSTM_H
     return {
-        "gelu": (lambda: (leaf(ROWS, COLS),), gelu, 2 * n * es, 3 * n * es),
-        "bias_gelu": (lambda: (leaf(ROWS, COLS), leaf(COLS)), bias_gelu,
-                      (2 * n + COLS) * es, (3 * n + 2 * COLS) * es),
-        "add_relu": (lambda: (leaf(ROWS, COLS), leaf(COLS)), add_relu,
-                     (2 * n + COLS) * es, (3 * n + 2 * COLS) * es),
+        "gelu": (lambda: (leaf(ROWS, COLS),), gelu, *moved_bytes("gelu", es)),
+        "bias_gelu": (lambda: (leaf(ROWS, COLS), leaf(COLS)), bias_gelu, *moved_bytes("bias_gelu", es)),
+        "add_relu": (lambda: (leaf(ROWS, COLS), leaf(COLS)), add_relu, *moved_bytes("add_relu", es)),
         "lstm_gates": (lambda: (leaf(B, 4 * H), leaf(B, 4 * H), leaf(4 * H), leaf(B, H)), lstm_gates,
-                       (11 * B * H + 4 * H) * es, (16 * B * H + 8 * H) * es),
+                       *moved_bytes("lstm_gates", es)),
     }, {"eager": aten_ops, "triton": tri, "cuda": cu}
 
 

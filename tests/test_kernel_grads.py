@@ -3,12 +3,14 @@
 On the CPU: the backward formulas (kernels/reference.py, the math the Triton and CUDA
 backward kernels run) by torch.autograd.gradcheck in float64 and against autograd of
 eager's forward; and the Triton forward and backward kernels themselves through Triton's
-interpreter (TRITON_INTERPRET=1, fp32; skipped where triton is not installed).
+interpreter (TRITON_INTERPRET=1, fp32; skipped where triton is not installed), the
+backward with every launch-knob combination of benchmarks/kernels_backward_tune.py.
 On the GPU: the Triton and CUDA autograd.Functions' input and parameter gradients against
 eager's (allclose by dtype, runner.check.compare), and the runner's train step (outputs
 and every parameter's gradient) for the variants triton_kernel and cuda_kernel.
 """
 import copy
+import importlib.util
 import json
 import os
 import subprocess
@@ -139,7 +141,8 @@ def interpreted_checks() -> list[str]:
     return bad
 
 
-def test_triton_kernels_in_the_interpreter():
+def interpret(*args) -> list:
+    """Run this file with TRITON_INTERPRET=1 (and args) in a process; its failures."""
     triton = pytest.importorskip("triton", reason="Triton is not installed (pip install triton: its interpreter runs on CPU)")
     if tuple(int(p) for p in triton.__version__.split(".")[:2]) < (3, 7):
         # its scalar arguments are 1-element arrays there, and range() over one fails
@@ -147,10 +150,71 @@ def test_triton_kernels_in_the_interpreter():
     env = {**os.environ, "TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": ""}
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
-    p = subprocess.run([sys.executable, os.path.abspath(__file__)], env=env, capture_output=True, text=True,
+    p = subprocess.run([sys.executable, os.path.abspath(__file__), *args], env=env, capture_output=True, text=True,
                        timeout=300, cwd=root)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-    assert json.loads(p.stdout.strip().splitlines()[-1]) == []
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def test_triton_kernels_in_the_interpreter():
+    assert interpret() == []
+
+
+def tune_grid():
+    """benchmarks/kernels_backward_tune.py as a module (its grids of launch knobs)."""
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks",
+                        "kernels_backward_tune.py")
+    spec = importlib.util.spec_from_file_location("kernels_backward_tune", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+# a column tail, several row tiles and groups; a row narrower than a column block
+KNOB_SHAPES = {"rowwise": [(150, 200), (37, 20)], "lstm_gates": [(70, 40), (9, 3)]}
+
+
+def knob_checks(kernel: str, scope: str) -> list[str]:
+    """Run with TRITON_INTERPRET=1: the Triton backward of `kernel` (bias_gelu, add_relu,
+    lstm_gates) called as kernels_backward_tune.py calls it, with each of its knob
+    combinations (scope "grid": each geometry, and each variant on the default geometry;
+    "all": every geometry with every variant), on CPU fp32 tensors against eager's
+    gradients. Returns the failures."""
+    tune = tune_grid()
+    torch.manual_seed(0)
+    geo, var = tune.geometry(kernel), tune.variants(kernel)
+    combos = (tune.all_combinations(kernel) if scope == "all"
+              else geo + [{**geo[0], **v} for v in var])
+    bad = []
+    for shape in KNOB_SHAPES["lstm_gates" if kernel == "lstm_gates" else "rowwise"]:
+        if kernel == "lstm_gates":
+            B, H = shape
+            ins = (leaf(B, 4 * H, dtype=torch.float32), leaf(B, 4 * H, dtype=torch.float32),
+                   leaf(4 * H, dtype=torch.float32), leaf(B, H, dtype=torch.float32))
+            out = aten_ops.lstm_gates(*ins)
+        else:
+            ins = (leaf(*shape, dtype=torch.float32), leaf(shape[-1], dtype=torch.float32))
+            out = (aten_ops.bias_gelu(*ins, "none") if kernel == "bias_gelu" else aten_ops.add_relu(*ins),)
+        gs = tuple(torch.randn_like(o) for o in out)
+        want = torch.autograd.grad(out, ins, gs)
+        ts = tuple(t.detach() for t in ins) + gs if kernel == "lstm_gates" else (ins[0].detach(), ins[1].detach(), gs[0])
+        for knobs in combos:
+            try:
+                got = tune.backward_call(kernel, ts, knobs)()
+            except Exception as e:
+                bad.append(f"{kernel} {shape} {knobs}: {type(e).__name__}: {e}")
+                continue
+            for i, (o, w) in enumerate(zip(got, want)):
+                if not torch.allclose(o, w, rtol=1e-4, atol=1e-5):
+                    bad.append(f"{kernel} {shape} {knobs} grad[{i}]: max abs err {(o - w).abs().max().item():.3g}")
+    return bad
+
+
+@pytest.mark.parametrize("scope", ["grid", pytest.param("all", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("kernel", ["bias_gelu", "add_relu", "lstm_gates"])
+def test_backward_knobs_in_the_interpreter(kernel, scope):
+    # every launch-knob combination kernels_backward_tune.py may time gives eager's gradients
+    assert interpret(kernel, scope) == []
 
 
 # ---- the Triton and CUDA kernels on the GPU -------------------------------------------------
@@ -260,5 +324,5 @@ def test_runner_train_mode_ok(tmp_path, model, variant):
     assert r["correctness"]["passed"]
 
 
-if __name__ == "__main__":   # the interpreter's process (test_triton_kernels_in_the_interpreter)
-    print(json.dumps(interpreted_checks()))
+if __name__ == "__main__":   # the interpreter's process (interpret())
+    print(json.dumps(knob_checks(*sys.argv[1:3]) if len(sys.argv) > 1 else interpreted_checks()))
