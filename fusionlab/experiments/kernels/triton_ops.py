@@ -7,8 +7,10 @@ has the same formulas in PyTorch ops): it reads the saved inputs and the output'
 gradient once and writes the inputs' gradients once, recomputing x + y or the gates; a
 bias's gradient (the sum over rows, accumulated in fp32) is finished in the same launch
 (triton_reduce.py: one wave of programs, per-row-group partial rows, the last program of
-each column block sums them). softmax is forward-only. The device math is in
-triton_math.py, the LSTM gates' kernels in triton_lstm.py.
+each column block sums them). Those backward launchers (_pointwise_backward,
+triton_lstm._lstm_gates_backward) take their launch knobs as keywords, defaults as used
+in training; benchmarks/kernels_backward_tune.py times them. softmax is forward-only. The
+device math is in triton_math.py, the LSTM gates' kernels in triton_lstm.py.
 
 TRITON_INTERPRET=1 runs the kernels on CPU tensors through Triton's interpreter (tests:
 fp32 only, as the 16-bit paths use PTX); there, the autotuned kernels take their first
