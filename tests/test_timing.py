@@ -170,3 +170,17 @@ def test_the_bare_loop_benchmark_catches_a_slow_runner_step(monkeypatch):
     # per slot: two pairs of the runner's windows and of the bare loop's
     assert [len(s) for s in rec["windows_ms"]["runner_v"]] == [len(s) for s in rec["windows_ms"]["bare_e"]] == [2] * 5
     assert rec["harness_us_per_iter"] > 0
+
+
+def test_median_ratio_ci_holds_the_reported_ratio():
+    # identical pairs: a CI of zero width at the ratio
+    assert timing.median_ratio_ci([1.0, 1.0, 1.0], [2.0, 2.0, 2.0]) == (2.0, 2.0)
+    assert timing.median_ratio_ci([1.0], [2.0]) is None
+    # pairs the host's state moved (fast pairs at 8x, slow ones at 6x): the ratio of the
+    # medians lies inside its own interval, where the log-ratio t interval may leave it out
+    v = [1.0] * 5 + [1.4] * 7
+    e = [8.0] * 5 + [8.4] * 7
+    point = timing.paired_speedup(v, e)
+    lo, hi = timing.median_ratio_ci(v, e)
+    assert lo <= point <= hi
+    assert timing.median_ratio_ci(v, e) == (lo, hi)     # seeded: the same record twice

@@ -71,7 +71,7 @@ def timing_record(windows: list[float], spec, measure_s: float, device: str,
     ctx = windows_context(spec.profiler, capture)
     measure_ms = measure_s * 1e3 / spec.iters
     paired = bool(eager_windows)
-    ci = timing.pair_ratio_ci(windows, eager_windows) if paired else None
+    ci = timing.median_ratio_ci(windows, eager_windows) if paired else None
     return {"windows_ms": windows, "window_iters": spec.iters, "windows_context": ctx,
             "window_median_ms": med, "window_cv": cv,
             "untraced_wall_time_per_iter_ms": med if ctx == "untraced" else None,

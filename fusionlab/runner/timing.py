@@ -26,6 +26,8 @@ import math
 import statistics
 import time
 
+from fusionlab.core.ratios import median_ratio_ci  # noqa: F401  (the record's paired CI)
+
 # a pair is at the host's slow state when its probe is above (1 + this) x the fastest pair's
 HOST_STATE_TOL = 0.2
 # the fast- and slow-state paired ratios differ by more than this: the run is host-sensitive

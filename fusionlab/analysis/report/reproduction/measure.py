@@ -14,6 +14,7 @@ import os
 
 import pandas as pd
 
+from fusionlab.core.ratios import median_ratio_ci
 from fusionlab.analysis.report.reproduction import verdict as V
 
 
@@ -99,6 +100,9 @@ class Sweep:
 
     def _run_ci(self, r) -> tuple:
         t = self.timing(r)
+        if t and t.get("windows_ms") and t.get("eager_windows_ms"):   # the reported ratio's own CI
+            ci = median_ratio_ci(t["windows_ms"], t["eager_windows_ms"])
+            return ci if ci else (None, None)
         ci = t.get("paired_speedup_ci") if t else None
         return (ci[0], ci[1]) if ci and len(ci) == 2 and None not in ci else (None, None)
 

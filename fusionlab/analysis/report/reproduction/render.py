@@ -73,7 +73,8 @@ def figure(results: list[Result], hardware: str, png: str, svg: str) -> int:
     ax.axvline(1, color="0.75", lw=0.8, ls=":")
     seen = set()
     for cid, verdict, pub, mea, mlo, mhi in pts:
-        yerr = [[mea - mlo], [mhi - mea]] if mlo is not None and mhi is not None else None
+        yerr = ([[max(mea - mlo, 0.0)], [max(mhi - mea, 0.0)]]   # a CI beside its point: drawn to it
+                if mlo is not None and mhi is not None else None)
         ax.errorbar([pub], [mea], yerr=yerr, fmt="o", ms=7, color=COLORS.get(verdict, "0.5"),
                     label=verdict if verdict not in seen else None, capsize=3)
         seen.add(verdict)
