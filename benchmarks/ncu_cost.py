@@ -2,10 +2,11 @@
 on and with it off (config key ncu.enabled), wall time of each Snakemake invocation, and
 the seconds of each rule from its benchmark file.
 
-    python benchmarks/ncu_cost.py --configfile config/ncu.yaml --out DIR [--cores 8]
+    python benchmarks/ncu_cost.py --configfile config/ncu.yaml [MORE.yaml ...] --out DIR [--cores 8]
 
-The sweep with the step on runs first, so its compiles are the cold ones: the ratio
-on / off is an upper bound of the step's cost. Writes DIR/ncu_cost.json.
+The config files follow the project config, in order, as snakemake's --configfile does.
+Each sweep has its own empty Inductor and Triton caches (DIR/on-cache, DIR/off-cache), so
+both compile cold. Writes DIR/ncu_cost.json and prints the wall times and on / off.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import csv
 import glob
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -31,24 +33,29 @@ def rule_seconds(results: str) -> dict:
     return dict(out)
 
 
-def sweep(configfile: str, results: str, cores: int, enabled: bool, timeout: float) -> dict:
+def sweep(configfiles: list[str], results: str, cores: int, enabled: bool, timeout: float) -> dict:
+    """One snakemake invocation into `results`, with compile caches of its own, emptied first."""
     overlay = f"{results}.yaml"
     with open(overlay, "w") as f:
         f.write(f"results: {results}\nncu:\n  enabled: {str(enabled).lower()}\n")
-    cmd = ["snakemake", "all", "--cores", str(cores), "--configfile", configfile, overlay]
+    cache = os.path.abspath(f"{results}-cache")
+    shutil.rmtree(cache, ignore_errors=True)
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": os.path.join(cache, "inductor"),
+           "TRITON_CACHE_DIR": os.path.join(cache, "triton")}
+    cmd = ["snakemake", "all", "--cores", str(cores), "--configfile", *configfiles, overlay]
     t0 = time.monotonic()
     try:
-        rc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=open(f"{results}.log", "w"),
-                            timeout=timeout).returncode
+        with open(f"{results}.log", "w") as log:
+            rc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=log, env=env, timeout=timeout).returncode
     except subprocess.TimeoutExpired:
         rc = None
-    return {"command": " ".join(cmd), "rc": rc, "wall_s": round(time.monotonic() - t0, 1),
+    return {"command": " ".join(cmd), "rc": rc, "wall_s": round(time.monotonic() - t0, 1), "cache": cache,
             "rule_seconds": rule_seconds(results)}
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--configfile", required=True)
+    p.add_argument("--configfile", nargs="+", action="extend", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--cores", type=int, default=8)
     p.add_argument("--timeout", type=float, default=240)

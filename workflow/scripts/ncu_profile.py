@@ -1,6 +1,12 @@
-"""One run's measured iteration(s) under Nsight Compute, as a process of its own (after
-the nsys one): the per-kernel report (kernel replay) and the per-iteration report (range
-replay over the iteration's NVTX range), then ncu.json saying what happened.
+"""One run's measured iteration(s) under Nsight Compute, as processes of their own (after
+the nsys one), in order:
+  bytes:  kernel replay of ncu_report.BYTE_METRICS (one pass: the loop's own bytes, no
+          save and restore of memory between passes) -> ncu_bytes.ncu-rep;
+  kernel: kernel replay of ncu_report.KERNEL_METRICS (throughput, occupancy, local bytes,
+          FLOP instructions; several passes) -> ncu.ncu-rep;
+  range:  range replay of ncu_report.RANGE_METRICS over the iteration's NVTX range
+          -> ncu_range.ncu-rep;
+then ncu.json saying what happened.
 
     python workflow/scripts/ncu_profile.py --run-dir DIR --ncu NCU --timeout S
         [--no-range] [--replay kernel|application] -- PYTHON -m fusionlab.runner ARGS...
@@ -10,9 +16,12 @@ The runner's own arguments follow `--`; this adds `--iters N --windows 0 --profi
 kernels inside the runner's NVTX range `fusionlab@measure/` (core.ranges) are profiled.
 Settings (docs/ncu.md): --cache-control none and --clock-control none, so the bytes are
 those of the user's loop with its caches warm and clocks free, not ncu's default
-cold-cache, base-clock measurement. ncu.json's status is ok, failed (ncu's exit status
-or no result: its log's tail is the reason), timeout or skipped (the run did not end ok
-untraced); the step itself always exits 0 so the sweep completes.
+cold-cache, base-clock measurement. ncu.json has one record per process (`bytes`,
+`kernel`, `range`: status, seconds, passes, results, reason, command; None where not
+run: the other two run only after the bytes process ended ok). A record's status is ok,
+failed (ncu's exit status or no result: its log's tail is the reason) or timeout; the
+step's status is the bytes process's, or skipped (the run did not end ok untraced). The
+step itself always exits 0 so the sweep completes.
 """
 from __future__ import annotations
 
@@ -28,6 +37,7 @@ from fusionlab.analysis.readers import ncu_report
 from fusionlab.core import ranges
 from fusionlab.core.io import read_json, write_json_atomic
 
+BYTES_REP = "ncu_bytes.ncu-rep"
 KERNEL_REP = "ncu.ncu-rep"
 RANGE_REP = "ncu_range.ncu-rep"
 SETTINGS = ["--cache-control", "none", "--clock-control", "none"]
@@ -61,7 +71,8 @@ def _tail(path: str, n: int = 400, start: int = 0) -> str:
 
 
 def profile(cmd: list[str], log: str, timeout: float, rep: str) -> dict:
-    """Run one ncu process; its record: status, seconds, results, reason, command."""
+    """Run one ncu process; its record: status, seconds, passes (the most any result took,
+    from ncu's log), results, reason, command."""
     t0 = time.monotonic()
     rec = {"command": shlex.join(cmd), "report": os.path.basename(rep)}
     with open(log, "a") as f:
@@ -73,6 +84,12 @@ def profile(cmd: list[str], log: str, timeout: float, rep: str) -> dict:
         except subprocess.TimeoutExpired:
             rc = None
     rec["seconds"] = round(time.monotonic() - t0, 2)
+    try:
+        with open(log, errors="replace") as f:
+            f.seek(start)
+            rec["passes"] = ncu_report.passes(f.read())
+    except OSError:
+        rec["passes"] = None
     if rc is None:
         rec.update(status="timeout", reason=f"ncu did not finish in {timeout:g} s")
         return rec
@@ -115,22 +132,26 @@ def main(argv=None) -> int:
     timing = read_json(os.path.join(d, "timing.json")) or read_json(os.path.join(d, "run.json")) or {}
     rec = {"settings": {"cache_control": "none", "clock_control": "none", "replay": a.replay,
                         "iterations": a.iters, "nvtx_include": nvtx_filter(ranges.MEASURE)},
-           "ncu": a.ncu, "kernel": None, "range": None}
+           "ncu": a.ncu, "bytes": None, "kernel": None, "range": None}
     open(log, "w").close()
     if timing.get("status") not in (None, "ok"):
         rec.update(status="skipped", reason=f"not run under ncu: the run ended {timing.get('status')}")
         write_json_atomic(out, rec)
         return 0
     tail = runner_overrides(d, a.iters, a.warmup)
-    krep = os.path.join(d, KERNEL_REP)
-    rec["kernel"] = profile(ncu_command(a.ncu, krep[:-len(".ncu-rep")], a.replay, ncu_report.METRICS,
-                                       nvtx_filter(ranges.MEASURE)) + runner + tail, log, a.timeout, krep)
-    if not a.no_range and rec["kernel"]["status"] == "ok":
-        rrep = os.path.join(d, RANGE_REP)
-        rec["range"] = profile(ncu_command(a.ncu, rrep[:-len(".ncu-rep")], "range", ncu_report.RANGE_METRICS,
-                                           nvtx_filter(ranges.ITERATION)) + runner + tail, log, a.timeout, rrep)
-    rec["status"] = rec["kernel"]["status"]
-    rec["reason"] = rec["kernel"]["reason"]
+    measure = nvtx_filter(ranges.MEASURE)
+    steps = [("bytes", BYTES_REP, a.replay, ncu_report.BYTE_METRICS, measure),
+             ("kernel", KERNEL_REP, a.replay, ncu_report.KERNEL_METRICS, measure)]
+    if not a.no_range:
+        steps.append(("range", RANGE_REP, "range", ncu_report.RANGE_METRICS, nvtx_filter(ranges.ITERATION)))
+    for key, name, replay, metrics, include in steps:
+        rep = os.path.join(d, name)
+        rec[key] = profile(ncu_command(a.ncu, rep[:-len(".ncu-rep")], replay, metrics, include) + runner + tail,
+                           log, a.timeout, rep)
+        if rec["bytes"]["status"] != "ok":
+            break
+    rec["status"] = rec["bytes"]["status"]
+    rec["reason"] = rec["bytes"]["reason"]
     write_json_atomic(out, rec)
     with open(log, "a") as f:
         f.write(json.dumps({k: rec[k] for k in ("status", "reason")}) + "\n")

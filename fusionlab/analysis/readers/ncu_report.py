@@ -5,7 +5,12 @@ Two ways in, same columns: `load` reads the report through NVIDIA's `ncu_report`
 module (PyPI `ncu-report`; works on a machine without ncu or a GPU), `load_csv` parses
 `ncu --import REPORT --csv --page raw` (needs ncu); `read` takes the first of the two
 that this machine has. Only the metrics in METRICS are read; a metric the report lacks
-is NaN.
+is NaN, so any report of the step reads into the same columns.
+
+The step profiles two metric sets (docs/ncu.md): BYTE_METRICS, the bytes and duration,
+which ncu collects in one pass (no replay, so no save and restore of memory between
+passes), and KERNEL_METRICS, the rest (throughput, occupancy, local bytes, FLOP
+instructions; several passes), with the duration that aligns its launches with the first.
 
 Metric names are Nsight Compute's own (`ncu --query-metrics`); COLUMNS maps each to the
 project's column name. The FLOP count is that of the roofline section of ncu: add, mul
@@ -39,9 +44,17 @@ FLOP_METRICS = {
     f"smsp__sass_thread_inst_executed_op_{p}{op}_pred_on.sum": (2 if op == "fma" else 1)
     for p in ("d", "f", "h") for op in ("add", "mul", "fma")
 }
+# the one-pass set: each launch's bytes as the loop moves them, and its duration
+BYTE_METRICS = ["gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_bytes.sum"]
+# the multi-pass set: everything else, and the duration (to align the two reports)
+KERNEL_METRICS = ["gpu__time_duration.sum", *(m for m in COLUMNS if m not in BYTE_METRICS), *FLOP_METRICS]
+# the columns each set gives (readers' row keys)
+BYTE_COLUMNS = [COLUMNS[m] for m in BYTE_METRICS]
+KERNEL_COLUMNS = [c for c in (*COLUMNS.values(), "flops") if c not in BYTE_COLUMNS]
 METRICS = [*COLUMNS, *FLOP_METRICS]
 # range replay: the per-iteration metrics (one result per instance of the NVTX range)
-RANGE_METRICS = ["gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_bytes.sum"]
+RANGE_METRICS = BYTE_METRICS
+_PASSES = re.compile(r"- (\d+) pass(?:es)?\b")
 
 MISSING_MODULE = ("reading .ncu-rep files needs NVIDIA's ncu_report module: `python -m pip install "
                   "ncu-report` (a manylinux x86_64 wheel), or ncu on PATH for `ncu --import --csv`")
@@ -84,6 +97,12 @@ def read(path: str) -> list[dict]:
     if available() or ncu_path() is None:
         return load(path)
     return load_csv(path, ncu_path())
+
+
+def passes(log: str) -> int | None:
+    """The most replay passes any result of an ncu log took (`... - 10 passes`), or None."""
+    found = [int(n) for n in _PASSES.findall(log or "")]
+    return max(found) if found else None
 
 
 def _value(action, metric: str) -> float:

@@ -1,6 +1,12 @@
 """Measured memory traffic of one run (Nsight Compute, docs/ncu.md): per kernel and per
 iteration, from the run folder's ncu.json and its kept .ncu-rep files.
 
+Each launch's DRAM and L2 bytes and duration come from the one-pass report
+(ncu_bytes.ncu-rep), its throughput, occupancy, local bytes and flops from the multi-pass
+report (ncu.ncu-rep), joined per launch (`join`). A run folder with only ncu.ncu-rep (every
+metric in one multi-pass kernel replay) takes all of them from it. bytes_replay says which:
+`one pass`, or `kernel replay, N passes`.
+
 - traffic.csv (KERNEL_FILE): one row per distinct kernel (full_name, the demangled name
   nsys's kernels.csv has too) of the profiled iteration(s), values per iteration:
   ncu_calls_per_iter, dram_read_bytes, dram_write_bytes, dram_bytes, l2_bytes,
@@ -13,13 +19,15 @@ iteration, from the run folder's ncu.json and its kept .ncu-rep files.
   (dram_read_bytes_measured, dram_write_bytes_measured, dram_bytes_measured,
   l2_bytes_measured, flops_measured, local_bytes_measured, ncu_kernel_time_us) and the
   per-iteration range replay (iteration_dram_bytes_measured, iteration_l2_bytes_measured,
-  iteration_ncu_time_us: the median over the profiled iterations), with ncu_status and
-  ncu_note (why a value is missing).
+  iteration_ncu_time_us: the median over the profiled iterations), with ncu_status,
+  ncu_note (why a value is missing, or how it was measured), bytes_replay and
+  ncu_settings.
 """
 from __future__ import annotations
 
 import math
 import os
+from collections import Counter
 
 import pandas as pd
 
@@ -28,6 +36,8 @@ from fusionlab.core.io import atomic_path, read_json, write_json_atomic
 
 RUN_FILE = "traffic.json"
 KERNEL_FILE = "traffic.csv"
+BYTES_REPORT = "ncu_bytes.ncu-rep"
+KERNEL_REPORT = "ncu.ncu-rep"
 KERNEL_COLUMNS = ["full_name", "name", "ncu_calls_per_iter", "dram_read_bytes", "dram_write_bytes", "dram_bytes",
                   "l2_bytes", "ncu_time_us", "dram_bandwidth_Bps", "dram_pct_peak", "sm_pct_peak",
                   "achieved_occupancy_pct", "local_bytes", "flops", "measured_intensity"]
@@ -79,6 +89,46 @@ def run_fields(kernels: pd.DataFrame, range_rows: list[dict] | None) -> dict:
     return row
 
 
+def _launches(rows: list[dict]) -> list[tuple[str, int]]:
+    """Each row's (kernel_key of its full_name, occurrence index of that kernel)."""
+    seen = Counter()
+    out = []
+    for r in rows:
+        k = ncu_report.kernel_key(r["full_name"])
+        out.append((k, seen[k]))
+        seen[k] += 1
+    return out
+
+
+def join(byte_rows: list[dict], kernel_rows: list[dict] | None) -> tuple[list[dict], str | None]:
+    """The bytes report's rows with the multi-pass report's columns (ncu_report.KERNEL_COLUMNS),
+    matched per launch by kernel and occurrence index. Where the two reports' launches differ
+    (or there is no multi-pass report) those columns are NaN; the note says why."""
+    empty = {c: math.nan for c in ncu_report.KERNEL_COLUMNS}
+    if kernel_rows is None:
+        return [{**r, **empty} for r in byte_rows], None
+    mine, theirs = _launches(byte_rows), _launches(kernel_rows)
+    if sorted(mine) != sorted(theirs):
+        note = (f"the multi-pass report's launches ({len(kernel_rows)}) differ from the bytes report's "
+                f"({len(byte_rows)}): throughput, occupancy, local bytes and flops left empty")
+        return [{**r, **empty} for r in byte_rows], note
+    other = dict(zip(theirs, kernel_rows))
+    return [{**r, **{c: other[k].get(c, math.nan) for c in ncu_report.KERNEL_COLUMNS}}
+            for k, r in zip(mine, byte_rows)], None
+
+
+def _log_passes(d: str) -> int | None:
+    try:
+        with open(os.path.join(d, "ncu.log"), errors="replace") as f:
+            return ncu_report.passes(f.read())
+    except OSError:
+        return None
+
+
+def _replay(replay: str, passes: int | None) -> str:
+    return f"{replay} replay, {passes} passes" if passes else f"{replay} replay, several passes"
+
+
 def _read(path: str, notes: list[str]) -> list[dict] | None:
     if not os.path.exists(path):
         return None
@@ -95,8 +145,30 @@ def compute(ncu_json: str) -> tuple[dict, pd.DataFrame]:
     d = os.path.dirname(ncu_json)
     iters = int((rec.get("settings") or {}).get("iterations") or 1)
     notes = [] if rec.get("status") == "ok" else [f"ncu step {rec.get('status', 'missing')}: {rec.get('reason')}"]
-    kernel = (rec.get("kernel") or {}).get("report") or "ncu.ncu-rep"
-    rows = _read(os.path.join(d, kernel), notes) if rec.get("status") == "ok" else None
+    ok = rec.get("status") == "ok"
+    settings = rec.get("settings") or {}
+    replay = settings.get("replay") or "kernel"
+    kern = rec.get("kernel") or {}
+    kernel_path = os.path.join(d, kern.get("report") or KERNEL_REPORT)
+    bytes_replay = None
+    if "bytes" in rec:   # the one-pass bytes report and the multi-pass one
+        b = rec.get("bytes") or {}
+        rows = _read(os.path.join(d, b.get("report") or BYTES_REPORT), notes) if ok else None
+        if rows is not None:
+            bytes_replay = "one pass" if (b.get("passes") or 1) == 1 else _replay(replay, b["passes"])
+            if kern.get("status") != "ok":
+                notes.append(f"multi-pass kernel replay {kern.get('status', 'not run')}: "
+                             f"{(kern.get('reason') or '')[:200]}")
+            krows = _read(kernel_path, notes) if kern.get("status") == "ok" else None
+            rows, note = join(rows, krows)
+            notes += [note] if note else []
+    else:                # one multi-pass kernel replay of every metric
+        rows = _read(kernel_path, notes) if ok else None
+        if rows is not None:
+            bytes_replay = _replay(replay, kern.get("passes") or _log_passes(d))
+            notes.append(f"the bytes came from the multi-pass report ({bytes_replay})" + (
+                ", which saves and restores memory between passes: its DRAM reads of intermediates that "
+                "stay in L2 are higher than the loop's" if replay == "kernel" else ""))
     rng = rec.get("range") or {}
     range_rows = _read(os.path.join(d, rng["report"]), notes) if rng.get("status") == "ok" else None
     if rng and rng.get("status") not in (None, "ok"):
@@ -108,7 +180,9 @@ def compute(ncu_json: str) -> tuple[dict, pd.DataFrame]:
     row["ncu_status"] = "ok" if rows else (rec.get("status") if rec.get("status") != "ok" else "unreadable")
     row["ncu_note"] = "; ".join(notes)[:500] or None
     row["ncu_iterations"] = iters
-    row["ncu_settings"] = ", ".join(f"{k} {v}" for k, v in (rec.get("settings") or {}).items()) or None
+    row["bytes_replay"] = bytes_replay
+    items = {**settings, **({"bytes_replay": bytes_replay} if bytes_replay else {})}
+    row["ncu_settings"] = ", ".join(f"{k} {v}" for k, v in items.items()) or None
     return row, kernels
 
 

@@ -8,7 +8,9 @@ model's bytes (experiments.cost).
   l2_over_unfused = l2_bytes_measured / bytes_unfused,
   flops_measured_over_model = flops_measured / (flops + flops_pointwise),
   measured_intensity = flops_measured / dram_bytes_measured,
-  bytes_source: `measured` where the run has measured DRAM bytes, else `model`.
+  bytes_source: `measured` where the run has measured DRAM bytes, else `model`;
+  bytes_replay: how the per-kernel bytes were measured (`one pass`, or
+  `kernel replay, N passes`).
   Without measured values the columns are empty and ncu_note says why.
 - speedups: dram_bytes_measured, l2_bytes_measured and the bytes fusion removed:
   bytes_removed_measured = eager's dram_bytes_measured - the variant's,
@@ -32,7 +34,7 @@ from fusionlab.analysis.run import traffic as run_traffic
 from fusionlab.core.io import read_json
 
 CONFIG = ["model", "variant", "batch", "size", "mode", "dtype", "backend", "device"]
-RUN_COLUMNS = run_traffic.RUN_FIELDS + ["ncu_status", "ncu_note"]
+RUN_COLUMNS = run_traffic.RUN_FIELDS + ["ncu_status", "ncu_note", "bytes_replay"]
 RATIOS = ["dram_over_fused", "dram_over_unfused", "l2_over_unfused", "flops_measured_over_model",
           "measured_intensity", "bytes_source"]
 KERNEL_COLUMNS = [c for c in run_traffic.KERNEL_COLUMNS if c not in ("full_name", "name")] + ["ncu_over_nsys_time"]
@@ -72,7 +74,7 @@ def add_to_runs(runs: pd.DataFrame, files, note: str | None = None) -> pd.DataFr
             runs[c] = np.nan
     if note:
         runs["ncu_note"] = runs["ncu_note"].astype(object).where(runs["ncu_note"].notna(), note)
-    for c in RUN_COLUMNS[:-2]:
+    for c in run_traffic.RUN_FIELDS:
         runs[c] = pd.to_numeric(runs[c], errors="coerce")
     model_flops = runs["flops"].fillna(0) + runs.get("flops_pointwise", pd.Series(0, index=runs.index)).fillna(0)
     runs["dram_over_fused"] = runs["dram_bytes_measured"] / runs["bytes_fused"]
