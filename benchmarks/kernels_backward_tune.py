@@ -38,15 +38,15 @@ ROWWISE_GEOMETRY = [dict(warps=w, per_thread=p, stages=s) for w, p, s in (
     (4, 16, 2), (4, 32, 2), (8, 16, 2),
     (4, 8, 3), (4, 16, 3), (4, 32, 3), (8, 16, 3),
     (4, 16, 4), (8, 16, 4))]
-# warps None: the launcher's default (8 in 16-bit storage, 4 in fp32)
+# warps None: the launcher's default (4)
 LSTM_GEOMETRY = [dict(warps=w, per_thread=p, threads_across=t, stages=s, one_counter=o) for w, p, t, s, o in (
     (None, 4, 16, 0, False), (4, 4, 16, 0, False), (8, 4, 16, 0, False), (4, 4, 32, 0, False),
     (8, 4, 32, 0, False), (4, 4, 64, 0, False), (8, 4, 64, 0, False), (4, 8, 16, 0, False),
     (4, 4, 16, 2, False), (8, 4, 16, 2, False), (8, 4, 32, 2, False), (4, 4, 16, 3, False), (8, 4, 16, 3, False),
     (None, 4, 16, 0, True), (4, 4, 16, 0, True), (8, 4, 32, 0, True), (4, 4, 64, 0, True))]
 # variants (phase 2), each merged onto the fastest geometry
-ROWWISE_VARIANTS = [dict(evict=True), dict(waves=2), dict(tiles_per_group=8), dict(tiles_per_group=32),
-                    dict(evict=True, waves=2)]
+ROWWISE_VARIANTS = [dict(full=False), dict(evict=True), dict(waves=2), dict(tiles_per_group=8),
+                    dict(tiles_per_group=32), dict(evict=True, waves=2)]
 LSTM_VARIANTS = [dict(evict=True), dict(waves=2), dict(tiles_per_group=8), dict(one_counter=True),
                  dict(one_counter=False)]
 KERNELS = ("bias_gelu", "add_relu", "lstm_gates")

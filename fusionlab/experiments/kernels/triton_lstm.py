@@ -159,15 +159,15 @@ def _lstm_bwd_kernel(gx_ptr, gh_ptr, b_ptr, c_ptr, dh_ptr, dc_ptr, dg_ptr, dc_ou
         column_sums_done(s_o, col + 3 * H, cm, 4 * H, part_ptr, count_ptr + 3 * nblk, db_ptr, BLOCK_G, BLOCK_N)
 
 
-def _lstm_gates_backward(gx, gh, bias, c, dh, dc, *, warps=None, per_thread=4, threads_across=16, waves=1.0,
-                         tiles_per_group=None, evict=False, stages=0, one_counter=False, info=None):
+def _lstm_gates_backward(gx, gh, bias, c, dh, dc, *, warps=4, per_thread=4, threads_across=16, waves=1.0,
+                         tiles_per_group=None, evict=False, stages=2, one_counter=False, info=None):
     """(dgates, dbias, dc_prev) of (h, c') = lstm_gates(gx, gh, bias, c).
 
-    The keywords set the kernel's launch: warps a program (None: 8 in 16-bit storage, 4 in
-    fp32), per_thread elements a thread (4 by default: the 11 loads of a row stay in
+    The keywords set the kernel's launch: warps a program (4; None: 4), per_thread elements a thread (4 by default: the 11 loads of a row stay in
     registers) and threads_across threads across a gate's row, row groups (waves of
     programs, one by default, or tiles_per_group row tiles each), evict (streaming
-    hints), stages (0: a plain loop; S >= 1: software-pipelined over S stages) and
+    hints), stages (0: a plain loop; S >= 1: software-pipelined over S stages; 2 by
+    default: the loads of the next rows stay in flight through this row's math) and
     one_counter (the last program sums the four gates in one pass). `info`, a dict,
     receives the launch's geometry (and on the GPU the binary's registers)."""
     R.check_inputs(gx, gh, bias, c, dh, dc)
@@ -176,8 +176,7 @@ def _lstm_gates_backward(gx, gh, bias, c, dh, dc, *, warps=None, per_thread=4, t
     dgates, dc_prev, dbias = torch.empty_like(gx), torch.empty_like(c), torch.empty_like(bias)
     if B * H == 0:
         return dgates, dbias.zero_(), dc_prev
-    if warps is None:
-        warps = 8 if c.element_size() == 2 else 4
+    warps = warps or 4
     R.power_of_2(warps=warps, per_thread=per_thread, threads_across=threads_across)
     block_n, block_g = R.column_blocks(H, per_thread, threads_across)
     block_m = max(1, per_thread * 32 * warps // block_n)

@@ -122,7 +122,7 @@ def _pointwise_bwd_kernel(g_ptr, x_ptr, y_ptr, dx_ptr, n, OP: tl.constexpr, HAS_
 @triton.jit
 def _rowwise_bwd_kernel(g_ptr, x_ptr, y_ptr, dx_ptr, part_ptr, count_ptr, dy_ptr, rows, cols, OP: tl.constexpr,
                         HALF: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_G: tl.constexpr,
-                        EVICT: tl.constexpr, STAGES: tl.constexpr):
+                        EVICT: tl.constexpr, STAGES: tl.constexpr, FULL: tl.constexpr):
     # dx = g act'(x + y) with x, g (rows, cols) and y (cols,), and dy = the sum of dx over
     # the rows, in one launch. Grid (column blocks, row groups): row group j takes the
     # tiles of rows j BLOCK_M, (j + groups) BLOCK_M, ...; each thread adds its elements of
@@ -132,13 +132,30 @@ def _rowwise_bwd_kernel(g_ptr, x_ptr, y_ptr, dx_ptr, part_ptr, count_ptr, dy_ptr
     # STAGES 0: the next tile's x and g are loaded before this tile's math, so loads stay
     # in flight through it; S >= 1: a plain loop, software-pipelined by Triton over S
     # stages (tl.range). EVICT: streaming hints on the loads of x, g and the store of dx.
+    # FULL (rows a multiple of BLOCK_M, cols of BLOCK_N): every tile is whole, so loads,
+    # stores and sums carry no masks, and the prefetch past the last tile re-reads the
+    # group's own last rows (clamped) instead of a masked load.
     c = tl.program_id(0).to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)
     cmask = c < cols
     y = tl.load(y_ptr + c, mask=cmask).to(tl.float32)
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     step = tl.num_programs(1) * BLOCK_M
     r = tl.program_id(1) * BLOCK_M + tl.arange(0, BLOCK_M).to(tl.int64)
-    if STAGES == 0:
+    if FULL:
+        offs = r[:, None] * cols + c[None, :]
+        xv = stream_load(x_ptr + offs, None, EVICT)
+        gv = stream_load(g_ptr + offs, None, EVICT)
+        for _ in range(tl.program_id(1) * BLOCK_M, rows, step):
+            rn = tl.minimum(r + step, rows - BLOCK_M + tl.arange(0, BLOCK_M))
+            offs_n = rn[:, None] * cols + c[None, :]
+            xn = stream_load(x_ptr + offs_n, None, EVICT)
+            gn = stream_load(g_ptr + offs_n, None, EVICT)
+            d = gv.to(tl.float32) * act_grad(xv.to(tl.float32) + y[None, :], OP, HALF)
+            stream_store(dx_ptr + offs, d.to(dx_ptr.dtype.element_ty), None, EVICT)
+            acc += d
+            offs, xv, gv = offs_n, xn, gn
+            r = r + step
+    elif STAGES == 0:
         mask = (r[:, None] < rows) & cmask[None, :]
         offs = r[:, None] * cols + c[None, :]
         xv = stream_load(x_ptr + offs, mask, EVICT)
@@ -167,7 +184,7 @@ def _rowwise_bwd_kernel(g_ptr, x_ptr, y_ptr, dx_ptr, part_ptr, count_ptr, dy_ptr
 
 
 def _pointwise_backward(g, x, y, op, *, warps=4, per_thread=16, threads_across=32, waves=1.0, tiles_per_group=None,
-                        evict=False, stages=0, info=None):
+                        evict=False, stages=0, full=True, info=None):
     """(dx, dy) of out = act(x [+ y]): dy is dx for a y of x's shape, the sum of dx over
     the rows for a bias.
 
@@ -175,7 +192,8 @@ def _pointwise_backward(g, x, y, op, *, warps=4, per_thread=16, threads_across=3
     per_thread elements a thread (16 by default), threads_across threads across a row (of
     16 bytes each), row groups (waves of programs, one by default, or tiles_per_group row
     tiles each), evict (streaming hints) and stages (0: the next tile prefetched by hand;
-    S >= 1: software-pipelined over S stages). `info`, a dict, receives the launch's
+    S >= 1: software-pipelined over S stages), full (the unmasked loop where every tile is
+    whole, with stages 0; False: the masked loop). `info`, a dict, receives the launch's
     geometry (and on the GPU the binary's registers)."""
     _check(g, x)
     assert g.shape == x.shape and g.dtype == x.dtype, "the gradient must have x's shape and dtype"
@@ -200,17 +218,20 @@ def _pointwise_backward(g, x, y, op, *, warps=4, per_thread=16, threads_across=3
     block_m = max(1, per_thread * 32 * warps // block_n)
     col_blocks = triton.cdiv(cols, block_n)
     count = R.counters(x.device, col_blocks)
-    meta = dict(OP=op, HALF=half, BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_G=block_g, EVICT=evict, STAGES=stages)
+    whole = bool(full) and stages == 0 and rows % block_m == 0 and cols % block_n == 0
+    meta = dict(OP=op, HALF=half, BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_G=block_g, EVICT=evict, STAGES=stages,
+                FULL=whole)
     occ = {"per_sm": 1} if INTERPRET else R.occupancy(
-        _rowwise_bwd_kernel, ("rowwise", x.dtype, op, block_n, block_m, warps, evict, stages, cols % 16, rows % 16,
-                              x.device),
+        _rowwise_bwd_kernel, ("rowwise", x.dtype, op, block_n, block_m, warps, evict, stages, whole, cols % 16,
+                              rows % 16, x.device),
         (g, x, y, dx, R.f32_dummy(x.device), count, dy, rows, cols), meta, warps, x.device)
     row_tiles = triton.cdiv(rows, block_m)
     groups = R.row_groups(row_tiles, col_blocks, occ["per_sm"], x.device, waves, tiles_per_group)
     part = torch.empty(groups, cols, device=x.device, dtype=torch.float32)
     _rowwise_bwd_kernel[(col_blocks, groups)](g, x, y, dx, part, count, dy, rows, cols, **meta, num_warps=warps)
     if info is not None:
-        info.update(occ, block_m=block_m, block_n=block_n, col_blocks=col_blocks, row_tiles=row_tiles, groups=groups)
+        info.update(occ, block_m=block_m, block_n=block_n, col_blocks=col_blocks, row_tiles=row_tiles, groups=groups,
+                    full=whole)
     return dx, dy
 
 
