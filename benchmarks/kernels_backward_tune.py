@@ -31,13 +31,14 @@ import argparse
 import sys
 import time
 
-# geometries (phase 1): the launcher's defaults first
-ROWWISE_GEOMETRY = [dict(warps=w, per_thread=p, stages=s) for w, p, s in (
+# geometries (phase 1): the launcher's defaults first ({}: triton_ops.ROWWISE_LAUNCH, by dtype)
+ROWWISE_GEOMETRY = [{}] + [dict(warps=w, per_thread=p, stages=s) for w, p, s in (
     (4, 16, 0), (4, 8, 0), (8, 8, 0), (8, 16, 0),
     (4, 16, 1), (4, 32, 1), (8, 16, 1),
     (4, 16, 2), (4, 32, 2), (8, 16, 2),
     (4, 8, 3), (4, 16, 3), (4, 32, 3), (8, 16, 3),
-    (4, 16, 4), (8, 16, 4))]
+    (4, 16, 4), (8, 16, 4))] + [dict(warps=w, per_thread=p, stages=0, threads_across=t) for w, p, t in (
+    (4, 16, 64), (4, 16, 128), (8, 16, 64), (4, 32, 64), (8, 8, 128), (4, 8, 64))]
 # warps None: the launcher's default (4)
 LSTM_GEOMETRY = [dict(warps=w, per_thread=p, threads_across=t, stages=s, one_counter=o) for w, p, t, s, o in (
     (None, 4, 16, 0, False), (4, 4, 16, 0, False), (8, 4, 16, 0, False), (4, 4, 32, 0, False),
@@ -63,7 +64,7 @@ def variants(kname):
 def resolved(kname, knobs: dict, es: int) -> dict:
     """knobs with the LSTM's default warps made explicit (es: bytes an element)."""
     if kname == "lstm_gates" and knobs.get("warps") is None:
-        return {**knobs, "warps": 8 if es == 2 else 4}
+        return {**knobs, "warps": 4}
     return dict(knobs)
 
 
@@ -79,7 +80,7 @@ def all_combinations(kname) -> list[dict]:
 
 
 def label(knobs: dict) -> str:
-    return " ".join(f"{k}={v}" for k, v in knobs.items())
+    return " ".join(f"{k}={v}" for k, v in knobs.items()) or "launcher default"
 
 
 def backward_call(kname, ts, knobs):

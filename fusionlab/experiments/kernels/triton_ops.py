@@ -183,15 +183,28 @@ def _rowwise_bwd_kernel(g_ptr, x_ptr, y_ptr, dx_ptr, part_ptr, count_ptr, dy_ptr
     column_sums_done(tl.sum(acc, axis=0), c, cmask, cols, part_ptr, count_ptr, dy_ptr, BLOCK_G, BLOCK_N)
 
 
-def _pointwise_backward(g, x, y, op, *, warps=4, per_thread=16, threads_across=32, waves=1.0, tiles_per_group=None,
-                        evict=False, stages=0, full=True, info=None):
+# The bias kernel's launch by bytes an element (16-bit and 32-bit storage): warps a program,
+# elements a thread, threads across a row (16 bytes each), loop form (_pointwise_backward).
+# In 16-bit storage a program's tile is 8 rows x 512 columns (64 threads x 16 B: 1 KB of
+# each row contiguous) and each thread has 32 elements of x and of g in flight before its
+# math; bytes in flight, not occupancy, set the kernel's bandwidth (on the H100: 0.90-0.92
+# of the copy bandwidth at 2-3 programs an SM, 0.88-0.91 with 16 elements at 4-6;
+# benchmarks/kernels_backward_tune.py).
+ROWWISE_LAUNCH = {
+    2: dict(warps=4, per_thread=32, threads_across=64, stages=0),
+    4: dict(warps=4, per_thread=16, threads_across=32, stages=0),
+}
+
+
+def _pointwise_backward(g, x, y, op, *, warps=None, per_thread=None, threads_across=None, waves=1.0,
+                        tiles_per_group=None, evict=False, stages=None, full=True, info=None):
     """(dx, dy) of out = act(x [+ y]): dy is dx for a y of x's shape, the sum of dx over
     the rows for a bias.
 
     The keywords set the bias kernel's launch (_rowwise_bwd_kernel): warps a program,
-    per_thread elements a thread (16 by default), threads_across threads across a row (of
-    16 bytes each), row groups (waves of programs, one by default, or tiles_per_group row
-    tiles each), evict (streaming hints) and stages (0: the next tile prefetched by hand;
+    per_thread elements a thread, threads_across threads across a row (of 16 bytes each)
+    (None: ROWWISE_LAUNCH's for x's element size), row groups (waves of programs, one by
+    default, or tiles_per_group row tiles each), evict (streaming hints) and stages (0: the next tile prefetched by hand;
     S >= 1: software-pipelined over S stages), full (the unmasked loop where every tile is
     whole, with stages 0; False: the masked loop). `info`, a dict, receives the launch's
     geometry (and on the GPU the binary's registers)."""
@@ -213,6 +226,10 @@ def _pointwise_backward(g, x, y, op, *, warps=4, per_thread=16, threads_across=3
         return dx, dy.zero_()
     cols = y.numel()
     rows = n // cols
+    launch = ROWWISE_LAUNCH[4 if x.element_size() >= 4 else 2]
+    warps, per_thread = warps or launch["warps"], per_thread or launch["per_thread"]
+    threads_across = threads_across or launch["threads_across"]
+    stages = launch["stages"] if stages is None else stages
     R.power_of_2(warps=warps, per_thread=per_thread, threads_across=threads_across)
     block_n, block_g = R.column_blocks(cols, 16 // x.element_size(), threads_across)
     block_m = max(1, per_thread * 32 * warps // block_n)
