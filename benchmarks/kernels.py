@@ -18,12 +18,12 @@ speed of torch.compile of the same math. Prints one table and the verdict per ke
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 
 
 import torch
 
+from fusionlab.bench.gpu_time import write_csv
 from fusionlab.experiments.kernels import aten_ops, load, seed
 from fusionlab.experiments.models.gelu import ManualGelu
 from fusionlab.experiments.models.softmax import ManualSoftmax
@@ -91,16 +91,6 @@ def fmt(r: dict) -> str:
                 f"{r['bandwidth_Bps'] / 1e12:7.3f} {r['copy_frac']:6.3f} {r.get('vs_compile', float('nan')):10.3f}  ok")
     return (f"{r['kernel']:11s} {r['dtype']:9s} {r['impl']:12s} {'':8s} {'':7s} {'':6s} {'':10s}  "
             f"{r['status']}: {r['reason']}")
-
-
-def write_csv(path, rows) -> None:
-    if not path:
-        return
-    keys = sorted({k for r in rows for k in r})
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=keys)
-        w.writeheader()
-        w.writerows(rows)
 
 
 def main(argv=None) -> int:
