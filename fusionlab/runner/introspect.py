@@ -2,8 +2,11 @@
 hits, and the TORCH_COMPILE_DEBUG files kept for it."""
 from __future__ import annotations
 
+import json
 import os
 import sys
+
+from fusionlab.runner import inductor_state
 
 # the TORCH_COMPILE_DEBUG files a run keeps (--compile-debug)
 DEBUG_FILES = ("output_code.py", "ir_post_fusion.txt", "ir_pre_fusion.txt", "fx_graph_readable.py",
@@ -75,6 +78,8 @@ DYNAMO = "dynamo_output_graph"
 GRAPH_FILES = {"provenance": "inductor_provenance_tracking_node_mappings.json",
                "post_grad": "fx_graph_transformed.py", "pre_grad": "pre_grad_graph.py",
                "dynamo": "dynamo_graph.py"}
+# read in process where the graph was lowered in this run (runner.inductor_state); absent on a cache hit
+STATE_FILES = {"node_meta": "node_meta.json", "scheduler_bytes": "scheduler_bytes.json"}
 
 
 class CompileLogs:
@@ -123,6 +128,9 @@ class CompileLogs:
                     outer.add(key, getattr(record, "payload", None) or "")
                     if "frame_id" in md:
                         outer.graphs[-1]["compile_id"] = f"{md['frame_id']}/{md.get('frame_compile_id', 0)}"
+                if key == "provenance":
+                    outer.graphs[-1].update(inductor_state.capture() or {})
+                    outer.backward.forget()
 
         class Fusion(logging.Handler):
             def emit(self, record):
@@ -131,6 +139,7 @@ class CompileLogs:
                 outer.fusion_lines.append(f"[{cid}] {record.getMessage()}")
 
         self._handlers = (Artifacts(), Fusion())
+        self.backward = inductor_state.BackwardProvenance()
 
     def add(self, key: str, payload: str) -> None:
         """One artifact, in the order torch emits them per graph: dynamo's graph, pre-grad
@@ -155,10 +164,12 @@ class CompileLogs:
         self._fusion.setLevel(logging.DEBUG)
         self._fusion.propagate = False    # kept here, not printed
         self._fusion.addHandler(self._handlers[1])
+        self.backward.__enter__()
         return self
 
     def __exit__(self, *exc):
         c = self._config
+        self.backward.__exit__()
         self._trace.removeHandler(self._handlers[0])
         self._fusion.removeHandler(self._handlers[1])
         c.trace.provenance_tracking_level = self._saved[0]
@@ -180,6 +191,10 @@ class CompileLogs:
             for key, file in GRAPH_FILES.items():
                 with open(os.path.join(d, file), "w") as f:
                     f.write(g.get(key) or ("{}" if key == "provenance" else ""))
+            for key, file in STATE_FILES.items():
+                if g.get(key) is not None:
+                    with open(os.path.join(d, file), "w") as f:
+                        json.dump(g[key], f, separators=(",", ":"))
         with open(os.path.join(self.directory, "fusion.log"), "w") as f:
             f.write("".join(line + "\n" for line in self.fusion_lines))
 
