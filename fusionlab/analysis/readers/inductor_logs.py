@@ -7,7 +7,15 @@ an inductor/ folder beside run.json) or as TORCH_COMPILE_DEBUG leaves it:
 - graph_<n>/fx_graph_transformed.py (post-grad graph: aten ops), pre_grad_graph.py and
   dynamo_graph.py (torch-level calls): one node a line, `name: "f32[4, 8][8, 1]cpu" = call`;
 - graph_<n>/compile_id ("0/0") and fusion.log: Inductor's fusion decisions, each line led
-  by the compile id of its graph.
+  by the compile id of its graph;
+- graph_<n>/node_meta.json and scheduler_bytes.json (the runner only, where the graph was
+  lowered in the run, not taken from Inductor's cache; runner.inductor_state): per post-grad
+  node its seq_nr, original_aten and torch-level source; per scheduler node after fusion
+  Inductor's estimate of the bytes it reads and writes, with its origins.
+
+A graph's kind (`forward`, `backward`, `inference`) is read off its post-grad graph's
+inputs: AOTAutograd names a backward's incoming gradients `tangents_<n>` and a training
+forward's inputs `primals_<n>`.
 
 read() returns one Graph per graph folder."""
 from __future__ import annotations
@@ -21,6 +29,7 @@ from dataclasses import dataclass, field
 PROVENANCE = "inductor_provenance_tracking_node_mappings.json"
 POST_GRAD, PRE_GRAD, DYNAMO = "fx_graph_transformed.py", "pre_grad_graph.py", "dynamo_graph.py"
 FUSION_LOG = "fusion.log"
+NODE_META, SCHEDULER_BYTES = "node_meta.json", "scheduler_bytes.json"
 
 DTYPE_BYTES = {"f64": 8, "f32": 4, "f16": 2, "bf16": 2, "i64": 8, "i32": 4, "i16": 2, "i8": 1, "u8": 1,
                "b8": 1, "c64": 8, "c128": 16, "f8e4m3fn": 1, "f8e5m2": 1}
@@ -83,6 +92,18 @@ class Graph:
     post_to_pre: dict[str, list[str]]
     compile_id: str = "-"
     fusion: list[FusionLog] = field(default_factory=list)
+    kind: str = "inference"
+    meta: dict[str, dict] = field(default_factory=dict)       # node_meta.json's nodes ({} if absent)
+    scheduler: list[dict] | None = None                       # scheduler_bytes.json (None if absent)
+    forward: "Graph | None" = None                            # a backward's forward graph (same compile id)
+
+
+def graph_kind(post: dict[str, Node]) -> str:
+    """`backward`, `forward` or `inference` from the post-grad graph's inputs (module doc)."""
+    inputs = [n.name for n in post.values() if n.op == "placeholder"]
+    if any(n.startswith("tangents_") for n in inputs):
+        return "backward"
+    return "forward" if any(n.startswith("primals_") for n in inputs) else "inference"
 
 
 def kernel_of(call: str) -> str:
@@ -176,6 +197,13 @@ def _read(path: str) -> str:
         return ""
 
 
+def _json(path: str):
+    try:
+        return json.loads(_read(path) or "null")
+    except ValueError:
+        return None
+
+
 def read(directory: str | None) -> list[Graph]:
     """Every graph under directory (module doc) that has a provenance mapping, in folder
     order; [] where there is none."""
@@ -199,12 +227,17 @@ def read(directory: str | None) -> list[Graph]:
                 calls += [(call, list(nodes)) for call, nodes in table.items()]
         calls.sort(key=lambda c: int(c[0].rsplit(":", 1)[1]) if c[0].rsplit(":", 1)[-1].isdigit() else 0)
         pre_text = _read(os.path.join(dirpath, PRE_GRAD)) or _read(os.path.join(dirpath, DYNAMO))
-        graphs.append(Graph(dirpath, calls, parse_graph(_read(os.path.join(dirpath, POST_GRAD)), True),
-                            parse_graph(pre_text, False), mapping.get("postToPre") or {},
-                            _read(os.path.join(dirpath, "compile_id")).strip() or "-"))
+        post = parse_graph(_read(os.path.join(dirpath, POST_GRAD)), True)
+        meta = _json(os.path.join(dirpath, NODE_META)) or {}
+        sched = _json(os.path.join(dirpath, SCHEDULER_BYTES))
+        graphs.append(Graph(dirpath, calls, post, parse_graph(pre_text, False), mapping.get("postToPre") or {},
+                            _read(os.path.join(dirpath, "compile_id")).strip() or "-", kind=graph_kind(post),
+                            meta=meta.get("nodes") or {}, scheduler=sched if isinstance(sched, list) else None))
     by_id: dict[str, list[Graph]] = {}
     for g in graphs:
         by_id.setdefault(g.compile_id, []).append(g)
+        if g.kind == "backward":
+            g.forward = next((f for f in reversed(by_id[g.compile_id][:-1]) if f.kind == "forward"), None)
     for cid, gs in by_id.items():   # a compile id's schedulers in graph order (forward, backward)
         found = [f for f in logs.get(cid, []) if f.origins or f.externs]
         if len(found) == len(gs):

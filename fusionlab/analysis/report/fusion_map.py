@@ -87,8 +87,16 @@ def _ledger_rows(lg: pd.DataFrame) -> str:
         eager_html = "<br>".join(f"{html.escape(op)}: {_name(k, 32)}" for op, k in eager) or "<i>not matched</i>"
         bytes_cell = (f"{_bytes(r.eager_dram_bytes)} → {_bytes(r.dram_bytes)}" if r.dram_bytes == r.dram_bytes
                       else f"{_bytes(r.est_bytes_unfused)} → {_bytes(r.est_bytes)} (FX shapes)")
-        ops = html.escape(str(r.torch_ops or "").replace("+", ", "))
-        name_note = "" if r.name_agrees else f"<br><i>name also says: {html.escape(str(r.name_only_ops))}</i>"
+        inductor = getattr(r, "inductor_bytes", float("nan"))
+        if inductor == inductor and inductor is not None:
+            bytes_cell += f"<br><i>Inductor's estimate: {_bytes(inductor)}</i>"
+        by_name = getattr(r, "ops_source", "provenance") == "name"
+        ops = html.escape(str((r.ops_by_name if by_name else r.torch_ops) or "").replace("+", ", "))
+        grad = str(getattr(r, "grad_of", "") or "")
+        name_note = ("<br><i>ops from the kernel name (no provenance)</i>" if by_name
+                     else "" if r.name_agrees else f"<br><i>name also says: {html.escape(str(r.name_only_ops))}</i>")
+        if grad and grad != "nan":
+            name_note = f"<br><i>gradient of: {html.escape(grad.replace('+', ', '))}</i>" + name_note
         rows.append([_signed(r.time_saved_us, _us), _us(r.eager_time_us), _us(r.time_us), _name(r.full_name),
                      f"{ops}{name_note}", eager_html, bytes_cell])
     return _table(["time saved", "eager", "fused", "fused kernel", "computes (torch ops)", "replaced eager kernels",

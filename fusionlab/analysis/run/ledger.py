@@ -45,7 +45,7 @@ from collections import defaultdict
 import pandas as pd
 
 from fusionlab.analysis.readers.inductor_logs import Graph, kernel_of
-from fusionlab.analysis.run import fusion
+from fusionlab.analysis.run import fusion, kernel_bytes
 
 GRAPH_PREFIX = re.compile(r"^graph_\d+_")
 VIEWS = {"view", "reshape", "_unsafe_view", "permute", "transpose", "t", "unsqueeze", "squeeze", "select",
@@ -58,10 +58,11 @@ EAGER_OPS = {"linear": ("linear", "addmm", "mm", "matmul"), "matmul": ("matmul",
              "scaled_dot_product_attention": ("scaled_dot_product_attention", "attention")}
 RESOURCES = ["registers_per_thread", "block_threads", "grid_blocks", "static_smem_bytes", "dynamic_smem_bytes",
              "theoretical_occupancy", "occupancy_limited_by", "achieved_occupancy_pct"]
-LEDGER_COLUMNS = ["kernel", "calls", "fx_nodes", "aten_ops", "torch_ops", "ops_by_name", "name_agrees",
-                  "name_only_ops", "eager_kernels", "eager_time_us", "time_us", "time_saved_us",
-                  "eager_dram_bytes", "dram_bytes", "bytes_saved", "est_bytes", "est_bytes_unfused", *RESOURCES,
-                  "graph", "full_name"]
+LEDGER_COLUMNS = ["kernel", "calls", "graph_kind", "fx_nodes", "aten_ops", "torch_ops", "grad_of", "ops_source",
+                  "ops_by_name", "name_agrees", "name_only_ops", "eager_kernels", "eager_time_us", "time_us",
+                  "time_saved_us", "eager_dram_bytes", "dram_bytes", "bytes_saved", "est_bytes", "est_bytes_unfused",
+                  "inductor_bytes", "inductor_bytes_source", *RESOURCES, "graph", "full_name"]
+GENERATED_PREFIXES = ("cpp_", "triton_")      # Inductor's generated kernels' names in a profile
 MISSED_COLUMNS = ["kind", "producer", "consumer", "buffers", "buffer_bytes", "time_cost_us", "reason",
                   "reason_source", "producer_time_us", "consumer_time_us", "graph", "chain"]
 
@@ -106,17 +107,58 @@ def eager_ops(eager: pd.DataFrame) -> dict[str, dict]:
     return out
 
 
+def _aten(name: str | None) -> str | None:
+    """'threshold_backward.default' -> 'threshold_backward'."""
+    return name.split(".")[0] if name else None
+
+
+def _fwd_ops(g: Graph, node: str) -> list[tuple[str, str]]:
+    """(node, torch-level op) of the forward ops a backward graph's node belongs to: the
+    forward graph's nodes of the same seq_nr (autograd's), else its source_fn."""
+    m = g.meta.get(node) or {}
+    f = g.forward
+    if f is not None and m.get("seq_nr") is not None:
+        same = [n for n, fm in f.meta.items() if fm.get("seq_nr") == m["seq_nr"] and not fm.get("backward")]
+        found = _torch_nodes(f, same)
+        if found:
+            return found
+    src = m.get("source_fn")
+    return [(f"src:{src[0]}", src[1].lower())] if src else []
+
+
 def _torch_nodes(g: Graph, post_nodes) -> list[tuple[str, str]]:
     """(node, torch-level op) the post-grad nodes came from; a post-grad node with no
-    pre-grad origin stands for itself (its aten op)."""
+    pre-grad origin stands for itself (its aten op). In a backward graph with node meta, a
+    backward node stands for the aten op autograd ran (`original_aten`: threshold_backward,
+    native_layer_norm_backward, mm), one per seq_nr, and a forward node recomputed there for
+    its forward op, marked `(recompute)`: eager ran no such kernel."""
     out = []
     for n in post_nodes:
+        m = g.meta.get(n) if g.kind == "backward" else None
+        aten = _aten((m or {}).get("original_aten"))
+        if m and m.get("backward") and aten:
+            if aten not in VIEWS:
+                out.append((f"grad:{m.get('seq_nr')}:{aten}", aten))
+            continue
+        if m and not m.get("backward"):
+            if n in g.post and g.post[n].op not in VIEWS:
+                out += [(f"recompute:{k}", f"{op} (recompute)") for k, op in _fwd_ops(g, n)]
+            continue
         pres = [p for p in g.post_to_pre.get(n, []) if p in g.pre] if g.pre else []
         if pres:
             out += [(f"pre:{p}", g.pre[p].op) for p in pres]
         elif n in g.post and g.post[n].op not in VIEWS:
             out.append((f"post:{n}", g.post[n].op))
     return list(dict.fromkeys(out))
+
+
+def grad_of(g: Graph, post_nodes) -> list[str]:
+    """The forward torch-level ops whose gradient a backward graph's nodes compute."""
+    ops = []
+    for n in post_nodes:
+        if (g.meta.get(n) or {}).get("backward"):
+            ops += [op for _, op in _fwd_ops(g, n) if op not in ops]
+    return ops
 
 
 def eager_share(graphs: list[Graph], eager: dict[str, dict]) -> tuple[dict, dict]:
@@ -179,11 +221,13 @@ def ledger(kernels: pd.DataFrame, graphs: list[Graph], eager: pd.DataFrame | Non
             if not generated(call):
                 continue
             name = kernel_of(call)
-            r = rows.setdefault(name, {"kernel": name, "calls": 0, "fx_nodes": [], "aten_ops": [], "torch_ops": [],
+            r = rows.setdefault(name, {"kernel": name, "calls": 0, "graph_kind": g.kind, "fx_nodes": [],
+                                       "aten_ops": [], "torch_ops": [], "grad_of": [], "ops_source": "provenance",
                                        "eager_kernels": [], "eager_time_us": 0.0, "eager_dram_bytes": 0.0,
                                        "matched": False, "est_bytes": 0.0, "est_bytes_unfused": 0.0,
                                        "graph": g.compile_id})
             r["calls"] += 1
+            r["grad_of"] += [op for op in grad_of(g, reversed(nodes)) if op not in r["grad_of"]]
             r["fx_nodes"] += [n for n in nodes if n not in r["fx_nodes"]]
             r["aten_ops"] += [g.post[n].op for n in reversed(nodes)
                               if n in g.post and g.post[n].op not in r["aten_ops"]]
@@ -201,18 +245,29 @@ def ledger(kernels: pd.DataFrame, graphs: list[Graph], eager: pd.DataFrame | Non
             f, u = _est_bytes(g, set(nodes))
             r["est_bytes"] += f
             r["est_bytes_unfused"] += u
+    for name, m in measured.items() if graphs else ():   # generated kernels no provenance mapping lists
+        if name not in rows and name.startswith(GENERATED_PREFIXES):
+            rows[name] = {"kernel": name, "calls": 0, "graph_kind": None, "fx_nodes": [], "aten_ops": [],
+                          "torch_ops": [], "grad_of": [], "ops_source": "name", "eager_kernels": [],
+                          "matched": False, "est_bytes": math.nan, "est_bytes_unfused": math.nan, "graph": None}
+    inductor = kernel_bytes.kernel_bytes(graphs, kernel_of)
     out = []
     for name, r in rows.items():
         m = measured.get(name, {})
+        r["inductor_bytes"], r["inductor_bytes_source"] = inductor.get(name, (math.nan, "no provenance"))
         by_name = fusion.classify(name)[1]
         computed = set(r["aten_ops"]) | set(r["torch_ops"])
         name_only = [o for o in by_name if o not in computed and not any(o in c for c in computed)]
+        if r["ops_source"] == "name":        # nothing computed is known: nothing to compare
+            name_only, r["calls"] = None, None
         if not r.pop("matched"):
             r["eager_time_us"] = r["eager_dram_bytes"] = math.nan
         t = m.get("time_us", math.nan)
         out.append({**r, "fx_nodes": "+".join(r["fx_nodes"]), "aten_ops": "+".join(r["aten_ops"]),
-                    "torch_ops": "+".join(r["torch_ops"]), "ops_by_name": "+".join(by_name),
-                    "name_agrees": not name_only, "name_only_ops": "+".join(name_only),
+                    "torch_ops": "+".join(r["torch_ops"]), "grad_of": "+".join(r["grad_of"]),
+                    "ops_by_name": "+".join(by_name),
+                    "name_agrees": None if name_only is None else not name_only,
+                    "name_only_ops": "+".join(name_only or []),
                     "eager_kernels": " | ".join(r["eager_kernels"]), "time_us": t,
                     "time_saved_us": r["eager_time_us"] - t, "dram_bytes": m.get("dram_bytes", math.nan),
                     "bytes_saved": r["eager_dram_bytes"] - m.get("dram_bytes", math.nan),
