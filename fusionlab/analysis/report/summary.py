@@ -379,7 +379,8 @@ def ledger_md(ledger: pd.DataFrame | None, missed: pd.DataFrame | None, top: int
     lg = ledger.sort_values("time_saved_us", ascending=False, na_position="last")
     agree = int(ledger["name_agrees"].astype(str).eq("True").sum())
     t = pd.DataFrame({**{c: lg[c] for c in keys}, "fused kernel": lg["kernel"].str.slice(0, 48),
-                      "computes": lg["torch_ops"].astype(str).str.replace("+", ", "),
+                      "computes": lg["torch_ops"].where(lg.get("ops_source", "provenance") != "name",
+                                                        lg["ops_by_name"] + " (by name)").astype(str).str.replace("+", ", "),
                       "eager": (lg["eager_time_us"] / 1e3).map(fmt_time), "fused": (lg["time_us"] / 1e3).map(fmt_time),
                       "saved": (lg["time_saved_us"] / 1e3).map(fmt_time)})
     out += [f"Each fused kernel against the eager kernels its ops ran as (`tables/fusion_ledger.csv`: "

@@ -112,6 +112,16 @@ def _aten(name: str | None) -> str | None:
     return name.split(".")[0] if name else None
 
 
+def _autograd_name(g: Graph, node: str) -> str:
+    """The eager autograd node a backward graph's node belongs to (ReluBackward0,
+    NativeLayerNormBackward0): the forward aten op of its seq_nr, else its torch-level op."""
+    m = g.meta.get(node) or {}
+    fwd = [fm.get("original_aten") for fm in (g.forward.meta.values() if g.forward else ())
+           if m.get("seq_nr") is not None and fm.get("seq_nr") == m["seq_nr"] and not fm.get("backward")]
+    op = _aten(next(filter(None, fwd), None)) or (m.get("source_fn") or [None, ""])[1]
+    return "".join(w.capitalize() for w in str(op).split("_")) + "Backward0"
+
+
 def _fwd_ops(g: Graph, node: str) -> list[tuple[str, str]]:
     """(node, torch-level op) of the forward ops a backward graph's node belongs to: the
     forward graph's nodes of the same seq_nr (autograd's), else its source_fn."""
@@ -130,15 +140,17 @@ def _torch_nodes(g: Graph, post_nodes) -> list[tuple[str, str]]:
     """(node, torch-level op) the post-grad nodes came from; a post-grad node with no
     pre-grad origin stands for itself (its aten op). In a backward graph with node meta, a
     backward node stands for the aten op autograd ran (`original_aten`: threshold_backward,
-    native_layer_norm_backward, mm), one per seq_nr, and a forward node recomputed there for
-    its forward op, marked `(recompute)`: eager ran no such kernel."""
+    native_layer_norm_backward, mm), one per seq_nr (its key names the eager autograd node
+    too: eager's CPU profile lists ReluBackward0 where the GPU's lists the aten op's kernel),
+    and a forward node recomputed there for its forward op, marked `(recompute)`: eager ran
+    no such kernel."""
     out = []
     for n in post_nodes:
         m = g.meta.get(n) if g.kind == "backward" else None
         aten = _aten((m or {}).get("original_aten"))
         if m and m.get("backward") and aten:
-            if aten not in VIEWS:
-                out.append((f"grad:{m.get('seq_nr')}:{aten}", aten))
+            if aten not in VIEWS and (n not in g.post or g.post[n].args):    # a constant computes nothing
+                out.append((f"grad:{m.get('seq_nr')}:{aten}:{_autograd_name(g, n)}", aten))
             continue
         if m and not m.get("backward"):
             if n in g.post and g.post[n].op not in VIEWS:
@@ -179,7 +191,8 @@ def eager_share(graphs: list[Graph], eager: dict[str, dict]) -> tuple[dict, dict
                 users[key] += 1
                 if key not in seen:
                     seen.add(key)
-                    e = next((x for x in EAGER_OPS.get(op, (op,)) if x in eager), None)
+                    autograd = (node.split(":")[3],) if node.startswith("grad:") else ()
+                    e = next((x for x in (*EAGER_OPS.get(op, (op,)), *autograd) if x in eager), None)
                     if e:
                         op_nodes[e].append(key)
     share = {}
@@ -369,6 +382,8 @@ def missed(kernels: pd.DataFrame, graphs: list[Graph], copy_bandwidth_Bps: float
         for node in g.post.values():
             j = producer.get(node.name)
             for a in node.args:
+                if a in g.post and not g.post[a].args and g.post[a].op != "placeholder":
+                    continue      # a constant (full_default): each kernel computes it inline
                 i = producer.get(a)
                 if i is not None and j is not None and i != j and a not in pairs[(i, j)]:
                     pairs[(i, j)].append(a)

@@ -1,6 +1,6 @@
 class <lambda>(torch.nn.Module):
     def forward(self, arg0_1: "f32[4, 128, 512][65536, 512, 1]cpu", arg1_1: "f32[1536][1]cpu", arg2_1: "f32[1536, 512][512, 1]cpu", arg3_1: "f32[512, 512][512, 1]cpu", arg4_1: "f32[512][1]cpu", arg5_1: "f32[512][1]cpu", arg6_1: "f32[512][1]cpu", arg7_1: "f32[2048, 512][512, 1]cpu", arg8_1: "f32[2048][1]cpu", arg9_1: "f32[512, 2048][2048, 1]cpu", arg10_1: "f32[512][1]cpu", arg11_1: "f32[512][1]cpu", arg12_1: "f32[512][1]cpu"):
-        # File: /work/wt-ledger/fusionlab/experiments/models/transformer_block.py:24 in forward, code: x = self.norm1(x + self.attn(x, x, x)[0])
+        # File: /work/main/fusionlab/experiments/models/transformer_block.py:24 in forward, code: x = self.norm1(x + self.attn(x, x, x)[0])
         view: "f32[512, 512][512, 1]cpu" = torch.ops.aten.reshape.default(arg0_1, [512, 512])
         permute: "f32[512, 1536][1, 512]cpu" = torch.ops.aten.permute.default(arg2_1, [1, 0]);  arg2_1 = None
         addmm: "f32[512, 1536][1536, 1]cpu" = torch.ops.aten.addmm.default(arg1_1, view, permute);  arg1_1 = view = permute = None
@@ -18,7 +18,7 @@ class <lambda>(torch.nn.Module):
         # No stacktrace found for following nodes
         unsqueeze_default: "f32[1, 1024, 4, 64][65536, 64, 65536, 1]cpu" = torch.ops.aten.unsqueeze.default(mul, 0);  mul = None
 
-        # File: /work/wt-ledger/fusionlab/experiments/models/transformer_block.py:24 in forward, code: x = self.norm1(x + self.attn(x, x, x)[0])
+        # File: /work/main/fusionlab/experiments/models/transformer_block.py:24 in forward, code: x = self.norm1(x + self.attn(x, x, x)[0])
         select_1: "f32[4, 128, 512][65536, 512, 1]cpu" = torch.ops.aten.select.int(clone, 0, 1)
         view_4: "f32[4, 1024, 64][65536, 64, 1]cpu" = torch.ops.aten.reshape.default(select_1, [4, 1024, 64]);  select_1 = None
         permute_3: "f32[1024, 4, 64][64, 65536, 1]cpu" = torch.ops.aten.permute.default(view_4, [1, 0, 2]);  view_4 = None
@@ -26,7 +26,7 @@ class <lambda>(torch.nn.Module):
         # No stacktrace found for following nodes
         unsqueeze_default_1: "f32[1, 1024, 4, 64][65536, 64, 65536, 1]cpu" = torch.ops.aten.unsqueeze.default(permute_3, 0);  permute_3 = None
 
-        # File: /work/wt-ledger/fusionlab/experiments/models/transformer_block.py:24 in forward, code: x = self.norm1(x + self.attn(x, x, x)[0])
+        # File: /work/main/fusionlab/experiments/models/transformer_block.py:24 in forward, code: x = self.norm1(x + self.attn(x, x, x)[0])
         select_2: "f32[4, 128, 512][65536, 512, 1]cpu" = torch.ops.aten.select.int(clone, 0, 2);  clone = None
         view_5: "f32[4, 1024, 64][65536, 64, 1]cpu" = torch.ops.aten.reshape.default(select_2, [4, 1024, 64]);  select_2 = None
         permute_4: "f32[1024, 4, 64][64, 65536, 1]cpu" = torch.ops.aten.permute.default(view_5, [1, 0, 2]);  view_5 = None
@@ -36,7 +36,7 @@ class <lambda>(torch.nn.Module):
         _scaled_dot_product_flash_attention_for_cpu_default = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default(unsqueeze_default, unsqueeze_default_1, unsqueeze_default_2, scale = 1.0);  unsqueeze_default = unsqueeze_default_1 = unsqueeze_default_2 = None
         getitem_4: "f32[1, 1024, 4, 64][65536, 64, 65536, 1]cpu" = _scaled_dot_product_flash_attention_for_cpu_default[0];  _scaled_dot_product_flash_attention_for_cpu_default = None
 
-        # File: /work/wt-ledger/fusionlab/experiments/models/transformer_block.py:24 in forward, code: x = self.norm1(x + self.attn(x, x, x)[0])
+        # File: /work/main/fusionlab/experiments/models/transformer_block.py:24 in forward, code: x = self.norm1(x + self.attn(x, x, x)[0])
         squeeze_dim: "f32[1024, 4, 64][64, 65536, 1]cpu" = torch.ops.aten.squeeze.dim(getitem_4, 0);  getitem_4 = None
         permute_6: "f32[4, 1024, 64][65536, 64, 1]cpu" = torch.ops.aten.permute.default(squeeze_dim, [1, 0, 2]);  squeeze_dim = None
         view_6: "f32[512, 512][512, 1]cpu" = torch.ops.aten.reshape.default(permute_6, [512, 512]);  permute_6 = None
@@ -54,7 +54,7 @@ class <lambda>(torch.nn.Module):
         mul_2: "f32[4, 128, 512][65536, 512, 1]cpu" = torch.ops.aten.mul.Tensor(mul_1, arg5_1);  mul_1 = arg5_1 = None
         add_2: "f32[4, 128, 512][65536, 512, 1]cpu" = torch.ops.aten.add.Tensor(mul_2, arg6_1);  mul_2 = arg6_1 = None
 
-        # File: /work/wt-ledger/fusionlab/experiments/models/transformer_block.py:25 in forward, code: x = self.norm2(x + self.ff(x))
+        # File: /work/main/fusionlab/experiments/models/transformer_block.py:25 in forward, code: x = self.norm2(x + self.ff(x))
         view_9: "f32[512, 512][512, 1]cpu" = torch.ops.aten.reshape.default(add_2, [512, 512])
         permute_8: "f32[512, 2048][1, 512]cpu" = torch.ops.aten.permute.default(arg7_1, [1, 0]);  arg7_1 = None
         addmm_2: "f32[512, 2048][2048, 1]cpu" = torch.ops.aten.addmm.default(arg8_1, view_9, permute_8);  arg8_1 = view_9 = permute_8 = None
