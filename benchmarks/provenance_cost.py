@@ -2,9 +2,11 @@
 on compile latency: each model compiled in a fresh runner process with the logs on and off
 (FUSIONLAB_INDUCTOR_LOGS=0), cold (an empty Inductor cache) and cached (the same cache
 again), alternating, `--reps` times; prints the runs and the medians of run.json's
-compile_latency_s (first call minus eager's first call).
+compile_latency_s (first call minus eager's first call). `--mode train` compiles a forward
+and a backward graph (the backward at the first backward call, inside the first call's time).
 
     PYTHONPATH=$PWD python benchmarks/provenance_cost.py --models mlp transformer_block --reps 3
+    PYTHONPATH=$PWD python benchmarks/provenance_cost.py --mode train --reps 3
 """
 import argparse
 import json
@@ -15,10 +17,10 @@ import sys
 import tempfile
 
 
-def one(model: str, logs: bool, cache: str, out: str) -> dict:
+def one(model: str, logs: bool, cache: str, out: str, mode: str = "inference") -> dict:
     env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": cache, "FUSIONLAB_INDUCTOR_LOGS": "1" if logs else "0"}
     subprocess.run([sys.executable, "-m", "fusionlab.runner", "--model", model, "--variant", "compile",
-                    "--batch", "4", "--warmup", "1", "--iters", "2", "--windows", "1", "--device", "cpu",
+                    "--mode", mode, "--batch", "4", "--warmup", "1", "--iters", "2", "--windows", "1", "--device", "cpu",
                     "--out", out], env=env, check=True, capture_output=True)
     rec = json.load(open(out))
     return {"compile_latency_s": rec["compile_latency_s"], "hits": rec["compile"]["fx_graph_cache_hits"]}
@@ -28,6 +30,7 @@ def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--models", nargs="+", default=["mlp", "transformer_block"])
     p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--mode", default="inference", choices=["inference", "train"])
     a = p.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -36,7 +39,7 @@ def main() -> None:
                 for logs in (True, False):
                     cache = os.path.join(tmp, f"cache_{rep}_{model}_{logs}")
                     for state in ("cold", "cached"):
-                        r = one(model, logs, cache, os.path.join(tmp, "run.json"))
+                        r = one(model, logs, cache, os.path.join(tmp, "run.json"), a.mode)
                         rows.append({"model": model, "logs": logs, "state": state, **r})
                         print(json.dumps(rows[-1]), flush=True)
     print("\nmodel state logs median_compile_latency_s")

@@ -94,16 +94,23 @@ class CompileLogs:
       there on every compile). Provenance tracking
       (config.trace.provenance_tracking_level 1) is on while open; it is part of Inductor's
       FX graph cache key and a cached graph carries its mapping, which Inductor emits again
-      on a cache hit, so a warm compile has provenance too;
+      on a cache hit, so a warm compile has provenance too. A training graph's backward,
+      compiled at the first backward call outside AOTAutograd's provenance context, has its
+      kernel -> post-grad mapping written too (runner.inductor_state.BackwardProvenance);
+    - graph_<n>/node_meta.json and scheduler_bytes.json, where the graph was lowered in this
+      run (not on a cache hit): per post-grad node its seq_nr, original_aten and torch-level
+      source (what ties a backward node to its forward op), and per scheduler node after
+      fusion Inductor's estimate of its bytes read and written (runner.inductor_state);
     - fusion.log: Inductor's fusion decisions (the `fusion` log artifact: candidates,
       "cannot fuse X with Y: reason", "found N possible fusions"), each line led by the
       graph's compile id ("[0/0] ..."; graph_<n>/compile_id names it); empty on a cache
       hit, where nothing is scheduled.
-    Both come from torch's structured trace and logging, in process: no TORCH_COMPILE_DEBUG,
-    no cache turned off. Inductor's metric tables (kernel_metadata,
-    fusion_failure_due_to_indexing_mismatch) stay off: outside Inductor's benchmark harness
-    their rows hold ints, which MetricTable.add_row asserts against (torch 2.13), failing
-    the compile; the fusion log carries the same "cannot fuse" reasons."""
+    All of it comes from torch's structured trace, logging and the graph being lowered, in
+    process: no TORCH_COMPILE_DEBUG, no cache turned off. Inductor's metric tables
+    (kernel_metadata, fusion_failure_due_to_indexing_mismatch) stay off: outside Inductor's
+    benchmark harness their rows hold ints, which MetricTable.add_row asserts against (torch
+    2.13), failing the compile; the fusion log carries the same "cannot fuse" reasons and
+    scheduler_bytes.json the byte estimate."""
 
     def __init__(self, torch, directory: str):
         import logging

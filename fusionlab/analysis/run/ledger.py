@@ -6,12 +6,21 @@ dram_bytes where Nsight Compute measured it), its graphs (readers.inductor_logs:
 FX graphs, fusion log), and the eager run of the same configuration's kernels.
 
 ledger() - one row per generated kernel (cpp_*/triton_*):
+- graph_kind: `inference`, `forward` or `backward` (a training graph's two halves);
+  ops_source: `provenance` (its calls are in a graph's kernel -> post-grad mapping) or
+  `name` (a generated kernel of the profile no mapping lists: only ops_by_name is known).
 - fx_nodes, aten_ops: the post-grad nodes and aten ops it computes (provenance); torch_ops:
-  the torch-level calls they came from (postToPre, the pre-grad graph); ops_by_name,
-  name_agrees: the ops its name lists (analysis.run.fusion) and whether they match what it
-  computes (a name is truncated, and can list an op the kernel only reads).
+  the torch-level calls they came from (postToPre, the pre-grad graph). In a backward graph
+  with node meta, each backward node's `original_aten` (the op autograd ran:
+  threshold_backward, native_layer_norm_backward, sum), one per seq_nr, and a forward node
+  recomputed there as `<op> (recompute)`; grad_of: the forward torch-level ops whose
+  gradient it computes (the forward graph's nodes of the same seq_nr, else the node's
+  fwd_source_fn_stack). ops_by_name, name_agrees: the ops its name lists
+  (analysis.run.fusion) and whether they match what it computes (a name is truncated, and
+  can list an op the kernel only reads).
 - eager_kernels, eager_time_us, eager_dram_bytes: the eager kernels its torch-level ops ran
-  as ("op: kernel"; "sub (add kernel): ..." where eager ran the op as another's kernel).
+  as ("op: kernel"; "sub (add kernel): ..." where eager ran the op as another's kernel; a
+  backward op also as its autograd node, ReluBackward0, the name eager's CPU profile has).
   Eager's time of an op (its kernels' time per iteration, op from the kernel name, `sub`
   through the add kernel, `linear` through addmm/mm) is shared equally among the graph's
   torch-level nodes of that op, and a node's share among the kernel calls that compute part
@@ -22,8 +31,10 @@ ledger() - one row per generated kernel (cpp_*/triton_*):
 - est_bytes, est_bytes_unfused: the bytes the kernel moves by the FX graph's shapes (its
   inputs from outside it and its outputs used outside it), and the same ops each as its own
   kernel (every non-view node's inputs and output): the estimate of the same bytes the cost
-  model reasons with. Inductor's own estimate (metric table kernel_metadata) cannot be
-  recorded outside its benchmark harness (runner.introspect.CompileLogs).
+  model reasons with. inductor_bytes, inductor_bytes_source: Inductor's own estimate, its
+  scheduler nodes' read and written bytes summed over the kernel's calls
+  (analysis.run.kernel_bytes), or NaN and why (the graph came from Inductor's cache; the run
+  kept no estimate; no provenance).
 - launch resources and occupancy where the profile has them.
 
 missed() - one row per pair of kernel calls the compiler left apart with a buffer between
