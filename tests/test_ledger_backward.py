@@ -137,3 +137,18 @@ def test_compile_logs_backward_in_process(tmp_path):
     # kernels.csv's ops come from the same mapping
     m = provenance.kernel_ops(str(tmp_path / "inductor"))
     assert any("threshold_backward" in k for k in m)
+
+
+def test_page_and_summary_show_backward_rows():
+    from fusionlab.analysis.report import fusion_map
+    from fusionlab.analysis.report.summary import ledger_md
+    from fusionlab.analysis.sweep import ledger as sweep_ledger
+    from fusionlab.analysis.sweep.tables import kernels_table
+    files = [os.path.join(DATA, r, "metrics.json") for r in ("mlp_train_eager", "mlp_train_compile")]
+    kernels = kernels_table([(m, m.replace("metrics.json", "kernels.csv")) for m in files])
+    lg, ms = sweep_ledger.build(files, kernels, None)
+    assert set(lg["graph_kind"]) == {"forward", "backward"} and set(lg["mode"]) == {"train"}
+    assert {"grad_of", "ops_source", "inductor_bytes", "inductor_bytes_source"} <= set(lg.columns)
+    page = fusion_map.page(kernels, lg, ms)
+    assert "gradient of: relu" in page and "Inductor's estimate" in page
+    assert "threshold_backward" in "\n".join(ledger_md(lg, ms))
