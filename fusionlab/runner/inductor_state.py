@@ -115,8 +115,8 @@ class BackwardProvenance:
         self.saved = None
 
     def __enter__(self):
-        self.saved = self.debug._pre_grad_graph_id
-        if not self.saved:
+        self.saved = getattr(self.debug, "_pre_grad_graph_id", None)
+        if not self.saved and hasattr(self.debug, "_pre_grad_graph_id"):   # torch >= 2.8
             self.debug._pre_grad_graph_id = self.SENTINEL
         self.forget()
         return self
@@ -129,7 +129,7 @@ class BackwardProvenance:
             pass
 
     def __exit__(self, *exc):
-        if self.debug._pre_grad_graph_id == self.SENTINEL:
+        if getattr(self.debug, "_pre_grad_graph_id", None) == self.SENTINEL:
             self.debug._pre_grad_graph_id = self.saved
         self.forget()
         return False
