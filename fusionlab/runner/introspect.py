@@ -136,7 +136,10 @@ class CompileLogs:
                     if "frame_id" in md:
                         outer.graphs[-1]["compile_id"] = f"{md['frame_id']}/{md.get('frame_compile_id', 0)}"
                 if key == "provenance":
-                    outer.graphs[-1].update(inductor_state.capture() or {})
+                    try:
+                        outer.graphs[-1].update(inductor_state.capture() or {})
+                    except Exception:    # what is read in process must never fail the compile
+                        pass
                     outer.backward.forget()
 
         class Fusion(logging.Handler):
