@@ -27,10 +27,10 @@ def report(tmp_path):
 
 def pytest_collection_modifyitems(config, items):
     """The long end-to-end tests (marked slow: workflow runs, a 30 s time limit) go first:
-    with xdist (pyproject.toml: -n 2) a worker starts on them while the other takes the many
+    with xdist (pyproject.toml: -n 3) workers start on them while another takes the many
     short tests, so the session lasts about its share of the work, not that plus a long test
     started last. The tests that only read the smoke sweep (marked smoke_reader; the first
-    smoke test runs it) go last, when it is ready, and spread over both workers. The order
+    smoke test runs it) go last, when it is ready, and spread over the workers. The order
     is otherwise kept. All of them always run; `-m "not slow"` leaves them out for a quick
     look."""
     def rank(item):
