@@ -86,6 +86,12 @@ def test_inductor_bytes_mlp():
     row = lg.loc["cpp_fused_relu_0"]
     assert row["inductor_bytes"] == relu and row["inductor_bytes_source"] == kernel_bytes.SOURCE
     assert row["inductor_bytes"] == row["est_bytes"]        # a relu: its input and output, twice
+    # hand counts (batch 4, hidden 1024, fp32): two relus, each reads and writes 4 x 1024
+    # floats; the middle addmm reads x, w2 and b2 and writes its output
+    B, H, f = 4, 1024, 4
+    assert row["inductor_bytes"] == 2 * 2 * B * H * f
+    mm = next(s["bytes"] for s in sched if "addmm_default_1" in s["origins"])
+    assert mm == (B * H + H * H + H + B * H) * f
     calls = kernel_bytes.call_bytes(g)
     externs = [i for i, (c, _) in enumerate(g.calls) if not ledger.generated(c)]
     assert set(calls) == set(range(len(g.calls))) and all(calls[i] > 0 for i in externs)
