@@ -106,6 +106,11 @@ def graph_kind(post: dict[str, Node]) -> str:
     return "forward" if any(n.startswith("primals_") for n in inputs) else "inference"
 
 
+def generated(call: str) -> bool:
+    """Inductor generated this kernel call (not an extern library call)."""
+    return not call.startswith(("extern_kernels.", "torch.ops.", "aten."))
+
+
 def kernel_of(call: str) -> str:
     """'cpp_fused_relu_0:2' -> 'cpp_fused_relu_0'."""
     return call.rsplit(":", 1)[0]

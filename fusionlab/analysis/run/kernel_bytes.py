@@ -15,17 +15,13 @@ from __future__ import annotations
 
 import math
 
-from fusionlab.analysis.readers.inductor_logs import Graph
+from fusionlab.analysis.readers.inductor_logs import Graph, generated
 
 SOURCE = "Inductor scheduler estimate"
 FROM_CACHE = "graph from Inductor's cache: not scheduled in this run"
 NOT_KEPT = "run kept no scheduler estimate"
 UNMATCHED = "no scheduler node matched the kernel's FX nodes"
 EXTERN = ("ExternKernelSchedulerNode",)
-
-
-def _generated(call: str) -> bool:
-    return not call.startswith(("extern_kernels.", "torch.ops.", "aten."))
 
 
 def call_bytes(g: Graph) -> dict[int, float]:
@@ -41,7 +37,7 @@ def call_bytes(g: Graph) -> dict[int, float]:
         extern = s.get("kind") in EXTERN
         origins = set(s.get("origins") or ())
         best = max(((len(origins & nodes[i]), -i) for i, (c, _) in enumerate(g.calls)
-                    if _generated(c) != extern), default=(0, 0))
+                    if generated(c) != extern), default=(0, 0))
         if best[0]:
             out[-best[1]] = out.get(-best[1], 0.0) + float(s["bytes"])
     return out

@@ -55,7 +55,7 @@ from collections import defaultdict
 
 import pandas as pd
 
-from fusionlab.analysis.readers.inductor_logs import Graph, kernel_of
+from fusionlab.analysis.readers.inductor_logs import Graph, generated, kernel_of
 from fusionlab.analysis.run import fusion, kernel_bytes
 
 GRAPH_PREFIX = re.compile(r"^graph_\d+_")
@@ -76,11 +76,6 @@ LEDGER_COLUMNS = ["kernel", "calls", "graph_kind", "fx_nodes", "aten_ops", "torc
 GENERATED_PREFIXES = ("cpp_", "triton_")      # Inductor's generated kernels' names in a profile
 MISSED_COLUMNS = ["kind", "producer", "consumer", "buffers", "buffer_bytes", "time_cost_us", "reason",
                   "reason_source", "producer_time_us", "consumer_time_us", "graph", "chain"]
-
-
-def generated(call: str) -> bool:
-    """Inductor generated this kernel (not an extern library call)."""
-    return not call.startswith(("extern_kernels.", "torch.ops.", "aten."))
 
 
 def short(name: str) -> str:
