@@ -6,7 +6,7 @@ the seconds of each rule from its benchmark file.
 
 The config files follow the project config, in order, as snakemake's --configfile does.
 Each sweep has its own empty Inductor and Triton caches (DIR/on-cache, DIR/off-cache), so
-both compile cold. Writes DIR/ncu_cost.json and prints the wall times and on / off.
+both compile cold. Writes DIR/ncu_cost.json (after each sweep) and prints the wall times and on / off.
 """
 from __future__ import annotations
 
@@ -61,9 +61,12 @@ def main(argv=None) -> int:
     p.add_argument("--timeout", type=float, default=240)
     a = p.parse_args(argv)
     os.makedirs(a.out, exist_ok=True)
-    on = sweep(a.configfile, os.path.join(a.out, "on"), a.cores, True, a.timeout)
-    off = sweep(a.configfile, os.path.join(a.out, "off"), a.cores, False, a.timeout)
-    res = {"on": on, "off": off, "ratio_on_over_off": round(on["wall_s"] / off["wall_s"], 3) if off["wall_s"] else None}
+    res = {}
+    for key, enabled in (("on", True), ("off", False)):
+        res[key] = sweep(a.configfile, os.path.join(a.out, key), a.cores, enabled, a.timeout)
+        with open(os.path.join(a.out, "ncu_cost.json"), "w") as f:   # after each sweep
+            json.dump(res, f, indent=1)
+    res["ratio_on_over_off"] = round(res["on"]["wall_s"] / res["off"]["wall_s"], 3) if res["off"]["wall_s"] else None
     with open(os.path.join(a.out, "ncu_cost.json"), "w") as f:
         json.dump(res, f, indent=1)
     print(json.dumps({k: (v["wall_s"], v["rc"]) if isinstance(v, dict) else v for k, v in res.items()}))

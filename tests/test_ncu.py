@@ -280,6 +280,36 @@ def test_a_failing_or_timed_out_step_is_recorded_and_exits_0(tmp_path, body, sta
     assert status in row["ncu_note"]
 
 
+def test_the_runner_under_ncu_takes_the_counters_lock_and_compiles_in_process(tmp_path):
+    d = tmp_path / "r0"
+    d.mkdir()
+    (d / "timing.json").write_text(json.dumps({"status": "ok"}))
+    env_file = tmp_path / "env.txt"
+    ncu = _fake_ncu(tmp_path, f'echo "$FUSIONLAB_COUNTERS_LOCK $TORCHINDUCTOR_COMPILE_THREADS" > {env_file}; exit 3')
+    subprocess.run([sys.executable, PROFILE, "--run-dir", str(d), "--ncu", ncu, "--", "python"],
+                   env={**os.environ, "PYTHONPATH": ROOT}, check=True)
+    assert env_file.read_text().split() == ["1", "1"]
+    rec = json.loads((d / "ncu.json").read_text())
+    assert "--target-processes application-only" in rec["bytes"]["command"]
+
+
+@needs_module
+def test_a_run_folder_copied_without_its_reports_is_known(tmp_path):
+    """Results copied without their .ncu-rep files: regenerating keeps their traffic files
+    (workflow/rules/common.smk TRAFFIC_KEPT); read again, the note names the missing report."""
+    ok = {"status": "ok", "reason": None}
+    (tmp_path / "ncu.json").write_text(json.dumps({
+        "status": "ok", "settings": {"replay": "kernel", "iterations": 4}, "range": None, "kernel": None,
+        "bytes": {**ok, "report": "ncu_bytes.ncu-rep", "passes": 1}}))
+    assert run_traffic.reports_missing(str(tmp_path))
+    row, _ = run_traffic.compute(str(tmp_path / "ncu.json"))
+    assert row["ncu_status"] == "unreadable" and "ncu_bytes.ncu-rep is not in the run folder" in row["ncu_note"]
+    shutil.copy(_report("oracle", tmp_path), tmp_path / "ncu_bytes.ncu-rep")
+    assert not run_traffic.reports_missing(str(tmp_path))
+    (tmp_path / "ncu.json").write_text(json.dumps({"status": "failed", "reason": "x"}))
+    assert not run_traffic.reports_missing(str(tmp_path))
+
+
 def test_a_run_that_failed_untraced_is_not_profiled(tmp_path):
     (tmp_path / "timing.json").write_text(json.dumps({"status": "oom"}))
     subprocess.run([sys.executable, PROFILE, "--run-dir", str(tmp_path), "--ncu", "/nonexistent/ncu", "--",

@@ -1,5 +1,6 @@
 """GPU slots (experiments.slots) as plain functions: N slots, never two holders of one
 slot, a slot freed when its holder fails or is killed, the slot in the runner's command."""
+import json
 import multiprocessing as mp
 import os
 import signal
@@ -190,3 +191,36 @@ def test_a_runner_with_slots_claims_a_gpu_and_sets_its_environment(monkeypatch):
         assert slot.cpus in ((1,), (2,))
     finally:
         slots.release_claim(slot)
+
+
+def _take_counters_and_log(directory, log, seconds):
+    waited = slots.take_counters(directory)
+    with open(log, "a") as f:
+        f.write(f"start {time.time()} {waited}\n")
+    time.sleep(seconds)
+    with open(log, "a") as f:
+        f.write(f"end {time.time()} 0\n")
+    os._exit(0)   # never released by hand: the process's exit drops it
+
+
+def test_the_counters_lock_is_held_to_the_process_exit(tmp_path):
+    log = tmp_path / "log"
+    procs = [mp.Process(target=_take_counters_and_log, args=(str(tmp_path), str(log), 0.3)) for _ in range(3)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(30)
+        assert p.exitcode == 0
+    events = sorted((float(t), kind, float(w)) for kind, t, w in (line.split() for line in log.read_text().splitlines()))
+    assert [k for _, k, _ in events] == ["start", "end"] * 3
+    assert sum(w for _, k, w in events if k == "start") >= 0.3   # the later ones waited
+
+
+def test_only_a_process_under_ncu_takes_the_counters_lock():
+    code = ("import json; from fusionlab.runner import process; rec = {}; process.take_counters(rec); "
+            "print(json.dumps(rec))")
+    env = {k: v for k, v in os.environ.items() if k != slots.COUNTERS_ENV}
+    for extra, keys in (({}, []), ({slots.COUNTERS_ENV: "1"}, ["counters_wait_s"])):
+        out = subprocess.run([sys.executable, "-c", code], env={**env, **extra}, capture_output=True, text=True,
+                             check=True, timeout=120).stdout
+        assert list(json.loads(out.strip().splitlines()[-1])) == keys

@@ -178,3 +178,20 @@ def hold(slot: Slot, directory: str | None = None):
                 pin_process(before)
     finally:
         os.close(fd)
+
+
+
+COUNTERS_ENV = "FUSIONLAB_COUNTERS_LOCK"   # set (to 1) in the environment of a process under ncu
+
+
+def take_counters(directory: str | None = None) -> float:
+    """Take this host's lock of the GPUs' performance counters (waiting for it) and hold
+    it until the process ends: the kernel drops a flock when its process exits, however
+    it exits. A process under Nsight Compute takes it before its GPU lock. ncu's
+    collection in one process can outlast that process's GPU lock (into its exit); a
+    second ncu process collecting then fails ("another process ... is concurrently
+    collecting profiling data"). Returns the seconds waited."""
+    fd = os.open(os.path.join(directory or lock_dir(), "counters.lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    t0 = time.time()
+    fcntl.flock(fd, fcntl.LOCK_EX)   # the descriptor is left open: it is the lock
+    return round(time.time() - t0, 3)

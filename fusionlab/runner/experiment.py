@@ -267,6 +267,8 @@ def execute(spec: ExperimentSpec, phases: process.Phases) -> int:
         warnings.simplefilter("always")
         if slot:  # CUDA starts outside the lock; then wait for the GPU (not timed out)
             rec["gpu_slot"] = gpu.enter_context(process.hold_slot(slot, phases, spec, rec, capture))
+        else:
+            process.take_counters(rec)
         disarm = process.start_watchdog(spec, rec)
         try:
             run(spec, rec, phases, capture)

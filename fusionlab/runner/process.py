@@ -157,7 +157,9 @@ def before_the_lock(torch, spec, capture: Capture) -> None:
     from fusionlab.experiments.registry import VARIANTS
     with contextlib.suppress(Exception):  # a failure here happens again in the run, recorded
         # the nsys process starts after the untraced one, which filled the compile caches
-        VARIANTS[spec.variant].prepare(spec.variant_options(compile_workers=spec.profiler != "nsys"))
+        # (so did it for a process under ncu: COUNTERS_ENV)
+        cached = spec.profiler == "nsys" or bool(os.environ.get(gpu_slots.COUNTERS_ENV))
+        VARIANTS[spec.variant].prepare(spec.variant_options(compile_workers=not cached))
     if spec.profiler == "nsys" and spec.capture_range:
         torch.cuda.profiler.start()
         capture.early = True
@@ -184,9 +186,17 @@ def hold_slot(slot, phases: Phases, spec, rec: dict, capture: Capture | None = N
     before_the_lock(torch, spec, capture if capture is not None else Capture())
     disarm()
     phases.mark("cuda_init")
+    take_counters(rec)
     with gpu_slots.hold(slot) as info:
         phases.mark("gpu_wait")
         yield info
+
+
+def take_counters(rec: dict) -> None:
+    """Under Nsight Compute (slots.COUNTERS_ENV set by its step): hold the host's counters
+    lock from here to the process's exit, before any GPU lock (one order: no deadlock)."""
+    if os.environ.get(gpu_slots.COUNTERS_ENV) and "counters_wait_s" not in rec:
+        rec["counters_wait_s"] = gpu_slots.take_counters()
 
 
 def release_slot(slot, capture: Capture) -> None:

@@ -158,6 +158,13 @@ def ncu_run_dirs():
 
 
 TRAFFIC_INPUTS = [f"{d}/{_traffic.RUN_FILE}" for d in ncu_run_dirs()]
+# regenerating from results copied without their .ncu-rep files: no rule makes the
+# traffic files, the kept ones are used as they are
+TRAFFIC_KEPT = [d for d in ncu_run_dirs() if REGENERATE and _traffic.reports_missing(d)
+                and os.path.exists(f"{d}/{_traffic.RUN_FILE}")]
+if TRAFFIC_KEPT and workflow.is_main_process:
+    print(f"fusionlab: {len(TRAFFIC_KEPT)} run folder(s) have no .ncu-rep report: their measured traffic "
+          f"({_traffic.RUN_FILE}, {_traffic.KERNEL_FILE}) is used as it is, not read again", file=sys.stderr)
 NCU_NOTE = None if TRAFFIC_INPUTS else (NCU_OFF or "no run profiled under Nsight Compute")
 
 

@@ -49,6 +49,7 @@ rule ncu_traffic:
         kernels=f"{RUN}/{_traffic.KERNEL_FILE}",
     wildcard_constraints:
         repeat="0",
+        backend="(?!)" if TRAFFIC_KEPT else "nsys",  # (?!) matches nothing
     log:
         f"{RUN}/traffic.log",
     conda:

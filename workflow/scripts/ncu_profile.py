@@ -36,11 +36,16 @@ import time
 from fusionlab.analysis.readers import ncu_report
 from fusionlab.core import ranges
 from fusionlab.core.io import read_json, write_json_atomic
+from fusionlab.experiments import slots
 
 BYTES_REP = "ncu_bytes.ncu-rep"
 KERNEL_REP = "ncu.ncu-rep"
 RANGE_REP = "ncu_range.ncu-rep"
-SETTINGS = ["--cache-control", "none", "--clock-control", "none"]
+SETTINGS = ["--cache-control", "none", "--clock-control", "none", "--target-processes", "application-only"]
+# the runner under ncu: it takes the host's counters lock before its GPU lock and holds it
+# to its exit (experiments.slots.take_counters); Inductor compiles in process (the graphs
+# come from the caches the untraced process filled; no compile workers to start under ncu)
+PROCESS_ENV = {slots.COUNTERS_ENV: "1", "TORCHINDUCTOR_COMPILE_THREADS": "1"}
 
 
 def nvtx_filter(name: str) -> str:
@@ -71,8 +76,8 @@ def _tail(path: str, n: int = 400, start: int = 0) -> str:
 
 
 def profile(cmd: list[str], log: str, timeout: float, rep: str) -> dict:
-    """Run one ncu process; its record: status, seconds, passes (the most any result took,
-    from ncu's log), results, reason, command."""
+    """Run one ncu process (environment PROCESS_ENV); its record: status, seconds, passes
+    (the most any result took, from ncu's log), results, reason, command."""
     t0 = time.monotonic()
     rec = {"command": shlex.join(cmd), "report": os.path.basename(rep)}
     with open(log, "a") as f:
@@ -80,7 +85,8 @@ def profile(cmd: list[str], log: str, timeout: float, rep: str) -> dict:
         f.flush()
         start = f.tell()
         try:
-            rc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, timeout=timeout or None).returncode
+            rc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, timeout=timeout or None,
+                                env={**os.environ, **PROCESS_ENV}).returncode
         except subprocess.TimeoutExpired:
             rc = None
     rec["seconds"] = round(time.monotonic() - t0, 2)

@@ -131,12 +131,24 @@ def _replay(replay: str, passes: int | None) -> str:
 
 def _read(path: str, notes: list[str]) -> list[dict] | None:
     if not os.path.exists(path):
+        notes.append(f"{os.path.basename(path)} is not in the run folder")
         return None
     try:
         return ncu_report.read(path)
     except ncu_report.NcuReportError as e:
         notes.append(str(e))
         return None
+
+
+def reports_missing(run_dir: str) -> bool:
+    """A run folder whose ncu step ended ok but whose report of the bytes is not there
+    (results copied without their .ncu-rep files: tens of MB a run)."""
+    rec = read_json(os.path.join(run_dir, "ncu.json")) or {}
+    if rec.get("status") != "ok":
+        return False
+    key = "bytes" if "bytes" in rec else "kernel"
+    report = (rec.get(key) or {}).get("report") or (BYTES_REPORT if key == "bytes" else KERNEL_REPORT)
+    return not os.path.exists(os.path.join(run_dir, report))
 
 
 def compute(ncu_json: str) -> tuple[dict, pd.DataFrame]:
