@@ -168,6 +168,31 @@ def test_compile_logs_in_process(tmp_path):
     assert {"sub", "relu", "mul"} <= {n.op for n in g.pre.values()}
 
 
+def test_a_cache_hit_keeps_the_cold_compiles_fusion_log(tmp_path, monkeypatch):
+    """The run's untraced process compiles cold, its profiled one finds the graph in the
+    cache (no fusion log, nothing lowered) and writes into the same folder: what the cold
+    compile wrote stays."""
+    import torch
+    from torch._inductor import config
+
+    from fusionlab.runner import introspect
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "cache"))
+
+    def f(x):
+        return torch.relu(x - 1.0) * 2.0
+
+    folder = str(tmp_path / "inductor")
+    lines = []
+    for _ in range(2):
+        torch._dynamo.reset()
+        with config.patch(fx_graph_cache=True), introspect.CompileLogs(torch, folder) as logs:
+            torch.compile(f)(torch.randn(64))
+        lines.append(logs.summary()["fusion_log_lines"])
+    assert lines[0] > 0 and lines[1] == 0        # cold, then a cache hit
+    (g,) = inductor_logs.read(folder)
+    assert g.fusion and os.path.exists(os.path.join(folder, "graph_0", "scheduler_bytes.json"))
+
+
 def test_compile_logs_graph_break(tmp_path):
     """A graph break: two graphs under two compile ids, each with its own fusion log and
     provenance; the break's reason is a missed-fusions row."""

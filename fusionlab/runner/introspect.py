@@ -105,6 +105,10 @@ class CompileLogs:
       "cannot fuse X with Y: reason", "found N possible fusions"), each line led by the
       graph's compile id ("[0/0] ..."; graph_<n>/compile_id names it); empty on a cache
       hit, where nothing is scheduled.
+    A run's processes share the folder: the untraced one compiles cold, the profiled ones
+    find the graphs in the cache. What a later process has not got (a cache hit's fusion
+    log, node meta and byte estimate; an AOTAutograd hit's pre-grad graph) it leaves as the
+    earlier process wrote it.
     All of it comes from torch's structured trace, logging and the graph being lowered, in
     process: no TORCH_COMPILE_DEBUG, no cache turned off. Inductor's metric tables
     (kernel_metadata, fusion_failure_due_to_indexing_mismatch) stay off: outside Inductor's
@@ -199,14 +203,16 @@ class CompileLogs:
             with open(os.path.join(d, "compile_id"), "w") as f:
                 f.write(g.get("compile_id", "-") + "\n")
             for key, file in GRAPH_FILES.items():
-                with open(os.path.join(d, file), "w") as f:
-                    f.write(g.get(key) or ("{}" if key == "provenance" else ""))
+                if g.get(key) or not os.path.exists(os.path.join(d, file)):
+                    with open(os.path.join(d, file), "w") as f:
+                        f.write(g.get(key) or ("{}" if key == "provenance" else ""))
             for key, file in STATE_FILES.items():
                 if g.get(key) is not None:
                     with open(os.path.join(d, file), "w") as f:
                         json.dump(g[key], f, separators=(",", ":"))
-        with open(os.path.join(self.directory, "fusion.log"), "w") as f:
-            f.write("".join(line + "\n" for line in self.fusion_lines))
+        if self.fusion_lines or not os.path.exists(os.path.join(self.directory, "fusion.log")):
+            with open(os.path.join(self.directory, "fusion.log"), "w") as f:
+                f.write("".join(line + "\n" for line in self.fusion_lines))
 
     def summary(self) -> dict:
         """What was kept, for run.json: folder, graphs with provenance, fusion log lines."""
