@@ -55,6 +55,21 @@ def test_reader_matches_ncus_own_csv_of_the_same_report(name, tmp_path):
                 (name, col)
 
 
+def test_nsys_and_ncu_names_of_one_kernel_share_a_key():
+    """The sigmoid kernel of lstm_cell eager on the H100: nsys's demangled name and ncu's
+    (results/ledger of config/ledger.yaml), which name the function's namespace apart."""
+    nsys = ("void at::native::elementwise_kernel<(int)128, (int)2, void at::native::gpu_kernel_impl_nocast<"
+            "at::native::sigmoid_kernel_cuda(at::TensorIteratorBase &)::[lambda() (instance 2)]::operator ()() "
+            "const::[lambda() (instance 2)]::operator ()() const::[lambda(float) (instance 1)]>(at::TensorIteratorBase &, "
+            "const T1 &)::[lambda(int) (instance 1)]>(int, T3)")
+    ncu = ("void at::elementwise_kernel<128, 2, void at::gpu_kernel_impl_nocast<at::sigmoid_kernel_cuda("
+           "at::TensorIteratorBase &)::[lambda() (instance 2)]::operator ()() const::[lambda() (instance 2)]::operator "
+           "()() const::[lambda(float) (instance 1)]>(at::TensorIteratorBase &, const T1 &)::[lambda(int) (instance 1)]>"
+           "(int, T3)")
+    assert ncu_report.kernel_key(nsys) == ncu_report.kernel_key(ncu)
+    assert ncu_report.kernel_key(nsys) != ncu_report.kernel_key(nsys.replace("sigmoid", "tanh"))
+
+
 def test_the_oracle_kernels_measure_their_known_bytes():
     """The small working set (1 MiB in, 1 MiB out, far below L2), repeated: after the first
     launch its DRAM bytes are near 0; its L2 bytes at least the 2 MiB the SMs move (lts__t_bytes

@@ -155,8 +155,9 @@ _UNIT = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "B": 1, "KB": 1e3,
          "nsecond": 1, "usecond": 1e3, "msecond": 1e6, "second": 1e9, "ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9,
          "%": 1, "inst": 1, "": 1}
 # C++ scope prefixes and integer casts that ncu's CSV names leave out and the module's and
-# nsys's demangled names keep
-_SCOPE = re.compile(r"\b[A-Za-z_]\w*::(?!\w*\()")
+# nsys's demangled names keep; every scope goes: a function's own namespace differs too
+# (nsys: at::native::sigmoid_kernel_cuda, ncu: at::sigmoid_kernel_cuda)
+_SCOPE = re.compile(r"\b[A-Za-z_]\w*::")
 _CAST = re.compile(r"\((?:unsigned |signed )?(?:int|long|long long|short|char|bool)\)")
 
 
