@@ -105,3 +105,14 @@ def test_iteration_counts_read_as_plain_numbers():
     """Break-even iteration counts, in the summary's compile-cost table and on the figure."""
     from fusionlab.analysis.report.text import iterations
     assert [iterations(x) for x in (16194.2, 12.5, 100.0)] == ["16,194", "12.5", "100"]
+
+
+def test_a_ceiling_note_reads_its_reason_from_measured_bytes():
+    """softmax compile on the H100 (results of config/ledger.yaml): 1.05x the copy rate by the
+    model's bytes and 1.045x by Nsight Compute's; an L2-resident run: above by the model only."""
+    from fusionlab.analysis.sweep.headline import ceiling_note
+    assert "faster than the copy benchmark" in ceiling_note(1.05, 0.1, 537e6, 1.045)
+    note = ceiling_note(1.12, 0.1, 16e6, 0.4)
+    assert note.startswith("1.12x") and "0.40x by Nsight Compute's DRAM bytes" in note and "stays in L2" in note
+    assert ceiling_note(0.9, 0.1, 537e6, 0.95) == ""
+    assert "fit in L2" in ceiling_note(1.12, 0.1, 16e6)          # no measured bytes: the model's reason

@@ -26,8 +26,10 @@ it, one speedup estimator with its interval, and what the speedup comes from.
   remainder = the change in kernel-wait and other idle time.
 - compile_s (compilation_latency_s) and break_even_iters = compile_s / time saved per
   iteration (nan where the variant saves nothing).
-- bandwidth_frac, flops_frac (medians of runs) and ceiling_note: a value above a
-  measured ceiling with its most likely reason.
+- bandwidth_frac, flops_frac (medians of runs), bandwidth_frac_measured (the same with
+  Nsight Compute's DRAM bytes in place of the model's: copy_bandwidth_frac x
+  dram_over_fused; empty without them) and ceiling_note: a value above a measured ceiling
+  with its reason, from the measured bytes where there are some.
 """
 from __future__ import annotations
 
@@ -44,7 +46,8 @@ COLUMNS = (list(tables.GROUP) + ["variant", "status", "repeats", "estimator", "s
            + list(shares.PARTS) + ["wall_ms"] + list(shares.SHARES.values())
            + ["bound", "host_per_launch_us", "launches_per_iter", "kernels_per_iter", "eager_wall_ms",
               "saved_ms", "host_saved_ms", "traffic_ms", "kernels_saved_ms", "remainder_ms", "traffic_bandwidth",
-              "compile_s", "break_even_iters", "bandwidth_frac", "flops_frac", "ceiling_note",
+              "compile_s", "break_even_iters", "bandwidth_frac", "bandwidth_frac_measured", "flops_frac",
+              "ceiling_note",
               "traced_wall_ms", "traced_busy_share", "traced_bound", "traced_launch_overhead_ratio"])
 
 
@@ -129,10 +132,17 @@ def _parts(e: dict, v: dict, speedup: float, estimator: str, bw: float | None) -
             "traffic_bandwidth": source}
 
 
-def ceiling_note(bandwidth_frac: float, flops_frac: float, bytes_fused: float) -> str:
-    """Why a run configuration lies above a measured ceiling ('' where it does not)."""
+def ceiling_note(bandwidth_frac: float, flops_frac: float, bytes_fused: float, measured_frac: float = np.nan) -> str:
+    """Why a run configuration lies above a measured ceiling ('' where it does not); with
+    measured DRAM bytes (measured_frac) the reason is read from them, not guessed."""
     notes = []
-    if pd.notna(bandwidth_frac) and bandwidth_frac > 1:
+    if pd.notna(measured_frac) and measured_frac > 1:
+        notes.append(f"{measured_frac:.2f}x the measured copy bandwidth in Nsight Compute's DRAM bytes: the "
+                     "kernels move DRAM data faster than the copy benchmark, whose rate is below the DRAM peak")
+    elif pd.notna(measured_frac) and pd.notna(bandwidth_frac) and bandwidth_frac > 1:
+        notes.append(f"{bandwidth_frac:.2f}x the measured copy bandwidth by the model's bytes, {measured_frac:.2f}x "
+                     "by Nsight Compute's DRAM bytes: the model counts traffic that stays in L2")
+    elif pd.notna(bandwidth_frac) and bandwidth_frac > 1:
         why = (f"its {bytes_fused / 1e6:.3g} MB per iteration fit in L2, so the data stay resident between "
                "kernels and iterations" if pd.notna(bytes_fused) and bytes_fused <= L2_BYTES
                else "the cost model counts more bytes than the kernels move (reuse in L2 or registers)")
@@ -168,7 +178,10 @@ def table(runs: pd.DataFrame, sp: pd.DataFrame, peaks: dict | None = None) -> pd
                                          "host_per_launch_us"]})
         row["launches_per_iter"] = _median(v, "launch_calls_per_iter")
         row["bandwidth_frac"], row["flops_frac"] = _median(v, "copy_bandwidth_frac"), _median(v, "flops_frac")
-        row["ceiling_note"] = ceiling_note(row["bandwidth_frac"], row["flops_frac"], side["bytes_fused"])
+        row["bandwidth_frac_measured"] = (_median(v.assign(_m=v["copy_bandwidth_frac"] * v["dram_over_fused"]), "_m")
+                                          if "dram_over_fused" in v else np.nan)
+        row["ceiling_note"] = ceiling_note(row["bandwidth_frac"], row["flops_frac"], side["bytes_fused"],
+                                           row["bandwidth_frac_measured"])
         row["traced_wall_ms"] = _median(v, "traced_wall_time_per_iter_ms")
         row["traced_busy_share"] = _median(v, "gpu_busy_fraction")
         traced = v["bound"].dropna() if "bound" in v else pd.Series(dtype=object)

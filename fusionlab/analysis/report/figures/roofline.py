@@ -7,6 +7,7 @@ import textwrap
 
 import numpy as np
 from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
 from fusionlab.analysis.report import style
 from fusionlab.analysis.report.slicing import ok_runs
@@ -19,14 +20,17 @@ MAX_NOTES = 4
 def roofline(t, model):
     """Left: (arithmetic intensity, achieved FLOP/s) of each configuration (median over
     repeats) under the measured copy-bandwidth slope and matmul rate; marker per model,
-    colour per variant, the batch size beside each point. Right: the achieved fraction of
-    copy bandwidth, its value on each bar."""
+    colour per variant, the batch size beside each point. Right: bytes per GPU time as a
+    share of the measured copy bandwidth, its value on each bar: Nsight Compute's DRAM
+    bytes where the run has them (solid), else the model's ideal fused bytes (hatched)."""
     d = tables.with_size(ok_runs(t, model))
     r = d.dropna(subset=["arithmetic_intensity", "achieved_flops"])
     if r.empty:
         raise style.NoData("no run with a FLOP count and a kernel time")
     keys = ["model", "variant", "batch", "size"]
-    r = r.groupby(keys, as_index=False)[["arithmetic_intensity", "achieved_flops", "copy_bandwidth_frac"]].median()
+    r = r.assign(measured_frac=r["copy_bandwidth_frac"] * r["dram_over_fused"] if "dram_over_fused" in r else np.nan)
+    r = r.groupby(keys, as_index=False)[["arithmetic_intensity", "achieved_flops", "copy_bandwidth_frac",
+                                         "measured_frac"]].median()
     peaks = t.get("peaks") or {}
     bw, fl = peaks.get("copy_bandwidth_Bps"), peaks.get("matmul_flops")
     h = t.get("headline")
@@ -69,10 +73,12 @@ def roofline(t, model):
               title="marker: model, colour: variant, number: batch size", title_fontsize=6.5)
     points += list(zip(r["arithmetic_intensity"], r["achieved_flops"] / 1e12))
     b = r.dropna(subset=["copy_bandwidth_frac"])
-    b = b.assign(_o=b["variant"].map({v: i for i, v in enumerate(variant_order(b["variant"].unique()))}))
+    b = b.assign(_o=b["variant"].map({v: i for i, v in enumerate(variant_order(b["variant"].unique()))}),
+                 _frac=b["measured_frac"].fillna(b["copy_bandwidth_frac"]), _measured=b["measured_frac"].notna())
     b = b.sort_values(["model", "size", "batch", "_o"])
-    bars = bx.bar(range(len(b)), 100 * b["copy_bandwidth_frac"], color=[variant_colour(v) for v in b["variant"]])
-    bx.bar_label(bars, labels=[percent(p) for p in 100 * b["copy_bandwidth_frac"]], fontsize=6.5, padding=2)
+    bars = bx.bar(range(len(b)), 100 * b["_frac"], color=[variant_colour(v) for v in b["variant"]],
+                  hatch=["" if m else "////" for m in b["_measured"]], edgecolor="white", linewidth=0)
+    bx.bar_label(bars, labels=[percent(p) for p in 100 * b["_frac"]], fontsize=6.5, padding=2)
     bx.set_xticks(range(len(b)))
     bx.set_xticklabels([f"{m} {bs:g}" + ("" if sz == "default" else f" {sz}") + f" {v}"
                         for m, bs, sz, v in zip(b["model"], b["batch"], b["size"], b["variant"])],
@@ -80,7 +86,11 @@ def roofline(t, model):
     for tick, v in zip(bx.get_xticklabels(), b["variant"]):
         tick.set_color(variant_colour(v))
     bx.axhline(100, color="grey", lw=0.8, ls="--")
-    bx.set_ylabel("ideal fused bytes / kernel time, % of copy bandwidth")
+    bx.set_ylabel("bytes / GPU time, % of copy bandwidth")
+    sources = {True: "solid: DRAM bytes measured by Nsight Compute", False: "hatched: the model's ideal fused bytes"}
+    bx.legend(handles=[Patch(facecolor="0.55", hatch="" if m else "////", edgecolor="white", label=sources[m])
+                       for m in (True, False) if m in set(b["_measured"])],
+              fontsize=6.5, loc="upper left", frameon=False)
     avoid = []
     if len(above):
         lines = [f"{m} {v} bs {bs:g}: {notes[(m, v, bs, sz)]}" for m, v, bs, sz in
