@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# GPU machine, in the background: the Nsight Compute sweeps, one after the other,
+#   1. the ledger sweep (config/ledger.yaml, with the ncu step), stopped at LEDGER_S;
+#   2. the step's cost on config.yaml's grid (benchmarks/ncu_cost.py: with the step, then
+#      without, each compiling cold), each sweep stopped at COST_S.
+# After each phase the run folders' small files (no nsys profiles, SQLite exports or
+# .ncu-rep reports: `snakemake regenerate` uses their traffic files as they are) go to
+# results/pack/<phase>.tgz; progress.txt says what has ended.
+#   setsid nohup bash benchmarks/gpu/ncu.sh > /tmp/ncu.log 2>&1 < /dev/null &
+#   cat results/pack/progress.txt                     # poll, within the machine's idle window
+# To stop it, interrupt the workflow by its own command line (anchored, so that the
+# command doing it is never matched):
+#   pkill -INT -f "^$(command -v python3) .*bin/snakemake"
+set -u
+cd "$(dirname "$0")/../.."
+source .device-kit/setup.sh > /dev/null 2>&1
+export PYTHONUNBUFFERED=1
+LEDGER_S=${LEDGER_S:-720}
+COST_S=${COST_S:-700}
+P=results/pack
+mkdir -p $P
+stamp() { echo "$(date +%s) $*" >> $P/progress.txt; }
+pack() {
+    (cd results && find "$1" -type f -size -3M ! -name '*.nsys-rep' ! -name '*.sqlite' ! -name '*.qdstrm' \
+        ! -name '*.ncu-rep' ! -path '*-cache/*' > "pack/$1.files" && tar czf "pack/$1.tgz" -T "pack/$1.files")
+}
+python -m pip install --no-deps --no-build-isolation -q -e . > $P/pip.txt 2>&1
+{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  /usr/local/cuda/bin/ncu --version | tail -1; nsys --version
+  python -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, 'cuda', torch.version.cuda)"
+} > $P/env.txt 2>&1
+stamp start
+t0=$(date +%s)
+timeout -s INT "$LEDGER_S" snakemake all --cores 16 --rerun-incomplete --configfile config/ledger.yaml > $P/ledger.log 2>&1
+stamp "ledger rc $? $(( $(date +%s) - t0 )) s"
+python benchmarks/run_overhead.py results/ledger > $P/ledger_overhead.txt 2>&1
+pack ledger
+stamp "ledger packed"
+t0=$(date +%s)
+python benchmarks/ncu_cost.py --configfile config.yaml --out results/cost --cores 16 --timeout "$COST_S" > $P/cost.txt 2>&1
+stamp "cost rc $? $(( $(date +%s) - t0 )) s"
+for side in on off; do
+    python benchmarks/run_overhead.py results/cost/$side > $P/cost_${side}_overhead.txt 2>&1
+done
+pack cost
+stamp done
