@@ -220,3 +220,13 @@ def test_compile_logs_graph_break(tmp_path):
     brk = ms.iloc[0]
     assert brk["graph"] == "0/0 -> 1/0" and brk["reason"] == info["graph_break_reasons"][0]
     assert "sin" in brk["producer"] and "cos" in brk["consumer"]
+
+
+def test_a_kernel_in_an_anonymous_namespace_reads_as_its_function():
+    """The CUDA-graph input copy of a max-autotune run on the H100, as nsys demangles it."""
+    from fusionlab.analysis.report.fusion_map import display
+    full = ("void at::native::<unnamed>::multi_tensor_apply_kernel<at::native::<unnamed>::TensorListMetadata<(int)2>, "
+            "at::native::<unnamed>::UnaryOpFunctor<float, (int)2, (int)1, (int)1>, at::native::Copy<float, float>>"
+            "(T1, T2, T3...)")
+    assert display(full) == "UnaryOpFunctor in multi_tensor_apply_kernel"
+    assert display(full.replace("<unnamed>", "(anonymous namespace)")) == display(full)

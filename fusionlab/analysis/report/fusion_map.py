@@ -27,13 +27,15 @@ NAME_WIDTH = 52
 TAG = re.compile(r"(\w*gemm\w*|\w*Functor(?:OnSelf)?_\w+|\w+Functor|\w+_kernel_cuda|\w+Kernel\w*Impl|\w+_kernel)\b")
 
 GENERIC = {"BinaryFunctor", "gpu_kernel_impl", "gpu_kernel_impl_nocast"}
+# an anonymous namespace as nsys and the demangler write it (its "<" is no template's)
+ANONYMOUS = re.compile(r"(?:<unnamed>|\(anonymous namespace\))::")
 
 
 def display(full: str) -> str:
     """A kernel's readable name: Inductor's and the CPU's as they are (graph prefix off);
     a demangled CUDA name as its function without namespace or template arguments, led by
     the functor or op kernel inside them ('CUDAFunctor_add in vectorized_elementwise_kernel')."""
-    s = short(str(full))
+    s = ANONYMOUS.sub("", short(str(full)))
     if "<" not in s or s.startswith(("triton", "cpp")):
         return s
     head, args = s.split("<", 1)
