@@ -251,6 +251,14 @@ def test_tables_carry_measured_bytes_beside_the_model(tmp_path):
     assert decompose.saved_bytes(e, v) == (pytest.approx(4.8e8), "measured")
 
 
+def test_a_configuration_whose_step_did_not_run_says_so(tmp_path):
+    files = traffic.traffic_files([_traffic_dir(tmp_path, "eager", 5e8)])
+    runs = traffic.add_to_runs(_runs(), files).set_index("variant")
+    assert runs.loc["eager", "ncu_status"] == "ok"
+    assert runs.loc["compile", "ncu_status"] == "not run" and runs.loc["compile", "ncu_note"] == traffic.NOT_RUN
+    assert runs.loc["compile", "bytes_source"] == "model"
+
+
 def test_without_measured_bytes_the_columns_are_empty_and_say_why():
     runs = traffic.add_to_runs(_runs(), [], note="turned off (config key ncu.enabled: false)")
     assert runs["dram_bytes_measured"].isna().all() and (runs["bytes_source"] == "model").all()

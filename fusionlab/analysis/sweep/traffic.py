@@ -41,6 +41,10 @@ KERNEL_COLUMNS = [c for c in run_traffic.KERNEL_COLUMNS if c not in ("full_name"
 DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2, "float64": 8}
 
 
+NOT_RUN = ("no Nsight Compute record for this configuration: its step did not run (the sweep stopped "
+           "before it) or its ncu.json was not copied")
+
+
 def traffic_files(metric_files) -> list[tuple[str, str, str]]:
     """(metrics.json, traffic.json, traffic.csv) of the runs that have a traffic.json beside
     their metrics.json (their run folder)."""
@@ -69,6 +73,9 @@ def add_to_runs(runs: pd.DataFrame, files, note: str | None = None) -> pd.DataFr
         on = [c for c in CONFIG if c in runs]
         left = runs.assign(size=runs["size"].fillna("default")) if "size" in runs else runs
         runs = left.merge(t, on=on, how="left")
+        absent = runs["ncu_status"].isna() & (runs["status"] == "ok" if "status" in runs else True)
+        runs["ncu_status"] = runs["ncu_status"].astype(object).where(~absent, "not run")
+        runs["ncu_note"] = runs["ncu_note"].astype(object).where(~absent, NOT_RUN)
     else:
         for c in RUN_COLUMNS:
             runs[c] = np.nan
