@@ -180,7 +180,6 @@ def hold(slot: Slot, directory: str | None = None):
         os.close(fd)
 
 
-
 COUNTERS_ENV = "FUSIONLAB_COUNTERS_LOCK"   # set (to 1) in the environment of a process under ncu
 
 

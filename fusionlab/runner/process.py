@@ -195,7 +195,7 @@ def hold_slot(slot, phases: Phases, spec, rec: dict, capture: Capture | None = N
 def take_counters(rec: dict) -> None:
     """Under Nsight Compute (slots.COUNTERS_ENV set by its step): hold the host's counters
     lock from here to the process's exit, before any GPU lock (one order: no deadlock)."""
-    if os.environ.get(gpu_slots.COUNTERS_ENV) and "counters_wait_s" not in rec:
+    if os.environ.get(gpu_slots.COUNTERS_ENV):
         rec["counters_wait_s"] = gpu_slots.take_counters()
 
 
