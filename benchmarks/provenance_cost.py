@@ -7,6 +7,7 @@ and a backward graph (the backward at the first backward call, inside the first 
 
     PYTHONPATH=$PWD python benchmarks/provenance_cost.py --models mlp transformer_block --reps 3
     PYTHONPATH=$PWD python benchmarks/provenance_cost.py --mode train --reps 3
+    PYTHONPATH=$PWD python benchmarks/provenance_cost.py --device cuda --reps 2   # a GPU machine
 """
 import argparse
 import json
@@ -17,10 +18,11 @@ import sys
 import tempfile
 
 
-def one(model: str, logs: bool, cache: str, out: str, mode: str = "inference") -> dict:
+def one(model: str, logs: bool, cache: str, out: str, mode: str = "inference", device: str = "cpu") -> dict:
     env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": cache, "FUSIONLAB_INDUCTOR_LOGS": "1" if logs else "0"}
+    env.pop("TRITON_CACHE_DIR", None)   # Triton's cache inside Inductor's: cold means both empty
     subprocess.run([sys.executable, "-m", "fusionlab.runner", "--model", model, "--variant", "compile",
-                    "--mode", mode, "--batch", "4", "--warmup", "1", "--iters", "2", "--windows", "1", "--device", "cpu",
+                    "--mode", mode, "--batch", "4", "--warmup", "1", "--iters", "2", "--windows", "1", "--device", device,
                     "--out", out], env=env, check=True, capture_output=True)
     rec = json.load(open(out))
     return {"compile_latency_s": rec["compile_latency_s"], "hits": rec["compile"]["fx_graph_cache_hits"]}
@@ -31,6 +33,7 @@ def main() -> None:
     p.add_argument("--models", nargs="+", default=["mlp", "transformer_block"])
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--mode", default="inference", choices=["inference", "train"])
+    p.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     a = p.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -39,7 +42,7 @@ def main() -> None:
                 for logs in (True, False):
                     cache = os.path.join(tmp, f"cache_{rep}_{model}_{logs}")
                     for state in ("cold", "cached"):
-                        r = one(model, logs, cache, os.path.join(tmp, "run.json"), a.mode)
+                        r = one(model, logs, cache, os.path.join(tmp, "run.json"), a.mode, a.device)
                         rows.append({"model": model, "logs": logs, "state": state, **r})
                         print(json.dumps(rows[-1]), flush=True)
     print("\nmodel state logs median_compile_latency_s")

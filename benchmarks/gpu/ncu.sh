@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # GPU machine, in the background: the Nsight Compute sweeps, one after the other,
 #   1. the ledger sweep (config/ledger.yaml, with the ncu step), stopped at LEDGER_S;
-#   2. the step's cost on config.yaml's grid (benchmarks/ncu_cost.py: with the step, then
-#      without, each compiling cold), each sweep stopped at COST_S.
+#   2. the provenance cost on compile latency (benchmarks/provenance_cost.py on the GPU),
+#      stopped at PROV_S;
+#   3. the step's cost on config.yaml's grid (benchmarks/ncu_cost.py: with the step, then
+#      without, each compiling cold), each sweep stopped at COST_S. One repeat per
+#      configuration: the step profiles repeat 0 only, so more repeats lower the ratio.
 # After each phase the run folders' small files (no nsys profiles, SQLite exports or
 # .ncu-rep reports: `snakemake regenerate` uses their traffic files as they are) go to
 # results/pack/<phase>.tgz; progress.txt says what has ended.
@@ -16,7 +19,8 @@ cd "$(dirname "$0")/../.."
 source .device-kit/setup.sh > /dev/null 2>&1
 export PYTHONUNBUFFERED=1
 LEDGER_S=${LEDGER_S:-720}
-COST_S=${COST_S:-700}
+COST_S=${COST_S:-300}
+PROV_S=${PROV_S:-200}
 P=results/pack
 mkdir -p $P
 stamp() { echo "$(date +%s) $*" >> $P/progress.txt; }
@@ -37,7 +41,11 @@ python benchmarks/run_overhead.py results/ledger > $P/ledger_overhead.txt 2>&1
 pack ledger
 stamp "ledger packed"
 t0=$(date +%s)
-python benchmarks/ncu_cost.py --configfile config.yaml --out results/cost --cores 16 --timeout "$COST_S" > $P/cost.txt 2>&1
+timeout "$PROV_S" python benchmarks/provenance_cost.py --device cuda --reps 2 > $P/provenance_cost.txt 2>&1
+stamp "provenance rc $? $(( $(date +%s) - t0 )) s"
+printf 'repeats: 1\n' > results/one-repeat.yaml
+t0=$(date +%s)
+python benchmarks/ncu_cost.py --configfile config.yaml results/one-repeat.yaml --out results/cost --cores 16 --timeout "$COST_S" > $P/cost.txt 2>&1
 stamp "cost rc $? $(( $(date +%s) - t0 )) s"
 for side in on off; do
     python benchmarks/run_overhead.py results/cost/$side > $P/cost_${side}_overhead.txt 2>&1
