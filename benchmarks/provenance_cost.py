@@ -25,6 +25,8 @@ def one(model: str, logs: bool, cache: str, out: str, mode: str = "inference", d
                     "--mode", mode, "--batch", "4", "--warmup", "1", "--iters", "2", "--windows", "1", "--device", device,
                     "--out", out], env=env, check=True, capture_output=True)
     rec = json.load(open(out))
+    if rec.get("status") != "ok":
+        sys.exit(f"{model} (logs {'on' if logs else 'off'}): the runner ended {rec.get('status')}: {rec.get('reason')}")
     return {"compile_latency_s": rec["compile_latency_s"], "hits": rec["compile"]["fx_graph_cache_hits"]}
 
 

@@ -324,7 +324,10 @@ def test_a_run_folder_copied_without_its_reports_is_known(tmp_path):
     (tmp_path / "ncu.json").write_text(json.dumps({
         "status": "ok", "settings": {"replay": "kernel", "iterations": 4}, "range": None, "kernel": None,
         "bytes": {**ok, "report": "ncu_bytes.ncu-rep", "passes": 1}}))
-    assert run_traffic.reports_missing(str(tmp_path))
+    assert run_traffic.reports_missing(str(tmp_path)) and run_traffic.traffic_lost(str(tmp_path))
+    (tmp_path / run_traffic.RUN_FILE).write_text("{}")
+    assert not run_traffic.traffic_lost(str(tmp_path))   # kept: used as it is
+    (tmp_path / run_traffic.RUN_FILE).unlink()
     row, _ = run_traffic.compute(str(tmp_path / "ncu.json"))
     assert row["ncu_status"] == "unreadable" and "ncu_bytes.ncu-rep is not in the run folder" in row["ncu_note"]
     shutil.copy(_report("oracle", tmp_path), tmp_path / "ncu_bytes.ncu-rep")

@@ -152,15 +152,21 @@ NCU, NCU_OFF = ncu_plan()
 def ncu_run_dirs():
     """The run folders that get (or, regenerating, already have) a measured traffic."""
     dirs = [d for d in profiled_run_dirs() if os.path.basename(d) == "r0"]
-    if REGENERATE:
-        return [d for d in dirs if os.path.exists(f"{d}/ncu.json")]
-    return dirs if NCU else []
+    if not REGENERATE:
+        return dirs if NCU else []
+    dirs = [d for d in dirs if os.path.exists(f"{d}/ncu.json")]
+    lost = [d for d in dirs if _traffic.traffic_lost(d)]
+    if lost and workflow.is_main_process:
+        print(f"fusionlab: {len(lost)} run folder(s) have neither their .ncu-rep report nor "
+              f"{_traffic.RUN_FILE}: their measured columns stay empty ('not run')", file=sys.stderr)
+    return [d for d in dirs if d not in lost]
 
 
-TRAFFIC_INPUTS = [f"{d}/{_traffic.RUN_FILE}" for d in ncu_run_dirs()]
+NCU_RUN_DIRS = ncu_run_dirs()
+TRAFFIC_INPUTS = [f"{d}/{_traffic.RUN_FILE}" for d in NCU_RUN_DIRS]
 # regenerating from results copied without their .ncu-rep files: no rule makes the
 # traffic files, the kept ones are used as they are
-TRAFFIC_KEPT = [d for d in ncu_run_dirs() if REGENERATE and _traffic.reports_missing(d)
+TRAFFIC_KEPT = [d for d in NCU_RUN_DIRS if REGENERATE and _traffic.reports_missing(d)
                 and os.path.exists(f"{d}/{_traffic.RUN_FILE}")]
 if TRAFFIC_KEPT and workflow.is_main_process:
     print(f"fusionlab: {len(TRAFFIC_KEPT)} run folder(s) have no .ncu-rep report: their measured traffic "

@@ -151,6 +151,12 @@ def reports_missing(run_dir: str) -> bool:
     return not os.path.exists(os.path.join(run_dir, report))
 
 
+def traffic_lost(run_dir: str) -> bool:
+    """A run folder copied with neither its ncu report (reports_missing) nor the traffic
+    files read from it: its measured traffic is gone, and regenerating cannot make it."""
+    return reports_missing(run_dir) and not os.path.exists(os.path.join(run_dir, RUN_FILE))
+
+
 def compute(ncu_json: str) -> tuple[dict, pd.DataFrame]:
     """(traffic.json's fields, traffic.csv's table) of the run folder holding ncu_json."""
     rec = read_json(ncu_json) or {}

@@ -42,7 +42,7 @@ DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2, "float64": 8}
 
 
 NOT_RUN = ("no Nsight Compute record for this configuration: its step did not run (the sweep stopped "
-           "before it) or its ncu.json was not copied")
+           "before it), or its files (ncu.json, or both the .ncu-rep report and traffic.json) were not copied")
 
 
 def traffic_files(metric_files) -> list[tuple[str, str, str]]:
