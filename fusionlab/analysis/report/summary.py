@@ -351,13 +351,17 @@ def traffic_md(runs: pd.DataFrame, sp: pd.DataFrame) -> list[str]:
             "clocks free; `iteration_dram`: the iteration replayed as one range, write-backs inside it "
             "counted; bytes_fused / bytes_unfused: the model's). A ratio under 1 is traffic the model "
             "counts that stays in L2.", "", _md(g.round(3)), ""]
-    if "bytes_removed_measured" in sp and sp["bytes_removed_measured"].notna().any():
-        s = sp[(sp["variant"] != "eager") & sp["bytes_removed_measured"].notna()]
+    s = sp[(sp["variant"] != "eager") & sp["bytes_removed_measured"].notna()] if "bytes_removed_measured" in sp \
+        else sp.iloc[:0]
+    if len(s):
         s = s[["model", "variant", "batch", "size", "bytes_removed_measured", "bytes_removed_model"]].copy()
         for c in ("bytes_removed_measured", "bytes_removed_model"):
             s[c] = (s[c] / 1e6).round(3)
         out += ["Bytes fusion removed per iteration (MB): measured = eager's DRAM bytes - the variant's; "
                 "model = bytes_unfused - bytes_fused.", "", _md(s), ""]
+    else:
+        out += ["Bytes fusion removed: no variant has measured bytes beside eager's in the same "
+                "configuration.", ""]
     t = traffic.memory_access_table(runs)
     if len(t):
         out += ["Source 000's Table 8.1 (mlp_small eager: reads ~ BF + FH + 3BH + 2H + 2B, writes ~ 2BH + 2B "
