@@ -66,7 +66,11 @@ def main(argv=None) -> int:
         res[key] = sweep(a.configfile, os.path.join(a.out, key), a.cores, enabled, a.timeout)
         with open(os.path.join(a.out, "ncu_cost.json"), "w") as f:   # after each sweep
             json.dump(res, f, indent=1)
-    res["ratio_on_over_off"] = round(res["on"]["wall_s"] / res["off"]["wall_s"], 3) if res["off"]["wall_s"] else None
+    on, off = res["on"], res["off"]
+    # a sweep stopped at --timeout has no wall time: with the step stopped, the ratio is a lower bound
+    res["ratio_on_over_off"] = round(on["wall_s"] / off["wall_s"], 3) if off["rc"] is not None and off["wall_s"] else None
+    res["ratio_is"] = (None if res["ratio_on_over_off"] is None else
+                       "a lower bound (the sweep with the step was stopped)" if on["rc"] is None else "measured")
     with open(os.path.join(a.out, "ncu_cost.json"), "w") as f:
         json.dump(res, f, indent=1)
     print(json.dumps({k: (v["wall_s"], v["rc"]) if isinstance(v, dict) else v for k, v in res.items()}))
