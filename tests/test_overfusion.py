@@ -42,6 +42,8 @@ def _tables():
         _kernel("compile_max_autotune", "nvjet_gemm", "other", 1, occ=0.125, limited="registers"),  # eager's too
         _kernel("compile_max_autotune", "my_fused_kernel", "other", 1, occ=0.2, limited="shared_memory"),  # new: fused
         _kernel("compile_max_autotune", "Kernel2", "library", 1, occ=0.125, limited="registers"),
+        {**_kernel("compile_max_autotune", "multi_tensor_apply_kernel", "other", 1, occ=0.125, limited="registers"),
+         "full_name": "void at::native::<unnamed>::multi_tensor_apply_kernel<...>(T1, T2, T3...)"},  # PyTorch's
         {**_kernel("eager", "aten::add", "aten", 1), "device": "cpu", "registers_per_thread": np.nan},
     ])
     return kernels, runs
@@ -81,6 +83,28 @@ def test_summary_section_states_the_rule_or_no_gpu_data():
     assert list(empty.columns) == overfusion.COLUMNS and empty.empty
     for kr in (empty, None):
         assert "No GPU kernel data" in "\n".join(summary.overfusion_md(kr))
+
+
+def test_summary_section_with_measured_bandwidth_shows_it():
+    """Kernels with Nsight Compute's bytes: the section says the kernel's own bandwidth is
+    used and shows it, with the measured local-memory traffic."""
+    kernels, runs = _tables()
+    kernels["dram_bandwidth_Bps"] = [1e11, 1e11, 4e11, 2e10, 3e11, 3e11, 3e11, 1e11, 3e11, 1e11, 1e11, np.nan]
+    kernels["local_bytes"] = 0.0
+    kr = overfusion.kernel_resources(kernels, runs)
+    text = "\n".join(summary.overfusion_md(kr))
+    assert "the kernel's own DRAM bandwidth over the fastest kernel's" in text
+    header = text.split("| model |", 1)[1].splitlines()[0]
+    assert "kernel_bandwidth_vs_best" in header and "local_bytes" in header and "bandwidth_source" in header
+    by = kr.set_index(["variant", "name"])
+    assert by.loc[("compile_max_autotune", "triton_per_fused_a_b_0"), "kernel_bandwidth_vs_best"] == 2e10 / 4e11
+    # the figure's right panel: the kernel's own measured share, the flagged kernels labelled
+    from fusionlab.analysis.report.figures.overfusion import over_fusion
+    fig = over_fusion({"kernel_resources": kr, "runs": runs}, None)
+    right = fig.axes[1]
+    assert "the kernel's DRAM bandwidth (Nsight Compute)" in right.get_ylabel()
+    labels = {t.get_text() for t in right.texts}
+    assert "triton_per_fused_a_b_0" in labels and "my_fused_kernel" not in labels   # measured 0.75 of the best
 
 
 def test_fixture_sweep_table_summary_and_figure(report, tmp_path):

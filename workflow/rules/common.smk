@@ -127,6 +127,10 @@ def profile_input(wildcards):
     return {"run": f"{d}/run.json", "profile": f"{d}/trace.json"}
 
 
+# the device the runs ran on: regenerating, the recorded runs' (GPU results regenerated on a laptop)
+RUNS_DEVICE = sweep.recorded_device(profiled_run_dirs()) if REGENERATE else MACHINE.device
+
+
 # Nsight Compute's step (ncu.smk): where it runs, and why not where it does not
 
 def ncu_plan():
@@ -135,9 +139,8 @@ def ncu_plan():
     want = CFG["ncu"]["enabled"]
     if want is False:
         return None, "turned off (config key ncu.enabled: false)"
-    device = sweep.recorded_device(profiled_run_dirs()) if REGENERATE else MACHINE.device
-    if device != "cuda" or BACKEND != "nsys":
-        return None, f"no GPU profiling here (device {device}, profiler {BACKEND})"
+    if RUNS_DEVICE != "cuda" or BACKEND != "nsys":
+        return None, f"no GPU profiling here (device {RUNS_DEVICE}, profiler {BACKEND})"
     if REGENERATE:   # the kept .ncu-rep files are read (ncu_run_dirs); nothing is profiled
         return None, None
     path = sweep.ncu_path()
@@ -179,7 +182,7 @@ HEADLINE = f"{RES}/tables/headline.csv"  # analysis.sweep.headline
 SUMMARY_HTML = f"{RES}/summary.html"
 FIGURE_PLAN = report_figures.plan(
     [dict(r, sizes=sizes.parse(r["size"]), skipped=r.get("skipped") or sweep.run_dir(RES, **r) in SKIPPED)
-     for r in RUNS], MACHINE.device, BACKEND)
+     for r in RUNS], RUNS_DEVICE, BACKEND)
 
 
 def figure_scopes(fig):

@@ -103,12 +103,20 @@ def overfusion_md(kr: pd.DataFrame | None, top: int = 15) -> list[str]:
                       "export without GPU kernels, so there are no over-fusion signs to report.", ""]
     f = kr[kr["fused"].astype(bool)]
     spills, low, flagged = (int(f[c].astype(bool).sum()) for c in ("spills", "low_occupancy", "over_fusion"))
+    measured = bool((f["bandwidth_source"] == "measured").any())
+    bandwidth = ("Bandwidth, where Nsight Compute measured the kernel (`bandwidth_source` measured): the kernel's "
+                 "own DRAM bandwidth over the fastest kernel's of the same model configuration "
+                 "(`kernel_bandwidth_vs_best`), and its measured local-memory traffic (`local_bytes` > 0) counts "
+                 "as spills; elsewhere the run configuration's (the model's ideal fused bytes / GPU busy time, "
+                 "`bandwidth_vs_best`), the cost model not splitting bytes per kernel." if measured else
+                 "Achieved bandwidth is the run configuration's (the model's ideal fused bytes / GPU busy time), "
+                 "not the kernel's: the cost model does not split bytes per kernel.")
     out += [f"Each GPU kernel's launch resources in the measured range (`tables/kernel_resources.csv`, figure "
             f"`over_fusion`): registers per thread, local memory per thread (> 0: registers spilled), shared "
             f"memory, block and grid size, and its theoretical occupancy (the CUDA Occupancy Calculator's "
-            f"formula against the GPU's own limits from the report) with what limits it. Achieved bandwidth is "
-            f"the run configuration's (the model's ideal fused bytes / GPU busy time), not the kernel's: the "
-            f"cost model does not split bytes per kernel. **Likely over-fusion**: {overfusion.RULE}.", "",
+            f"formula against the GPU's own limits from the report) with what limits it. {bandwidth} "
+            f"**Likely over-fusion**: {overfusion.RULE}" + (" (measured: the kernel's own bandwidth)" if measured
+                                                              else "") + ".", "",
             f"{len(f)} fused kernels in {f.groupby(tables.GROUP + ['variant'], dropna=False).ngroups} "
             f"configurations (first repeat): {spills} spill, {low} have theoretical occupancy under "
             f"{overfusion.LOW_OCCUPANCY:g} limited by registers or shared memory, {flagged} flagged as likely "
@@ -119,9 +127,9 @@ def overfusion_md(kr: pd.DataFrame | None, top: int = 15) -> list[str]:
         ["over_fusion", "_sign", "time_per_iter_us"], ascending=False)
     keys = ["model"] + [c for c in ("mode", "dtype") if f[c].nunique() > 1] + ["variant", "batch"] \
         + (["size"] if f["size"].nunique() > 1 else [])
-    cols = keys + ["name", "registers_per_thread", "local_mem_per_thread_bytes", "block_threads",
-                   "theoretical_occupancy", "occupancy_limited_by", "time_per_iter_us", "copy_bandwidth_frac",
-                   "bandwidth_vs_best", "over_fusion"]
+    cols = keys + ["name", "registers_per_thread", "local_mem_per_thread_bytes"] + (["local_bytes"] if measured else []) \
+        + ["block_threads", "theoretical_occupancy", "occupancy_limited_by", "time_per_iter_us", "copy_bandwidth_frac",
+           "bandwidth_vs_best"] + (["kernel_bandwidth_vs_best", "bandwidth_source"] if measured else []) + ["over_fusion"]
     shown = "" if len(f) <= top else f" The {top} first (all: `tables/kernel_resources.csv`)."
     return out + ["Fused kernels, the flagged first, then those with a sign, then by GPU time per iteration "
                   "(us)." + shown, "", _md(f.head(top)[cols].round(3)), ""]

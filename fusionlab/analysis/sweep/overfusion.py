@@ -16,7 +16,8 @@ occupancy_limited_by), with
 - fused: a kernel Inductor generated from 2 or more ops (kind pointwise, reduction,
   persistent reduction or template, analysis.run.fusion), or one the fusion map does not
   recognise (kind other) that eager's runs of the same configuration do not launch
-  (hand-written Triton / CUDA kernels, TorchScript's fusions);
+  (hand-written Triton / CUDA kernels, TorchScript's fusions), unless it is PyTorch's
+  own (`at::native::` in its full name: a CUDA graph's input copy, a foreach op);
 - spills: local_mem_per_thread_bytes > 0 (registers spilled to local memory);
 - low_occupancy: theoretical_occupancy < LOW_OCCUPANCY, limited by registers or shared memory;
 - over_fusion (the rule): fused, and spills or low_occupancy, and bandwidth_vs_best <
@@ -104,7 +105,8 @@ def fused(k: pd.DataFrame, everything: pd.DataFrame) -> pd.Series:
     e = e[e["variant"] == "eager"]
     eager_names = set(zip(*(e[c] for c in tables.GROUP), e["full_name"].fillna(e["name"])))
     new = [tuple(r) not in eager_names for r in zip(*(k[c] for c in tables.GROUP), k["full_name"].fillna(k["name"]))]
-    return inductor | ((k["kind"] == "other") & (k["variant"] != "eager") & pd.Series(new, index=k.index))
+    aten = k["full_name"].fillna(k["name"]).astype(str).str.contains("at::native::", regex=False)
+    return inductor | ((k["kind"] == "other") & (k["variant"] != "eager") & ~aten & pd.Series(new, index=k.index))
 
 
 def bandwidth(runs: pd.DataFrame) -> pd.DataFrame:

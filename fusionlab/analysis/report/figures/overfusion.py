@@ -12,14 +12,16 @@ from fusionlab.analysis.report import style
 from fusionlab.analysis.report.style import MODEL_MARKERS, variant_colour, variant_order
 from fusionlab.analysis.sweep import overfusion
 
-TITLE = "Over-fusion signs: occupancy of each GPU kernel against its run's bandwidth"
+TITLE = "Over-fusion signs: occupancy of each GPU kernel against its bandwidth"
 
 
 def over_fusion(t, model):
     """Each configuration's first repeat: every GPU kernel at (theoretical occupancy, its
     run configuration's achieved bandwidth), left as a fraction of the measured copy
-    bandwidth, right as a fraction of the best variant of the same model configuration,
-    with the rule's thresholds. Filled: fused kernels; hollow: the others; marker: model;
+    bandwidth, right the rule's share: the kernel's measured DRAM bandwidth over the
+    fastest kernel's of the same model configuration where Nsight Compute measured it
+    (kernel_bandwidth_vs_best), else the run's over the best variant's, with the rule's
+    thresholds. Filled: fused kernels; hollow: the others; marker: model;
     colour: variant; area: GPU time per iteration; red ring: spills to local memory;
     labelled: flagged as likely over-fusion."""
     kr = t.get("kernel_resources")
@@ -39,10 +41,16 @@ def over_fusion(t, model):
     tmax = kr["time_per_iter_us"].max()
     size = 12 + 380 * np.sqrt(kr["time_per_iter_us"].fillna(0) / tmax) if tmax and tmax > 0 else 30
     kr = kr.assign(_s=size)
+    own = kr["kernel_bandwidth_vs_best"] if "kernel_bandwidth_vs_best" in kr else pd.Series(np.nan, index=kr.index)
+    kr = kr.assign(rule_share=own.where(own.notna(), kr["bandwidth_vs_best"]))
+    n_own = int(own.notna().sum())
+    right = ("bandwidth / best: the kernel's DRAM bandwidth (Nsight Compute)\nover the fastest kernel's"
+             + (f" ({n_own} of {len(kr)} kernels), else\nthe run's over the best variant's" if n_own < len(kr) else "")
+             if n_own else "achieved bandwidth / best variant of the same\nmodel configuration")
     models = sorted(kr["model"].astype(str).unique())
     panels = ((ax, "copy_bandwidth_frac", "achieved bandwidth / measured copy bandwidth\n(run configuration: "
                                           "ideal fused bytes / GPU busy time)"),
-              (bx, "bandwidth_vs_best", "achieved bandwidth / best variant of the same\nmodel configuration"))
+              (bx, "rule_share", right))
     for a, col, label in panels:
         d = kr[kr[col].notna() & (kr[col] > 0)] if col in kr else kr.iloc[:0]
         if d.empty:
@@ -69,14 +77,14 @@ def over_fusion(t, model):
         a.set_xlim(-0.03, 1.06)
         a.set_xlabel("theoretical occupancy (active warps / max warps per SM)")
         a.set_ylabel(label, fontsize=8)
-        if col == "bandwidth_vs_best":
+        if col == "rule_share":
             a.axhline(overfusion.BANDWIDTH_SHARE, color="grey", lw=0.8, ls="--")
             a.fill_between([-0.03, overfusion.LOW_OCCUPANCY], 0, overfusion.BANDWIDTH_SHARE, color="red",
                            alpha=0.06, lw=0)
             a.set_ylim(0, 1.08)
-            a.annotate(f"rule: fused, spills or occupancy < {overfusion.LOW_OCCUPANCY:g} (registers / shared "
-                       f"memory),\nand under {overfusion.BANDWIDTH_SHARE:g} x the best variant's bandwidth",
-                       (0.02, 0.02), xycoords="axes fraction", fontsize=6.5, va="bottom")
+            a.set_title(f"rule: fused, spills or occupancy < {overfusion.LOW_OCCUPANCY:g} (registers / shared "
+                        f"memory),\nand under {overfusion.BANDWIDTH_SHARE:g} x the best's bandwidth (shaded)",
+                        fontsize=7, loc="left")
         else:
             style.log_axis(a, "y")
             a.margins(y=0.15)
