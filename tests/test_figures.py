@@ -173,3 +173,27 @@ def test_no_text_overlaps_another_or_leaves_the_figure(written):
             assert style.text_overlaps(f) == [], (name, m)
             assert style.texts_outside(f) == [], (name, m)
             style.plt.close(f)
+
+
+def test_regenerating_gpu_results_on_any_machine_plans_the_gpu_figures(report, tmp_path):
+    """GPU runs copied without their profiles (run.json, metrics.json, kernels.csv of the
+    H200 fixtures), regenerated here (a CPU machine in CI): the plan draws the figures of
+    GPU runs too (launch overhead, idle breakdown, over-fusion), from the runs' device."""
+    import subprocess
+    import sys
+    res = tmp_path / "results"
+    for name in FIXTURES:
+        model, variant = name.rsplit("_", 1)
+        d = res / "runs" / "nsys" / model / variant / "inference_float32" / "bs128" / "r0"
+        d.mkdir(parents=True)
+        src = os.path.join(ROOT, "tests", "data", "nsys2025_h200", name)
+        shutil.copy(os.path.join(src, "run.json"), d / "run.json")
+        run_metrics.main(str(d / "run.json"), report(f"nsys2025_h200/{name}"), "nsys", str(d / "metrics.json"),
+                         str(d / "kernels.csv"))
+    (tmp_path / "sweep.yaml").write_text(f"models: [mlp, pointwise_heavy]\nbatch_sizes: [128]\nresults: {res}\n")
+    p = subprocess.run([sys.executable, "-m", "snakemake", "-n", "regenerate", "--cores", "1", "--configfile",
+                        str(tmp_path / "sweep.yaml"), "--config", "regenerate=1"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    for rule in ("figure_launch_overhead", "figure_idle_breakdown", "figure_over_fusion"):
+        assert rule in p.stdout, rule
