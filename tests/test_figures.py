@@ -176,13 +176,13 @@ def test_no_text_overlaps_another_or_leaves_the_figure(written):
 
 
 def test_regenerating_gpu_results_on_any_machine_plans_the_gpu_figures(report, tmp_path):
-    """GPU runs copied without their profiles (run.json, metrics.json, kernels.csv of the
+    """GPU runs copied without their profiles (run.json, metrics.json, kernels.csv of two
     H200 fixtures), regenerated here (a CPU machine in CI): the plan draws the figures of
     GPU runs too (launch overhead, idle breakdown, over-fusion), from the runs' device."""
     import subprocess
     import sys
     res = tmp_path / "results"
-    for name in FIXTURES:
+    for name in ("mlp_eager", "mlp_compile"):
         model, variant = name.rsplit("_", 1)
         d = res / "runs" / "nsys" / model / variant / "inference_float32" / "bs128" / "r0"
         d.mkdir(parents=True)
@@ -190,7 +190,7 @@ def test_regenerating_gpu_results_on_any_machine_plans_the_gpu_figures(report, t
         shutil.copy(os.path.join(src, "run.json"), d / "run.json")
         run_metrics.main(str(d / "run.json"), report(f"nsys2025_h200/{name}"), "nsys", str(d / "metrics.json"),
                          str(d / "kernels.csv"))
-    (tmp_path / "sweep.yaml").write_text(f"models: [mlp, pointwise_heavy]\nbatch_sizes: [128]\nresults: {res}\n")
+    (tmp_path / "sweep.yaml").write_text(f"models: [mlp]\nbatch_sizes: [128]\nresults: {res}\n")
     p = subprocess.run([sys.executable, "-m", "snakemake", "-n", "regenerate", "--cores", "1", "--configfile",
                         str(tmp_path / "sweep.yaml"), "--config", "regenerate=1"],
                        cwd=ROOT, capture_output=True, text=True, timeout=300)
