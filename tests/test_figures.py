@@ -177,8 +177,9 @@ def test_no_text_overlaps_another_or_leaves_the_figure(written):
 
 def test_regenerating_gpu_results_on_any_machine_plans_the_gpu_figures(report, tmp_path):
     """GPU runs copied without their profiles (run.json, metrics.json, kernels.csv of two
-    H200 fixtures), regenerated here (a CPU machine in CI): the plan draws the figures of
-    GPU runs too (launch overhead, idle breakdown, over-fusion), from the runs' device."""
+    H200 fixtures) or Nsight Compute reports, regenerated here (a CPU machine in CI): the
+    plan draws the figures of GPU runs too (launch overhead, idle breakdown, over-fusion),
+    from the runs' device; a kept traffic.json is used, a run without one is 'not run'."""
     import subprocess
     import sys
     res = tmp_path / "results"
@@ -190,6 +191,11 @@ def test_regenerating_gpu_results_on_any_machine_plans_the_gpu_figures(report, t
         shutil.copy(os.path.join(src, "run.json"), d / "run.json")
         run_metrics.main(str(d / "run.json"), report(f"nsys2025_h200/{name}"), "nsys", str(d / "metrics.json"),
                          str(d / "kernels.csv"))
+        # the ncu step's record, its report not copied; eager's traffic files kept, compile's not made
+        (d / "ncu.json").write_text(json.dumps({"status": "ok", "reason": None, "bytes": {
+            "status": "ok", "reason": None, "report": "ncu_bytes.ncu-rep", "passes": 1}}))
+        if variant == "eager":
+            (d / "traffic.json").write_text(json.dumps({"ncu_status": "ok"}))
     (tmp_path / "sweep.yaml").write_text(f"models: [mlp]\nbatch_sizes: [128]\nresults: {res}\n")
     p = subprocess.run([sys.executable, "-m", "snakemake", "-n", "regenerate", "--cores", "1", "--configfile",
                         str(tmp_path / "sweep.yaml"), "--config", "regenerate=1"],
@@ -197,3 +203,6 @@ def test_regenerating_gpu_results_on_any_machine_plans_the_gpu_figures(report, t
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
     for rule in ("figure_launch_overhead", "figure_idle_breakdown", "figure_over_fusion"):
         assert rule in p.stdout, rule
+    assert "1 run folder(s) have no traffic.json and none can be read here" in p.stderr
+    assert "1 run folder(s) have no .ncu-rep report: their measured traffic" in p.stderr
+    assert "rule ncu_traffic" not in p.stdout

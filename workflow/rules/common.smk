@@ -158,10 +158,13 @@ def ncu_run_dirs():
     if not REGENERATE:
         return dirs if NCU else []
     dirs = [d for d in dirs if os.path.exists(f"{d}/ncu.json")]
-    lost = [d for d in dirs if _traffic.traffic_lost(d)]
+    # a folder without traffic.json has lost its measured traffic where its report is gone too,
+    # or where any folder's is (then ncu_traffic runs for none: TRAFFIC_KEPT)
+    kept = any(_traffic.reports_missing(d) and os.path.exists(f"{d}/{_traffic.RUN_FILE}") for d in dirs)
+    lost = [d for d in dirs if _traffic.traffic_lost(d) or (kept and not os.path.exists(f"{d}/{_traffic.RUN_FILE}"))]
     if lost and workflow.is_main_process:
-        print(f"fusionlab: {len(lost)} run folder(s) have neither their .ncu-rep report nor "
-              f"{_traffic.RUN_FILE}: their measured columns stay empty ('not run')", file=sys.stderr)
+        print(f"fusionlab: {len(lost)} run folder(s) have no {_traffic.RUN_FILE} and none can be read here "
+              f"(.ncu-rep reports not copied): their measured columns stay empty ('not run')", file=sys.stderr)
     return [d for d in dirs if d not in lost]
 
 
