@@ -237,6 +237,8 @@ def test_tables_carry_measured_bytes_beside_the_model(tmp_path):
     c = runs.set_index("variant").loc["compile"]
     assert c["bytes_source"] == "measured" and c["dram_over_fused"] == pytest.approx(2e7 / 32e6)
     assert c["flops_measured_over_model"] == pytest.approx(1.0)
+    with_copy = traffic.add_to_runs(_runs().assign(copy_bandwidth_frac=0.5), files).set_index("variant")
+    assert with_copy.loc["compile", "copy_bandwidth_frac_measured"] == pytest.approx(0.5 * 2e7 / 32e6)
     sp = traffic.add_to_speedups(pd.DataFrame([{**r, "status": "ok"} for r in runs[traffic.CONFIG].to_dict("records")]),
                                  runs)
     s = sp.set_index("variant").loc["compile"]

@@ -69,15 +69,20 @@ def test_a_held_slot_shows_its_span_open(tmp_path):
     assert info["held_unix"][0] == start and info["held_unix"][1] >= start
 
 
-def test_never_two_holders_of_one_slot(tmp_path):
-    log = tmp_path / "log"
-    procs = [mp.Process(target=_hold_and_log, args=(str(tmp_path), str(log), 0.2)) for _ in range(4)]
+def _log_lines(target, args, n: int, log) -> list[list[str]]:
+    """Run n processes of target(*args) at once, each exiting 0; the lines they logged, split."""
+    procs = [mp.Process(target=target, args=args) for _ in range(n)]
     for p in procs:
         p.start()
     for p in procs:
         p.join(30)
         assert p.exitcode == 0
-    events = [(float(t), kind) for kind, t in (line.split() for line in log.read_text().splitlines())]
+    return [line.split() for line in log.read_text().splitlines()]
+
+
+def test_never_two_holders_of_one_slot(tmp_path):
+    log = tmp_path / "log"
+    events = [(float(t), kind) for kind, t in _log_lines(_hold_and_log, (str(tmp_path), str(log), 0.2), 4, log)]
     assert [k for _, k in sorted(events)] == ["start", "end"] * 4   # strictly one after another
 
 
@@ -205,13 +210,8 @@ def _take_counters_and_log(directory, log, seconds):
 
 def test_the_counters_lock_is_held_to_the_process_exit(tmp_path):
     log = tmp_path / "log"
-    procs = [mp.Process(target=_take_counters_and_log, args=(str(tmp_path), str(log), 0.3)) for _ in range(3)]
-    for p in procs:
-        p.start()
-    for p in procs:
-        p.join(30)
-        assert p.exitcode == 0
-    events = sorted((float(t), kind, float(w)) for kind, t, w in (line.split() for line in log.read_text().splitlines()))
+    events = sorted((float(t), kind, float(w))
+                    for kind, t, w in _log_lines(_take_counters_and_log, (str(tmp_path), str(log), 0.3), 3, log))
     assert [k for _, k, _ in events] == ["start", "end"] * 3
     assert sum(w for _, k, w in events if k == "start") >= 0.3   # the later ones waited
 

@@ -27,8 +27,8 @@ it, one speedup estimator with its interval, and what the speedup comes from.
 - compile_s (compilation_latency_s) and break_even_iters = compile_s / time saved per
   iteration (nan where the variant saves nothing).
 - bandwidth_frac, flops_frac (medians of runs), bandwidth_frac_measured (the same with
-  Nsight Compute's DRAM bytes in place of the model's: copy_bandwidth_frac x
-  dram_over_fused; empty without them) and ceiling_note: a value above a measured ceiling
+  Nsight Compute's DRAM bytes in place of the model's: sweep.traffic's
+  copy_bandwidth_frac_measured; empty without them) and ceiling_note: a value above a measured ceiling
   with its reason, from the measured bytes where there are some.
 """
 from __future__ import annotations
@@ -178,8 +178,7 @@ def table(runs: pd.DataFrame, sp: pd.DataFrame, peaks: dict | None = None) -> pd
                                          "host_per_launch_us"]})
         row["launches_per_iter"] = _median(v, "launch_calls_per_iter")
         row["bandwidth_frac"], row["flops_frac"] = _median(v, "copy_bandwidth_frac"), _median(v, "flops_frac")
-        row["bandwidth_frac_measured"] = (_median(v.assign(_m=v["copy_bandwidth_frac"] * v["dram_over_fused"]), "_m")
-                                          if "dram_over_fused" in v else np.nan)
+        row["bandwidth_frac_measured"] = _median(v, "copy_bandwidth_frac_measured")
         row["ceiling_note"] = ceiling_note(row["bandwidth_frac"], row["flops_frac"], side["bytes_fused"],
                                            row["bandwidth_frac_measured"])
         row["traced_wall_ms"] = _median(v, "traced_wall_time_per_iter_ms")

@@ -8,6 +8,8 @@ model's bytes (experiments.cost).
   l2_over_unfused = l2_bytes_measured / bytes_unfused,
   flops_measured_over_model = flops_measured / (flops + flops_pointwise),
   measured_intensity = flops_measured / dram_bytes_measured,
+  copy_bandwidth_frac_measured = copy_bandwidth_frac x dram_over_fused (measured DRAM
+  bytes per GPU time over the measured copy bandwidth),
   bytes_source: `measured` where the run has measured DRAM bytes, else `model`;
   bytes_replay: how the per-kernel bytes were measured (`one pass`, or
   `kernel replay, N passes`).
@@ -36,7 +38,7 @@ from fusionlab.core.io import read_json
 CONFIG = ["model", "variant", "batch", "size", "mode", "dtype", "backend", "device"]
 RUN_COLUMNS = run_traffic.RUN_FIELDS + ["ncu_status", "ncu_note", "bytes_replay"]
 RATIOS = ["dram_over_fused", "dram_over_unfused", "l2_over_unfused", "flops_measured_over_model",
-          "measured_intensity", "bytes_source"]
+          "measured_intensity", "copy_bandwidth_frac_measured", "bytes_source"]
 KERNEL_COLUMNS = [c for c in run_traffic.KERNEL_COLUMNS if c not in ("full_name", "name")] + ["ncu_over_nsys_time"]
 DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2, "float64": 8}
 
@@ -90,6 +92,8 @@ def add_to_runs(runs: pd.DataFrame, files, note: str | None = None) -> pd.DataFr
     runs["flops_measured_over_model"] = runs["flops_measured"] / model_flops.where(model_flops > 0)
     runs["measured_intensity"] = runs["flops_measured"] / runs["dram_bytes_measured"].where(
         runs["dram_bytes_measured"] > 0)
+    frac = runs["copy_bandwidth_frac"] if "copy_bandwidth_frac" in runs else np.nan
+    runs["copy_bandwidth_frac_measured"] = frac * runs["dram_over_fused"]
     runs["bytes_source"] = np.where(runs["dram_bytes_measured"].notna(), "measured", "model")
     return runs
 

@@ -28,9 +28,10 @@ def roofline(t, model):
     if r.empty:
         raise style.NoData("no run with a FLOP count and a kernel time")
     keys = ["model", "variant", "batch", "size"]
-    r = r.assign(measured_frac=r["copy_bandwidth_frac"] * r["dram_over_fused"] if "dram_over_fused" in r else np.nan)
+    if "copy_bandwidth_frac_measured" not in r:
+        r = r.assign(copy_bandwidth_frac_measured=np.nan)
     r = r.groupby(keys, as_index=False)[["arithmetic_intensity", "achieved_flops", "copy_bandwidth_frac",
-                                         "measured_frac"]].median()
+                                         "copy_bandwidth_frac_measured"]].median()
     peaks = t.get("peaks") or {}
     bw, fl = peaks.get("copy_bandwidth_Bps"), peaks.get("matmul_flops")
     h = t.get("headline")
@@ -74,7 +75,8 @@ def roofline(t, model):
     points += list(zip(r["arithmetic_intensity"], r["achieved_flops"] / 1e12))
     b = r.dropna(subset=["copy_bandwidth_frac"])
     b = b.assign(_o=b["variant"].map({v: i for i, v in enumerate(variant_order(b["variant"].unique()))}),
-                 _frac=b["measured_frac"].fillna(b["copy_bandwidth_frac"]), _measured=b["measured_frac"].notna())
+                 _frac=b["copy_bandwidth_frac_measured"].fillna(b["copy_bandwidth_frac"]),
+                 _measured=b["copy_bandwidth_frac_measured"].notna())
     b = b.sort_values(["model", "size", "batch", "_o"])
     bars = bx.bar(range(len(b)), 100 * b["_frac"], color=[variant_colour(v) for v in b["variant"]],
                   hatch=["" if m else "////" for m in b["_measured"]], edgecolor="white", linewidth=0)
