@@ -153,30 +153,28 @@ NCU, NCU_OFF = ncu_plan()
 
 
 def ncu_run_dirs():
-    """The run folders that get (or, regenerating, already have) a measured traffic."""
+    """(the run folders that get, or regenerating already have, a measured traffic; those
+    of them whose traffic files are used as they are). Regenerating from results copied
+    without their .ncu-rep files, nothing makes the traffic files again: the kept ones are used,
+    and a folder without them has lost its measured traffic ('not run')."""
     dirs = [d for d in profiled_run_dirs() if os.path.basename(d) == "r0"]
     if not REGENERATE:
-        return dirs if NCU else []
+        return (dirs if NCU else []), []
     dirs = [d for d in dirs if os.path.exists(f"{d}/ncu.json")]
-    # a folder without traffic.json has lost its measured traffic where its report is gone too,
-    # or where any folder's is (then ncu_traffic runs for none: TRAFFIC_KEPT)
-    kept = any(_traffic.reports_missing(d) and os.path.exists(f"{d}/{_traffic.RUN_FILE}") for d in dirs)
-    lost = [d for d in dirs if _traffic.traffic_lost(d) or (kept and not os.path.exists(f"{d}/{_traffic.RUN_FILE}"))]
+    has = {d: os.path.exists(f"{d}/{_traffic.RUN_FILE}") for d in dirs}
+    kept = [d for d in dirs if has[d] and _traffic.reports_missing(d)]
+    lost = [d for d in dirs if _traffic.traffic_lost(d) or (kept and not has[d])]
     if lost and workflow.is_main_process:
         print(f"fusionlab: {len(lost)} run folder(s) have no {_traffic.RUN_FILE} and none can be read here "
               f"(.ncu-rep reports not copied): their measured columns stay empty ('not run')", file=sys.stderr)
-    return [d for d in dirs if d not in lost]
+    if kept and workflow.is_main_process:
+        print(f"fusionlab: {len(kept)} run folder(s) have no .ncu-rep report: their measured traffic "
+              f"({_traffic.RUN_FILE}, {_traffic.KERNEL_FILE}) is used as it is, not read again", file=sys.stderr)
+    return [d for d in dirs if d not in lost], kept
 
 
-NCU_RUN_DIRS = ncu_run_dirs()
+NCU_RUN_DIRS, TRAFFIC_KEPT = ncu_run_dirs()
 TRAFFIC_INPUTS = [f"{d}/{_traffic.RUN_FILE}" for d in NCU_RUN_DIRS]
-# regenerating from results copied without their .ncu-rep files: no rule makes the
-# traffic files, the kept ones are used as they are
-TRAFFIC_KEPT = [d for d in NCU_RUN_DIRS if REGENERATE and _traffic.reports_missing(d)
-                and os.path.exists(f"{d}/{_traffic.RUN_FILE}")]
-if TRAFFIC_KEPT and workflow.is_main_process:
-    print(f"fusionlab: {len(TRAFFIC_KEPT)} run folder(s) have no .ncu-rep report: their measured traffic "
-          f"({_traffic.RUN_FILE}, {_traffic.KERNEL_FILE}) is used as it is, not read again", file=sys.stderr)
 NCU_NOTE = None if TRAFFIC_INPUTS else (NCU_OFF or "no run profiled under Nsight Compute")
 
 
