@@ -6,9 +6,9 @@
 #   provenance: the provenance cost on compile latency (benchmarks/provenance_cost.py on
 #               the GPU, about 30 s a process), stopped at PROV_S;
 #   cost:       the step's cost on config.yaml's grid (benchmarks/ncu_cost.py: with the
-#               step, then without, each compiling cold), each sweep stopped at COST_S. One
-#               repeat per configuration: the step profiles repeat 0 only, so more repeats
-#               lower the ratio. With the step, the grid had not ended after 300 s on an H100.
+#               step, then without, each compiling cold), each sweep stopped at COST_S.
+#               REPEATS overrides config.yaml's repeats (the step profiles repeat 0 only,
+#               so fewer repeats raise the ratio); unset, the grid runs as configured.
 # After each phase the run folders' small files (no nsys profiles, SQLite exports or
 # .ncu-rep reports: `snakemake regenerate` uses their traffic files as they are) go to
 # results/pack/<phase>.tgz; progress.txt says what has ended.
@@ -54,9 +54,10 @@ if wanted provenance; then
     stamp "provenance rc $? $(( $(date +%s) - t0 )) s"
 fi
 if wanted cost; then
-    printf 'repeats: 1\n' > results/one-repeat.yaml
+    overlay=()
+    if [ -n "${REPEATS:-}" ]; then printf 'repeats: %s\n' "$REPEATS" > results/repeats.yaml; overlay=(results/repeats.yaml); fi
     t0=$(date +%s)
-    python benchmarks/ncu_cost.py --configfile config.yaml results/one-repeat.yaml --out results/cost --cores 16 --timeout "$COST_S" > $P/cost.txt 2>&1
+    python benchmarks/ncu_cost.py --configfile config.yaml "${overlay[@]}" --out results/cost --cores 16 --timeout "$COST_S" > $P/cost.txt 2>&1
     stamp "cost rc $? $(( $(date +%s) - t0 )) s"
     for side in on off; do
         python benchmarks/run_overhead.py results/cost/$side > $P/cost_${side}_overhead.txt 2>&1
