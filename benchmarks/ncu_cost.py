@@ -6,7 +6,10 @@ the seconds of each rule from its benchmark file.
 
 The config files follow the project config, in order, as snakemake's --configfile does.
 Each sweep has its own empty Inductor and Triton caches (DIR/on-cache, DIR/off-cache), so
-both compile cold. Writes DIR/ncu_cost.json (after each sweep) and prints the wall times and on / off.
+both compile cold. A sweep past --timeout is interrupted with its jobs (Snakemake and every
+process it started, one process group), so none of them runs on into the next sweep; its
+`last_output_s` is when its newest file was written (seconds after its start). Writes
+DIR/ncu_cost.json (after each sweep) and prints the wall times and on / off.
 """
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ import glob
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -43,14 +47,42 @@ def sweep(configfiles: list[str], results: str, cores: int, enabled: bool, timeo
     env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": os.path.join(cache, "inductor"),
            "TRITON_CACHE_DIR": os.path.join(cache, "triton")}
     cmd = ["snakemake", "all", "--cores", str(cores), "--configfile", *configfiles, overlay]
-    t0 = time.monotonic()
-    try:
-        with open(f"{results}.log", "w") as log:
-            rc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=log, env=env, timeout=timeout).returncode
-    except subprocess.TimeoutExpired:
-        rc = None
-    return {"command": " ".join(cmd), "rc": rc, "wall_s": round(time.monotonic() - t0, 1), "cache": cache,
-            "rule_seconds": rule_seconds(results)}
+    t0, t0_unix = time.monotonic(), time.time()
+    with open(f"{results}.log", "w") as log:
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log, env=env, start_new_session=True)
+        try:
+            rc = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            rc = None
+            wall = time.monotonic() - t0
+            stop_group(proc)
+    wall_s = round(time.monotonic() - t0 if rc is not None else wall, 1)
+    return {"command": " ".join(cmd), "rc": rc, "wall_s": wall_s, "cache": cache,
+            "last_output_s": round(newest_mtime(results) - t0_unix, 1), "rule_seconds": rule_seconds(results)}
+
+
+def stop_group(proc: subprocess.Popen, grace: float = 60) -> None:
+    """Interrupt Snakemake and its jobs (their process group), then kill what is left after
+    `grace` seconds: a stopped sweep leaves nothing running beside the next one."""
+    for sig, wait in ((signal.SIGINT, grace), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            continue
+        try:   # Snakemake ended; a job it started may still be in the group
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        return
+
+
+def newest_mtime(results: str) -> float:
+    """When the newest file under `results` was written (unix seconds)."""
+    return max((os.path.getmtime(os.path.join(d, f)) for d, _, fs in os.walk(results) for f in fs), default=0.0)
 
 
 def main(argv=None) -> int:

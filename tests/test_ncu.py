@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 import pandas as pd
 import pytest
@@ -358,3 +359,33 @@ def test_config_switch():
                            "ncu": {"enabled": False}})["ncu"]["enabled"] is False
     with pytest.raises(sweep.ConfigError, match="ncu.enabled"):
         sweep.validate({"models": ["mlp"], "variants": ["eager"], "batch_sizes": [8], "ncu": {"enabled": "yes"}})
+
+
+def test_the_cost_benchmark_stops_a_sweep_with_every_job_it_started(tmp_path):
+    """benchmarks/ncu_cost.py past its timeout: the sweep's jobs (here a shell's background
+    child) end with it, so none runs on beside the next sweep."""
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+    try:
+        import ncu_cost
+    finally:
+        sys.path.pop(0)
+    pidfile = tmp_path / "child.pid"
+    proc = subprocess.Popen(["bash", "-c", f"sleep 300 & echo $! > {pidfile}; wait"], start_new_session=True)
+    for _ in range(100):
+        if pidfile.exists() and pidfile.read_text().strip():
+            break
+        time.sleep(0.05)
+    child = int(pidfile.read_text())
+    ncu_cost.stop_group(proc, grace=5)
+    assert proc.poll() is not None
+    time.sleep(0.2)
+    assert not alive(child)
+
+
+def alive(pid: int) -> bool:
+    """A process that has not ended (a zombie, ended and not yet reaped, has)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
