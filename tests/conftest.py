@@ -51,3 +51,15 @@ def pytest_collection_finish(session):
         import torch._inductor.compile_fx  # noqa: F401
     gc.collect()
     gc.freeze()
+
+
+def lowered():
+    """Inductor lowers the graph (no FX graph or AOTAutograd cache hit: a hit has no fusion
+    log); the generated C++ is still compiled through the code cache (force_disable_caches
+    would compile it and probe the CPU's vector ISA again, seconds on a 2-core machine)."""
+    from torch._functorch import config as functorch_config
+    from torch._inductor import config
+    stack = contextlib.ExitStack()
+    stack.enter_context(config.patch(fx_graph_cache=False))
+    stack.enter_context(functorch_config.patch(enable_autograd_cache=False))
+    return stack

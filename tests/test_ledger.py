@@ -10,6 +10,7 @@ import re
 import pandas as pd
 import pytest
 
+from conftest import lowered
 from fusionlab.analysis.readers import inductor_logs, nsys_sqlite
 from fusionlab.analysis.report import fusion_map
 from fusionlab.analysis.report.summary import ledger_md
@@ -158,7 +159,7 @@ def test_compile_logs_in_process(tmp_path):
         return torch.relu(x - 1.0) * 2.0
 
     torch._dynamo.reset()
-    with config.patch(force_disable_caches=True), introspect.CompileLogs(torch, str(tmp_path / "inductor")) as logs:
+    with lowered(), introspect.CompileLogs(torch, str(tmp_path / "inductor")) as logs:
         torch.compile(f)(torch.randn(64))            # cold: a cache hit has no fusion log
     assert config.trace.provenance_tracking_level == before
     assert logs.summary()["provenance_graphs"] == 1
@@ -197,7 +198,6 @@ def test_compile_logs_graph_break(tmp_path):
     """A graph break: two graphs under two compile ids, each with its own fusion log and
     provenance; the break's reason is a missed-fusions row."""
     import torch
-    from torch._inductor import config
 
     from fusionlab.runner import introspect
 
@@ -208,7 +208,7 @@ def test_compile_logs_graph_break(tmp_path):
 
     torch._dynamo.reset()
     introspect.reset_compile_counters(torch)
-    with config.patch(force_disable_caches=True), introspect.CompileLogs(torch, str(tmp_path / "inductor")):
+    with lowered(), introspect.CompileLogs(torch, str(tmp_path / "inductor")):
         torch.compile(f)(torch.randn(64))
     info = introspect.compile_introspection(torch)
     graphs = inductor_logs.read(str(tmp_path / "inductor"))

@@ -9,6 +9,7 @@ import os
 import pandas as pd
 import pytest
 
+from conftest import lowered
 from fusionlab.analysis.readers import inductor_logs
 from fusionlab.analysis.run import kernel_bytes, ledger, provenance
 
@@ -113,7 +114,6 @@ def test_compile_logs_backward_in_process(tmp_path):
     holds its own kernels only, with node meta and scheduler estimates; torch's provenance
     state as it was afterwards."""
     import torch
-    from torch._inductor import config
     from torch._inductor import debug as inductor_debug
 
     from fusionlab.runner import introspect
@@ -123,7 +123,7 @@ def test_compile_logs_backward_in_process(tmp_path):
 
     before = inductor_debug._pre_grad_graph_id
     torch._dynamo.reset()
-    with config.patch(force_disable_caches=True), introspect.CompileLogs(torch, str(tmp_path / "inductor")) as logs:
+    with lowered(), introspect.CompileLogs(torch, str(tmp_path / "inductor")) as logs:
         for shape in (8, 16):
             torch._dynamo.reset()
             x, w = torch.randn(4, shape), torch.randn(shape, shape, requires_grad=True)

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from conftest import ROOT
-from test_workflow import smoke, snake   # noqa: F401  (smoke: the session's fixture)
+from test_workflow import smoke, snake   # noqa: F401  (smoke: the session's fixture, by name)
 
 
 def cluster_up() -> bool:
@@ -24,13 +24,13 @@ def cluster_up() -> bool:
 
 
 @pytest.mark.slow
-@pytest.mark.smoke_reader
-def test_sweep_through_slurm_matches_local(smoke, tmp_path):
+def test_sweep_through_slurm_matches_local(request, tmp_path):
     """mlp at batch 8 (eager and compile, its default size) of the smoke sweep, submitted
     through SLURM: the same rows as the session's local smoke sweep (test_workflow's
     `smoke`, the same config and code), every profiling job a SLURM job. The plugin's status
     checks start after 1 s and repeat every 1 s (its defaults, 40 s and 10 s, are for a busy
-    cluster's scheduler, not for a test)."""
+    cluster's scheduler, not for a test). The smoke sweep is asked for once this sweep has
+    ended: the two run side by side, this one mostly waiting on the cluster."""
     if not cluster_up():
         if os.environ.get("FUSIONLAB_REQUIRE_SLURM") == "1":
             pytest.fail("no SLURM cluster is up (bash tests/slurm/start_cluster.sh)")
@@ -50,7 +50,7 @@ def test_sweep_through_slurm_matches_local(smoke, tmp_path):
               timeout=900)
     keys = ["model", "variant", "batch", "size", "mode", "dtype", "repeat", "backend", "device", "status"]
     a = pd.read_csv(f"{cluster}/tables/runs.csv").sort_values(keys, ignore_index=True)
-    local = smoke.runs
+    local = request.getfixturevalue("smoke").runs
     b = local[(local.model == "mlp") & (local.batch == 8) & (local["size"] == "default")]
     b = b.sort_values(keys, ignore_index=True)
     assert len(a) == 2 and set(a.columns) <= set(b.columns)

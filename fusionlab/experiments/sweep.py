@@ -13,10 +13,29 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 
-import jsonschema
 import yaml
+
+
+def _import_jsonschema():
+    """jsonschema, imported without rfc3987_syntax: jsonschema registers its optional
+    format checkers at import, and that one (installed with jsonschema's format extras)
+    builds a grammar there, 1.2 s of every Snakemake command. The config schema uses no
+    format. Where something imported either already, it is left as it is."""
+    if "jsonschema" in sys.modules or "rfc3987_syntax" in sys.modules:
+        import jsonschema
+        return jsonschema
+    sys.modules["rfc3987_syntax"] = None    # its import raises ImportError: checker skipped
+    try:
+        import jsonschema
+    finally:
+        del sys.modules["rfc3987_syntax"]
+    return jsonschema
+
+
+jsonschema = _import_jsonschema()
 
 from fusionlab.core import axes, sizes
 from fusionlab.experiments import catalog
