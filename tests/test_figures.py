@@ -88,6 +88,9 @@ def _refuse(name):
 
 
 def test_every_figure_from_the_written_tables_alone(written, tmp_path, monkeypatch):
+    """Every figure the plan lists, drawn from the written tables (no table computed): data
+    in every panel, text kept as text, a one-line title, no text over another or past the
+    figure's edge, a short caption."""
     for module, names in BUILDERS.items():
         for name in names:
             monkeypatch.setattr(module, name, _refuse(f"{module.__name__}.{name}"))
@@ -118,6 +121,9 @@ def test_every_figure_from_the_written_tables_alone(written, tmp_path, monkeypat
             svg = open(outputs[s][1]).read()
             assert "<text" in svg and f.get_suptitle().split(":")[-1].strip()[:12] in svg, (fig, s)   # text as text
             assert "\n" not in f.get_suptitle()                                                 # one-line title
+            # no two texts it draws overlap (titles, tick labels, values, labels beside
+            # points, legends, footer) and none is cut off at the figure's edge
+            assert style.text_overlaps(f) == [] and style.texts_outside(f) == [], (fig, s)
             style.plt.close(f)
             assert 10 < len(open(captions[s]).read().split()) < 90, (fig, s)                 # a short caption
 
@@ -153,26 +159,6 @@ def test_report_imports_no_reader_and_figures_list_needs_no_matplotlib():
         assert not [m for m in imported if m.startswith("fusionlab.analysis.readers")], path
         if path.endswith(os.path.join("figures", "__init__.py")):
             assert not [m for m in imported if m.startswith("matplotlib") or m.startswith("fusionlab")], path
-
-
-def test_no_text_overlaps_another_or_leaves_the_figure(written):
-    """Every figure drawn from the written tables: no two texts it draws overlap (titles,
-    tick labels, values, labels beside points, legends, footer) and none is cut off at
-    the figure's edge."""
-    tab = written / "tables"
-    t = plots.load_tables(tab / "runs.csv", tab / "speedups.csv", tab / "crossover.csv",
-                          written / "device" / "peaks.json", tab / "scaling.csv", tab / "kernel_resources.csv",
-                          tab / "speedup_breakdown.csv", tab / "headline.csv", tab / "kernels.csv")
-    models = sorted(t["runs"]["model"].unique())
-    for name, (fn, scope, _) in plots.FIGURES.items():
-        for m in (models if scope == "model" else [None]):
-            try:
-                f = fn(t, m)
-            except style.NoData:
-                continue
-            assert style.text_overlaps(f) == [], (name, m)
-            assert style.texts_outside(f) == [], (name, m)
-            style.plt.close(f)
 
 
 def test_regenerating_gpu_results_on_any_machine_plans_the_gpu_figures(report, tmp_path):
