@@ -154,3 +154,14 @@ def test_regenerate_needs_a_profile_or_metrics_for_every_run(tmp_path):
     (base / "bs32/r0/metrics.json").unlink()
     with pytest.raises(sweep.ConfigError, match="have their profiles but no metrics.json"):
         sweep.existing_runs(cfg)
+
+
+def test_the_config_validator_loads_without_jsonschemas_iri_grammar():
+    """Importing the sweep (every Snakemake command does) skips rfc3987_syntax, whose
+    grammar jsonschema would build at import (1.2 s), and leaves it importable after."""
+    import subprocess
+    import sys
+    code = ("import sys; import fusionlab.experiments.sweep as s; "
+            "assert 'rfc3987_syntax' not in sys.modules and sys.modules.get('rfc3987_syntax', 0) is not None; "
+            "import yaml; s.validate(yaml.safe_load(open('config/smoke.yaml')))")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)

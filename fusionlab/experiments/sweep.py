@@ -18,6 +18,9 @@ from dataclasses import dataclass
 
 import yaml
 
+from fusionlab.core import axes, sizes
+from fusionlab.experiments import catalog
+
 
 def _import_jsonschema():
     """jsonschema, imported without rfc3987_syntax: jsonschema registers its optional
@@ -36,9 +39,6 @@ def _import_jsonschema():
 
 
 jsonschema = _import_jsonschema()
-
-from fusionlab.core import axes, sizes
-from fusionlab.experiments import catalog
 
 SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "config.schema.yaml")
 
