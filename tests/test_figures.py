@@ -192,3 +192,18 @@ def test_regenerating_gpu_results_on_any_machine_plans_the_gpu_figures(report, t
     assert "1 run folder(s) have no traffic.json and none can be read here" in p.stderr
     assert "1 run folder(s) have no .ncu-rep report: their measured traffic" in p.stderr
     assert "rule ncu_traffic" not in p.stdout
+
+
+def test_the_roofline_note_goes_to_the_corner_with_the_fewest_points():
+    """The red note of a point above a roof: in the lower right unless points are there,
+    then the lower left."""
+    from fusionlab.analysis.report.figures.roofline import free_corner_text
+    fig, ax = style.plt.subplots()
+    ax.set_xlim(0, 10); ax.set_ylim(0, 10)
+    points = [(9.0, 0.5), (8.5, 0.8), (9.5, 0.3)]
+    ax.scatter(*zip(*points))
+    t = free_corner_text(ax, "a note of some length", points)
+    assert (t.get_ha(), t.get_va()) == ("left", "bottom") and len(ax.texts) == 1
+    t.remove()
+    assert free_corner_text(ax, "a note", []).get_ha() == "right"
+    style.plt.close(fig)

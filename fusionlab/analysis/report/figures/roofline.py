@@ -6,6 +6,7 @@ from __future__ import annotations
 import textwrap
 
 import numpy as np
+import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
@@ -55,22 +56,30 @@ def roofline(t, model):
     ai = r["arithmetic_intensity"]
     ridge = fl / bw if (bw and fl) else None
     lo, hi = min(ai.min(), ridge or ai.min()) / 8, max(ai.max(), ridge or ai.max()) * 8
-    lo, hi, l2, points = measured_points(ax, d, models, bw, lo, hi, fl)
+    lo, hi, l2, points, measured = measured_points(ax, d, models, bw, lo, hi, fl)
+    batch_labels += [(x, y, f"{b:g}", {"fontsize": 5.5, "color": "0.3"})
+                     for x, y, b in zip(measured["measured_intensity"], measured["y"] / 1e12, measured["batch"])]
+    joined = r.merge(measured, on=keys)   # each configuration's model point to its measured one
+    for _, j in joined.iterrows():
+        ax.plot([j["arithmetic_intensity"], j["measured_intensity"]],
+                [j["achieved_flops"] / 1e12, j["y"] / 1e12], color=variant_colour(j["variant"]),
+                lw=0.5, alpha=0.45, ls=":", zorder=1)
     if bw and fl:
         x = np.logspace(np.log10(lo), np.log10(hi), 200)
         ax.plot(x, np.minimum(bw * x, fl) / 1e12, color="k", lw=1.2)
     ax.set_xlim(lo, hi)
     style.log_axis(ax, "x"); style.log_axis(ax, "y")
     style.fit_log_ticks(ax, "x"); style.fit_log_ticks(ax, "y")
-    ax.set_xlabel("FLOP per byte (filled: model, all FLOPs / ideal fused bytes; hollow: measured, "
-                  "ncu FLOPs / DRAM bytes)", fontsize=7); ax.set_ylabel("achieved TFLOP/s")
+    ax.set_xlabel("FLOP per byte (filled: model FLOPs / ideal fused bytes; hollow: measured,\n"
+                  "ncu FLOPs / DRAM bytes; dotted: one configuration's two points)", fontsize=7)
+    ax.set_ylabel("achieved TFLOP/s")
     handles = [Line2D([], [], ls="none", marker=MODEL_MARKERS[i % len(MODEL_MARKERS)], color="grey", label=m)
                for i, m in enumerate(models)]
     handles += [Line2D([], [], ls="none", marker="s", color=variant_colour(v), label=v)
                 for v in variant_order(r["variant"].unique())]
     if len(above):
         handles.append(Line2D([], [], ls="none", marker="o", mfc="none", mec="red", label="above a measured roof"))
-    ax.legend(handles=handles, fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=4, frameon=False,
+    ax.legend(handles=handles, fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.19), ncol=4, frameon=False,
               title="marker: model, colour: variant, number: batch size", title_fontsize=6.5)
     points += list(zip(r["arithmetic_intensity"], r["achieved_flops"] / 1e12))
     b = r.dropna(subset=["copy_bandwidth_frac"])
@@ -97,12 +106,34 @@ def roofline(t, model):
     if len(above):
         lines = [f"{m} {v} bs {bs:g}: {notes[(m, v, bs, sz)]}" for m, v, bs, sz in
                  above[keys].itertuples(index=False)][:MAX_NOTES]
-        avoid.append(ax.text(0.99, 0.01, "\n".join(textwrap.fill(s, 70) for s in lines), transform=ax.transAxes,
-                             fontsize=5.5, color="red", va="bottom", ha="right"))
+        avoid.append(free_corner_text(ax, "\n".join(textwrap.fill(s, 70) for s in lines), points,
+                                      fontsize=5.5, color="red"))
     style.title(fig, "Roofline under the measured roofs, and achieved share of copy bandwidth", t, model)
     avoid += roof_labels(ax, lo, hi, bw, fl, l2, points, avoid)
     style.place_labels(ax, batch_labels, markers=points, avoid=avoid)
     return fig
+
+
+def free_corner_text(ax, text, points, **kw):
+    """`text` in the lower right, lower left or upper left corner of the axes, whichever
+    covers the fewest of `points` (data coordinates; the first of a tie)."""
+    ax.set_xlim(ax.get_xlim()); ax.set_ylim(ax.get_ylim())   # as drawn: placing must not rescale
+    r = style.renderer(ax.figure)
+    xy = ax.transData.transform(np.asarray(points, float).reshape(-1, 2)) if len(points) else np.empty((0, 2))
+    best = None
+    for x, y, ha, va in ((0.99, 0.01, "right", "bottom"), (0.01, 0.01, "left", "bottom"), (0.01, 0.82, "left", "top")):
+        t = ax.text(x, y, text, transform=ax.transAxes, ha=ha, va=va, **kw)
+        b = t.get_window_extent(r).padded(4)
+        covered = int(sum(b.contains(px, py) for px, py in xy))
+        if best is None or covered < best[0]:
+            if best:
+                best[1].remove()
+            best = (covered, t)
+        else:
+            t.remove()
+        if covered == 0:
+            break
+    return best[1]
 
 
 def percent(p) -> str:
@@ -137,14 +168,17 @@ def measured_points(ax, d, models, bw, lo, hi, peaks_flops=None):
     rate (flops_measured / GPU busy time), and an L2 roof beside DRAM's: the highest L2
     rate the sweep's kernels reached (l2_bytes_measured / ncu_kernel_time_us: a lower
     bound of the L2 bandwidth, not a peak), flat at peaks_flops. Returns the x limits widened to them, the L2
-    rate drawn (nan for none) and the points drawn."""
+    rate drawn (nan for none), the points drawn and their rows (model, variant, batch, size,
+    measured_intensity, y: FLOP/s)."""
+    none = pd.DataFrame(columns=["model", "variant", "batch", "size", "measured_intensity", "y"])
     if "measured_intensity" not in d or d["measured_intensity"].isna().all():
-        return lo, hi, np.nan, []
+        return lo, hi, np.nan, [], none
     t = d["gpu_busy_per_iter_ms"].fillna(d["gpu_time_per_iter_ms"]) / 1e3
     m = d.assign(y=d["flops_measured"] / t.where(t > 0)).dropna(subset=["measured_intensity", "y"])
     m = m[(m["measured_intensity"] > 0) & (m["y"] > 0)]
     if m.empty:
-        return lo, hi, np.nan, []
+        return lo, hi, np.nan, [], none
+    m = m.groupby(list(none.columns[:4]), as_index=False)[["measured_intensity", "y"]].median()   # one per configuration
     for (mod, v), g in m.groupby(["model", "variant"]):
         ax.scatter(g["measured_intensity"], g["y"] / 1e12, s=30, facecolors="none", edgecolors=variant_colour(v),
                    marker=MODEL_MARKERS[models.index(mod) % len(MODEL_MARKERS)] if mod in models else "o",
@@ -156,4 +190,4 @@ def measured_points(ax, d, models, bw, lo, hi, peaks_flops=None):
         ax.plot(x, np.minimum(l2 * x, peaks_flops or np.inf) / 1e12, color="grey", lw=0.9, ls="--")
     else:
         l2 = np.nan
-    return lo, hi, l2, list(zip(m["measured_intensity"], m["y"] / 1e12))
+    return lo, hi, l2, list(zip(m["measured_intensity"], m["y"] / 1e12)), m[list(none.columns)]
