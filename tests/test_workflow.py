@@ -329,7 +329,7 @@ def test_unsupported_pairs_recorded_without_profiling(tmp_path):
     # regenerating keeps it: the runs table made again from the recorded runs alone
     table = res / "tables" / "runs.csv"
     os.utime(table, (0, 0))
-    snake(str(table), "--cores", "2", "--forceall", "--configfile", str(cfg), "--config", "regenerate=1")
+    snake(str(table), "--cores", "2", "--forcerun", "tables", "--configfile", str(cfg), "--config", "regenerate=1")
     again = pd.read_csv(table).set_index("variant")
     assert os.path.getmtime(table) > 0
     assert again.loc["cuda_graph", "status"] == "unsupported" and len(again) == 3
