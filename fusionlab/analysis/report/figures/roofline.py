@@ -70,7 +70,8 @@ def roofline(t, model):
     ax.set_xlim(lo, hi)
     style.log_axis(ax, "x"); style.log_axis(ax, "y")
     style.fit_log_ticks(ax, "x"); style.fit_log_ticks(ax, "y")
-    ax.set_xlabel("FLOP per byte (filled: model FLOPs / ideal fused bytes; hollow: measured,\n"
+    ax.set_xlabel("FLOP per byte (model FLOPs / ideal fused bytes)" if measured.empty else
+                  "FLOP per byte (filled: model FLOPs / ideal fused bytes; hollow: measured,\n"
                   "ncu FLOPs / DRAM bytes; dotted: one configuration's two points)", fontsize=7)
     ax.set_ylabel("achieved TFLOP/s")
     handles = [Line2D([], [], ls="none", marker=MODEL_MARKERS[i % len(MODEL_MARKERS)], color="grey", label=m)
@@ -79,7 +80,8 @@ def roofline(t, model):
                 for v in variant_order(r["variant"].unique())]
     if len(above):
         handles.append(Line2D([], [], ls="none", marker="o", mfc="none", mec="red", label="above a measured roof"))
-    ax.legend(handles=handles, fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.19), ncol=4, frameon=False,
+    ax.legend(handles=handles, fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.13 if measured.empty else -0.19),
+              ncol=4, frameon=False,
               title="marker: model, colour: variant, number: batch size", title_fontsize=6.5)
     points += list(zip(r["arithmetic_intensity"], r["achieved_flops"] / 1e12))
     b = r.dropna(subset=["copy_bandwidth_frac"])
@@ -97,6 +99,7 @@ def roofline(t, model):
     for tick, v in zip(bx.get_xticklabels(), b["variant"]):
         tick.set_color(variant_colour(v))
     bx.axhline(100, color="grey", lw=0.8, ls="--")
+    bx.set_ylim(0, max(bx.get_ylim()[1], 100) * 1.15)   # room above the 100% line for the legend
     bx.set_ylabel("bytes / GPU time, % of copy bandwidth")
     sources = {True: "solid: DRAM bytes measured by Nsight Compute", False: "hatched: the model's ideal fused bytes"}
     bx.legend(handles=[Patch(facecolor="0.55", hatch="" if m else "////", edgecolor="white", label=sources[m])
