@@ -301,22 +301,35 @@ def line_label(ax, starts, fn, text, above=True, markers=(), avoid=(), marker_pt
              for px, py in (ax.transData.transform(list(markers)) if len(markers) else [])]
     boxes += [a.get_window_extent(r) for a in avoid]
     panel = ax.get_window_extent(r)
-    best = None
-    for x0 in starts:
-        p0, p1 = ax.transData.transform([(x0, fn(x0)), (x0 * 1.5, fn(x0 * 1.5))])
-        angle = np.degrees(np.arctan2(p1[1] - p0[1], p1[0] - p0[0]))
-        t = ax.annotate(text, (x0, fn(x0)), xytext=(0, 2 if above else -2), textcoords="offset points",
-                        rotation=angle, rotation_mode="anchor", ha="left", va="bottom" if above else "top", **kw)
-        t.set_in_layout(False)
+
+    def candidates():
+        for x0 in starts:
+            p0, p1 = ax.transData.transform([(x0, fn(x0)), (x0 * 1.5, fn(x0 * 1.5))])
+            angle = np.degrees(np.arctan2(p1[1] - p0[1], p1[0] - p0[0]))
+            t = ax.annotate(text, (x0, fn(x0)), xytext=(0, 2 if above else -2), textcoords="offset points",
+                            rotation=angle, rotation_mode="anchor", ha="left", va="bottom" if above else "top", **kw)
+            t.set_in_layout(False)
+            yield t
+
+    def cost(t):
         b = t.get_window_extent(r)
-        cost = sum(_overlap(b, o) for o in boxes) + b.width * b.height - _overlap(b, panel)
-        if best is None or cost < best[0]:
+        return sum(_overlap(b, o) for o in boxes) + b.width * b.height - _overlap(b, panel)
+    return cheapest_text(candidates(), cost)
+
+
+def cheapest_text(texts, cost):
+    """Of the texts `texts` yields (each drawn as it comes), the first of cost 0, else the
+    first of the least cost; every other one removed."""
+    best = None
+    for t in texts:
+        c = cost(t)
+        if best is None or c < best[0]:
             if best is not None:
                 best[1].remove()
-            best = (cost, t)
+            best = (c, t)
         else:
             t.remove()
-        if cost == 0:
+        if c == 0:
             break
     return best[1]
 

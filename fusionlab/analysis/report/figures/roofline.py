@@ -123,20 +123,13 @@ def free_corner_text(ax, text, points, **kw):
     ax.set_xlim(ax.get_xlim()); ax.set_ylim(ax.get_ylim())   # as drawn: placing must not rescale
     r = style.renderer(ax.figure)
     xy = ax.transData.transform(np.asarray(points, float).reshape(-1, 2)) if len(points) else np.empty((0, 2))
-    best = None
-    for x, y, ha, va in ((0.99, 0.01, "right", "bottom"), (0.01, 0.01, "left", "bottom"), (0.01, 0.82, "left", "top")):
-        t = ax.text(x, y, text, transform=ax.transAxes, ha=ha, va=va, **kw)
+    corners = ((0.99, 0.01, "right", "bottom"), (0.01, 0.01, "left", "bottom"), (0.01, 0.82, "left", "top"))
+    texts = (ax.text(x, y, text, transform=ax.transAxes, ha=ha, va=va, **kw) for x, y, ha, va in corners)
+
+    def covered(t):
         b = t.get_window_extent(r).padded(4)
-        covered = int(sum(b.contains(px, py) for px, py in xy))
-        if best is None or covered < best[0]:
-            if best:
-                best[1].remove()
-            best = (covered, t)
-        else:
-            t.remove()
-        if covered == 0:
-            break
-    return best[1]
+        return int(sum(b.contains(px, py) for px, py in xy))
+    return style.cheapest_text(texts, covered)
 
 
 def percent(p) -> str:
