@@ -14,6 +14,7 @@ DIR/ncu_cost.json (after each sweep) and prints the wall times and on / off.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import glob
 import json
@@ -54,30 +55,23 @@ def sweep(configfiles: list[str], results: str, cores: int, enabled: bool, timeo
             rc = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             rc = None
-            wall = time.monotonic() - t0
-            stop_group(proc)
-    wall_s = round(time.monotonic() - t0 if rc is not None else wall, 1)
+    wall_s = round(time.monotonic() - t0, 1)
+    if rc is None:
+        stop_group(proc)
     return {"command": " ".join(cmd), "rc": rc, "wall_s": wall_s, "cache": cache,
             "last_output_s": round(newest_mtime(results) - t0_unix, 1), "rule_seconds": rule_seconds(results)}
 
 
 def stop_group(proc: subprocess.Popen, grace: float = 60) -> None:
     """Interrupt Snakemake and its jobs (their process group), then kill what is left after
-    `grace` seconds: a stopped sweep leaves nothing running beside the next one."""
-    for sig, wait in ((signal.SIGINT, grace), (signal.SIGKILL, 10)):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=wait)
-        except subprocess.TimeoutExpired:
-            continue
-        try:   # Snakemake ended; a job it started may still be in the group
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        return
+    Snakemake ended or `grace` seconds: a stopped sweep leaves nothing running beside the next one."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGINT)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=grace)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
 
 
 def newest_mtime(results: str) -> float:

@@ -56,9 +56,9 @@ def roofline(t, model):
     ai = r["arithmetic_intensity"]
     ridge = fl / bw if (bw and fl) else None
     lo, hi = min(ai.min(), ridge or ai.min()) / 8, max(ai.max(), ridge or ai.max()) * 8
-    lo, hi, l2, points, measured = measured_points(ax, d, models, bw, lo, hi, fl)
-    batch_labels += [(x, y, f"{b:g}", {"fontsize": 5.5, "color": "0.3"})
-                     for x, y, b in zip(measured["measured_intensity"], measured["y"] / 1e12, measured["batch"])]
+    lo, hi, l2, measured = measured_points(ax, d, models, bw, lo, hi, fl)
+    points = list(zip(measured["measured_intensity"], measured["y"] / 1e12))
+    batch_labels += [(x, y, f"{b:g}", {"fontsize": 5.5, "color": "0.3"}) for (x, y), b in zip(points, measured["batch"])]
     joined = r.merge(measured, on=keys)   # each configuration's model point to its measured one
     for _, j in joined.iterrows():
         ax.plot([j["arithmetic_intensity"], j["measured_intensity"]],
@@ -120,7 +120,6 @@ def roofline(t, model):
 def free_corner_text(ax, text, points, **kw):
     """`text` in the lower right, lower left or upper left corner of the axes, whichever
     covers the fewest of `points` (data coordinates; the first of a tie)."""
-    ax.set_xlim(ax.get_xlim()); ax.set_ylim(ax.get_ylim())   # as drawn: placing must not rescale
     r = style.renderer(ax.figure)
     xy = ax.transData.transform(np.asarray(points, float).reshape(-1, 2)) if len(points) else np.empty((0, 2))
     corners = ((0.99, 0.01, "right", "bottom"), (0.01, 0.01, "left", "bottom"), (0.01, 0.82, "left", "top"))
@@ -164,16 +163,16 @@ def measured_points(ax, d, models, bw, lo, hi, peaks_flops=None):
     rate (flops_measured / GPU busy time), and an L2 roof beside DRAM's: the highest L2
     rate the sweep's kernels reached (l2_bytes_measured / ncu_kernel_time_us: a lower
     bound of the L2 bandwidth, not a peak), flat at peaks_flops. Returns the x limits widened to them, the L2
-    rate drawn (nan for none), the points drawn and their rows (model, variant, batch, size,
-    measured_intensity, y: FLOP/s)."""
+    rate drawn (nan for none) and the points drawn (model, variant, batch, size,
+    measured_intensity, y: FLOP/s), one per configuration."""
     none = pd.DataFrame(columns=["model", "variant", "batch", "size", "measured_intensity", "y"])
     if "measured_intensity" not in d or d["measured_intensity"].isna().all():
-        return lo, hi, np.nan, [], none
+        return lo, hi, np.nan, none
     t = d["gpu_busy_per_iter_ms"].fillna(d["gpu_time_per_iter_ms"]) / 1e3
     m = d.assign(y=d["flops_measured"] / t.where(t > 0)).dropna(subset=["measured_intensity", "y"])
     m = m[(m["measured_intensity"] > 0) & (m["y"] > 0)]
     if m.empty:
-        return lo, hi, np.nan, [], none
+        return lo, hi, np.nan, none
     m = m.groupby(list(none.columns[:4]), as_index=False)[["measured_intensity", "y"]].median()   # one per configuration
     for (mod, v), g in m.groupby(["model", "variant"]):
         ax.scatter(g["measured_intensity"], g["y"] / 1e12, s=30, facecolors="none", edgecolors=variant_colour(v),
@@ -186,4 +185,4 @@ def measured_points(ax, d, models, bw, lo, hi, peaks_flops=None):
         ax.plot(x, np.minimum(l2 * x, peaks_flops or np.inf) / 1e12, color="grey", lw=0.9, ls="--")
     else:
         l2 = np.nan
-    return lo, hi, l2, list(zip(m["measured_intensity"], m["y"] / 1e12)), m[list(none.columns)]
+    return lo, hi, l2, m[list(none.columns)]
