@@ -23,9 +23,19 @@ import re
 import subprocess
 import sys
 
+from fusionlab.core import owner as folder_owner
 from fusionlab.core.io import read_json, write_json_atomic
 
 ATTEMPTS = 2
+OWNER: folder_owner.Owner | None = None   # main's hold on the run folder (core.owner)
+
+
+def _write(run_json: str, run: dict) -> None:
+    """run at run_json, only while this process owns the run folder (when it holds it)."""
+    if OWNER is None:
+        write_json_atomic(run_json, run)
+    else:
+        OWNER.write_json(run_json, run)
 RUN_KEYS = ("model", "variant", "batch", "size", "mode", "dtype", "repeat")
 
 
@@ -60,7 +70,7 @@ def record_no_report(run_json: str, log_text: str, report: str, command=(), **ex
     run.update(extra, profile_error=f"nsys wrote no report: {nsys_error(log_text)}")
     if run.get("status") == "ok" or not run.get("reason"):
         run.update(status="error", reason=run["profile_error"])
-    write_json_atomic(run_json, run)
+    _write(run_json, run)
     open(report, "w").close()
     return run
 
@@ -83,7 +93,7 @@ def profile(command: list[str], run_json: str, log: str, report: str,
             run = read_json(run_json) or {}
             if retried_for and run:
                 run.update(profile_attempts=attempt, profile_retried_for=retried_for)
-                write_json_atomic(run_json, run)
+                _write(run_json, run)
             return run
         with open(log, "rb") as f:
             f.seek(start)
@@ -107,6 +117,8 @@ def main(argv=None) -> int:
         print(__doc__.split("\n\n")[1].strip(), file=sys.stderr)
         return 2
     run_json, log, report, command = args[0], args[1], args[2], args[4:]
+    global OWNER
+    OWNER = folder_owner.hold(os.path.dirname(os.path.abspath(run_json)), "job")
     run = profile(command, run_json, log, report)
     if "profile_error" in run:
         with open(log, "a") as out:

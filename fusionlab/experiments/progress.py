@@ -8,7 +8,8 @@ GPUs, so this is the sweep's rate, not one run's time).
     fusionlab progress RESULTS      # any time, from another shell
 
 A sweep whose process was killed (its lock file, experiments.sweep_lock, names a pid of
-this host that has ended) is reported as not running, with no estimate; a RESULTS that
+this host that has ended) is reported as not running, with no estimate, and with its jobs
+that still run (core.owner), which must end before it is resumed; a RESULTS that
 is not a folder is an error (exit 1).
 """
 from __future__ import annotations
@@ -60,6 +61,13 @@ def line(results: str, now: float | None = None) -> str:
         return f"fusionlab progress: no sweep plan under {results} (the sweep has not started)"
     pct = 100 * s["done"] / s["total"] if s["total"] else 100
     dead = sweep_lock.stopped(results)
+    found = sweep_lock.orphans(results) if dead is not None else []
+    if found:
+        pids = " ".join(str(o.get("pid")) for o in found)
+        return (f"fusionlab progress: {s['done']}/{s['total']} runs ({pct:.0f}%); the sweep is not running "
+                f"(its process, pid {dead['pid']} on {dead['host']}, has ended) but {len(found)} of its "
+                f"jobs still run (pids {pids}): wait for them to end or stop them, then run the same "
+                f"command again to resume it")
     if dead is not None:
         return (f"fusionlab progress: {s['done']}/{s['total']} runs ({pct:.0f}%); the sweep is not running "
                 f"(its process, pid {dead['pid']} on {dead['host']}, has ended): run the same command "

@@ -14,6 +14,10 @@ Where the file system has no flock (ENOLCK, EOPNOTSUPP), the file's record is th
 a holder whose pid no longer exists on this host is stale and taken over; one from
 another host is respected (delete the file if that sweep is gone).
 
+A sweep killed alone (kill -9 of Snakemake, not its process group) can leave its jobs
+running: each holds its run folder (core.owner). While one lives, the folder is not free:
+`acquire` refuses, naming their pids, and `holder` reports them.
+
     python -m fusionlab.experiments.sweep_lock RESULTS    # who holds it, if anyone
 """
 from __future__ import annotations
@@ -25,6 +29,8 @@ import os
 import socket
 import sys
 import time
+
+from fusionlab.core import owner as run_owner
 
 LOCK_FILE = ".sweep.lock"
 _held: dict[str, int] = {}   # results folder -> open fd; closing it (or exiting) lets go
@@ -84,6 +90,25 @@ def _busy(results: str, holder: dict | None) -> Busy:
                 f"holds no lock; rerunning resumes it). Or use another folder: --config results=...")
 
 
+def orphans(results: str) -> list[dict]:
+    """Live processes that own a run folder of results (core.owner.live_owners): a killed
+    sweep's jobs still running, or another sweep's."""
+    return run_owner.live_owners(results)
+
+
+def describe_orphans(found: list[dict]) -> str:
+    return "; ".join(f"pid {o.get('pid')} on {o.get('host')} ({o.get('role', '?')}) in "
+                     f"{o['run_dir']}" for o in found)
+
+
+def _orphaned(results: str, found: list[dict]) -> Busy:
+    pids = " ".join(str(o.get("pid")) for o in found)
+    return Busy(f"fusionlab: {len(found)} process(es) of an earlier sweep still run on "
+                f"{os.path.abspath(results)}: {describe_orphans(found)}. They would overwrite "
+                f"this sweep's runs: wait for them to end, or stop them (kill {pids}), then run "
+                f"the same command again")
+
+
 def _write(fd: int) -> None:
     os.ftruncate(fd, 0)
     os.lseek(fd, 0, os.SEEK_SET)
@@ -113,6 +138,10 @@ def acquire(results: str) -> str:
                 holder.get("host") != socket.gethostname() or _alive(int(holder.get("pid", 0)))):
             os.close(fd)
             raise _busy(results, holder) from None
+    found = orphans(results)
+    if found:
+        os.close(fd)
+        raise _orphaned(results, found)
     _write(fd)
     _held[path] = fd
     return path
@@ -167,7 +196,10 @@ def main(argv=None) -> int:
         print("usage: python -m fusionlab.experiments.sweep_lock RESULTS", file=sys.stderr)
         return 2
     h = holder(argv[0])
-    print(f"held by {describe(h)}" if h is not None else "free")
+    found = orphans(argv[0]) if h is None else []
+    print(f"held by {describe(h)}" if h is not None else
+          f"not free: {len(found)} process(es) of an earlier sweep still run: {describe_orphans(found)}"
+          if found else "free")
     return 0
 
 

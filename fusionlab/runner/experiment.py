@@ -14,7 +14,7 @@ import time
 import warnings
 
 from fusionlab.core import ranges
-from fusionlab.core.io import atomic_path, write_json_atomic
+from fusionlab.core.io import atomic_path
 from fusionlab.experiments import host_probe
 from fusionlab.experiments import slots as gpu_slots
 from fusionlab.runner import check, environment, introspect, process, record, timing
@@ -255,13 +255,14 @@ def execute(spec: ExperimentSpec, phases: process.Phases) -> int:
     its time limit, record any failure (status oom / error / unsupported), write run.json.
     Returns 0 (a slot's process exits here, skipping the teardown)."""
     t0 = time.time()
+    process.own_folder(spec)
     process.compile_debug_environment(spec)
     slot = process.claim_slot(spec, spec.device)  # before CUDA starts: it sets CUDA_VISIBLE_DEVICES
     capture = process.Capture()
     rec = record.base_record(spec)
     phases.mark("imports")
     rec["phases_s"] = phases.seconds
-    write_json_atomic(spec.out, {**rec, "reason": record.DIED})
+    process.write_record(spec.out, {**rec, "reason": record.DIED})
     from fusionlab.experiments.registry import Unsupported
     with contextlib.ExitStack() as gpu, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -282,7 +283,7 @@ def execute(spec: ExperimentSpec, phases: process.Phases) -> int:
     record.finish(rec, spec, caught)
     phases.mark("finish")
     record.close(rec, t0, phases.start)
-    write_json_atomic(spec.out, rec)
+    process.write_record(spec.out, rec)
     print(f"[fusionlab] {spec.label}: {rec['status']}" + (f" ({rec['reason']})" if rec.get("reason") else ""),
           file=sys.stderr)
     if slot:

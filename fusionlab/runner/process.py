@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 IMPORTED = time.time()  # this process's start, near enough (see Phases)
 
+from fusionlab.core import owner as folder_owner  # noqa: E402
 from fusionlab.core.io import write_json_atomic  # noqa: E402
 from fusionlab.experiments import slots as gpu_slots  # noqa: E402
 from fusionlab.runner import record  # noqa: E402
@@ -41,6 +42,27 @@ class Capture:
     its GPU slot (before_the_lock); it is then closed after the slot is let go, not around
     the measured range."""
     early: bool = False
+
+
+OWNER: folder_owner.Owner | None = None   # this process's hold on its run folder (own_folder)
+
+
+def own_folder(spec) -> None:
+    """Hold the run folder of spec.out for this process's lifetime (core.owner); exit 4
+    with one line, writing nothing, when another live process owns it."""
+    global OWNER
+    if OWNER is not None:   # an earlier experiment of this process (in-process callers)
+        OWNER.close()
+    OWNER = folder_owner.hold(os.path.dirname(os.path.abspath(spec.out)), "runner")
+
+
+def write_record(path: str, rec: dict) -> bool:
+    """rec as JSON at path, atomically, only while this process owns its run folder
+    (own_folder); False, with a line on stderr, when it no longer does."""
+    if OWNER is None:
+        write_json_atomic(path, rec)
+        return True
+    return OWNER.write_json(path, rec)
 
 
 def pin_cpus(spec: str, device: str) -> list[int] | None:
@@ -111,7 +133,7 @@ def start_watchdog(spec, rec: dict):
         snap.pop("phase", None)
         with contextlib.suppress(Exception):   # never in the way of the record
             snap.update(timed_out_span(snap.get("gpu_slot"), time.time()))
-        write_json_atomic(spec.out, snap)
+        write_record(spec.out, snap)
         print(f"[fusionlab] {spec.label}: timeout ({snap['reason']})", file=sys.stderr, flush=True)
         # no stop_compile_workers here: a stuck compile may hold its workers, and shutting
         # them down from this timer thread could block past the time limit

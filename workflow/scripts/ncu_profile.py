@@ -34,8 +34,9 @@ import sys
 import time
 
 from fusionlab.analysis.readers import ncu_report
+from fusionlab.core import owner as folder_owner
 from fusionlab.core import ranges
-from fusionlab.core.io import read_json, write_json_atomic
+from fusionlab.core.io import read_json
 from fusionlab.experiments import slots
 
 BYTES_REP = "ncu_bytes.ncu-rep"
@@ -133,6 +134,7 @@ def main(argv=None) -> int:
     a = p.parse_args(argv[:cut])
     runner = argv[cut + 1:]
     d = a.run_dir
+    owner = folder_owner.hold(d, "job")   # writes only while this process owns the folder
     log = a.log or os.path.join(d, "ncu.log")
     out = os.path.join(d, "ncu.json")
     timing = read_json(os.path.join(d, "timing.json")) or read_json(os.path.join(d, "run.json")) or {}
@@ -142,7 +144,7 @@ def main(argv=None) -> int:
     open(log, "w").close()
     if timing.get("status") not in (None, "ok"):
         rec.update(status="skipped", reason=f"not run under ncu: the run ended {timing.get('status')}")
-        write_json_atomic(out, rec)
+        owner.write_json(out, rec)
         return 0
     tail = runner_overrides(d, a.iters, a.warmup)
     measure = nvtx_filter(ranges.MEASURE)
@@ -158,7 +160,7 @@ def main(argv=None) -> int:
             break
     rec["status"] = rec["bytes"]["status"]
     rec["reason"] = rec["bytes"]["reason"]
-    write_json_atomic(out, rec)
+    owner.write_json(out, rec)
     with open(log, "a") as f:
         f.write(json.dumps({k: rec[k] for k in ("status", "reason")}) + "\n")
     return 0
