@@ -14,22 +14,30 @@ min_version("8.0")
 
 ROOT = workflow.basedir
 
-from fusionlab.experiments import sweep  # noqa: E402
+from fusionlab.experiments import config_checks, sweep  # noqa: E402
 from fusionlab.core import axes, sizes  # noqa: E402
 from fusionlab.experiments import catalog  # noqa: E402
 from fusionlab.experiments import progress, slots, sweep_lock  # noqa: E402
 from fusionlab.analysis.report.figures import FIGURES  # noqa: E402
 
 
-configfile: "config.yaml"
+# the repository's sweep where no --configfile is given; with --configfile, that file alone
+# (the schema's defaults fill what it leaves out, listed in logs/sweep_plan.json)
+if not workflow.overwrite_configfiles:
+
+    configfile: "config.yaml"
 
 
 report: "workflow/report/workflow.rst"
 
 
 REGENERATE = bool(config.pop("regenerate", False))
+ALLOW_YTE = config.pop("allow_yte", False) in (True, "true", "True", 1)
+GIVEN = dict(config)
+CONFIG_FILES = list(workflow.overwrite_configfiles) or [os.path.join(ROOT, "config.yaml")]
 try:
-    CFG = sweep.validate(config)
+    config_checks.check_yte(CONFIG_FILES, ALLOW_YTE)
+    CFG = sweep.validate(config, root=ROOT)
     if REGENERATE:  # the runs are those already profiled under results/
         RUNS = sweep.existing_runs(CFG)
         MACHINE = sweep.recorded_machine(CFG, RUNS)
@@ -115,7 +123,7 @@ onstart:
         except sweep_lock.Busy as e:
             sys.exit(str(e))
     if not REGENERATE:
-        progress.write_plan(RES, run_dirs(), len(SLOTS) if SLOTS else 1)
+        progress.write_plan(RES, run_dirs(), len(SLOTS) if SLOTS else 1, CFG, GIVEN, CONFIG_FILES)
 
 
 onsuccess:

@@ -39,7 +39,26 @@ def list_registry(argv) -> int:
 
 
 def main(argv=None) -> int:
+    """Run one subcommand. Any error it raises is one line on stderr and exit status 2
+    (FUSIONLAB_DEBUG=1 shows the traceback as well)."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        return command(argv)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except Exception as e:
+        import os
+        if os.environ.get("FUSIONLAB_DEBUG"):
+            import traceback
+            traceback.print_exc()
+        what = argv[0] if argv else "fusionlab"
+        text = " ".join(str(e).split()) or type(e).__name__
+        print(f"fusionlab {what}: {type(e).__name__}: {text[:500]}", file=sys.stderr)
+        return 2
+
+
+def command(argv) -> int:
+    """Dispatch argv to its subcommand."""
     if not argv or argv[0] in ("-h", "--help", "help"):
         print("usage: fusionlab {" + ",".join(COMMANDS) + "} ...\n\n" + USAGE)
         return 0 if argv else 2

@@ -23,10 +23,17 @@ from fusionlab.experiments import sweep_lock
 PLAN = os.path.join("logs", "sweep_plan.json")
 
 
-def write_plan(results: str, run_dirs: list[str], gpus: int) -> str:
+def write_plan(results: str, run_dirs: list[str], gpus: int, config: dict | None = None,
+               given: dict | None = None, config_files=()) -> str:
+    """The sweep's record: its runs, and its config as it was resolved (config), with the
+    config files read and the keys taken from the schema's defaults (those not in given)."""
     path = os.path.join(results, PLAN)
-    write_json_atomic(path, {"start_unix": time.time(), "gpus": gpus, "runs": sorted(run_dirs),
-                             "done_at_start": sum(_done(d) for d in run_dirs)})
+    rec = {"start_unix": time.time(), "gpus": gpus, "runs": sorted(run_dirs),
+           "done_at_start": sum(_done(d) for d in run_dirs)}
+    if config is not None:
+        rec.update(config=config, config_files=[os.path.abspath(f) for f in config_files],
+                   defaults_from_schema=sorted(set(config) - set(given or {})))
+    write_json_atomic(path, rec)
     return path
 
 

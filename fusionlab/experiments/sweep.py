@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import yaml
 
 from fusionlab.core import axes, sizes
-from fusionlab.experiments import catalog
+from fusionlab.experiments import catalog, config_checks
 
 
 def _import_jsonschema():
@@ -43,8 +43,7 @@ jsonschema = _import_jsonschema()
 SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "config.schema.yaml")
 
 
-class ConfigError(ValueError):
-    pass
+ConfigError = config_checks.ConfigError
 
 
 def schema() -> dict:
@@ -94,7 +93,11 @@ def _message(err: jsonschema.ValidationError) -> str:
     if v == "minItems":
         return f"config key {key}: empty list; give at least {err.validator_value} value(s)"
     if v == "type":
-        return f"config key {key}: {err.instance!r} is not of type {err.validator_value}"
+        want = err.validator_value
+        if want in ("integer", "number") and isinstance(err.instance, float):
+            return (f"config key {key}: {err.instance!r} is not allowed; allowed values: "
+                    + ("integers (no decimal point)" if want == "integer" else "finite numbers"))
+        return f"config key {key}: {err.instance!r} is not of type {want}"
     if v == "required":
         return f"config: {err.message}"
     if v == "uniqueItems":
@@ -112,17 +115,21 @@ def _defaults(s: dict, cfg: dict) -> None:
             _defaults(sub, cfg[k])
 
 
-def validate(config: dict) -> dict:
-    """Return the config with defaults filled in, or raise ConfigError (one line)."""
+def validate(config: dict, root: str | None = None) -> dict:
+    """Return the config with the schema's defaults filled in, or raise ConfigError (one
+    line). root: the checkout, which results must not overwrite."""
     if not isinstance(config, dict) or not config:
         raise ConfigError("config: empty; give models, variants and batch_sizes (see config.yaml)")
     s = schema()
-    errors = sorted(jsonschema.Draft202012Validator(s).iter_errors(config),
+    config_checks.check_strings(config)
+    errors = sorted(config_checks.strict_validator(jsonschema, s).iter_errors(config),
                     key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
     if errors:
         raise ConfigError(_message(errors[0]))
     cfg = copy.deepcopy(config)
     _defaults(s, cfg)
+    config_checks.check_nsys_args(cfg["nsys"]["args"])
+    config_checks.check_results(cfg["results"], root)
     for key in ("mode", "dtype"):  # one value or a list: always a list from here on
         if isinstance(cfg[key], str):
             cfg[key] = [cfg[key]]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import sys
 
 from fusionlab.core import sizes as size_labels
@@ -22,10 +23,17 @@ from fusionlab.runner.spec import ExperimentSpec
 DESCRIPTION = "The runner of one experiment: build, check against eager, warm up, measure."
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line (no usage block) and exit status 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The runner's flags (one per ExperimentSpec field)."""
     from fusionlab.experiments.registry import MODELS, VARIANTS
-    p = argparse.ArgumentParser(prog="python -m fusionlab.runner", description=DESCRIPTION)
+    p = OneLineParser(prog="python -m fusionlab.runner", description=DESCRIPTION)
     p.add_argument("--model", required=True, choices=sorted(MODELS))
     p.add_argument("--variant", required=True, choices=sorted(VARIANTS))
     p.add_argument("--batch", required=True, type=int)
@@ -78,6 +86,12 @@ def parse_args(argv=None) -> ExperimentSpec:
     a = p.parse_args(argv)
     if a.batch <= 0 or a.iters <= 0 or a.warmup < 0 or a.timeout < 0 or a.windows < 0:
         p.error("--batch and --iters must be positive, --warmup, --windows and --timeout non-negative")
+    if not 0 <= a.timeout < float("inf"):   # (nan fails both)
+        p.error(f"--timeout {a.timeout}: seconds, a finite number >= 0 (0: none)")
+    if os.path.isdir(a.out) or a.out.endswith(os.sep):
+        p.error(f"--out {a.out}: a folder; give the run.json file to write (e.g. {os.path.join(a.out, 'run.json')})")
+    if a.trace and os.path.isdir(a.trace):
+        p.error(f"--trace {a.trace}: a folder; give the trace .json file to write")
     if not (0 <= a.paired_ci < 1 and 0 <= a.timing_max_s <= 3600):   # (nan fails both)
         p.error("--paired-ci: a fraction from 0 to 1; --timing-max-s: seconds, from 0 to 3600")
     if not 0 <= a.warmup_min_s <= 600:   # (nan fails both)

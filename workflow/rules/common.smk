@@ -1,7 +1,9 @@
 # Helpers shared by the rules: run folders, the runner's command line, the outputs.
 
 import os
+import shlex
 
+from fusionlab.analysis.report import captions as report_captions
 from fusionlab.analysis.report import figures as report_figures
 from fusionlab.analysis.run import traffic as _traffic
 
@@ -76,19 +78,20 @@ PEAKS_INPUT = [] if (REGENERATE and not os.path.exists(PEAKS)) else PEAKS
 
 
 def runner_args(wildcards):
-    """The runner's arguments; every value is a registry name, an enum or an integer."""
-    return (
-        f"--model {wildcards.model} --variant {wildcards.variant} --batch {wildcards.batch} "
-        f"--size {sizes.from_suffix(wildcards.size)} "
-        f"--mode {wildcards.mode} --dtype {wildcards.dtype} --repeat {wildcards.repeat} "
-        f"--warmup {CFG['warmup_iters']} --warmup-min-s {CFG['warmup_min_s']} --iters {CFG['measure_iters']} "
-        f"--device {MACHINE.device} --compile-mode {CFG['compile_mode']} --optimizer {CFG['optimizer']} "
-        f"--timeout {sweep.timeout_s(CFG, wildcards.variant)} --windows {CFG['timing_windows']} --pin-cpus {CFG['pin_cpus']}"
-        + (f" --paired-eager --paired-ci {CFG['paired_ci']} --timing-max-s {CFG['timing_max_s']}"
-           if CFG["paired_eager"] else "")
-        + (f" --compile-debug {RUN.format(**wildcards)}/compile_debug" if CFG["compile_debug"] else "")
-        + (f" --slots {slots.format_slots(SLOTS)}" if SLOTS else "")
-    )
+    """The runner's arguments, a list (each word quoted in the shell command: {params.args:q})."""
+    args = ["--model", wildcards.model, "--variant", wildcards.variant, "--batch", wildcards.batch,
+            "--size", sizes.from_suffix(wildcards.size), "--mode", wildcards.mode, "--dtype", wildcards.dtype,
+            "--repeat", wildcards.repeat, "--warmup", CFG["warmup_iters"], "--warmup-min-s", CFG["warmup_min_s"],
+            "--iters", CFG["measure_iters"], "--device", MACHINE.device, "--compile-mode", CFG["compile_mode"],
+            "--optimizer", CFG["optimizer"], "--timeout", sweep.timeout_s(CFG, wildcards.variant),
+            "--windows", CFG["timing_windows"], "--pin-cpus", CFG["pin_cpus"]]
+    if CFG["paired_eager"]:
+        args += ["--paired-eager", "--paired-ci", CFG["paired_ci"], "--timing-max-s", CFG["timing_max_s"]]
+    if CFG["compile_debug"]:
+        args += ["--compile-debug", f"{RUN.format(**wildcards)}/compile_debug"]
+    if SLOTS:
+        args += ["--slots", slots.format_slots(SLOTS)]
+    return [str(a) for a in args]
 
 
 def _skip_reasons():
@@ -106,8 +109,8 @@ def _skip_reasons():
 SKIPPED = _skip_reasons()
 # nsys options and runner flag of the capture range: on the GPU nsys traces only the
 # measured range (cudaProfilerStart/Stop); a CPU-only run has no CUDA API to open it
-NSYS_CAPTURE = (("--capture-range=cudaProfilerApi --capture-range-end=stop", "--capture-range")
-                if MACHINE.device == "cuda" else ("", ""))
+NSYS_CAPTURE = ((["--capture-range=cudaProfilerApi", "--capture-range-end=stop"], ["--capture-range"])
+                if MACHINE.device == "cuda" else ([], []))
 
 
 def profiled_run_dirs():
@@ -193,3 +196,19 @@ def figure_scopes(fig):
 
 def figure_files(fig):
     return [f"{RES}/figures/{fig}/{s}.{ext}" for s in figure_scopes(fig) for ext in ("png", "svg")]
+
+
+def figure_caption(path):
+    """The caption file of a figure for Snakemake's report, which renders it as a Jinja
+    template and then as reStructuredText: the results folder's own caption only where it
+    is what the figure job writes (captions.is_safe: no template or markup syntax), else
+    the project's note that it was withheld. Nothing in a results folder is templated."""
+    if os.path.exists(path):
+        try:
+            with open(path, encoding="utf-8") as f:
+                safe = report_captions.is_safe(f.read())
+        except (OSError, UnicodeDecodeError):
+            safe = False
+        if not safe:
+            return os.path.join(ROOT, "workflow", "report", "caption_withheld.rst")
+    return os.path.abspath(path)

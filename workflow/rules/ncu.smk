@@ -26,9 +26,10 @@ if NCU:
             python=PYTHON,
             root=ROOT,
             ncu=NCU,
-            opts=(f"--iters {CFG['ncu']['iters']} --warmup {CFG['ncu']['warmup_iters']} "
-                  f"--replay {CFG['ncu']['replay']} --timeout {CFG['ncu']['timeout_s']}"
-                  + ("" if CFG["ncu"]["range_replay"] else " --no-range")),
+            opts=[str(o) for o in ["--iters", CFG["ncu"]["iters"], "--warmup", CFG["ncu"]["warmup_iters"],
+                                   "--replay", CFG["ncu"]["replay"], "--timeout", CFG["ncu"]["timeout_s"]]]
+                 + ([] if CFG["ncu"]["range_replay"] else ["--no-range"]),
+            run_dir=lambda wildcards, output: os.path.dirname(output[0]),
             script=f"{ROOT}/workflow/scripts/ncu_profile.py",
         threads: measure_threads()
         resources:
@@ -36,9 +37,9 @@ if NCU:
         conda:
             ENV
         shell:
-            "PYTHONPATH={params.root}${{PYTHONPATH:+:$PYTHONPATH}} {params.python} {params.script} "
-            "--run-dir $(dirname {output}) --ncu {params.ncu} --log {log} {params.opts} -- "
-            "{params.python} -m fusionlab.runner {params.args}"
+            "PYTHONPATH={params.root:q}${{PYTHONPATH:+:$PYTHONPATH}} {params.python:q} {params.script:q} "
+            "--run-dir {params.run_dir:q} --ncu {params.ncu:q} --log {log:q} {params.opts:q} -- "
+            "{params.python:q} -m fusionlab.runner {params.args:q}"
 
 
 rule ncu_traffic:

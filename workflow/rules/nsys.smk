@@ -8,15 +8,17 @@ rule nsys_export_sqlite:
         f"{RUN}/report.sqlite",
     log:
         f"{RUN}/export.log",
+    params:
+        tmp=lambda wildcards, output: f"{output[0]}.tmp.sqlite",
     benchmark:
         f"{RUN}/benchmarks/nsys_export_sqlite.tsv"
     conda:
         ENV
     shell:
         # an empty report is the marker of a run nsys wrote no report for: nothing to export
-        "if [ ! -s {input} ]; then echo 'empty report: nsys wrote none (see run.json)' > {log}; : > {output}; "
-        "else nsys export --type sqlite --force-overwrite true -o {output}.tmp.sqlite {input} > {log} 2>&1 "
-        "&& mv {output}.tmp.sqlite {output}; fi"
+        "if [ ! -s {input:q} ]; then echo 'empty report: nsys wrote none (see run.json)' > {log:q}; : > {output:q}; "
+        "else nsys export --type sqlite --force-overwrite true -o {params.tmp:q} {input:q} > {log:q} 2>&1 "
+        "&& mv {params.tmp:q} {output:q}; fi"
 
 
 rule nsys_stats:

@@ -3,6 +3,8 @@
 # only where the sweep has data for it), each with a caption about this sweep, and the
 # summary (markdown and the same as a page of the report).
 
+
+
 rule headline:
     input:
         runs=TABLES["runs"],
@@ -64,7 +66,7 @@ for _fig, (_scope, _category) in report_figures.FIGURES.items():
             **{
                 f"{s}_png": report(
                     f"{RES}/figures/{_fig}/{s}.png",
-                    caption=os.path.abspath(f"{RES}/figures/{_fig}/{s}.rst"),
+                    caption=figure_caption(f"{RES}/figures/{_fig}/{s}.rst"),
                     category=_category,
                     subcategory=s if s != "all" else "all models",
                     labels={"figure": _fig.replace("_", " "), "model": s},

@@ -41,8 +41,8 @@ rule time_untraced:
     conda:
         ENV
     shell:
-        "PYTHONPATH={params.root}${{PYTHONPATH:+:$PYTHONPATH}} {params.python} -m fusionlab.runner {params.args} "
-        "--profiler none --out {output} > {log} 2>&1 || echo \"runner exit status $?\" >> {log}; test -e {output}"
+        "PYTHONPATH={params.root:q}${{PYTHONPATH:+:$PYTHONPATH}} {params.python:q} -m fusionlab.runner {params.args:q} "
+        "--profiler none --out {output:q} > {log:q} 2>&1 || echo \"runner exit status $?\" >> {log:q}; test -e {output:q}"
 
 
 rule profile_nsys:
@@ -63,12 +63,13 @@ rule profile_nsys:
     params:
         args=runner_args,
         trace=CFG["nsys"]["trace"],
-        extra=CFG["nsys"]["args"],
+        extra=shlex.split(CFG["nsys"]["args"]),   # options from an allow-list (config_checks)
         # on the GPU nsys traces from the capture range the runner opens (before its GPU
         # slot: build, check, warm-up, measured range), not its start-up; the wall time is
         # time_untraced's, so no timing windows here
         capture_nsys=NSYS_CAPTURE[0],
         capture_runner=NSYS_CAPTURE[1],
+        tmp_rep=lambda wildcards, output: f"{output.rep}.tmp",
         python=PYTHON,
         root=ROOT,
     threads: measure_threads()
@@ -80,16 +81,16 @@ rule profile_nsys:
     conda:
         ENV
     shell:
-        "export PYTHONPATH={params.root}${{PYTHONPATH:+:$PYTHONPATH}}; "
-        "if {params.python} -m fusionlab.experiments.not_profiled {input.timing} {output.run} {output.rep} 2> {log}; then exit 0; fi; "
+        "export PYTHONPATH={params.root:q}${{PYTHONPATH:+:$PYTHONPATH}}; "
+        "if {params.python:q} -m fusionlab.experiments.not_profiled {input.timing:q} {output.run:q} {output.rep:q} 2> {log:q}; then exit 0; fi; "
         # nsys exits non-zero when the profiled process crashed: that run is recorded by
         # the runner (status error). When nsys writes no report for a run that ended ok
         # (its importer failed), the run is profiled once more; when it writes none again,
         # the run's record says so and the report is left empty: the sweep goes on.
-        "{params.python} -m fusionlab.experiments.nsys_profile {output.run} {log} {output.rep} -- "
-        "nsys profile -t {params.trace} {params.extra} {params.capture_nsys} "
-        "--force-overwrite true -o {output.rep}.tmp {params.python} -m fusionlab.runner {params.args} "
-        "--profiler nsys {params.capture_runner} --windows 0 --out {output.run}"
+        "{params.python:q} -m fusionlab.experiments.nsys_profile {output.run:q} {log:q} {output.rep:q} -- "
+        "nsys profile -t {params.trace:q} {params.extra:q} {params.capture_nsys:q} "
+        "--force-overwrite true -o {params.tmp_rep:q} {params.python:q} -m fusionlab.runner {params.args:q} "
+        "--profiler nsys {params.capture_runner:q} --windows 0 --out {output.run:q}"
 
 
 rule profile_torch:
@@ -112,9 +113,9 @@ rule profile_torch:
     conda:
         ENV
     shell:
-        "PYTHONPATH={params.root}${{PYTHONPATH:+:$PYTHONPATH}} {params.python} -m fusionlab.runner {params.args} --profiler torch "
-        "--trace {output.trace} --out {output.run} > {log} 2>&1 || echo \"runner exit status $?\" >> {log}; "
-        "test -e {output.run} && (test -e {output.trace} || echo '{{\"traceEvents\": []}}' > {output.trace})"
+        "PYTHONPATH={params.root:q}${{PYTHONPATH:+:$PYTHONPATH}} {params.python:q} -m fusionlab.runner {params.args:q} --profiler torch "
+        "--trace {output.trace:q} --out {output.run:q} > {log:q} 2>&1 || echo \"runner exit status $?\" >> {log:q}; "
+        "test -e {output.run:q} && (test -e {output.trace:q} || echo '{{\"traceEvents\": []}}' > {output.trace:q})"
 
 
 rule device_peaks:
@@ -127,12 +128,12 @@ rule device_peaks:
         root=ROOT,
         device=MACHINE.device,
         dtype=CFG["dtype"][0],
-        slots=f"--slots {slots.format_slots(SLOTS)}" if SLOTS else "",
+        slots=["--slots", slots.format_slots(SLOTS)] if SLOTS else [],
     threads: measure_threads()
     resources:
         gpu=1 if MACHINE.device == "cuda" else 0,
     conda:
         ENV
     shell:
-        "PYTHONPATH={params.root}${{PYTHONPATH:+:$PYTHONPATH}} {params.python} -m fusionlab.experiments.peaks "
-        "--device {params.device} --dtype {params.dtype} {params.slots} --out {output} > {log} 2>&1"
+        "PYTHONPATH={params.root:q}${{PYTHONPATH:+:$PYTHONPATH}} {params.python:q} -m fusionlab.experiments.peaks "
+        "--device {params.device:q} --dtype {params.dtype:q} {params.slots:q} --out {output:q} > {log:q} 2>&1"

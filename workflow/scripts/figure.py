@@ -1,12 +1,12 @@
 """Snakemake adapter: one figure, one file per model or for the sweep, and its caption
 (analysis.report.plots)."""
-import contextlib
 
+from fusionlab.core.joblog import job_log
 from fusionlab.analysis.report.plots import load_tables, render
 
 i, o = snakemake.input, snakemake.output  # noqa: F821
 scopes = [k[:-4] for k in o.keys() if k.endswith("_png")]
-with open(snakemake.log[0], "w") as log, contextlib.redirect_stderr(log):  # noqa: F821
+with job_log(snakemake.log[0]) as log:  # noqa: F821
     empty = render(snakemake.params.fig,  # noqa: F821
                    load_tables(i.runs, i.speedups, i.crossover, i.peaks or None, i.scaling, i.kernel_resources,
                                i.breakdown, i.headline, i.kernels),

@@ -1,13 +1,13 @@
 """Snakemake adapter: tables/headline.csv from the runs and speedups tables (analysis.sweep.headline)."""
-import contextlib
 import json
 
 import pandas as pd
 
+from fusionlab.core.joblog import job_log
 from fusionlab.analysis.sweep import headline, tables
 
 i = snakemake.input  # noqa: F821
-with open(snakemake.log[0], "w") as log, contextlib.redirect_stderr(log):  # noqa: F821
+with job_log(snakemake.log[0]) as log:  # noqa: F821
     peaks = json.load(open(i.peaks)) if i.peaks else None
     h = headline.table(pd.read_csv(i.runs), pd.read_csv(i.speedups), peaks)
     tables.write(h, snakemake.output[0])  # noqa: F821

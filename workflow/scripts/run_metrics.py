@@ -1,12 +1,11 @@
 """Snakemake adapter: metrics.json of one run (analysis.run.run_metrics)."""
 import sys  # noqa: E402
 
-import contextlib
-
+from fusionlab.core.joblog import job_log
 from fusionlab.analysis.run.run_metrics import main
 from fusionlab.experiments import progress
 
-with open(snakemake.log[0], "w") as log, contextlib.redirect_stderr(log):  # noqa: F821
+with job_log(snakemake.log[0]) as log:  # noqa: F821
     row = main(snakemake.input.run, getattr(snakemake.input, "profile", None),  # noqa: F821
                snakemake.wildcards.backend, snakemake.output.metrics,  # noqa: F821
                snakemake.output.kernels,  # noqa: F821

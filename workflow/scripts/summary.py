@@ -1,16 +1,16 @@
 """Snakemake adapter: summary.md from the tidy tables (analysis.report.summary) and the
 same as an HTML page for the report (analysis.report.html)."""
-import contextlib
 import os
 
 import pandas as pd
 
+from fusionlab.core.joblog import job_log
 from fusionlab.analysis.report import html
 from fusionlab.analysis.report.plots import load_tables
 from fusionlab.analysis.report.summary import summary_md, write_text
 
 i, o = snakemake.input, snakemake.output  # noqa: F821
-with open(snakemake.log[0], "w") as log, contextlib.redirect_stderr(log):  # noqa: F821
+with job_log(snakemake.log[0]) as log:  # noqa: F821
     t = load_tables(i.runs, i.speedups, i.crossover, i.peaks or None, i.scaling, i.kernel_resources,
                     headline_csv=i.headline)
     md = summary_md(t["runs"], t["speedups"], t["crossover"], t["peaks"], headline=t["headline"],

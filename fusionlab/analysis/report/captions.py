@@ -3,6 +3,8 @@ a template per figure filled with the sweep's own numbers (the tables the figure
 from), written as reStructuredText beside the figure."""
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 from fusionlab.analysis.report.text import fmt_time, speedup
@@ -10,6 +12,26 @@ from fusionlab.analysis.sweep import headline as sweep_headline
 from fusionlab.analysis.sweep import tables
 
 SETUP = "Setup: {setup}."
+CAPTION_MAX_CHARS = 20_000
+_URI = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):(?=[^\s])")   # scheme:... (a link reStructuredText makes)
+
+
+def safe_text(text: str) -> str:
+    """text as a caption Snakemake's report may render: no Jinja delimiters (braces), no
+    reStructuredText markup that reads files, embeds HTML or links (explicit markup `..`
+    at a line's start, backquotes, substitutions `|`, backslashes, bare URIs), no control
+    characters; letters, numbers and prose punctuation kept. The report reads a results
+    folder's caption only where it is unchanged by this (is_safe)."""
+    out = text.translate(str.maketrans({"{": "(", "}": ")", "`": "'", "|": "/", "\\": "/"}))
+    out = "".join(c for c in out if c in "\n\t" or c.isprintable())
+    out = re.sub(r"(?m)^(\s*)\.\.", r"\1. .", out)
+    out = _URI.sub(r"\1: ", out)
+    return out[:CAPTION_MAX_CHARS]
+
+
+def is_safe(text: str) -> bool:
+    """True for a caption safe_text leaves as it is (what the figure jobs write)."""
+    return safe_text(text) == text
 
 
 def _h(t, model):
@@ -107,4 +129,4 @@ TEMPLATES = {
 def caption(name: str, t: dict, model: str | None) -> str:
     """The caption (reStructuredText) of figure name for model (None: the whole sweep)."""
     n = _numbers(name, t, model)
-    return TEMPLATES[name].format(**n) + " " + SETUP.format(**n) + "\n"
+    return safe_text(TEMPLATES[name].format(**n) + " " + SETUP.format(**n)) + "\n"

@@ -12,6 +12,7 @@ with the other side empty.
 from __future__ import annotations
 
 import os
+import sys
 
 import pandas as pd
 
@@ -29,7 +30,16 @@ def _speedups(results: str) -> pd.DataFrame:
     p = os.path.join(results, "tables", "speedups.csv")
     if not os.path.exists(p):
         raise ReportError(f"{results}: no tables/speedups.csv (run the sweep or `snakemake regenerate` there first)")
-    return pd.read_csv(p)
+    return _read_csv(p)
+
+
+def _read_csv(path: str) -> pd.DataFrame:
+    """The CSV at path; ReportError (one line naming it) when it is empty or cannot be parsed."""
+    try:
+        return pd.read_csv(path)
+    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError, ValueError) as e:
+        raise ReportError(f"{path}: cannot be read as a table ({type(e).__name__}: "
+                          f"{' '.join(str(e).split())[:200]})") from None
 
 
 def compare(a: str, b: str) -> pd.DataFrame:
@@ -67,7 +77,16 @@ def figure(m: pd.DataFrame, a: str, b: str):
 
 
 def main_compare(a: str, b: str, out: str) -> pd.DataFrame:
+    """compare(a, b) written to out/compare.csv and its figure; a warning on stderr when
+    the two sweeps share no configuration (every ratio is then empty)."""
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise ReportError(f"--out {out}: a file; give a folder for compare.csv and compare.png")
     m = compare(a, b)
+    both = m["wall_time_per_iter_ms_a"].notna() & m["wall_time_per_iter_ms_b"].notna()
+    if not both.any():
+        print(f"fusionlab compare: warning: {a} and {b} share no configuration that ran in both "
+              f"(model, variant, batch, size, mode, dtype); every ratio in compare.csv is empty",
+              file=sys.stderr)
     tables.write(m, os.path.join(out, "compare.csv"))
     plots.save(figure(m, a, b), os.path.join(out, "compare.png"), os.path.join(out, "compare.svg"))
     return m
@@ -79,5 +98,5 @@ def run_kernels(run: str) -> pd.DataFrame:
         p = os.path.join(run, "kernels.csv")
         if not os.path.exists(p):
             raise ReportError(f"{run}: no kernels.csv (its metrics have not been computed)")
-        return pd.read_csv(p)
+        return _read_csv(p)
     return fusion.annotate(metrics.kernel_table(load_profile(run)))

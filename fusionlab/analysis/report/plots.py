@@ -93,7 +93,7 @@ def render(name: str, t: dict, outputs: dict, captions: dict | None = None) -> l
             fig = fn(t, model)
             text = report_captions.caption(name, t, model)
         except style.NoData as e:
-            fig, text = marker(str(e)), f"No data: {e}.\n"
+            fig, text = marker(str(e)), report_captions.safe_text(f"No data: {e}.") + "\n"
             empty.append(key)
         save(fig, png, svg)
         if captions and captions.get(key):

@@ -62,6 +62,7 @@ import pandas as pd
 from fusionlab.analysis.run import fusion, metrics, provenance
 from fusionlab.analysis.readers import nsys_sqlite, torch_trace
 from fusionlab.analysis.readers.trace import ReportError
+from fusionlab.core import axes
 from fusionlab.core import ranges as R
 from fusionlab.core.io import atomic_path, write_json_atomic
 
@@ -83,8 +84,24 @@ def load_profile(path: str):
 
 
 def _read(path: str) -> dict:
-    with open(path) as f:
-        return json.load(f)
+    """The JSON object at path; ReportError (one line naming the file) when it cannot be read."""
+    try:
+        with open(path) as f:
+            obj = json.load(f)
+    except (OSError, ValueError) as e:
+        raise ReportError(f"{path}: cannot be read ({type(e).__name__}: {str(e)[:200]})") from None
+    if not isinstance(obj, dict):
+        raise ReportError(f"{path}: not a JSON object")
+    return obj
+
+
+def unreadable_row(path: str, reason: str, backend: str | None = None) -> dict:
+    """The row of a run whose own files cannot be read: its keys from its folder's path
+    (core.axes.run_keys), status error and the reason naming the file."""
+    keys = axes.run_keys(os.path.dirname(os.path.abspath(path))) or {}
+    row = {k: keys.get(k) for k in KEYS}
+    row.update(backend=backend or keys.get("backend"), status="error", reason=reason)
+    return row
 
 
 # the untraced process's paired-timing fields (experiments.timing.host_states, Until)
@@ -148,8 +165,11 @@ def _ratio(a, b):
 
 def compute(run_json: str, profile: str | None, backend: str,
             timing_json: str | None = None) -> tuple[dict, pd.DataFrame]:
-    run = _read(run_json)
-    timing = _read(timing_json) if timing_json else None
+    try:
+        run = _read(run_json)
+        timing = _read(timing_json) if timing_json else None
+    except ReportError as e:
+        return unreadable_row(run_json, str(e), backend), pd.DataFrame()
     row = {k: run.get(k) for k in KEYS}
     row["size"] = row["size"] or "default"   # core.sizes label; "default" where run.json has none
     row.update({k: v for k, v in (run.get("sizes") or {}).items() if k not in row})   # dim, num_layers, ...

@@ -20,17 +20,17 @@ def build(metric_files, kernel_files, costs_csv, peaks_json, out: dict, noise_cv
     costs = pd.read_csv(costs_csv) if costs_csv and os.path.exists(costs_csv) else None
     peaks = read_json(peaks_json) if peaks_json and os.path.exists(peaks_json) else None
     measured = traffic.traffic_files(metric_files)
+    # every table is made before any is written: a failure leaves the last tables whole
     runs = traffic.add_to_runs(runs_table(list(metric_files), costs, peaks), measured, ncu_note)
-    write(runs, out["runs"], out.get("runs_pq"))
-    write(long_table(runs), out["long"], out.get("long_pq"))
     sp = traffic.add_to_speedups(speedups(runs, noise_cv), runs)
-    write(sp, out["speedups"])
-    write(crossover(sp), out["crossover"])
-    if out.get("breakdown"):
-        write(decompose.breakdown(runs, sp, peaks), out["breakdown"])
-    if out.get("scaling"):
-        write(scaling.table(runs), out["scaling"])
     kernels = traffic.add_to_kernels(kernels_table(list(zip(metric_files, kernel_files))), measured)
-    write(kernels, out["kernels"])
+    made = {"runs": runs, "long": long_table(runs), "speedups": sp, "crossover": crossover(sp), "kernels": kernels}
+    if out.get("breakdown"):
+        made["breakdown"] = decompose.breakdown(runs, sp, peaks)
+    if out.get("scaling"):
+        made["scaling"] = scaling.table(runs)
     if out.get("kernel_resources"):
-        write(overfusion.kernel_resources(kernels, runs), out["kernel_resources"])
+        made["kernel_resources"] = overfusion.kernel_resources(kernels, runs)
+    parquet = {"runs": out.get("runs_pq"), "long": out.get("long_pq")}
+    for name, df in made.items():
+        write(df, out[name], parquet.get(name))

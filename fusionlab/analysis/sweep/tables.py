@@ -48,13 +48,15 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import numpy as np
 import pandas as pd
 
 from fusionlab.analysis.sweep import registry_data, stats
+from fusionlab.analysis.run import run_metrics
 from fusionlab.analysis.run.run_metrics import KEYS
-from fusionlab.core.io import atomic_path
+from fusionlab.core.io import atomic_path, read_json  # noqa: F401  (read_json: the sweep layer's reader)
 
 ID = list(KEYS) + ["backend", "device"]
 GROUP = ["model", "batch", "size", "mode", "dtype", "backend", "device"]
@@ -85,14 +87,22 @@ HOST_SLOW = 1.3
 PAIRED_GAP = 1.1
 
 
-def read_json(path):
-    with open(path) as f:
-        return json.load(f)
+def read_metrics(path: str) -> dict:
+    """A run's metrics.json; a file that cannot be read is the run's row with status
+    error and a reason naming it (run_metrics.unreadable_row), never a stopped table."""
+    try:
+        with open(path) as f:
+            row = json.load(f)
+        if not isinstance(row, dict):
+            raise ValueError("not a JSON object")
+        return row
+    except (OSError, ValueError) as e:
+        return run_metrics.unreadable_row(path, f"{path}: cannot be read ({type(e).__name__}: {str(e)[:200]})")
 
 
 def runs_table(metric_files: list[str], costs: pd.DataFrame | None = None,
                peaks: dict | None = None) -> pd.DataFrame:
-    df = pd.DataFrame([read_json(p) for p in metric_files])
+    df = pd.DataFrame([read_metrics(p) for p in metric_files])
     for c in ID + ["status", "reason", "bound"] + METRICS:
         if c not in df:
             df[c] = np.nan
@@ -305,10 +315,14 @@ def kernels_table(pairs: list[tuple[str, str]]) -> pd.DataFrame:
     """The per-run kernels.csv files (with the run's metrics.json for its keys)."""
     frames = []
     for metrics_json, kernels_csv in pairs:
-        row = read_json(metrics_json)
+        row = read_metrics(metrics_json)
         try:
             k = pd.read_csv(kernels_csv)
         except (pd.errors.EmptyDataError, FileNotFoundError):
+            continue
+        except (pd.errors.ParserError, UnicodeDecodeError, ValueError, OSError) as e:
+            print(f"fusionlab: {kernels_csv}: cannot be read ({type(e).__name__}: {str(e)[:200]}); "
+                  f"its run's kernels are left out of kernels.csv", file=sys.stderr)
             continue
         if k.empty:
             continue
