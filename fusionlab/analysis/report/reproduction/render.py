@@ -105,7 +105,7 @@ def _ratios(ax, results) -> int:
         err = [[m - lo], [hi - m]] if lo is not None and hi is not None else None
         ax.errorbar([m], [-i], xerr=err, fmt="o", color=COLORS[verdict], capsize=3, ms=7)
         ax.text(1.02, -i, f"{m:.3g}x", transform=ax.get_yaxis_transform(), va="center", fontsize=7)
-    left = [r for r in _of(results, "ratio") if not r.plot]
+    left = [r for r in _of(results, "ratio") if not (r.plot and r.plot["rows"])]
     labels = [row[0] for row in rows] + [f"{r.claim['id']}: {r.verdict}" for r in left]
     for j, r in enumerate(left):
         ax.text(0.12, -len(rows) - j, "nothing measured", va="center", fontsize=7, color=COLORS[r.verdict])
