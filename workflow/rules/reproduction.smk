@@ -5,6 +5,10 @@
 #   snakemake --cores 16 reproduction --configfile config/reproduction.yaml       (GPU)
 #   snakemake --cores 2 reproduction --configfile config/reproduction-cpu.yaml    (CPU)
 
+CLAIMS_YAML = f"{ROOT}/fusionlab/analysis/report/claims.yaml"
+CLAIMS_JSON = f"{RES}/reproduction/claims.json"
+# regenerating: the claims' own measurement is read where it was kept, never made again
+CLAIMS_INPUT = ([CLAIMS_JSON] if os.path.exists(CLAIMS_JSON) else []) if REGENERATE else [CLAIMS_JSON]
 REPRODUCTION = [f"{RES}/reproduction.md", f"{RES}/figures/reproduction/all.png", f"{RES}/figures/reproduction/all.svg"]
 
 
@@ -16,6 +20,7 @@ rule reproduction_report:
         peaks=PEAKS_INPUT,
         # nsys stats of every run (the launch claim's API share); none on a torch sweep
         stats=[f"{d}/stats" for d in profiled_run_dirs()] if BACKEND == "nsys" and not REGENERATE else [],
+        claims=CLAIMS_INPUT,
     output:
         md=report(REPRODUCTION[0], caption="../report/reproduction.rst", category="0. Reproduction",
                   labels={"table": "claims"}),
@@ -31,3 +36,33 @@ rule reproduction_report:
         ENV
     script:
         "../scripts/reproduction.py"
+
+
+rule reproduction_claims:
+    # the claims measured in their own configuration where the sweep's shared axes do not
+    # fit (claims.yaml `measure`: the deep MLP at batch 256, forward + backward, over
+    # layers and steps; the LSTM over a sequence; Table 8.1 under Nsight Compute, cold and
+    # steady), each repeat a process of its own; after the sweep (its tables), alone on the GPU
+    input:
+        claims=CLAIMS_YAML,
+        after=TABLES["runs"],
+    output:
+        CLAIMS_JSON,
+    params:
+        python=PYTHON,
+        root=ROOT,
+        device=MACHINE.device,
+        repeats=max(CFG["repeats"], 3),
+        ncu=(f"--ncu {sweep.ncu_path() or 'ncu'}" if MACHINE.device == "cuda" and BACKEND == "nsys"
+             and sweep.ncu_path() else ""),
+    threads: measure_threads()
+    resources:
+        gpu=max(1, len(sweep.gpu_indices(CFG["gpus"])) * CFG["jobs_per_gpu"]) if MACHINE.device == "cuda" else 0,
+    log:
+        f"{RES}/logs/reproduction_claims.log",
+    conda:
+        ENV
+    shell:
+        "PYTHONPATH={params.root}${{PYTHONPATH:+:$PYTHONPATH}} {params.python} -m fusionlab.bench.claims "
+        "--claims {input.claims} --device {params.device} --repeats {params.repeats} {params.ncu} "
+        "--out {output} > {log} 2>&1"

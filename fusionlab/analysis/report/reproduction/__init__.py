@@ -1,7 +1,8 @@
-"""The source texts' claims (claims.yaml) against a sweep's written tables: verdicts,
-reproduction.md and the figure of published against measured ratios.
+"""The source texts' claims (claims.yaml) against a sweep's written tables and the
+claims measured in their own configuration (reproduction/claims.json): verdicts,
+reproduction.md and the figure of the claims by type.
 
-    write(runs_csv, speedups_csv, costs_csv, peaks_json, runs_root, md, png, svg)
+    write(runs_csv, speedups_csv, costs_csv, peaks_json, runs_root, md, png, svg, claims_json=None)
 """
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ from fusionlab.analysis.report.reproduction.verdict import VERDICTS
 
 
 def write(runs: str, speedups: str, costs: str | None, peaks: str | None, runs_root: str | None,
-          md: str, png: str, svg: str, claims: str = CLAIMS) -> list[Result]:
+          md: str, png: str, svg: str, claims_json: str | None = None, claims: str = CLAIMS) -> list[Result]:
     """Evaluate every claim on the sweep and write reproduction.md and the figure."""
-    sweep = Sweep.from_files(runs, speedups, costs, peaks, runs_root)
+    sweep = Sweep.from_files(runs, speedups, costs, peaks, runs_root, claims_json)
     results = evaluate(load_claims(claims), sweep)
     with open(md, "w") as f:
         f.write(markdown(results, sweep.hardware(), sweep.device))

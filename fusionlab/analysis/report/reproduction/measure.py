@@ -1,10 +1,11 @@
 """What a sweep measured for each claim, read from its written outputs only: tables/
-runs.csv, speedups.csv, costs.csv, device/peaks.json and the run folders' timing.json
-(nsys sweeps), run.json and stats/api_sum.csv.
+runs.csv, speedups.csv, costs.csv, device/peaks.json, the run folders' timing.json
+(nsys sweeps), run.json and stats/api_sum.csv, and reproduction/claims.json (the claims
+measured in their own configuration, fusionlab.bench.claims).
 
 A claim's configuration is looked up as the text states it; where the sweep has no such
 row (a CPU sweep at small sizes), the nearest batch of the same size (by log distance), or
-the model's size with the most elements, is used and the result says so.
+the model's size with the most elements, is picked and the result says so: a proxy.
 """
 from __future__ import annotations
 
@@ -22,25 +23,29 @@ class Sweep:
     """The written tables of one sweep."""
 
     def __init__(self, runs: pd.DataFrame, speedups: pd.DataFrame, costs: pd.DataFrame | None = None,
-                 peaks: dict | None = None, runs_root: str | None = None):
+                 peaks: dict | None = None, runs_root: str | None = None, claims: dict | None = None):
         for df in (runs, speedups):  # tables written before the size axis
             if len(df) and "size" not in df:
                 df["size"] = "default"
         self.runs, self.speedups = runs, speedups
         self.costs = costs if costs is not None else pd.DataFrame()
         self.peaks, self.runs_root = peaks or {}, runs_root
+        self.claims = (claims or {}).get("claims", {})   # claim id -> one record per process
         ok = runs[runs.get("status", pd.Series("ok", index=runs.index)) == "ok"] if len(runs) else runs
         self.device = str(ok["device"].mode().iloc[0]) if len(ok) and "device" in ok else "cpu"
 
     @classmethod
     def from_files(cls, runs: str, speedups: str, costs: str | None = None, peaks: str | None = None,
-                   runs_root: str | None = None) -> "Sweep":
-        pk = None
+                   runs_root: str | None = None, claims: str | None = None) -> "Sweep":
+        pk, cl = None, None
         if peaks and os.path.exists(peaks):
             with open(peaks) as f:
                 pk = json.load(f)
+        if claims and os.path.exists(claims):
+            with open(claims) as f:
+                cl = json.load(f)
         c = pd.read_csv(costs) if costs and os.path.exists(costs) else None
-        return cls(pd.read_csv(runs), pd.read_csv(speedups), c, pk, runs_root)
+        return cls(pd.read_csv(runs), pd.read_csv(speedups), c, pk, runs_root, cl)
 
     def hardware(self) -> str:
         """The GPU's name (peaks.json, else runs.csv), or the CPU's."""

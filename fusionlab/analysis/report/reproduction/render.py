@@ -1,4 +1,4 @@
-"""reproduction.md and the figure of published against measured ratios."""
+"""reproduction.md and the figure of the claims, one panel per claim type."""
 from __future__ import annotations
 
 import os
@@ -20,7 +20,8 @@ def markdown(results: list[Result], hardware: str, device: str) -> str:
         f"Measured on: **{hardware}**. Ratios, counts, orderings and exponents are compared across "
         "hardware; absolute times are shown with their hardware and never judged across it. "
         "Measured ratios are paired speedups over eager (eager timed in the variant's own "
-        "process) with their 95% CI (over repeats, else over the run's timing windows).",
+        "process) with their 95% interval over repeats, each a process of its own (one process "
+        "gives none); the runs' own times are shown beside them with their own ratio.",
         "",
         "Verdicts: " + ", ".join(f"{n} {v}" for v, n in counts.items() if n) + ".",
         "",
@@ -38,60 +39,157 @@ def markdown(results: list[Result], hardware: str, device: str) -> str:
         measured = r.measured or "-"
         if r.absolute and r.absolute not in measured:
             measured += f"; {r.absolute}"
-        if r.verdict not in (V.NOT_ON_DEVICE,) and r.measured:
+        if r.verdict != V.NOT_ON_DEVICE and r.measured:
             measured += f" ({hardware})"
         why = "; ".join([r.why] + r.notes) if r.why else "; ".join(r.notes)
         lines.append("| " + " | ".join(_cell(x) for x in (
             f"**{c['id']}**: {c['claim']}", c["source"], published_text(c), measured, f"**{r.verdict}**", why)) + " |")
-    lines += ["", "How each verdict is reached (claims.yaml, `compare`): a ratio holds within the "
-              "claim's tolerance factor of the published value (CI overlap), in direction only "
-              "on the same side of 1x; a count holds when equal, in direction when the variant "
-              "launches fewer; an ordering holds when no pair is swapped beyond the timing "
-              "windows' spread, in direction when Kendall's tau > 0; a scaling holds when a "
-              "line fits the times (R^2 at least the tolerance); docs/reproduction.md has the rest.", ""]
+    lines += ["", "How a verdict is reached (docs/reproduction.md): **holds** when the point estimate "
+              "is within the claim's tolerance and its interval (over repeats in separate processes) "
+              "meets it; **does not hold** when the point is outside (an agreeing direction is said "
+              "in the reason, never a verdict); **not tested** when what was measured is another "
+              "configuration, mode or quantity than the claim's (its value is shown, not judged); "
+              "**not measurable on this device** for a GPU claim on a CPU run. A claim of several "
+              "parts holds only if every part does.", ""]
     return "\n".join(lines)
 
 
-COLORS = {V.HOLDS: "tab:green", V.DIRECTION: "tab:orange", V.FAILS: "tab:red"}
+COLORS = {V.HOLDS: "tab:green", V.FAILS: "tab:red", V.NOT_TESTED: "0.55", V.NOT_ON_DEVICE: "tab:purple"}
+PANELS = {"ratio": "ratio", "threshold": "ratio", "launch": "ratio", "traffic": "ratio", "count": "count",
+          "ordering": "ordering", "scaling": "scaling"}
 
 
 def figure(results: list[Result], hardware: str, png: str, svg: str) -> int:
-    """Published against measured ratio, one point per judged claim with a ratio, log-log, with
-    the line of agreement; returns the number of points."""
+    """One panel per claim type (ratios against their tolerance band on a log axis; kernel
+    counts; orderings; scaling fits with their data) and the list of every claim, each
+    coloured by its verdict; returns the number of claims drawn with a measured value."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    pts = [(r.claim["id"], r.verdict, *r.ratio) for r in results
-           if r.ratio and r.ratio[0] and r.ratio[1] and r.verdict in COLORS]  # judged claims only
-    fig, ax = plt.subplots(figsize=(6.4, 5.6))
-    vals = [v for p in pts for v in (p[2], p[3])] or [1.0]
-    lo, hi = min(vals + [0.5]) / 1.6, max(vals + [2.0]) * 1.6
-    ax.plot([lo, hi], [lo, hi], color="0.4", lw=1, label="agreement")
-    ax.fill_between([lo, hi], [lo / 1.5, hi / 1.5], [lo * 1.5, hi * 1.5], color="0.9", label="within 1.5x")
-    ax.axhline(1, color="0.75", lw=0.8, ls=":")
-    ax.axvline(1, color="0.75", lw=0.8, ls=":")
-    seen = set()
-    for cid, verdict, pub, mea, mlo, mhi in pts:
-        yerr = ([[max(mea - mlo, 0.0)], [max(mhi - mea, 0.0)]]   # a CI beside its point: drawn to it
-                if mlo is not None and mhi is not None else None)
-        ax.errorbar([pub], [mea], yerr=yerr, fmt="o", ms=7, color=COLORS.get(verdict, "0.5"),
-                    label=verdict if verdict not in seen else None, capsize=3)
-        seen.add(verdict)
-        ax.annotate(cid, (pub, mea), textcoords="offset points", xytext=(6, 4), fontsize=8)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlim(lo, hi)
-    ax.set_ylim(lo, hi)
-    ax.set_xlabel("published ratio (the text's hardware)")
-    ax.set_ylabel(f"measured ratio ({hardware})")
-    ax.set_title("The source texts' claims: published against measured")
-    if not pts:
-        ax.text(0.5, 0.5, "no claim with a ratio measured on this device", ha="center", transform=ax.transAxes)
-    ax.legend(loc="upper left", fontsize=8)
-    fig.tight_layout()
+    fig = plt.figure(figsize=(15, 9.5))
+    gs = fig.add_gridspec(2, 3, width_ratios=[1.5, 1, 1], hspace=0.42, wspace=0.38)
+    ax_r, ax_s, ax_v = fig.add_subplot(gs[0, 0]), fig.add_subplot(gs[0, 1]), fig.add_subplot(gs[:, 2])
+    ax_c, ax_o = fig.add_subplot(gs[1, 0]), fig.add_subplot(gs[1, 1])
+    drawn = _ratios(ax_r, results) + _scaling(ax_s, results) + _counts(ax_c, results) + _orderings(ax_o, results)
+    _verdicts(ax_v, results)
+    fig.suptitle(f"The source texts' claims on {hardware}: colour = verdict", fontsize=12)
     for p in (png, svg):
         os.makedirs(os.path.dirname(p) or ".", exist_ok=True)
-        fig.savefig(p, dpi=150 if p.endswith(".png") else None)
+        fig.savefig(p, dpi=130 if p.endswith(".png") else None, bbox_inches="tight")
     plt.close(fig)
-    return len(pts)
+    return drawn
+
+
+def _of(results, panel):
+    return [r for r in results if PANELS[r.claim["compare"]] == panel]
+
+
+def _empty(ax, results, panel):
+    """The claims of this panel that have nothing to draw, named with their verdict."""
+    left = [r for r in _of(results, panel) if not r.plot]
+    for i, r in enumerate(left):
+        ax.text(0.02, 0.04 + 0.07 * i, f"{r.claim['id']}: {r.verdict}", transform=ax.transAxes, fontsize=8,
+                color=COLORS[r.verdict])
+    return len(_of(results, panel)) - len(left)
+
+
+def _ratios(ax, results) -> int:
+    """Each ratio (a claim, or a part of one) against the band where it holds, on a log
+    axis; the claims of this type with nothing measured as rows of their own."""
+    rows = [row for r in _of(results, "ratio") if r.plot for row in r.plot["rows"]]
+    for i, (label, pub, band, m, lo, hi, verdict) in enumerate(rows):
+        ax.barh(-i, band[1] - band[0], left=band[0], height=0.6, color="0.88", edgecolor="0.7")
+        if pub:
+            ax.plot([pub], [-i], marker="|", ms=14, color="0.3")
+        err = [[m - lo], [hi - m]] if lo is not None and hi is not None else None
+        ax.errorbar([m], [-i], xerr=err, fmt="o", color=COLORS[verdict], capsize=3, ms=7)
+        ax.text(1.02, -i, f"{m:.3g}x", transform=ax.get_yaxis_transform(), va="center", fontsize=7)
+    left = [r for r in _of(results, "ratio") if not (r.plot and r.plot["rows"])]
+    labels = [row[0] for row in rows] + [f"{r.claim['id']}: {r.verdict}" for r in left]
+    for j, r in enumerate(left):
+        ax.text(0.12, -len(rows) - j, "nothing measured", va="center", fontsize=7, color=COLORS[r.verdict])
+    ax.set_xscale("log")
+    vals = [v for row in rows for v in (row[3], row[4], row[5]) if v]
+    ax.set_xlim(min([0.1] + [v / 2 for v in vals]), max([40] + [v * 2 for v in vals]))
+    ax.set_ylim(-len(labels) + 0.4, 0.6)
+    ax.set_yticks([-i for i in range(len(labels))], labels, fontsize=7)
+    for t, r in zip(ax.get_yticklabels()[len(rows):], left):
+        t.set_color(COLORS[r.verdict])
+    ax.axvline(1, color="0.6", lw=0.8, ls=":")
+    ax.set_xlabel("measured ratio (grey: where it holds; |: published)")
+    ax.set_title("ratios against their tolerance band", fontsize=10)
+    return len(_of(results, "ratio")) - len(left)
+
+
+def _scaling(ax, results) -> int:
+    """Time against the varied axis, normalised to the first value, with the fitted line."""
+    for r, mk in zip([r for r in _of(results, "scaling") if r.plot], "os^"):
+        p = r.plot
+        x, y, (a, b) = p["x"], p["y"], p["fit"]
+        xn = [v / x[0] for v in x]
+        ax.plot(xn, [t / y[0] for t in y], mk, color=COLORS[r.verdict], ms=7, label=f"{r.claim['id']} ({p['axis']})")
+        ax.plot(xn, [(a + b * v) / y[0] for v in x], "-", color=COLORS[r.verdict], lw=1)
+    lim = max([5.0] + [v for r in _of(results, "scaling") if r.plot for v in (r.plot["x"][-1] / r.plot["x"][0],)])
+    ax.plot([1, lim], [1, lim], ls=":", color="0.5", lw=1, label="proportional")
+    ax.set_xlabel("axis value / first value")
+    ax.set_ylabel("time / time at the first value")
+    ax.set_title("scaling: data and the fitted line", fontsize=10)
+    ax.legend(fontsize=7, loc="upper left")
+    return _empty(ax, results, "scaling")
+
+
+def _counts(ax, results) -> int:
+    """Kernels per iteration, published (hatched) and measured, per claim and variant."""
+    x, ticks = 0, []
+    for r in [r for r in _of(results, "count") if r.plot]:
+        for v, p in r.plot["published"].items():
+            m = r.plot["measured"].get(v)
+            ax.bar(x - 0.2, p, 0.4, color="white", edgecolor="0.3", hatch="//")
+            if m is not None:
+                ax.bar(x + 0.2, m, 0.4, color=COLORS[r.verdict])
+                ax.text(x + 0.2, m, f"{m:g}", ha="center", va="bottom", fontsize=8)
+            ticks.append((x, f"{r.claim['id']}\n{v}"))
+            x += 1
+    ax.set_xticks([t[0] for t in ticks], [t[1] for t in ticks], fontsize=7)
+    ax.set_ylabel("kernels per iteration")
+    ax.set_title("counts: published (hatched) and measured", fontsize=10)
+    return _empty(ax, results, "count")
+
+
+def _orderings(ax, results) -> int:
+    """Each implementation's measured time against its published one (log-log): the same
+    order is a monotone rise."""
+    for r in [r for r in _of(results, "ordering") if r.plot]:
+        pub, ms = r.plot["published"], r.plot["measured"]
+        ks = sorted((k for k in pub if k in ms), key=pub.get)
+        ax.plot([pub[k] for k in ks], [ms[k] for k in ks], "o-", color=COLORS[r.verdict], label=r.claim["id"])
+        for i, k in enumerate(ks):
+            ax.annotate(k, (pub[k], ms[k]), textcoords="offset points", xytext=(5, -11 if i % 2 else 5), fontsize=7)
+    from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    for a in (ax.xaxis, ax.yaxis):
+        a.set_major_locator(LogLocator(subs=(1, 2, 5)))
+        a.set_major_formatter(ScalarFormatter())
+        a.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("published time (ms, the text's hardware)")
+    ax.set_ylabel("measured time (ms)")
+    ax.set_title("orderings: fastest to slowest", fontsize=10)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7, loc="upper left")
+    return _empty(ax, results, "ordering")
+
+
+def _verdicts(ax, results):
+    """Every claim, coloured by its verdict, with the four verdicts' counts."""
+    ax.axis("off")
+    n = len(results)
+    for i, r in enumerate(results):
+        y = 1 - (i + 1) / (n + 6)
+        ax.plot([0.02], [y], "s", ms=10, color=COLORS[r.verdict], transform=ax.transAxes, clip_on=False)
+        ax.text(0.08, y, f"{r.claim['id']}\n{r.verdict}", transform=ax.transAxes, va="center", fontsize=8)
+    counts = ", ".join(f"{sum(r.verdict == v for r in results)} {v}" for v in V.VERDICTS)
+    ax.text(0.0, 1 - (n + 2) / (n + 6), "verdicts: " + counts.replace(", ", "\n"), transform=ax.transAxes,
+            va="top", fontsize=8)
+    ax.set_title("every claim", fontsize=10)

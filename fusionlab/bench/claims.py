@@ -1,0 +1,196 @@
+"""The source texts' claims measured as the texts measured them, where the sweep's shared
+axes do not fit (the `measure` block of a claim in claims.yaml):
+
+- mlp_scaling: the deep MLP's benchmark of 004 7.2.3: `num_steps` x (forward, .mean(),
+  backward), no optimizer, synchronized, at dim 256 and batch 256; one axis (num_layers or
+  steps) varied over the claim's values, the time of each value the median of `trials`;
+- lstm_sequence: the LSTM cell written gate by gate, looped over a sequence, against
+  nn.LSTM (cuDNN) over the same sequence with the same weights (inference);
+- ncu_traffic: one forward of a model under Nsight Compute, bytes per kernel summed over
+  the iteration, cold (caches flushed before each kernel) and steady state (caches kept).
+
+Each repeat is a process of its own (the interval of a ratio or an exponent comes from
+repeats across processes):
+
+    python -m fusionlab.bench.claims --claims CLAIMS.yaml --device cuda --repeats 5 \
+        [--ncu PATH] --out claims.json
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import yaml
+
+KINDS = ("mlp_scaling", "lstm_sequence", "ncu_traffic")
+
+
+def _sync(device):
+    import torch
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+def time_ms(fn, device: str, warmup: int, trials: int) -> float:
+    """Median wall time of fn() in ms over `trials`, each synchronized before and after."""
+    for _ in range(warmup):
+        fn()
+    ts = []
+    for _ in range(trials):
+        _sync(device)
+        t0 = time.perf_counter()
+        fn()
+        _sync(device)
+        ts.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(ts)
+
+
+def mlp_scaling(m: dict, device: str) -> dict:
+    """Time of `steps` forward + backward steps of the deep MLP over m['values'] of m['axis']."""
+    import torch
+    from fusionlab.experiments.models.deep_gelu_mlp import DeepGeluMLP
+    ms = []
+    for v in m["values"]:
+        layers = v if m["axis"] == "num_layers" else m.get("num_layers", 4)
+        steps = v if m["axis"] == "steps" else m.get("steps", 2)
+        torch.manual_seed(0)
+        model = DeepGeluMLP(m.get("dim", 256), layers).to(device)
+        x = torch.randn(m.get("batch", 256), m.get("dim", 256), device=device)
+
+        def run():
+            for _ in range(steps):
+                model(x).mean().backward()
+        ms.append(time_ms(run, device, m.get("warmup", 3), m.get("trials", 10)))
+    return {"values": list(m["values"]), "ms": ms}
+
+
+def lstm_sequence(m: dict, device: str) -> dict:
+    """The gate-by-gate cell over a sequence against cuDNN's LSTM over it (same weights)."""
+    import torch
+    from fusionlab.experiments.models.lstm_cell import LSTMCell
+    from fusionlab.experiments.variants.cudnn_lstm import CudnnLSTMStep, eager_matmul_precision
+    torch.manual_seed(0)
+    b, t, n, h = m.get("batch", 1024), m["seq"], m.get("input_size", 1024), m.get("hidden", 1024)
+    cell = LSTMCell(n, h).to(device)
+    lstm = CudnnLSTMStep(cell).lstm
+    x = torch.randn(t, b, n, device=device)
+    h0, c0 = torch.zeros(b, h, device=device), torch.zeros(b, h, device=device)
+
+    def gates():
+        hh, cc = h0, c0
+        for i in range(t):
+            hh, cc = cell(x[i], hh, cc)
+        return hh
+
+    def cudnn():
+        with eager_matmul_precision():
+            return lstm(x, (h0[None], c0[None]))[0]
+
+    with torch.no_grad():
+        a = time_ms(gates, device, m.get("warmup", 3), m.get("trials", 10))
+        c = time_ms(cudnn, device, m.get("warmup", 3), m.get("trials", 10))
+    return {"seq": t, "batch": b, "cell_ms": a, "cudnn_ms": c, "ratio": a / c}
+
+
+def ncu_traffic(m: dict, device: str, ncu: str | None, workdir: str) -> dict:
+    """DRAM and L2 bytes of one measured iteration under ncu, cold and steady state."""
+    from fusionlab.analysis.readers import ncu_report
+    from fusionlab.core import ranges
+    from fusionlab.analysis.readers.ncu_report import BYTE_METRICS
+    if device != "cuda" or not ncu:
+        return {"status": "not run", "reason": "no GPU or no Nsight Compute (ncu) here"}
+    out = {}
+    for state, cache in (("cold", "all"), ("steady", "none")):
+        rep = os.path.join(workdir, f"ncu_{state}")
+        cmd = [ncu, "--nvtx", "--nvtx-include", f"{ranges.DOMAIN}@{ranges.MEASURE}/", "--replay-mode", "kernel",
+               "--cache-control", cache, "--clock-control", "none", "--target-processes", "application-only",
+               "--metrics", ",".join(BYTE_METRICS), "--force-overwrite", "-o", rep,
+               sys.executable, "-m", "fusionlab.runner", "--model", m["model"], "--variant", m.get("variant", "eager"),
+               "--batch", str(m["batch"]), "--mode", m.get("mode", "inference"), "--dtype", m.get("dtype", "float32"),
+               "--device", "cuda", "--iters", "1", "--warmup", "5", "--warmup-min-s", "0", "--windows", "0",
+               "--profiler", "none", "--out", os.path.join(workdir, f"run_{state}.json")]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=m.get("timeout_s", 600))
+        if p.returncode != 0 or not os.path.exists(rep + ".ncu-rep"):
+            out[state] = {"status": "failed", "reason": (p.stdout + p.stderr)[-300:]}
+            continue
+        rows = ncu_report.read(rep + ".ncu-rep")
+        s = lambda k: float(sum(r.get(k) or 0 for r in rows))  # noqa: E731
+        out[state] = {"status": "ok", "kernels": len(rows), "cache_control": cache,
+                      "dram_bytes": s("dram_read_bytes") + s("dram_write_bytes"), "l2_bytes": s("l2_bytes")}
+    return out
+
+
+def measure_once(claims: list[dict], device: str, ncu: str | None, workdir: str, repeat: int) -> dict:
+    """Every claim's measure block, once, in this process (ncu_traffic on repeat 0 only)."""
+    out = {}
+    for c in claims:
+        m = c.get("measure")
+        if not m or (c.get("needs") == "gpu" and device != "cuda"):
+            continue
+        if m["kind"] == "ncu_traffic":
+            if repeat == 0:
+                out[c["id"]] = ncu_traffic(m, device, ncu, workdir)
+        elif m["kind"] == "mlp_scaling":
+            out[c["id"]] = mlp_scaling(m, device)
+        elif m["kind"] == "lstm_sequence":
+            out[c["id"]] = lstm_sequence(m, device)
+    return out
+
+
+def load(path: str) -> list[dict]:
+    with open(path) as f:
+        claims = yaml.safe_load(f)["claims"]
+    for c in claims:
+        if c.get("measure") and c["measure"].get("kind") not in KINDS:
+            raise ValueError(f"claim {c['id']!r}: measure.kind must be one of {', '.join(KINDS)}")
+    return claims
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--claims", required=True)
+    p.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--ncu", default=None)
+    p.add_argument("--out", required=True)
+    p.add_argument("--one", type=int, default=None, help=argparse.SUPPRESS)   # one repeat, this process
+    a = p.parse_args(argv)
+    try:
+        claims = load(a.claims)
+    except (OSError, ValueError, KeyError, yaml.YAMLError) as e:
+        print(f"fusionlab.bench.claims: {e}", file=sys.stderr)
+        return 2
+    if a.one is not None:
+        with open(a.out, "w") as f:
+            json.dump(measure_once(claims, a.device, a.ncu, os.path.dirname(os.path.abspath(a.out)), a.one), f)
+        return 0
+    os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
+    result = {"device": a.device, "repeats": a.repeats, "gpu": None, "claims": {}}
+    if a.device == "cuda":
+        import torch
+        result["gpu"] = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
+    with tempfile.TemporaryDirectory(dir=os.path.dirname(os.path.abspath(a.out))) as tmp:
+        for r in range(a.repeats):
+            one = os.path.join(tmp, f"r{r}.json")
+            cmd = [sys.executable, "-m", "fusionlab.bench.claims", "--claims", a.claims, "--device", a.device,
+                   "--out", one, "--one", str(r)] + (["--ncu", a.ncu] if a.ncu else [])
+            rc = subprocess.run(cmd).returncode
+            if rc != 0 or not os.path.exists(one):
+                print(f"fusionlab.bench.claims: repeat {r} failed (exit status {rc})", file=sys.stderr)
+                continue
+            with open(one) as f:
+                for cid, rec in json.load(f).items():
+                    result["claims"].setdefault(cid, []).append(rec)
+    with open(a.out, "w") as f:
+        json.dump(result, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
