@@ -50,11 +50,11 @@ rule reproduction_claims:
         CLAIMS_JSON,
     params:
         python=PYTHON,
-        root=ROOT,
+        root=lambda wildcards: ROOT,   # the checkout (claims.yaml lies under it)
         device=MACHINE.device,
         repeats=max(CFG["repeats"], 3),
-        ncu=(f"--ncu {sweep.ncu_path() or 'ncu'}" if MACHINE.device == "cuda" and BACKEND == "nsys"
-             and sweep.ncu_path() else ""),
+        ncu=(["--ncu", sweep.ncu_path()] if MACHINE.device == "cuda" and BACKEND == "nsys"
+             and sweep.ncu_path() else []),
     threads: measure_threads()
     resources:
         gpu=max(1, len(sweep.gpu_indices(CFG["gpus"])) * CFG["jobs_per_gpu"]) if MACHINE.device == "cuda" else 0,
@@ -63,6 +63,6 @@ rule reproduction_claims:
     conda:
         ENV
     shell:
-        "PYTHONPATH={params.root}${{PYTHONPATH:+:$PYTHONPATH}} {params.python} -m fusionlab.bench.claims "
-        "--claims {input.claims} --device {params.device} --repeats {params.repeats} {params.ncu} "
-        "--out {output} > {log} 2>&1"
+        "PYTHONPATH={params.root:q}${{PYTHONPATH:+:$PYTHONPATH}} {params.python:q} -m fusionlab.bench.claims "
+        "--claims {input.claims:q} --device {params.device:q} --repeats {params.repeats:q} {params.ncu:q} "
+        "--out {output:q} > {log:q} 2>&1"
