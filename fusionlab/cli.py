@@ -6,6 +6,7 @@
     fusionlab compare RESULTS_A RESULTS_B --out compare/   # two sweeps
     fusionlab list [--device cuda]                 # models, variants and what each supports
     fusionlab progress RESULTS                     # how far a running sweep is, time left
+    fusionlab audit RESULTS                        # every number and verdict against its record
 
 The sweep itself is `snakemake all` (see README). Each subcommand imports only its own
 layer: `analyse`, `diff` and `compare` never load torch.
@@ -15,7 +16,7 @@ from __future__ import annotations
 import sys
 
 USAGE = __doc__.split("\n\n")[1]
-COMMANDS = ("run", "analyse", "diff", "compare", "list", "progress")
+COMMANDS = ("run", "analyse", "diff", "compare", "list", "progress", "audit")
 
 
 def list_registry(argv) -> int:
@@ -74,6 +75,9 @@ def command(argv) -> int:
         return analysis_main([cmd] + rest)
     if cmd == "list":
         return list_registry(rest)
+    if cmd == "audit":
+        from fusionlab.analysis.report.audit import main as audit_main
+        return audit_main(rest)
     if cmd == "progress":
         from fusionlab.experiments.progress import main as progress_main
         return progress_main(rest)

@@ -32,6 +32,9 @@ rule summary:
         ledger=LEDGER,
         missed=MISSED,
         peaks=PEAKS_INPUT,
+        # the figures' data and captions, which the audit in the summary's banner checks
+        figure_data=[f"{RES}/figures/{fig}/{s}.{ext}" for fig in report_figures.FIGURES
+                     for s in figure_scopes(fig) for ext in ("data.csv", "rst")],
     output:
         md=SUMMARY,
         html=report(SUMMARY_HTML, caption="../report/summary.rst", category="0. Summary",
@@ -75,6 +78,8 @@ for _fig, (_scope, _category) in report_figures.FIGURES.items():
             },
             **{f"{s}_svg": f"{RES}/figures/{_fig}/{s}.svg" for s in figure_scopes(_fig)},
             **{f"{s}_rst": f"{RES}/figures/{_fig}/{s}.rst" for s in figure_scopes(_fig)},
+            # what each bar, point and label shows (report.plots.write_marks), for the audit
+            **{f"{s}_data": f"{RES}/figures/{_fig}/{s}.data.csv" for s in figure_scopes(_fig)},
         params:
             fig=_fig,
         log:

@@ -5,7 +5,7 @@ import os
 import pandas as pd
 
 from fusionlab.core.joblog import job_log
-from fusionlab.analysis.report import html
+from fusionlab.analysis.report import audit, html
 from fusionlab.analysis.report.plots import load_tables
 from fusionlab.analysis.report.summary import summary_md, write_text
 
@@ -13,10 +13,16 @@ i, o = snakemake.input, snakemake.output  # noqa: F821
 with job_log(snakemake.log[0]) as log:  # noqa: F821
     t = load_tables(i.runs, i.speedups, i.crossover, i.peaks or None, i.scaling, i.kernel_resources,
                     headline_csv=i.headline)
-    md = summary_md(t["runs"], t["speedups"], t["crossover"], t["peaks"], headline=t["headline"],
-                    scaling=t["scaling"], kernel_resources=t["kernel_resources"],
-                    ledger=pd.read_csv(i.ledger) if os.path.getsize(i.ledger) > 1 else None,
-                    missed=pd.read_csv(i.missed) if os.path.getsize(i.missed) > 1 else None)
+    args = dict(headline=t["headline"], scaling=t["scaling"], kernel_resources=t["kernel_resources"],
+                ledger=pd.read_csv(i.ledger) if os.path.getsize(i.ledger) > 1 else None,
+                missed=pd.read_csv(i.missed) if os.path.getsize(i.missed) > 1 else None)
+    md = summary_md(t["runs"], t["speedups"], t["crossover"], t["peaks"], **args)
+    # the audit of this sweep (its figures' data and captions, and the opening just written) goes
+    # into the banner; the opening sentences do not depend on it
+    found = audit.audit(os.path.dirname(os.path.dirname(i.headline)), summary_text=md)
+    print(found.line(), *found.violations, sep="\n", file=log)
+    md = summary_md(t["runs"], t["speedups"], t["crossover"], t["peaks"], audit=[found.line(), *found.violations],
+                    **args)
     write_text(o.md, md)
     write_text(o.html, html.page(md))
     print(f"summary of {len(t['runs'])} runs: {o.md}, {o.html}", file=log)

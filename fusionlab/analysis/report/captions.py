@@ -45,7 +45,7 @@ def _best(t, model) -> str:
     if v.empty:
         return "no variant besides eager ran ok"
     r = v.loc[v["speedup"].idxmax()]
-    return f"the best is {r['variant']} at batch {r['batch']:g}: {speedup(r)}"
+    return f"the highest estimate is {r['variant']} at batch {r['batch']:g}: {speedup(r)}"
 
 
 def _verdicts(t, model) -> str:
@@ -64,14 +64,26 @@ def _setup(t) -> str:
     return ", ".join(parts)
 
 
-def _numbers(name, t, model) -> dict:
+def drawn_configs(drawn: list[dict]) -> int | None:
+    """The configurations a figure's marks show (style.record), None where it noted none."""
+    keys = [k for k in tables.GROUP if k != "backend"]
+    seen = {tuple(m.get(k) for k in keys) for m in drawn if m.get("batch") is not None}
+    return len(seen) if seen else None
+
+
+def _numbers(name, t, model, drawn=()) -> dict:
     h = _h(t, model)
     ok = h[h["wall_ms"].notna()]
+    configs = drawn_configs(list(drawn))
     n = {"model": model or "every model", "best": _best(t, model), "verdicts": _verdicts(t, model),
-         "configs": len(ok.groupby(list(tables.GROUP), dropna=False)) if len(ok) else 0,
+         "configs": configs if configs is not None else
+         (len(ok.groupby(list(tables.GROUP), dropna=False)) if len(ok) else 0),
          "variants": ", ".join(sorted(set(ok["variant"]))) or "none",
          "host_max": f"{100 * ok['host_share'].max():.0f}%" if ok["host_share"].notna().any() else "n/a",
-         "setup": _setup(t), "ci_min": sweep_headline.CI_MIN}
+         "setup": _setup(t), "ci_min": sweep_headline.CI_MIN,
+         "split": ("CPU operator time and time outside operators" if set(ok.get("device", pd.Series(dtype=str))
+                                                                         .dropna()) == {"cpu"}
+                   else "kernel time and exposed host time")}
     if name == "compile_cost":
         c = h[(h["variant"] != "eager") & (h["compile_s"] > 0)]
         n["compile"] = (f"{fmt_time(c['compile_s'].min() * 1e3)} to {fmt_time(c['compile_s'].max() * 1e3)}"
@@ -93,15 +105,17 @@ def _numbers(name, t, model) -> dict:
 
 
 TEMPLATES = {
-    "headline": "Time per iteration of {model} ({configs} configurations; {variants}), untraced, split into kernel "
-                "time and exposed host time, with the speedup over eager (paired where paired) and its interval: "
-                "{best}.",
+    "headline": "Time per iteration of {model} ({configs} configurations drawn; {variants}), untraced, split into "
+                "{split}, with the speedup over eager (paired where paired) and its interval; a black tick on a "
+                "variant's bar marks the eager time its speedup uses (eager timed beside it where paired; eager's "
+                "own bar is its own processes' time): {best}.",
     "speedup_vs_batch": "Speedup over eager of each variant of {model}: the paired speedup where the variant was "
                         "paired, solid, with its interval (95% CI from {ci_min} or more repeats, else the range of "
                         "the repeats); across processes dotted, as a diagnostic. Verdicts: {verdicts}; {best}.",
-    "speedup_breakdown": "Where the time saved per iteration of {model} comes from: exposed host time, memory "
-                         "traffic removed, other kernel time and the remainder add up to the time saved that the "
-                         "headline speedup gives; {best}.",
+    "speedup_breakdown": "Where the time saved per iteration of {model} comes from ({configs} configurations "
+                         "drawn): exposed host time, memory traffic removed (measured or modelled bytes, as named "
+                         "in tables/headline.csv), other kernel time, the host-speed difference between processes "
+                         "and the remainder add up to the time saved that the headline speedup gives; {best}.",
     "launch_overhead": "Exposed host time per iteration of {model} (the GPU waiting on the host), against the "
                        "untraced wall time; at most {host_max} of an iteration. The number at each point: exposed "
                        "host time per launch call.",
@@ -126,7 +140,8 @@ TEMPLATES = {
 }
 
 
-def caption(name: str, t: dict, model: str | None) -> str:
-    """The caption (reStructuredText) of figure name for model (None: the whole sweep)."""
-    n = _numbers(name, t, model)
+def caption(name: str, t: dict, model: str | None, drawn=()) -> str:
+    """The caption (reStructuredText) of figure name for model (None: the whole sweep);
+    its counts are of what the figure draws (drawn: its style.record marks) where noted."""
+    n = _numbers(name, t, model, drawn)
     return safe_text(TEMPLATES[name].format(**n) + " " + SETUP.format(**n)) + "\n"

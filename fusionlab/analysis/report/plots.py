@@ -81,20 +81,39 @@ def save(fig, png: str, svg: str | None = None) -> None:
     style.plt.close(fig)
 
 
-def render(name: str, t: dict, outputs: dict, captions: dict | None = None) -> list[str]:
+MARK_COLUMNS = ["figure", "scope", "model", "variant", "batch", "size", "mode", "dtype", "backend", "device",
+                "mark", "quantity", "value", "text"]
+
+
+def write_marks(fig, name: str, scope: str, path: str) -> pd.DataFrame:
+    """What each mark of fig shows (style.record), as a table at path: the figure's data,
+    which the audit checks against the records."""
+    m = pd.DataFrame([{"figure": name, "scope": scope, **r} for r in style.marks(fig)])
+    m = m.reindex(columns=MARK_COLUMNS + [c for c in m.columns if c not in MARK_COLUMNS])
+    with atomic_path(path) as tmp:
+        m.to_csv(tmp, index=False)
+    return m
+
+
+def render(name: str, t: dict, outputs: dict, captions: dict | None = None,
+           data: dict | None = None) -> list[str]:
     """Figure name drawn from the tables t (load_tables) for each scope of outputs: scope
-    (a model name or SWEEP) -> (png, svg), and its caption written to captions[scope]
-    where given. Returns the scopes that had nothing to draw (a marker written instead)."""
+    (a model name or SWEEP) -> (png, svg), its caption written to captions[scope] and the
+    data of its marks to data[scope] where given. Returns the scopes that had nothing to
+    draw (a marker written instead)."""
     fn, scope, _ = FIGURES[name]
     empty = []
     for key, (png, svg) in outputs.items():
         model = None if key == SWEEP else key
         try:
             fig = fn(t, model)
-            text = report_captions.caption(name, t, model)
+            drawn = style.marks(fig)
+            text = report_captions.caption(name, t, model, drawn)
         except style.NoData as e:
             fig, text = marker(str(e)), report_captions.safe_text(f"No data: {e}.") + "\n"
             empty.append(key)
+        if data and data.get(key):
+            write_marks(fig, name, key, data[key])
         save(fig, png, svg)
         if captions and captions.get(key):
             with atomic_path(captions[key]) as tmp, open(tmp, "w") as f:

@@ -22,7 +22,8 @@ def ok_runs(t, model):
 def main_axis(d):
     """(rows, axis, fixed) for a per-model plot along one axis: the swept axis with the
     most values (batch on ties, and when only batch is swept), and the rows at the most
-    common values of the other swept axes, labelled by fixed ("dim=1024", "" if none).
+    common values of the other swept axes, labelled by fixed ("dim=1024", "" if none,
+    with the values left out named: not_drawn).
     A size every row has at a value other than the model's default (the run's size label
     names it: "dim1024") is in fixed too."""
     axes = [a for a in ["batch"] + tables.size_axes(d) if a in d and d[a].nunique() > 1]
@@ -38,4 +39,12 @@ def main_axis(d):
     best = d.groupby(others).size().idxmax()
     best = best if isinstance(best, tuple) else (best,)
     mask = np.logical_and.reduce([d[a] == v for a, v in zip(others, best)])
-    return d[mask], axis, tables.fixed_label({**dict(zip(others, best)), **held})
+    return d[mask], axis, tables.fixed_label({**dict(zip(others, best)), **held}) + not_drawn(d, others, best)
+
+
+def not_drawn(d, axes, shown) -> str:
+    """'; hidden 256 not drawn: see tables/headline.csv': the swept values of axes that a
+    slice at shown leaves out, named so that a figure never drops a swept size silently."""
+    left = [f"{a} {', '.join(f'{v:g}' for v in sorted(set(d[a].dropna())) if v != s)}"
+            for a, s in zip(axes, shown) if d[a].nunique() > 1]
+    return f"; {'; '.join(left)} not drawn: see tables/headline.csv" if left else ""

@@ -7,12 +7,22 @@ from __future__ import annotations
 
 import pandas as pd
 
-from fusionlab.analysis.report.text import across, drop_constant, fmt_time, iterations, md_table, speedup
+from fusionlab.analysis.report.text import (across, drop_constant, fmt_time, iterations, md_table, speedup,
+                                            verdict_phrase)
 from fusionlab.analysis.sweep import headline as sweep_headline
 from fusionlab.analysis.sweep import tables
 
 PARTS = {"host_saved_ms": "exposed host time", "traffic_ms": "memory traffic removed",
-         "kernels_saved_ms": "other kernel time", "remainder_ms": "remainder"}
+         "kernels_saved_ms": "other kernel time", "host_speed_ms": "host-speed difference between processes",
+         "remainder_ms": "remainder"}
+CPU_PARTS = {"host_saved_ms": "time outside operators", "traffic_ms": "memory traffic removed",
+             "kernels_saved_ms": "other operator time", "host_speed_ms": "host-speed difference between processes",
+             "remainder_ms": "remainder"}
+
+
+def part_names(r) -> dict:
+    """The parts' names in the device's words (CPU: operators, not kernels)."""
+    return CPU_PARTS if r.get("device") == "cpu" else PARTS
 
 
 def where(r, varying: list[str]) -> str:
@@ -27,60 +37,69 @@ def _varying(h: pd.DataFrame) -> list[str]:
 
 
 def comes_from(r) -> str:
-    """The largest part of the time saved (or added), in words."""
+    """The time saved (or added) and its largest part, from the record (largest_part: of
+    the total's sign and no larger than it; none where the parts pull both ways)."""
     saved = r.get("saved_ms")
     if saved is None or saved != saved:
         return ""
-    parts = {k: r.get(k) for k in PARTS if r.get(k) == r.get(k)}
-    if not parts:
-        return ""
-    sign = 1 if saved >= 0 else -1
-    k = max(parts, key=lambda p: sign * parts[p])
     verb = "saved" if saved >= 0 else "added"
-    return (f"{fmt_time(abs(saved))} per iteration {verb}, the largest part {PARTS[k]} "
-            f"({fmt_time(abs(parts[k]))})")
+    head = f"{fmt_time(abs(saved))} per iteration {verb}"
+    k = r.get("largest_part")
+    if isinstance(k, str) and k:
+        source = f", {r['traffic_source']}" if k == "traffic_ms" and r.get("traffic_source") else ""
+        return f"{head}, the largest part {part_names(r)[k]} ({fmt_time(abs(r['largest_part_ms']))}{source})"
+    names = part_names(r)
+    known = [(k, r[k]) for k in PARTS if r.get(k) == r.get(k) and r[k] != 0]
+    big = [max(side, key=lambda kv: abs(kv[1])) for side in ([kv for kv in known if kv[1] > 0],
+                                                             [kv for kv in known if kv[1] < 0]) if side]
+    parts = ", ".join(f"{names[k]} {'+' if v >= 0 else '-'}{fmt_time(abs(v))}" for k, v in big)
+    return f"{head}, from parts that pull both ways ({parts})" if parts else head
+
+
+def _reference(r) -> str:
+    return " timed beside it" if r.get("estimator") == "paired" else " in its own processes"
 
 
 def opening_md(h: pd.DataFrame) -> list[str]:
-    """A few sentences a reader can quote: per model, the best variant at each
-    configuration with its speedup and what it comes from."""
+    """A few sentences a reader can quote: per model and configuration, the variant with
+    the highest speedup, what its interval lets one say (text.verdict_phrase), its time
+    against the eager time its speedup uses, and where the time saved comes from. Bold
+    only for a variant whose verdict is faster."""
     h = tables.with_size(h)
     if h.empty or not (h["variant"] != "eager").any():
         return ["No variant besides eager ran: there is no speedup to report.", ""]
     varying = _varying(h)
+    keys = list(tables.GROUP)
     out = []
-    best = sweep_headline.best(h)
-    for model, g in best.groupby("model", sort=True):
-        others = h[(h["model"] == model) & (h["variant"] != "eager") & h["speedup"].notna()]
+    for model, m in h.groupby("model", sort=True):
+        others = m[(m["variant"] != "eager") & m["speedup"].notna()]
         if others.empty:
             out.append(f"- **{model}**: no variant besides eager ran ok.")
             continue
-        if (g["variant"] == "eager").all():
-            top = others.loc[others["speedup"].idxmax()]
-            out.append(f"- **{model}**: no variant beats eager at any swept configuration; the closest is "
-                       f"{top['variant']} at {where(top, varying)}: {speedup(top)}, "
-                       f"{fmt_time(top['wall_ms'])} per iteration against eager's {fmt_time(top['eager_wall_ms'])}"
-                       + (" timed beside it." if top["estimator"] == "paired" else "."))
-            continue
         lines = []
-        for _, r in g.sort_values(["size", "batch"]).iterrows():
-            at = where(r, varying)
-            if r["variant"] == "eager":
-                lines.append(f"at {at} none beats eager ({fmt_time(r['wall_ms'])} per iteration)")
-                continue
+        tops = others.loc[others.groupby(keys, dropna=False, sort=False)["speedup"].idxmax().values]
+        for _, r in tops.sort_values(["size", "batch"]).iterrows():
+            name = f"**{r['variant']}**" if r["verdict"] == "faster" else r["variant"]
+            who = (f"{name} {verdict_phrase(r)}" if r["verdict"] == "faster" else
+                   f"no variant beats eager; the highest estimate, {name}, {verdict_phrase(r)}")
             why = comes_from(r)
-            beside = " timed beside it" if r["estimator"] == "paired" else ""
-            lines.append(f"at {at} **{r['variant']}** is fastest, {speedup(r)}: {fmt_time(r['wall_ms'])} per "
-                         f"iteration against eager's {fmt_time(r['eager_wall_ms'])}{beside}"
+            lines.append(f"at {where(r, varying)} {who}: {speedup(r)}; {fmt_time(r['wall_ms'])} per iteration "
+                         f"against eager's {fmt_time(r['eager_wall_ms'])}{_reference(r)}"
                          + (f"; {why}" if why else ""))
         out.append(f"- **{model}**: " + "; ".join(lines) + ".")
     return out + [""]
 
 
-def banner_md(runs: pd.DataFrame, h: pd.DataFrame, warnings: list[str]) -> list[str]:
+def banner_md(runs: pd.DataFrame, h: pd.DataFrame, warnings: list[str], audit: list[str] | None = None) -> list[str]:
     """The data-quality banner: what undercuts the headline, one line each (the details
-    under 'Data quality' at the end)."""
+    under 'Data quality' at the end), and the audit's result (report.audit: its tally,
+    then each contradiction) where given."""
     lines = list(warnings)
+    if audit:
+        tally, found = audit[0], audit[1:]
+        lines.append(f"The {tally} between the records (`tables/headline.csv`), the figures' data, their captions "
+                     f"and these opening sentences (`fusionlab audit`)" + (":" if found else "."))
+        lines += [f"  - {v}" for v in found[:10]] + ([f"  - ... {len(found) - 10} more"] if len(found) > 10 else [])
     v = h[(h["variant"] != "eager") & h["speedup"].notna()]
     one = (v["interval"] == "1 repeat").sum() if len(v) else 0
     if one:
@@ -93,21 +112,24 @@ def banner_md(runs: pd.DataFrame, h: pd.DataFrame, warnings: list[str]) -> list[
     unsure = (v["verdict"] == "inconclusive").sum() if len(v) else 0
     if unsure:
         lines.append(f"{unsure} speedups are inconclusive: their interval holds 1.")
-    if not lines:
+    if not lines or (audit and len(lines) == 1 and len(audit) == 1):
         return ["> **Data quality**: no warning: every speedup has an interval, no run was timed on a slow host "
-                "or still warming up.", ""]
+                "or still warming up." + (f" The {lines[0][4:]}" if lines else ""), ""]
     return ["> **Data quality**", ">"] + [f"> - {s}" for s in lines] + [""]
 
 
 def times_md(h: pd.DataFrame) -> list[str]:
     """Per model: absolute time per iteration of eager and each variant (untraced), split
-    into kernel time and exposed host time, with the speedup, its interval and the speedup
-    across processes beside it."""
+    into kernel time and exposed host time, with the eager time each variant is compared
+    with (the one its speedup uses), the speedup and its interval; eager's own-process
+    time and the speedup across processes are labelled diagnostics."""
     out = ["## Time per iteration", "",
            "Untraced wall time per iteration, split into the time a kernel ran (traced iterations' kernel "
            "durations) and exposed host time (the GPU waiting on the host); on a CPU: operator time and the "
-           "time outside operators. Speedup: paired where the variant was paired (eager timed in its own "
-           "process), with its interval (a 95% CI from "
+           "time outside operators. Each variant's row gives the eager time its speedup uses: eager timed "
+           "beside it in its own process where the speedup is paired, else eager's median across its own "
+           "processes (eager's own row: that median, a diagnostic beside paired speedups). Speedup: paired "
+           "where the variant was paired, with its interval (a 95% CI from "
            f"{sweep_headline.CI_MIN} or more repeats, else the range of the repeats); the speedup across "
            "processes is a diagnostic. Table: `tables/headline.csv`.", ""]
     h = tables.with_size(h[h["wall_ms"].notna()])
@@ -118,16 +140,19 @@ def times_md(h: pd.DataFrame) -> list[str]:
     for model, g in h.groupby("model", sort=True):
         order = {v: i for i, v in enumerate(["eager"] + sorted(set(g["variant"]) - {"eager"}))}
         g = g.assign(_o=g["variant"].map(order)).sort_values(["size", "batch", "_o"])
+        eager = g["variant"] == "eager"
         t = pd.DataFrame({
             "configuration": [where(r, varying) for _, r in g.iterrows()],
-            "variant": g["variant"],
+            "variant": g["variant"].where(~eager, "eager (own processes)"),
             "time per iteration": g["wall_ms"].map(fmt_time),
             "operator time" if cpu else "kernel time": g["kernel_ms"].map(fmt_time),
             "outside operators" if cpu else "exposed host time": g["host_ms"].map(fmt_time),
+            "compared with eager": [("" if r["variant"] == "eager" else
+                                     f"{fmt_time(r['eager_wall_ms'])}{_reference(r)}") for _, r in g.iterrows()],
             "speedup over eager": [speedup(r) if r["variant"] != "eager" else "" for _, r in g.iterrows()],
             "across processes (diagnostic)": [across(r) for _, r in g.iterrows()]})
         out += [f"### {model}", "", md_table(drop_constant(t, ["variant", "time per iteration",
-                                                                "speedup over eager"])), ""]
+                                                                "compared with eager", "speedup over eager"])), ""]
     return out
 
 
@@ -153,14 +178,18 @@ def shares_md(h: pd.DataFrame) -> list[str]:
 
 
 def saved_md(h: pd.DataFrame) -> list[str]:
-    """Where the time saved comes from: one sentence per variant configuration."""
+    """Where the time saved comes from: one sentence per variant configuration, every
+    part signed, with its source."""
     out = ["## Where the speedup comes from", "",
-           "The time saved per iteration (eager's wall time as the headline speedup sees it - the variant's; "
-           "paired: the variant's wall time x the paired speedup) split into parts that add up to it: "
-           "**exposed host time** (host and launch time the GPU no longer waits for), **memory traffic "
-           "removed** (bytes removed / copy bandwidth, at most the kernel time saved), **other kernel time** "
-           "and the **remainder** (kernel wait, final synchronize; with a paired speedup also the host-speed "
-           "difference between eager's processes and the variant's). Figure `speedup_breakdown`.", ""]
+           "The time saved per iteration (the eager time the speedup uses - the variant's) split into parts "
+           "that add up to it exactly, each signed (negative: the variant adds that much): **exposed host "
+           "time** (eager's own processes against the variant's, from the traced host wait less the profiler's "
+           "cost), **memory traffic removed** (bytes removed / the measured copy bandwidth: Nsight Compute's "
+           "DRAM bytes where both sides were measured, else the cost model's, capped at the kernel time saved; "
+           "the source is named), **other kernel time** (the rest of the kernel time saved), the **host-speed "
+           "difference between processes** (paired speedups: eager timed beside the variant minus eager in its "
+           "own processes) and the **remainder** (kernel wait, final synchronize). On a CPU: operator time and "
+           "time outside operators. Figure `speedup_breakdown`; table `tables/headline.csv`.", ""]
     d = tables.with_size(h[(h["variant"] != "eager") & h["saved_ms"].notna()])
     if d.empty:
         return out + ["No configuration with both eager and a variant ok.", ""]
@@ -168,11 +197,15 @@ def saved_md(h: pd.DataFrame) -> list[str]:
     for model, g in d.groupby("model", sort=True):
         out += [f"### {model}", ""]
         for _, r in g.sort_values(["size", "batch", "variant"]).iterrows():
-            parts = ", ".join(f"{PARTS[k]} {'+' if r[k] >= 0 else '-'}{fmt_time(abs(r[k]))}" for k in PARTS)
-            eager = ("eager beside it" if r["estimator"] == "paired" else "eager")
-            out.append(f"- {r['variant']} at {where(r, varying)}: {speedup(r)}; {eager} "
+            names = part_names(r)
+            parts = ", ".join(f"{names[k]} {'+' if r[k] >= 0 else '-'}{fmt_time(abs(r[k]))}"
+                              + (f" ({r['traffic_source']})" if k == "traffic_ms" else "")
+                              for k in PARTS if r.get(k) == r.get(k))
+            note = f" {r['traffic_note']}." if isinstance(r.get("traffic_note"), str) and r["traffic_note"] else ""
+            out.append(f"- {r['variant']} at {where(r, varying)}: {speedup(r)}; eager{_reference(r)} "
                        f"{fmt_time(r['eager_wall_ms'])} -> {fmt_time(r['wall_ms'])} per iteration, "
-                       f"{'saving' if r['saved_ms'] >= 0 else 'adding'} {fmt_time(abs(r['saved_ms']))}: {parts}.")
+                       f"{'saving' if r['saved_ms'] >= 0 else 'adding'} {fmt_time(abs(r['saved_ms']))}: "
+                       f"{parts}.{note}")
         out.append("")
     return out
 
@@ -202,17 +235,18 @@ def compile_md(h: pd.DataFrame) -> list[str]:
     t = pd.DataFrame({"model": d["model"], "configuration": [where(r, varying) for _, r in d.iterrows()],
                       "variant": d["variant"], "compile latency": (d["compile_s"] * 1e3).map(fmt_time),
                       "saved per iteration": d["saved_ms"].map(fmt_time),
-                      "break-even iterations": [iterations(x) if x == x else ("never" if s == s and s <= 0 else "")
-                                                for x, s in zip(d["break_even_iters"], d["saved_ms"])]})
+                      "break-even iterations": [iterations(x) if x == x else
+                                                ("never" if v == "slower" else f"none ({v})" if v else "")
+                                                for x, v in zip(d["break_even_iters"], d["verdict"].astype(object).fillna(""))]})
     return ["## Compile cost", "",
             "Compilation latency (first call of the variant - first call of eager, cold compiles) and the "
-            "iterations it takes to pay back: latency / time saved per iteration (never: the variant saves no "
-            "time).", "", md_table(drop_constant(t, ["variant", "compile latency", "break-even iterations"])), ""]
+            "iterations it takes to pay back: latency / time saved per iteration, only where the speedup is "
+            "faster by its interval (never: slower; none: no verdict from the interval).", "", md_table(drop_constant(t, ["variant", "compile latency", "break-even iterations"])), ""]
 
 
 def ceilings_md(h: pd.DataFrame) -> list[str]:
     """The configurations above a measured ceiling, with the reason."""
-    d = tables.with_size(h[h["ceiling_note"].fillna("").astype(str) != ""])
+    d = tables.with_size(h[h["ceiling_note"].astype(object).fillna("").astype(str) != ""])
     if d.empty:
         return []
     varying = _varying(d)

@@ -99,16 +99,42 @@ def _keep_bottom(fig, part: str, inches: float) -> None:
 
 
 def title(fig, what, t, model=None):
-    """A one-line title (shortened to the figure's width) and the setup of t's runs as a
-    footer, in a strip of its own at the bottom (below any legend_below)."""
+    """A title of at most two lines at the figure's width (what a slice leaves out stays
+    in it) and the setup of t's runs as a footer, in a strip of its own at the bottom
+    (below any legend_below)."""
     chars = int(fig.get_figwidth() * 72 / (9.5 * 0.6))
-    fig.suptitle(textwrap.shorten(f"{model + ': ' if model else ''}{what}", chars, placeholder="..."),
-                 fontsize=9.5, fontweight="bold")
+    lines = textwrap.wrap(f"{model + ': ' if model else ''}{what}", int(chars * 1.15))
+    text = "\n".join(lines[:1] + [textwrap.shorten(" ".join(lines[1:]), int(chars * 1.3), placeholder="...")]
+                     if len(lines) > 1 else lines)
+    fig.suptitle(text, fontsize=9.5 if len(lines) == 1 else 8.5, fontweight="bold")
     sub = setup_label(t["runs"]) if "runs" in t else ""
     if sub:
         _keep_bottom(fig, "footer", FOOTER_IN)
         fig.text(0.5, 0.3 * FOOTER_IN / fig.get_figheight(), textwrap.shorten(sub, int(chars * 1.4), placeholder="..."),
                  ha="center", va="bottom", fontsize=6.5, color="0.35")
+
+
+def record(fig, **mark) -> None:
+    """Note what one mark of fig shows (a bar, a point, a label: its configuration keys,
+    the record column it draws as `quantity` and its `value`, or its `text`), for the data
+    file written beside the figure and checked by the audit against the records."""
+    fig.__dict__.setdefault("_fusionlab_marks", []).append(mark)
+
+
+def keys_of(r, variant=None) -> dict:
+    """A record's configuration keys (and variant) for record(), as plain values."""
+    out = {}
+    for k in ("model", "variant", "batch", "size", "mode", "dtype", "backend", "device"):
+        v = r.get(k) if hasattr(r, "get") else None
+        if k == "variant" and variant is not None:
+            v = variant
+        out[k] = v.item() if hasattr(v, "item") else v
+    return out
+
+
+def marks(fig) -> list[dict]:
+    """What record() noted for fig."""
+    return list(fig.__dict__.get("_fusionlab_marks", []))
 
 
 def legend_below(fig, handles, labels=None, ncol=None, **kw):
@@ -200,8 +226,10 @@ def xlabel(axis):
 
 
 def at(fixed):
-    """' at dim=1024' for the fixed values of the other axes ('' for none)."""
-    return f" at {fixed}" if fixed else ""
+    """' at dim=1024' for the fixed values of the other axes ('' for none), and what the
+    slice leaves out after '; ' in parentheses (' at dim=1024 (not drawn: dim 256 ...)')."""
+    held, _, rest = (fixed or "").partition("; ")
+    return (f" at {held}" if held else "") + (f" ({rest})" if rest else "")
 
 
 def renderer(fig):

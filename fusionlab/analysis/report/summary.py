@@ -162,10 +162,11 @@ def _title(runs: pd.DataFrame) -> str:
 def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks: dict | None,
                headline: pd.DataFrame | None = None, scaling: pd.DataFrame | None = None,
                kernel_resources: pd.DataFrame | None = None, ledger: pd.DataFrame | None = None,
-               missed: pd.DataFrame | None = None) -> str:
-    """summary.md: the opening sentences, the data-quality banner, the time per iteration
-    per model, then the details, the data-quality details last. Every speedup is the
-    headline table's (sweep.headline: built from runs and sp where not given)."""
+               missed: pd.DataFrame | None = None, audit: list[str] | None = None) -> str:
+    """summary.md: the opening sentences, the data-quality banner (with the audit's
+    result: audit, its tally line then its violations), the time per iteration per model,
+    then the details, the data-quality details last. Every speedup is the headline
+    table's (sweep.headline: built from runs and sp where not given)."""
     h = headline if headline is not None else sweep_headline.table(runs, sp, peaks)
     quality = [*unsteady_md(runs), *slow_host_md(runs), *host_moved_md(sp), *host_sensitive_md(sp)]
     warnings = [line.split(": ", 1)[0].lstrip("# ") for line in quality if line.startswith("### ")]
@@ -175,7 +176,8 @@ def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks:
               "paired ones (the host's speed moved them)",
               "Paired speedups the host's state moved": "paired speedups mix two host states"}
     out = [_title(runs), "", *story.opening_md(h)]
-    out += story.banner_md(runs, h, [f"Some {warned.get(w, w)}: see 'Data quality' below." for w in warnings])
+    out += story.banner_md(runs, h, [f"Some {warned.get(w, w)}: see 'Data quality' below." for w in warnings],
+                           audit)
     out += story.times_md(h)
     out += speedup_md(h)
     out += story.saved_md(h)

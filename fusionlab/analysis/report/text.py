@@ -38,6 +38,26 @@ def fmt_time(ms: float) -> str:
     return f"{ms * 1e3:.3g} us"
 
 
+def fmt_rate(bytes_per_s: float) -> str:
+    """A bandwidth in the unit that fits it: '3.2 TB/s', '13.1 GB/s', '850 MB/s'."""
+    if bytes_per_s is None or bytes_per_s != bytes_per_s:
+        return ""
+    for unit, f in (("TB/s", 1e12), ("GB/s", 1e9), ("MB/s", 1e6)):
+        if abs(bytes_per_s) >= f:
+            return f"{bytes_per_s / f:.3g} {unit}"
+    return f"{bytes_per_s:.3g} B/s"
+
+
+def fmt_flops(flops_per_s: float) -> str:
+    """A rate of floating-point operations in the unit that fits it: '989 TFLOP/s', '1.2 TFLOP/s', '85 GFLOP/s'."""
+    if flops_per_s is None or flops_per_s != flops_per_s:
+        return ""
+    for unit, f in (("TFLOP/s", 1e12), ("GFLOP/s", 1e9), ("MFLOP/s", 1e6)):
+        if abs(flops_per_s) >= f:
+            return f"{flops_per_s / f:.3g} {unit}"
+    return f"{flops_per_s:.3g} FLOP/s"
+
+
 def speedup(r, estimator: bool = True) -> str:
     """A headline speedup (a row of tables/headline.csv) as the summary writes it
     everywhere: '0.95x paired [0.94, 0.97] range of 3, slower', '1.52x paired (1 repeat)',
@@ -66,3 +86,20 @@ def across(r) -> str:
     lo = r.get("speedup_across_lo")
     ci = f" [{lo:.2f}, {r['speedup_across_hi']:.2f}]" if lo is not None and lo == lo else ""
     return f"across processes {a:.2f}x{ci}"
+
+
+def verdict_phrase(r) -> str:
+    """What a headline speedup lets a reader say, from its verdict alone (the interval
+    decides, never the point estimate): 'beats eager', 'is slower than eager',
+    'is inconclusive against eager (its interval holds 1; more repeats would narrow it)',
+    'has one repeat, so no verdict (more repeats would give one)'."""
+    v = r.get("verdict")
+    if v == "faster":
+        return "beats eager"
+    if v == "slower":
+        return "is slower than eager"
+    if v == "inconclusive":
+        return "is inconclusive against eager (its interval holds 1; more repeats would narrow it)"
+    if v == "1 repeat":
+        return "has one repeat, so no verdict (more repeats would give one)"
+    return "has no speedup"

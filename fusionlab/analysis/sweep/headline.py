@@ -16,16 +16,27 @@ it, one speedup estimator with its interval, and what the speedup comes from.
   split of the configuration's medians (sweep.shares); traced_wall_ms,
   traced_busy_share and traced_bound (metrics' `bound` over the traced iterations) kept as
   diagnostics.
-- host_saved_ms, traffic_ms, kernels_saved_ms, remainder_ms, saved_ms: where the time
-  saved per iteration comes from, adding up to saved_ms = eager_wall_ms - wall_ms, where
-  eager_wall_ms is eager's wall time as the estimator sees it: the variant's wall time x
-  the paired speedup where paired (the host-speed difference between eager's processes
-  and the variant's then lies in eager's host time), eager's own median otherwise.
-  host = eager host - variant host; traffic and kernels split the kernel time saved as
-  sweep.decompose does (bytes removed / copy bandwidth, capped at the kernel time saved);
-  remainder = the change in kernel-wait and other idle time.
+- eager_wall_ms: the eager time the variant is compared with, the one its speedup uses
+  (reference says which): eager timed beside the variant in its own process for a paired
+  speedup (the variant's wall time x the paired speedup), else eager's own median across
+  its processes. eager_own_ms: eager's own-process median, a diagnostic beside it. So
+  eager_wall_ms / wall_ms = speedup on every row.
+- saved_ms = eager_wall_ms - wall_ms, split into parts that add up to it exactly, each
+  with its source: host_saved_ms (exposed host time, eager's own processes against the
+  variant's: traced host wait less the profiler's cost), traffic_ms (memory traffic
+  removed: bytes removed / the measured copy bandwidth; the bytes from Nsight Compute's
+  DRAM bytes where both sides have them, else the cost model's, capped there at the
+  kernel time saved since the model cannot tell which variant fuses; traffic_source
+  names it: measured, modelled or none), kernels_saved_ms (the rest of the kernel time
+  saved), host_speed_ms (paired only: eager beside the variant minus eager in its own
+  processes, the host-speed difference between the processes) and remainder_ms (kernel
+  wait and other idle). Signed: negative where the variant adds time. traffic_bytes and
+  traffic_bytes_model are the bytes removed used and the model's; traffic_note says where
+  they disagree by more than 25%. largest_part / largest_part_ms: the largest part of the
+  total's sign, only where it is no larger than the total (else empty: the parts pull
+  both ways).
 - compile_s (compilation_latency_s) and break_even_iters = compile_s / time saved per
-  iteration (nan where the variant saves nothing).
+  iteration, only where the verdict is faster (its interval lies above 1; nan otherwise).
 - bandwidth_frac, flops_frac (medians of runs), bandwidth_frac_measured (the same with
   Nsight Compute's DRAM bytes in place of the model's: sweep.traffic's
   copy_bandwidth_frac_measured; empty without them) and ceiling_note: a value above a measured ceiling
@@ -45,7 +56,9 @@ COLUMNS = (list(tables.GROUP) + ["variant", "status", "repeats", "estimator", "s
                                  "host_moved", "noisy"]
            + list(shares.PARTS) + ["wall_ms"] + list(shares.SHARES.values())
            + ["bound", "host_per_launch_us", "launches_per_iter", "kernels_per_iter", "eager_wall_ms",
-              "saved_ms", "host_saved_ms", "traffic_ms", "kernels_saved_ms", "remainder_ms", "traffic_bandwidth",
+              "reference", "eager_own_ms", "saved_ms", "host_saved_ms", "traffic_ms", "kernels_saved_ms",
+              "host_speed_ms", "remainder_ms", "largest_part", "largest_part_ms", "traffic_source",
+              "traffic_bytes", "traffic_bytes_model", "traffic_note", "traffic_bandwidth",
               "compile_s", "break_even_iters", "bandwidth_frac", "bandwidth_frac_measured", "flops_frac",
               "ceiling_note",
               "traced_wall_ms", "traced_busy_share", "traced_bound", "traced_launch_overhead_ratio"])
@@ -81,6 +94,7 @@ def _side(g: pd.DataFrame) -> dict:
     s = shares.split(q).iloc[0].to_dict()
     s["bytes_saved"] = _median(g, "bytes_unfused") - _median(g, "bytes_fused")
     s["bytes_fused"] = _median(g, "bytes_fused")
+    s["dram_bytes_measured"] = _median(g, "dram_bytes_measured")
     return s
 
 
@@ -108,31 +122,73 @@ def _speedup(sp: pd.Series, v: pd.DataFrame, e: pd.DataFrame) -> dict:
             "verdict": verdict(s, lo, hi), **across}
 
 
-def _parts(e: dict, v: dict, speedup: float, estimator: str, bw: float | None) -> dict:
-    """Where the time saved comes from, adding up to it (module doc)."""
-    e = dict(e)
-    if estimator == "paired" and pd.notna(speedup) and pd.notna(v["wall_ms"]):
-        w = v["wall_ms"] * speedup      # eager as timed beside the variant, in its process
-        e["host_ms"] = max(e["host_ms"] + (w - e["wall_ms"]), 0.0) if pd.notna(e["host_ms"]) else np.nan
-        e["wall_ms"] = w
-    er = e["wall_ms"] - e["kernel_ms"] - (e["host_ms"] if pd.notna(e["host_ms"]) else 0.0)
-    vr = v["wall_ms"] - v["kernel_ms"] - (v["host_ms"] if pd.notna(v["host_ms"]) else 0.0)
-    gpu = e["kernel_ms"] - v["kernel_ms"]
-    source = "measured copy bandwidth" if bw else "eager's achieved bandwidth"
-    if not bw and pd.notna(e["kernel_ms"]) and e["kernel_ms"] > 0 and pd.notna(e["bytes_fused"]):
-        bw = (e["bytes_saved"] + e["bytes_fused"]) / (e["kernel_ms"] / 1e3)
-    if pd.notna(e["bytes_saved"]) and bw and pd.notna(gpu):
-        traffic = min(max(e["bytes_saved"] / bw * 1e3, 0.0), max(gpu, 0.0))
+PARTS = ("host_saved_ms", "traffic_ms", "kernels_saved_ms", "host_speed_ms", "remainder_ms")
+TRAFFIC_DISAGREE = 0.25   # measured and modelled bytes removed further apart than this: said so
+
+
+def _z(x) -> float:
+    return x if pd.notna(x) else 0.0
+
+
+def _traffic(e: dict, v: dict, gpu: float, bw: float | None) -> dict:
+    """The memory-traffic part (module doc): its time, bytes, source and note."""
+    measured = e["dram_bytes_measured"] - v["dram_bytes_measured"]
+    model = e["bytes_saved"]
+    out = {"traffic_bytes_model": model, "traffic_note": ""}
+    if bw:
+        bandwidth = "measured copy bandwidth"
+    elif pd.notna(e["kernel_ms"]) and e["kernel_ms"] > 0 and pd.notna(e["bytes_fused"]):
+        bw, bandwidth = (e["bytes_saved"] + e["bytes_fused"]) / (e["kernel_ms"] / 1e3), "eager's achieved bandwidth"
     else:
-        traffic, source = 0.0, "no byte counts"
-    return {"eager_wall_ms": e["wall_ms"], "saved_ms": e["wall_ms"] - v["wall_ms"],
-            "host_saved_ms": (e["host_ms"] if pd.notna(e["host_ms"]) else 0.0)
-            - (v["host_ms"] if pd.notna(v["host_ms"]) else 0.0),
-            "traffic_ms": traffic, "kernels_saved_ms": gpu - traffic, "remainder_ms": er - vr,
-            "traffic_bandwidth": source}
+        bandwidth = "none"
+    if pd.notna(measured) and bw:
+        out.update(traffic_ms=measured / bw * 1e3, traffic_bytes=measured, traffic_source="measured")
+        if pd.notna(model) and abs(measured - model) > TRAFFIC_DISAGREE * max(abs(model), abs(measured)):
+            out["traffic_note"] = (f"Nsight Compute measured {measured / 1e6:.3g} MB removed, the cost model "
+                                   f"counts {model / 1e6:.3g} MB: they differ by more than "
+                                   f"{TRAFFIC_DISAGREE:.0%}; the measured bytes are used")
+    elif pd.notna(model) and bw and pd.notna(gpu):
+        out.update(traffic_ms=min(max(model / bw * 1e3, 0.0), max(gpu, 0.0)), traffic_bytes=model,
+                   traffic_source="modelled")
+    else:
+        out.update(traffic_ms=0.0, traffic_bytes=np.nan, traffic_source="none")
+        bandwidth = "none"
+    out["traffic_bandwidth"] = bandwidth
+    return out
 
 
-def ceiling_note(bandwidth_frac: float, flops_frac: float, bytes_fused: float, measured_frac: float = np.nan) -> str:
+def largest(parts: dict, total: float) -> tuple[str, float]:
+    """The part of total's sign with the largest magnitude, where it is no larger than
+    the total; ("", nan) otherwise (the parts pull both ways, or nothing was saved)."""
+    if pd.isna(total) or total == 0:
+        return "", np.nan
+    same = {k: p for k, p in parts.items() if pd.notna(p) and p * total > 0}
+    if not same:
+        return "", np.nan
+    k = max(same, key=lambda p: abs(same[p]))
+    return (k, same[k]) if abs(same[k]) <= abs(total) * (1 + 1e-9) else ("", np.nan)
+
+
+def _parts(e: dict, v: dict, speedup: float, estimator: str, bw: float | None) -> dict:
+    """The reference eager time and the parts of the time saved, adding up to it (module doc)."""
+    own = e["wall_ms"]
+    paired = estimator == "paired" and pd.notna(speedup) and pd.notna(v["wall_ms"])
+    ref = v["wall_ms"] * speedup if paired else own
+    gpu = e["kernel_ms"] - v["kernel_ms"]
+    er = own - e["kernel_ms"] - _z(e["host_ms"])
+    vr = v["wall_ms"] - v["kernel_ms"] - _z(v["host_ms"])
+    out = {"eager_wall_ms": ref, "eager_own_ms": own, "saved_ms": ref - v["wall_ms"],
+           "reference": "eager timed beside it" if paired else "eager in its own processes",
+           "host_saved_ms": _z(e["host_ms"]) - _z(v["host_ms"]),
+           "host_speed_ms": ref - own, "remainder_ms": er - vr}
+    out.update(_traffic(e, v, gpu, bw))
+    out["kernels_saved_ms"] = gpu - out["traffic_ms"]
+    out["largest_part"], out["largest_part_ms"] = largest({k: out[k] for k in PARTS}, out["saved_ms"])
+    return out
+
+
+def ceiling_note(bandwidth_frac: float, flops_frac: float, bytes_fused: float, measured_frac: float = np.nan,
+                 device: str = "cuda") -> str:
     """Why a run configuration lies above a measured ceiling ('' where it does not); with
     measured DRAM bytes (measured_frac) the reason is read from them, not guessed."""
     notes = []
@@ -142,14 +198,18 @@ def ceiling_note(bandwidth_frac: float, flops_frac: float, bytes_fused: float, m
     elif pd.notna(measured_frac) and pd.notna(bandwidth_frac) and bandwidth_frac > 1:
         notes.append(f"{bandwidth_frac:.2f}x the measured copy bandwidth by the model's bytes, {measured_frac:.2f}x "
                      "by Nsight Compute's DRAM bytes: the model counts traffic that stays in L2")
+    elif pd.notna(bandwidth_frac) and bandwidth_frac > 1 and device == "cpu":
+        notes.append(f"{bandwidth_frac:.2f}x the measured copy bandwidth: the cost model counts bytes that stay "
+                     "in the CPU's caches between operators")
     elif pd.notna(bandwidth_frac) and bandwidth_frac > 1:
         why = (f"its {bytes_fused / 1e6:.3g} MB per iteration fit in L2, so the data stay resident between "
                "kernels and iterations" if pd.notna(bytes_fused) and bytes_fused <= L2_BYTES
                else "the cost model counts more bytes than the kernels move (reuse in L2 or registers)")
         notes.append(f"{bandwidth_frac:.2f}x the measured copy bandwidth: {why}")
     if pd.notna(flops_frac) and flops_frac > 1:
-        notes.append(f"{flops_frac:.2f}x the measured matmul rate: the kernels take a faster path than the "
-                     "measured matmul (another precision such as TF32, or another kernel)")
+        notes.append(f"{flops_frac:.2f}x the measured matmul rate: the " + ("operators" if device == "cpu" else
+                     "kernels") + " take a faster path than the measured matmul (another precision such as TF32, "
+                     "or another kernel)")
     return "; ".join(notes)
 
 
@@ -180,20 +240,22 @@ def table(runs: pd.DataFrame, sp: pd.DataFrame, peaks: dict | None = None) -> pd
         row["bandwidth_frac"], row["flops_frac"] = _median(v, "copy_bandwidth_frac"), _median(v, "flops_frac")
         row["bandwidth_frac_measured"] = _median(v, "copy_bandwidth_frac_measured")
         row["ceiling_note"] = ceiling_note(row["bandwidth_frac"], row["flops_frac"], side["bytes_fused"],
-                                           row["bandwidth_frac_measured"])
+                                           row["bandwidth_frac_measured"], r.get("device", "cuda"))
         row["traced_wall_ms"] = _median(v, "traced_wall_time_per_iter_ms")
         row["traced_busy_share"] = _median(v, "gpu_busy_fraction")
         traced = v["bound"].dropna() if "bound" in v else pd.Series(dtype=object)
         row["traced_bound"] = traced.mode().iloc[0] if len(traced) else None
         row["traced_launch_overhead_ratio"] = _median(v, "launch_overhead_ratio")
         if r["variant"] == "eager":
-            row.update({"estimator": "reference", "speedup": 1.0, "eager_wall_ms": side["wall_ms"]})
+            row.update({"estimator": "reference", "speedup": 1.0, "eager_wall_ms": side["wall_ms"],
+                        "eager_own_ms": side["wall_ms"], "reference": "itself"})
         elif len(e):
             row.update(_speedup(pd.Series(r), v, e))
             row.update(_parts(_side(e), side, row["speedup"], row["estimator"], bw))
             saved = row["saved_ms"]
             row["break_even_iters"] = row["compile_s"] * 1e3 / saved \
-                if pd.notna(row["compile_s"]) and pd.notna(saved) and saved > 0 and row["compile_s"] > 0 else np.nan
+                if (row["verdict"] == "faster" and pd.notna(row["compile_s"]) and pd.notna(saved) and saved > 0
+                    and row["compile_s"] > 0) else np.nan
         rows.append(row)
     cols = COLUMNS[:len(keys)] + axes + COLUMNS[len(keys):]
     return pd.DataFrame(rows, columns=cols).sort_values(keys + ["variant"], ignore_index=True)
@@ -219,16 +281,23 @@ def crossings(h: pd.DataFrame) -> pd.DataFrame:
         vals, s, verd = g[axis].tolist(), g["speedup"].tolist(), g["verdict"].tolist()
         name = "batch" if axis == "batch" else axis
         steps = []
-        for (a, sa), (b, sb) in zip(zip(vals, s), zip(vals[1:], s[1:])):
-            if (sa < 1) != (sb < 1):
-                steps.append(f"{'starts' if sb >= 1 else 'stops'} to beat eager between {name} {a:g} and {b:g} "
-                             f"({sa:.2f}x -> {sb:.2f}x)")
+        for (a, sa, va), (b, sb, vb) in zip(zip(vals, s, verd), zip(vals[1:], s[1:], verd[1:])):
+            if {va, vb} == {"faster", "slower"}:
+                steps.append(f"{'starts' if vb == 'faster' else 'stops'} to beat eager between {name} {a:g} and "
+                             f"{b:g} ({sa:.2f}x -> {sb:.2f}x)")
+            elif (sa < 1) != (sb < 1):
+                steps.append(f"no decisive crossing between {name} {a:g} and {b:g} ({sa:.2f}x -> {sb:.2f}x: "
+                             f"{va} -> {vb})")
+        decisive = set(verd) <= {"faster", "slower"}
         if not steps:
             where = f"{name} {vals[0]:g} to {vals[-1]:g}"
-            steps = [f"beats eager at every swept {where}" if s[0] >= 1
-                     else f"does not beat eager at any swept {where}"]
-        unsure = [f"{x:g}" for x, v in zip(vals, verd) if v == "inconclusive"]
+            steps = ([f"beats eager at every swept {where}"] if set(verd) == {"faster"} else
+                     [f"is slower than eager at every swept {where}"] if set(verd) == {"slower"} else
+                     [f"no verdict crosses 1 at the swept {where}"])
+        unsure = [f"{x:g}" for x, v in zip(vals, verd) if v not in ("faster", "slower")]
+        if not decisive and unsure:
+            steps[-1] += f" (no verdict from the interval at {name} {', '.join(unsure)})"
         rows.append({"model": key[0], "variant": key[1], "axis": axis, "fixed": fixed,
                      "values": " ".join(f"{x:g}" for x in vals), "speedups": " ".join(f"{x:.2f}" for x in s),
-                     "text": "; ".join(steps) + (f" (inconclusive at {name} {', '.join(unsure)})" if unsure else "")})
+                     "text": "; ".join(steps)})
     return pd.DataFrame(rows, columns=["model", "variant", "axis", "fixed", "values", "speedups", "text"])

@@ -4,6 +4,7 @@ time), with the headline speedup and its interval."""
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.lines import Line2D
 
 from fusionlab.analysis.report import style
 from fusionlab.analysis.report.slicing import by_model, main_axis
@@ -52,6 +53,9 @@ def headline(t, model):
         raise style.NoData("no configuration of this model ran ok")
     d, axis, fixed = main_axis(h)
     values = pick(d[axis].unique())
+    left_out = sorted(set(d[axis].unique()) - set(values))
+    if left_out:
+        fixed += f"; {style.xlabel(axis)} {', '.join(f'{v:g}' for v in left_out)} not drawn: see tables/headline.csv"
     variants = variant_order(d["variant"].unique())
     cpu = set(t["runs"]["device"].dropna()) == {"cpu"} if "device" in t["runs"] else False
     labels = part_labels(cpu)
@@ -68,14 +72,24 @@ def headline(t, model):
                 continue
             ax.barh(y, v, left=left, color=colour, height=0.62, label=labels[part])
             left += v
-        top = left.max()
-        for yi, (variant, r), end in zip(y, g.iterrows(), left):
+        refs = g["eager_wall_ms"].where(g.index != "eager").to_numpy() * f
+        top = max(left.max(), np.nanmax(np.append(refs, 0)))
+        for yi, (variant, r), end, ref in zip(y, g.iterrows(), left, refs):
             text = f"{r['wall_ms'] * f:.3g} {unit}"
+            keys = style.keys_of(r, variant)
+            style.record(fig, **keys, mark="bar", quantity="wall_ms", value=r["wall_ms"])
             if variant != "eager":
                 text += "  " + speedup_label(r)
-            texts.setdefault(ax, []).append(ax.text(end + top * 0.02, yi, text, va="center", fontsize=6.5))
+                if ref == ref:   # the eager time this variant's speedup uses
+                    ax.plot([ref, ref], [yi - 0.42, yi + 0.42], color="k", lw=1.6, solid_capstyle="butt", zorder=4)
+                    style.record(fig, **keys, mark="reference tick", quantity="eager_wall_ms",
+                                 value=r["eager_wall_ms"])
+                style.record(fig, **keys, mark="label", quantity="speedup", value=r["speedup"],
+                             text=speedup_label(r))
+            texts.setdefault(ax, []).append(ax.text(max(end, ref if ref == ref else 0) + top * 0.02, yi, text,
+                                                    va="center", fontsize=6.5))
         ax.set_yticks(y)
-        ax.set_yticklabels(g.index, fontsize=7.5)
+        ax.set_yticklabels(["eager (own processes)" if v == "eager" else v for v in g.index], fontsize=7.5)
         for tick, v in zip(ax.get_yticklabels(), g.index):
             tick.set_color(variant_colour(v))
         ax.set_xlim(0, top * 1.05)
@@ -86,7 +100,11 @@ def headline(t, model):
         for hd, lab in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(lab, hd)
     order = [labels[p] for p in PART_COLOURS if labels[p] in handles]
-    style.legend_below(fig, [handles[k] for k in order], order, fontsize=6.5)
+    handles = [handles[k] for k in order]
+    if (d["variant"] != "eager").any():
+        handles.append(Line2D([], [], color="k", lw=1.6, ls="none", marker="|", ms=9))
+        order.append("eager time the speedup uses")
+    style.legend_below(fig, handles, order, fontsize=6.5, ncol=min(len(order), 3 if len(values) == 1 else 5))
     style.title(fig, f"Time per iteration and speedup over eager{style.at(fixed)}", t, model)
     style.fit_text_x(texts)
     return fig

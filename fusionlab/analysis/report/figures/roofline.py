@@ -11,6 +11,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from fusionlab.analysis.report import style
+from fusionlab.analysis.report.text import fmt_flops, fmt_rate
 from fusionlab.analysis.report.slicing import ok_runs
 from fusionlab.analysis.report.style import MODEL_MARKERS, variant_colour, variant_order
 from fusionlab.analysis.sweep import tables
@@ -144,13 +145,13 @@ def roof_labels(ax, lo, hi, bw, fl, l2, points, avoid) -> list:
     ridge = fl / max(bw or 0, l2 if l2 == l2 else 0) if fl else hi
     starts = np.geomspace(lo * 1.15, max(lo * 1.2, ridge / 4), 12)
     if bw:
-        out.append(style.line_label(ax, starts, lambda x: bw * x / 1e12, f"copy (DRAM) {bw / 1e12:.2g} TB/s",
+        out.append(style.line_label(ax, starts, lambda x: bw * x / 1e12, f"copy (DRAM) {fmt_rate(bw)}",
                                     above=False, markers=points, avoid=avoid, fontsize=6.5))
     if l2 == l2 and l2:
-        out.append(style.line_label(ax, starts, lambda x: l2 * x / 1e12, f"L2 {l2 / 1e12:.2g} TB/s (highest measured)",
+        out.append(style.line_label(ax, starts, lambda x: l2 * x / 1e12, f"L2 {fmt_rate(l2)} (highest measured)",
                                     above=True, markers=points, avoid=avoid + out, fontsize=6.5, color="grey"))
     if fl:
-        t = ax.annotate(f"matmul {fl / 1e12:.3g} TFLOP/s", (hi / 1.5, fl / 1e12), xytext=(0, 3),
+        t = ax.annotate(f"matmul {fmt_flops(fl)}", (hi / 1.5, fl / 1e12), xytext=(0, 3),
                         textcoords="offset points", fontsize=6.5, ha="right", va="bottom")
         t.set_in_layout(False)
         out.append(t)

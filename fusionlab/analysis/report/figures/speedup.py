@@ -11,9 +11,21 @@ from fusionlab.analysis.report.slicing import by_model, main_axis
 from fusionlab.analysis.report.style import variant_colour, variant_order
 
 PART_COLOURS = {"host_saved_ms": "#dd8452", "traffic_ms": "#55a868", "kernels_saved_ms": "#4c72b0",
-                "remainder_ms": "#9a9a9a"}
+                "host_speed_ms": "#8172b3", "remainder_ms": "#9a9a9a"}
 PART_LABELS = {"host_saved_ms": "exposed host time", "traffic_ms": "memory traffic removed",
-               "kernels_saved_ms": "other kernel time", "remainder_ms": "remainder"}
+               "kernels_saved_ms": "other kernel time", "host_speed_ms": "host-speed difference between processes",
+               "remainder_ms": "remainder"}
+CPU_PART_LABELS = {**PART_LABELS, "host_saved_ms": "time outside operators", "kernels_saved_ms": "other operator time"}
+
+
+def _point_marks(fig, g):
+    """Each drawn speedup point: its estimate and interval (style.record)."""
+    for _, r in g.iterrows():
+        keys = style.keys_of(r)
+        for q in ("speedup", "speedup_lo", "speedup_hi"):
+            if r[q] == r[q]:
+                style.record(fig, **keys, mark="point" if q == "speedup" else "interval", quantity=q, value=r[q])
+        style.record(fig, **keys, mark="style", quantity="verdict", text=r["verdict"])
 
 
 def _variants(t, model):
@@ -48,6 +60,7 @@ def speedup_vs_batch(t, model):
         g = d[d["variant"] == variant].sort_values(axis)
         c = variant_colour(variant)
         ax.errorbar(g[axis], g["speedup"], yerr=_errors(g), marker="o", capsize=3, color=c, lw=1.6, label=variant)
+        _point_marks(fig, g)
         unsure = g[g["verdict"] == "inconclusive"]
         if len(unsure):
             ax.scatter(unsure[axis], unsure["speedup"], s=50, facecolors="white", edgecolors=c, zorder=3)
@@ -71,6 +84,7 @@ def _side_by_side(t, model, d):
     """The variants at one value, slowest first, each with its interval written out."""
     d = d.sort_values("speedup")
     fig, (ax,) = style.figure(w=6.5, h=1.4 + 0.34 * len(d))
+    _point_marks(fig, d)
     for i, (_, r) in enumerate(d.iterrows()):
         c = variant_colour(r["variant"])
         ax.errorbar([r["speedup"]], [i], xerr=[[_errors(d.loc[[_]])[0].iloc[0]], [_errors(d.loc[[_]])[1].iloc[0]]],
@@ -78,6 +92,7 @@ def _side_by_side(t, model, d):
         if r["estimator"] == "paired" and r["speedup_across"] == r["speedup_across"]:
             ax.plot([r["speedup_across"]], [i], marker="x", color=c, alpha=0.45, ls="none")
         label = speedup_label(r)
+        style.record(fig, **style.keys_of(r), mark="label", quantity="speedup", value=r["speedup"], text=label)
         if r["estimator"] == "paired" and r["speedup_across"] == r["speedup_across"]:
             label += f"; across processes {r['speedup_across']:.2f}x"
         ax.annotate(label, (np.nanmax([r["speedup_hi"], r["speedup"]]), i), xytext=(6, 4),
@@ -109,17 +124,24 @@ def speedup_breakdown(t, model):
     w = w.sort_values([axis, "_o"]).reset_index(drop=True)
     fig, (ax,) = style.figure(w=max(5.8, 2.6 + 0.75 * len(w)), h=4.4)
     x = np.arange(len(w))
+    labels_of = CPU_PART_LABELS if set(w["device"].dropna()) == {"cpu"} else PART_LABELS
     f, unit = style.time_unit(w[["saved_ms", *PART_COLOURS]].abs().max(axis=1))
     pos, neg = np.zeros(len(w)), np.zeros(len(w))
     for part, colour in PART_COLOURS.items():
         v = f * w[part].fillna(0).to_numpy()
-        ax.bar(x, v, 0.62, bottom=np.where(v >= 0, pos, neg), color=colour, label=PART_LABELS[part])
+        ax.bar(x, v, 0.62, bottom=np.where(v >= 0, pos, neg), color=colour, label=labels_of[part])
+        for (_, r), value in zip(w.iterrows(), w[part]):
+            style.record(fig, **style.keys_of(r), mark="bar part", quantity=part, value=value)
         pos, neg = pos + np.clip(v, 0, None), neg + np.clip(v, None, 0)
     tot = f * w["saved_ms"].to_numpy()
     ax.scatter(x, tot, marker="D", color="k", s=26, zorder=3, label="total saved")
     for i, r in w.iterrows():
-        ax.annotate(f"{r['speedup']:.2f}x\n{style.fmt_time(r['saved_ms'])}", (i, max(pos[i], tot[i])),
-                    xytext=(0, 6), textcoords="offset points", ha="center", fontsize=6.5)
+        label = f"{r['speedup']:.2f}x\n{style.fmt_time(r['saved_ms'])}"
+        ax.annotate(label, (i, max(pos[i], tot[i])), xytext=(0, 6), textcoords="offset points", ha="center",
+                    fontsize=6.5)
+        style.record(fig, **style.keys_of(r), mark="total", quantity="saved_ms", value=r["saved_ms"])
+        style.record(fig, **style.keys_of(r), mark="label", quantity="speedup", value=r["speedup"],
+                     text=label.replace("\n", " "))
     ax.axhline(0, color="k", lw=0.8)
     many = len(w) > 5
     labels = [f"{r['variant']}{', ' if many else chr(10)}{'bs' if axis == 'batch' else axis} {r[axis]:g}"

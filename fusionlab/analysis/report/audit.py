@@ -1,0 +1,318 @@
+"""The audit of a results folder: every number and verdict a reader sees against the one
+record it must come from (tables/headline.csv, one row per configuration and variant).
+
+Checks, each violation printed with the two values that disagree:
+- records: the verdict against its interval (faster only above 1, slower only below,
+  inconclusive where it holds 1); eager's time / the variant's = the speedup; the parts
+  add up to the time saved and the time saved to eager's time - the variant's; the
+  largest part named is of the total's sign and no larger than it; a break-even count
+  only for a verdict of faster; the memory term's byte source (measured where both
+  sides have Nsight Compute's DRAM bytes in tables/runs.csv, modelled otherwise).
+- figures: each mark's value in the data written beside each figure
+  (figures/<figure>/<scope>.data.csv: what each bar, tick, point and label shows)
+  against the record's; a label's speedup and its inconclusive mark against the record.
+- captions: the configurations a caption counts against those its figure draws; the
+  speedup it quotes against the record.
+- summary.md's opening sentences: each configuration's variant, speedup, interval,
+  times, time saved and its largest part against the record, and bold or "beats" only
+  for a verdict of faster.
+
+    fusionlab audit RESULTS        # exit 1 when any check fails
+"""
+from __future__ import annotations
+
+import glob
+import math
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from fusionlab.analysis.sweep import headline as sweep_headline
+from fusionlab.analysis.sweep import tables
+
+KEYS = ["model", "variant", "batch", "size", "mode", "dtype", "device"]
+REL = 1e-6          # records and figure data: the same float, written and read back
+TEXT_REL = 0.0075   # numbers in text: 3 significant figures (fmt_time), 2 decimals (speedups)
+
+
+@dataclass
+class Audit:
+    checks: int = 0
+    violations: list[str] = field(default_factory=list)
+
+    def check(self, ok: bool, where: str, what: str) -> None:
+        self.checks += 1
+        if not ok:
+            self.violations.append(f"{where}: {what}")
+
+    def line(self) -> str:
+        if not self.violations:
+            return f"audit: {self.checks} checks, no contradiction"
+        return f"audit: {len(self.violations)} contradiction(s) in {self.checks} checks"
+
+
+def _close(a, b, rel=REL, abs_=1e-9) -> bool:
+    if a is None or b is None:
+        return a is b
+    a, b = float(a), float(b)
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    return abs(a - b) <= abs_ + rel * max(abs(a), abs(b))
+
+
+def _name(r) -> str:
+    size = f" {r['size']}" if str(r.get("size", "default")) != "default" else ""
+    return f"{r['model']} {r['variant']} batch {int(r['batch'])}{size} {r.get('mode', '')} {r.get('dtype', '')}".strip()
+
+
+def _key(r) -> tuple:
+    out = []
+    for k in KEYS:
+        v = r.get(k)
+        if k == "batch" and v == v and v is not None:
+            v = int(float(v))
+        out.append("default" if k == "size" and (v is None or v != v) else str(v))
+    return tuple(out)
+
+
+# --- the records -------------------------------------------------------------------
+
+def check_records(a: Audit, h: pd.DataFrame, runs: pd.DataFrame | None = None) -> None:
+    measured = {}
+    if runs is not None and "dram_bytes_measured" in runs:
+        ok = tables.with_size(runs[runs["status"] == "ok"])
+        for key, g in ok.groupby(["model", "variant", "batch", "size", "mode", "dtype", "device"], dropna=False):
+            measured[_key(dict(zip(KEYS, key)))] = g["dram_bytes_measured"].notna().any()
+    for r in h[(h["variant"] != "eager") & h["speedup"].notna()].to_dict("records"):
+        where = f"headline.csv {_name(r)}"
+        want = sweep_headline.verdict(r["speedup"], r["speedup_lo"], r["speedup_hi"])
+        a.check(want == r["verdict"], where, f"verdict {r['verdict']!r} but its interval "
+                f"[{r['speedup_lo']}, {r['speedup_hi']}] gives {want!r}")
+        if pd.notna(r.get("eager_wall_ms")) and pd.notna(r.get("wall_ms")):
+            a.check(_close(r["eager_wall_ms"] / r["wall_ms"], r["speedup"], 1e-6), where,
+                    f"eager's time / the variant's = {r['eager_wall_ms'] / r['wall_ms']:.6g}, speedup {r['speedup']:.6g}")
+        if pd.notna(r.get("saved_ms")):
+            a.check(_close(r["saved_ms"], r["eager_wall_ms"] - r["wall_ms"], 1e-6), where,
+                    f"saved_ms {r['saved_ms']:.6g} but eager's time - the variant's = "
+                    f"{r['eager_wall_ms'] - r['wall_ms']:.6g}")
+            parts = sum(r[p] for p in sweep_headline.PARTS if pd.notna(r.get(p)))
+            a.check(_close(parts, r["saved_ms"], 1e-6, 1e-9), where,
+                    f"parts add up to {parts:.6g} ms, time saved {r['saved_ms']:.6g} ms")
+            k = r.get("largest_part")
+            if isinstance(k, str) and k:
+                v = r["largest_part_ms"]
+                a.check(v * r["saved_ms"] > 0 and abs(v) <= abs(r["saved_ms"]) * (1 + 1e-9)
+                        and _close(v, r.get(k)), where,
+                        f"largest part {k} {v:.6g} ms against the time saved {r['saved_ms']:.6g} ms")
+        if pd.notna(r.get("break_even_iters")):
+            a.check(r["verdict"] == "faster", where, f"a break-even count {r['break_even_iters']:.4g} with "
+                    f"verdict {r['verdict']!r}")
+        src = r.get("traffic_source")
+        if measured and isinstance(src, str):
+            e = dict(r, variant="eager")
+            both = measured.get(_key(r), False) and measured.get(_key(e), False)
+            a.check((src == "measured") == bool(both) or src == "none", where,
+                    f"memory term from {src} bytes, but Nsight Compute measured "
+                    f"{'both sides' if both else 'not both sides'} (tables/runs.csv dram_bytes_measured)")
+
+
+# --- the figures -------------------------------------------------------------------
+
+SPEEDUP_TEXT = re.compile(r"(-?[0-9.]+)x")
+
+
+def check_figure(a: Audit, marks: pd.DataFrame, records: dict, where: str) -> set:
+    """The marks of one figure against the records; returns the configurations drawn."""
+    drawn = set()
+    for m in marks.to_dict("records"):
+        if m.get("batch") is None or m.get("batch") != m.get("batch"):
+            continue
+        key = _key(m)
+        drawn.add(key[:1] + key[2:])
+        r = records.get(key)
+        q = m.get("quantity")
+        label = f"{where} {m.get('mark')} {_name(m)}"
+        if r is None:
+            a.check(False, label, "no record of this configuration in headline.csv")
+            continue
+        if isinstance(q, str) and q in r and q != "verdict" and m.get("value") == m.get("value"):
+            a.check(_close(m["value"], r[q]), label, f"draws {q} = {m['value']:.6g}, the record has {r[q]:.6g}")
+        text = m.get("text")
+        if q == "verdict" and isinstance(text, str):
+            a.check(text == r["verdict"], label, f"drawn as {text!r}, the record's verdict is {r['verdict']!r}")
+        elif q == "speedup" and isinstance(text, str):
+            found = SPEEDUP_TEXT.search(text)
+            a.check(found is not None and _close(float(found.group(1)), round(r["speedup"], 2), 0, 0.0051),
+                    label, f"label {text!r}, the record's speedup {r['speedup']:.4g}")
+            if "[" in text:   # a label with the interval (figures.headline.speedup_label) says inconclusive
+                a.check(("inconclusive" in text) == (r["verdict"] == "inconclusive"), label,
+                        f"label {text!r}, the record's verdict {r['verdict']!r}")
+    return drawn
+
+
+CONFIGS = re.compile(r"\((\d+) configurations drawn")
+BEST = re.compile(r"the highest estimate is (\S+) at batch (\d+): ([0-9.]+)x")
+
+
+def check_caption(a: Audit, text: str, drawn: set, h: pd.DataFrame, model: str | None, where: str) -> None:
+    found = CONFIGS.search(text)
+    if found and drawn:
+        a.check(int(found.group(1)) == len(drawn), where,
+                f"the caption counts {found.group(1)} configurations, the figure draws {len(drawn)}")
+    best = BEST.search(text)
+    if best:
+        d = h[(h["variant"] == best.group(1)) & (h["batch"] == int(best.group(2)))]
+        if model:
+            d = d[d["model"] == model]
+        a.check(any(_close(float(best.group(3)), round(s, 2), 0, 0.0051) for s in d["speedup"].dropna()), where,
+                f"quotes {best.group(1)} at batch {best.group(2)} at {best.group(3)}x; the records have "
+                f"{', '.join(f'{s:.2f}x' for s in d['speedup'].dropna()) or 'none'}")
+
+
+# --- summary.md's opening ------------------------------------------------------------
+
+TIME = r"-?[0-9.]+(?:e[-+]?\d+)? (?:us|ms|s)"
+SEGMENT = re.compile(
+    r"at (?P<where>batch \d+(?:, [^ ]+?)*?) (?P<who>\*\*(?P<bold>[^*]+)\*\* beats eager|no variant beats eager; "
+    r"the highest estimate, (?P<var>[^,]+), .+?): (?P<speed>-?[0-9.]+)x(?P<rest>.*?); "
+    rf"(?P<t1>{TIME}) per iteration against eager's (?P<t2>{TIME})(?: timed beside it| in its own processes)"
+    rf"(?:; (?P<saved>{TIME}) per iteration (?P<verb>saved|added)(?:, the largest part (?P<part>[^(]+?) "
+    rf"\((?P<pv>{TIME}))?)?")
+INTERVAL = re.compile(r"\[(-?[0-9.]+), (-?[0-9.]+)\]")
+
+
+def to_ms(text: str) -> float:
+    value, unit = text.split()
+    return float(value) * {"us": 1e-3, "ms": 1.0, "s": 1e3}[unit]
+
+
+def opening(md: str) -> list[str]:
+    """The opening sentences of summary.md: the bullet lines before the first heading or banner."""
+    out = []
+    for line in md.splitlines()[1:]:
+        if line.startswith(("## ", "> ")):
+            break
+        if line.startswith("- **"):
+            out.append(line)
+    return out
+
+
+def check_opening(a: Audit, md: str, h: pd.DataFrame) -> None:
+    from fusionlab.analysis.report import story
+    h = tables.with_size(h)
+    names = {**{v: k for k, v in story.PARTS.items()}, **{v: k for k, v in story.CPU_PARTS.items()}}
+    for line in opening(md):
+        model = line[4:line.index("**", 4)]
+        for seg in SEGMENT.finditer(line):
+            variant = (seg.group("bold") or seg.group("var") or "").strip("*")
+            where = f"summary.md {model} {variant} at {seg.group('where')}"
+            batch = int(seg.group("where").split(",")[0].split()[1])
+            extra = [p.strip() for p in seg.group("where").split(",")[1:]]
+            d = h[(h["model"] == model) & (h["variant"] == variant) & (h["batch"] == batch)]
+            for p in extra:
+                if "=" in p:
+                    k, _, v = p.partition("=")
+                    d = d[d[k].astype(str) == v]
+                else:
+                    d = d[d["size"].astype(str) == p]
+            a.check(len(d) == 1, where, f"{len(d)} records match this configuration")
+            if len(d) != 1:
+                continue
+            r = d.iloc[0]
+            a.check(bool(seg.group("bold")) == (r["verdict"] == "faster"), where,
+                    f"{'bold, beats eager' if seg.group('bold') else 'not bold'} but the verdict is {r['verdict']!r}")
+            a.check(_close(float(seg.group("speed")), round(r["speedup"], 2), 0, 0.0051), where,
+                    f"speedup {seg.group('speed')}x, the record's {r['speedup']:.4g}")
+            iv = INTERVAL.search(seg.group("rest"))
+            if iv:
+                a.check(_close(float(iv.group(1)), round(r["speedup_lo"], 2), 0, 0.0051)
+                        and _close(float(iv.group(2)), round(r["speedup_hi"], 2), 0, 0.0051), where,
+                        f"interval [{iv.group(1)}, {iv.group(2)}], the record's "
+                        f"[{r['speedup_lo']:.4g}, {r['speedup_hi']:.4g}]")
+            a.check(_close(to_ms(seg.group("t1")), r["wall_ms"], TEXT_REL), where,
+                    f"{seg.group('t1')} per iteration, the record's {r['wall_ms']:.4g} ms")
+            a.check(_close(to_ms(seg.group("t2")), r["eager_wall_ms"], TEXT_REL), where,
+                    f"eager's {seg.group('t2')}, the record's eager time {r['eager_wall_ms']:.4g} ms (the one its "
+                    f"speedup uses)")
+            if seg.group("saved"):
+                saved = to_ms(seg.group("saved")) * (1 if seg.group("verb") == "saved" else -1)
+                a.check(_close(saved, r["saved_ms"], TEXT_REL), where,
+                        f"{seg.group('saved')} {seg.group('verb')}, the record's {r['saved_ms']:.4g} ms")
+            tail = line[seg.end():].split("; at ")[0]
+            both = re.match(r", from parts that pull both ways \((.+?)\)", tail)
+            if both:
+                a.check(not (isinstance(r.get("largest_part"), str) and r.get("largest_part")), where,
+                        f"parts said to pull both ways, the record names largest part {r.get('largest_part')}")
+                for name, sign, value in re.findall(rf"([a-z -]+?) ([+-])({TIME})", both.group(1)):
+                    k = names.get(name.strip())
+                    v = to_ms(value) * (1 if sign == "+" else -1)
+                    a.check(k is not None and _close(v, r[k], TEXT_REL, 1e-6), where,
+                            f"{name.strip()} {sign}{value}, the record's {k} {r.get(k, float('nan')):.4g} ms")
+            if seg.group("part"):
+                part = names.get(seg.group("part").strip())
+                pv = to_ms(seg.group("pv"))
+                a.check(part is not None and part == r.get("largest_part") and
+                        _close(pv, abs(r[part]), TEXT_REL) and pv <= abs(r["saved_ms"]) * (1 + TEXT_REL), where,
+                        f"largest part {seg.group('part').strip()} {seg.group('pv')}, the record's "
+                        f"{r.get('largest_part')} of {r['saved_ms']:.4g} ms saved")
+
+
+# --- a results folder ----------------------------------------------------------------
+
+def _read(path: str) -> pd.DataFrame | None:
+    try:
+        return pd.read_csv(path)
+    except (OSError, pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError, ValueError):
+        return None
+
+
+def audit(results: str, summary_text: str | None = None) -> Audit:
+    """Every check of the module doc on the results folder (summary_text: summary.md's
+    text, where it is not yet written)."""
+    a = Audit()
+    h = _read(os.path.join(results, "tables", "headline.csv"))
+    if h is None:
+        a.check(False, results, "no readable tables/headline.csv: nothing to audit against")
+        return a
+    h = tables.with_size(h)
+    check_records(a, h, _read(os.path.join(results, "tables", "runs.csv")))
+    records = {_key(r): r for r in h.to_dict("records")}
+    for data in sorted(glob.glob(os.path.join(results, "figures", "*", "*.data.csv"))):
+        marks = _read(data)
+        if marks is None:
+            continue
+        rel = os.path.relpath(data, results)
+        drawn = check_figure(a, marks, records, rel)
+        rst = data[:-len(".data.csv")] + ".rst"
+        if os.path.exists(rst):
+            scope = os.path.basename(rst)[:-4]
+            with open(rst, encoding="utf-8", errors="replace") as f:
+                check_caption(a, f.read(), drawn, h, None if scope == "all" else scope,
+                              os.path.relpath(rst, results))
+    if summary_text is None:
+        path = os.path.join(results, "summary.md")
+        if os.path.exists(path):
+            with open(path, encoding="utf-8", errors="replace") as f:
+                summary_text = f.read()
+    if summary_text:
+        check_opening(a, summary_text, h)
+    return a
+
+
+def main(argv=None) -> int:
+    """`fusionlab audit RESULTS`: print each violation and the tally; exit 1 on any."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if len(argv) != 1 or argv[0].startswith("-"):
+        print("usage: fusionlab audit RESULTS", file=sys.stderr)
+        return 2
+    if not os.path.isdir(argv[0]):
+        print(f"fusionlab audit: no results folder {argv[0]}", file=sys.stderr)
+        return 2
+    a = audit(argv[0])
+    for v in a.violations:
+        print(v)
+    print(a.line())
+    return 1 if a.violations else 0
