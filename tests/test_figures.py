@@ -182,7 +182,7 @@ def test_regenerating_gpu_results_on_any_machine_plans_the_gpu_figures(report, t
             "status": "ok", "reason": None, "report": "ncu_bytes.ncu-rep", "passes": 1}}))
         if variant == "eager":
             (d / "traffic.json").write_text(json.dumps({"ncu_status": "ok"}))
-    (tmp_path / "sweep.yaml").write_text(f"models: [mlp]\nbatch_sizes: [128]\nresults: {res}\n")
+    (tmp_path / "sweep.yaml").write_text(f"models: [mlp]\nvariants: [compile]\nbatch_sizes: [128]\nresults: {res}\n")
     p = subprocess.run([sys.executable, "-m", "snakemake", "-n", "regenerate", "--cores", "1", "--configfile",
                         str(tmp_path / "sweep.yaml"), "--config", "regenerate=1"],
                        cwd=ROOT, capture_output=True, text=True, timeout=300)
