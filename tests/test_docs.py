@@ -53,3 +53,15 @@ def test_no_issue_numbers_or_outside_paths(page):
     text = open(page, encoding="utf-8").read()
     assert not re.search(r"\bissues? [0-9]", text, re.I)
     assert "../shared" not in text and "/work/" not in text
+
+
+def test_readme_lists_every_figure_record():
+    """The README's figure table is the figure records' (report.figures.REGISTRY): each
+    figure once, with what its record says it shows; docs/outputs.md names each."""
+    from fusionlab.analysis.report.figures import REGISTRY
+    readme = open(os.path.join(ROOT, "README.md")).read()
+    rows = re.findall(r"^\| `([a-z_]+)` \| (.+) \|$", readme[readme.index("| figure | shows |"):], flags=re.M)
+    listed = {name: shows for name, shows in rows if name != "fusion_map.html"}
+    assert listed == {f.name: f.shows for f in REGISTRY}
+    outputs = open(os.path.join(ROOT, "docs", "outputs.md")).read()
+    assert all(f"`{f.name}`" in outputs for f in REGISTRY)

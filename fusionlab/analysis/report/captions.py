@@ -7,6 +7,7 @@ import re
 
 import pandas as pd
 
+from fusionlab.analysis.report import figures
 from fusionlab.analysis.report.text import fmt_time, speedup
 from fusionlab.analysis.sweep import headline as sweep_headline
 from fusionlab.analysis.sweep import tables
@@ -89,7 +90,8 @@ def _numbers(name, t, model, drawn=()) -> dict:
         n["compile"] = (f"{fmt_time(c['compile_s'].min() * 1e3)} to {fmt_time(c['compile_s'].max() * 1e3)}"
                         if len(c) else "none measured")
         be = c["break_even_iters"].dropna()
-        n["even"] = f"{be.min():.3g} to {be.max():.3g} iterations" if len(be) else "never (no variant saves time)"
+        n["even"] = (f"{be.min():.3g} to {be.max():.3g} iterations" if len(be)
+                     else "none: no variant is faster by its interval")
     if name == "profiler_overhead":
         p = t["runs"]["profiler_overhead"].dropna() if "profiler_overhead" in t["runs"] else pd.Series(dtype=float)
         n["prof"] = f"{p.min():.2f}x to {p.max():.2f}x" if len(p) else "n/a"
@@ -104,40 +106,7 @@ def _numbers(name, t, model, drawn=()) -> dict:
     return n
 
 
-TEMPLATES = {
-    "headline": "Time per iteration of {model} ({configs} configurations drawn; {variants}), untraced, split into "
-                "{split}, with the speedup over eager (paired where paired) and its interval; a black tick on a "
-                "variant's bar marks the eager time its speedup uses (eager timed beside it where paired; eager's "
-                "own bar is its own processes' time): {best}.",
-    "speedup_vs_batch": "Speedup over eager of each variant of {model}: the paired speedup where the variant was "
-                        "paired, solid, with its interval (95% CI from {ci_min} or more repeats, else the range of "
-                        "the repeats); across processes dotted, as a diagnostic. Verdicts: {verdicts}; {best}.",
-    "speedup_breakdown": "Where the time saved per iteration of {model} comes from ({configs} configurations "
-                         "drawn): exposed host time, memory traffic removed (measured or modelled bytes, as named "
-                         "in tables/headline.csv), other kernel time, the host-speed difference between processes "
-                         "and the remainder add up to the time saved that the headline speedup gives; {best}.",
-    "launch_overhead": "Exposed host time per iteration of {model} (the GPU waiting on the host), against the "
-                       "untraced wall time; at most {host_max} of an iteration. The number at each point: exposed "
-                       "host time per launch call.",
-    "idle_breakdown": "The untraced iteration of {model} split into kernel time, exposed host time, kernel wait and "
-                      "other idle; the black tick is the busy share under tracing (a diagnostic: tracing inflates "
-                      "host time). Exposed host time reaches {host_max}.",
-    "kernels_per_iter": "Kernels per iteration of {model} per variant (medians over repeats): {kernels}.",
-    "kernel_durations": "Each kernel of {model} at its largest swept configuration: duration per call, calls per "
-                        "iteration written beside it (first repeat). Kernels per iteration: {kernels}.",
-    "over_fusion": "Every GPU kernel's theoretical occupancy against its run's achieved bandwidth; fused kernels "
-                   "filled, spills ringed red, likely over-fusion labelled.",
-    "roofline": "Each configuration (median of repeats) under the roofs measured on this device, with its batch "
-                "size; {above}.",
-    "crossover": "The headline speedup of each model and variant along its swept axis; a crossover lies between "
-                 "the two values where the colour turns. Verdicts: {verdicts}.",
-    "compile_cost": "Compilation latency ({compile}) and the iterations it takes to pay back (compile latency / "
-                    "time saved per iteration: {even}).",
-    "profiler_overhead": "Wall time per iteration under tracing over the untraced loop, per run: {prof}. Wall times, "
-                         "speedups and idle shares come from the untraced loop.",
-    "scaling": "The scaling law t = a + b * size^k of {model}'s untraced wall time and GPU time along each axis with "
-               "3 or more sizes; k with its 95% CI in the legend.",
-}
+TEMPLATES = {name: f.caption for name, f in figures.FIGURES.items()}   # one record per figure
 
 
 def caption(name: str, t: dict, model: str | None, drawn=()) -> str:

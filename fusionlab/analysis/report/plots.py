@@ -1,13 +1,14 @@
 """Every figure by name, drawn from the tables the tables rule wrote and saved as PNG and
 SVG; every figure is labelled with backend and device.
 
-FIGURES maps a figure name (figures.FIGURES) to (function, scope, category): scope
+FIGURES maps a figure name (figures.FIGURES, the one record of each) to (function, scope, category): scope
 "model" draws one figure per model (function(tables, model)), scope "sweep" one for the
 whole sweep (function(tables, None)). load_tables reads the written tables alone
 (tables/*.csv, device/peaks.json) and computes none, so figures regenerate on any machine
 from existing results, and a new sweep axis needs no new code."""
 from __future__ import annotations
 
+import importlib
 import json
 import os
 
@@ -15,28 +16,22 @@ import pandas as pd
 
 from fusionlab.analysis.report import captions as report_captions
 from fusionlab.analysis.report import figures, style
-from fusionlab.analysis.report.figures.compile_cost import compile_cost
-from fusionlab.analysis.report.figures.crossover import crossover
-from fusionlab.analysis.report.figures.headline import headline
-from fusionlab.analysis.report.figures.kernels import kernel_durations, kernels_per_iter
-from fusionlab.analysis.report.figures.launch import idle_breakdown, launch_overhead
-from fusionlab.analysis.report.figures.overfusion import over_fusion
-from fusionlab.analysis.report.figures.profiler import profiler_overhead
-from fusionlab.analysis.report.figures.roofline import roofline
-from fusionlab.analysis.report.figures.scaling import scaling
-from fusionlab.analysis.report.figures.speedup import speedup_breakdown, speedup_vs_batch
 from fusionlab.analysis.sweep import decompose, overfusion
 from fusionlab.analysis.sweep import headline as sweep_headline
 from fusionlab.analysis.sweep import scaling as scaling_law
 from fusionlab.core.io import atomic_path
 
 SWEEP = figures.SWEEP
-DRAW = {f.__name__: f for f in (headline, speedup_vs_batch, speedup_breakdown, kernels_per_iter, kernel_durations,
-                                over_fusion, launch_overhead, idle_breakdown, roofline, crossover,
-                                compile_cost, profiler_overhead, scaling)}
-assert DRAW.keys() == figures.FIGURES.keys(), "every figure of figures.FIGURES has one function here"
+
+
+def drawer(record: figures.Figure):
+    """The function a figure record names (module:function in report.figures)."""
+    module, _, name = record.draws.partition(":")
+    return getattr(importlib.import_module(f"fusionlab.analysis.report.figures.{module}"), name)
+
+
 # name: (function, scope, report category)
-FIGURES = {name: (DRAW[name], scope, category) for name, (scope, category) in figures.FIGURES.items()}
+FIGURES = {name: (drawer(f), f.scope, f.category) for name, f in figures.FIGURES.items()}
 CROSSOVER_COLUMNS = ["model", "variant", "axis", "fixed", "starts_at", "stops_at", "note"]
 
 
