@@ -83,7 +83,7 @@ def idle_breakdown(k: pd.DataFrame, lo: int, hi: int, kernel_wait_us: float = F.
     out = {"host_wait": 0, "kernel_wait": 0, "other": 0}
     prev_end = lo
     for s, e, ls in sorted(zip(k["start"], k["end"], k["launch_start"])):
-        s, e = max(int(s), lo), min(int(e), hi)
+        s, e = min(max(int(s), lo), hi), min(int(e), hi)
         gap = s - prev_end
         if gap > 0:
             if ls > prev_end:

@@ -45,11 +45,11 @@ from fusionlab.analysis.run.run_metrics import load_profile
 
 WINDOWS = {
     "range": "the range's CPU-side start to end (duration_ms, wall_time_per_iter_ms, gpu_busy_fraction, "
-             "idle_*_frac, bound; cpu_ms_per_instance)",
+             "idle_*_frac, gpu_other_work_frac; cpu_ms_per_instance)",
     "projection": "first kernel start to last kernel end of the kernels launched inside the range "
                   "(gpu_proj_*, as nsys nvtx_gpu_proj_sum)",
     "work": "per instance, the range's CPU-side window where its kernels all end inside it, else its projection; "
-            "`window` names which (window_busy_fraction, window_idle_*_frac, window_bound)",
+            "`window` names which (window_busy_fraction, window_idle_*_frac, window_other_work_frac, bound)",
     "activity": "(whole report): each process's first kernel launch call to its last kernel end",
 }
 
@@ -91,7 +91,7 @@ def analyse_profile(path: str, trace, source: str | None = None) -> dict:
     proj = projection.projections(report, keys)
     out = {}
     for k in (F.key(n, d) for n, d in keys):
-        out[k] = {a: {**metrics.clean(m), **proj[k][a]} for a, m in views[k].items()}
+        out[k] = {a: one_bound({**metrics.clean(m), **proj[k][a]}) for a, m in views[k].items()}
     doc = {"file": path, "backend": trace.backend, "device": trace.device,
            "tool_version": trace.tool_version, "gpu": trace.gpu,
            "attribution": {"process": "kernels launched by any thread of the range's process while it was open",
@@ -116,6 +116,15 @@ def analyse_profile(path: str, trace, source: str | None = None) -> dict:
     doc["windows"] = WINDOWS
     doc["notes"] = notes
     return doc
+
+
+def one_bound(m: dict) -> dict:
+    """A range's fields with one verdict: `bound` over the work window that `window` names
+    (projection.fields' window_bound), in place of the CPU window's."""
+    m.pop("bound", None)
+    if "window_bound" in m:
+        m["bound"] = m.pop("window_bound")
+    return m
 
 
 def main_diff(argv) -> int:

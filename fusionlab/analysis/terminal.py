@@ -35,7 +35,7 @@ def rows(doc: dict) -> list[dict]:
             "CPU ms/inst": m["duration_ms"] / n if n and "duration_ms" in m else None,
             "GPU proj ms/inst": (m.get("gpu_span_per_iter_ms") if whole else m.get("gpu_proj_ms_per_instance")),
             "busy": m.get("gpu_busy_fraction") if whole else m.get("window_busy_fraction"),
-            "bound": m.get("bound") if whole else m.get("window_bound"),
+            "bound": m.get("bound"),
             "window": m.get("window", "-"),
         })
     return out

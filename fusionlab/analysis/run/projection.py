@@ -27,7 +27,12 @@ Fields (summed over instances unless per instance):
   window; window_idle_{host_wait,kernel_wait,other}_frac: analysis.run.metrics' idle
   breakdown over the work windows (a CPU window's gap before its first kernel and its
   tail after the last one count as there; a projection has neither); the four add up to 1.
-- window_bound: "cpu" when window_idle_host_wait_frac > window_busy_fraction, else "gpu".
+- window_other_work_frac: the share of the work windows in which the GPU ran other work of
+  the range's process and none of the range's kernels (analysis.run.busy_at; counted on
+  CPU windows, none in a projection); part of the idle shares, not beside them.
+- window_bound: fields.verdict over the work windows: "gpu", "cpu", "waiting on the GPU"
+  (other work fills the window more than the range's own), or "no GPU work" (no kernels of
+  its own and the GPU mostly idle).
 For a range whose kernels all end inside it, the window fields equal gpu_busy_fraction,
 idle_*_frac and bound of analysis.run.metrics.
 """
@@ -36,6 +41,7 @@ from __future__ import annotations
 import numpy as np
 
 from fusionlab.analysis.readers.trace import Chunks, Trace
+from fusionlab.analysis.run import busy_at
 from fusionlab.analysis.run import fields as F
 from fusionlab.analysis.run import stream
 
@@ -110,8 +116,12 @@ class Projected(stream.Target):
                "window_busy_fraction": int(v.ibusy.sum()) / window if window else None}
         for k, x in zip(CATS, idle.tolist()):
             out[f"window_idle_{k}_frac"] = x / window if window else None
+        other = None
+        if self.occupied is not None:     # known over CPU windows only: a projection adds none
+            other = int(np.where(out_, 0, self.occupied - v.ibusy).sum())
+            out["window_other_work_frac"] = other / window if window else None
         if window:
-            out["window_bound"] = "cpu" if out["window_idle_host_wait_frac"] > out["window_busy_fraction"] else "gpu"
+            out["window_bound"] = F.verdict(int(v.count.sum()), int(v.ibusy.sum()), int(idle[0]), other or 0, window)
         return out
 
 
@@ -127,8 +137,13 @@ def projections(report, targets, attributions=F.ATTRIBUTIONS) -> dict:
         if len(rs) and report.device == "cuda":
             live[(name, domain)] = Projected(rs, attributions)
     if live:
+        occupied = busy_at.BusyAt(stream._queries(live.values()))
         for c in report.kernel_chunks():
             for t in live.values():
                 t.kernels(c)
+            occupied.kernels(c)
+        occupied.finish()
+        for t in live.values():
+            t.occupied = occupied.between(t.pid, t.lo, t.hi)
     return {F.key(n, d): ({a: live[(n, d)].fields(a) for a in attributions} if (n, d) in live
                           else {a: {} for a in attributions}) for n, d in targets}

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from fusionlab.analysis.readers.trace import CONFIG_COLUMNS, Chunks, Trace
+from fusionlab.analysis.run import busy_at
 from fusionlab.analysis.run import fields as F
 from fusionlab.core import ranges as R
 
@@ -155,6 +156,7 @@ class Target:
         self.layers = [(self.lo[idx], np.asarray(idx, dtype=np.int64)) for idx in layers]
         self.window = (int(self.lo.min()), int(self.hi.max()))   # no call outside it matches
         self.views = {a: View(self.lo, a in table_attributions, rows) for a in set(attributions) | set(table_attributions)}
+        self.occupied = None    # per instance, the time its process's kernels ran in it (busy_at), once known
 
     def match(self, start, end, tid):
         """Per layer: (instance of each row, rows in it by the process rule, by the thread rule)."""
@@ -203,7 +205,7 @@ class Target:
         o = np.argsort(inst, kind="stable")
         rows, g = rows[o], inst[o]
         lo, hi = self.lo[g], self.hi[g]
-        sc, ec = np.maximum(s[rows], lo), np.minimum(e[rows], hi)
+        sc, ec = np.clip(s[rows], lo, hi), np.minimum(e[rows], hi)   # a kernel starting after the end: none of it
         carry = v.carry[g]
         first = np.r_[True, g[1:] != g[:-1]]
         inc = _segmented_cummax(np.maximum(ec, carry), first)   # max(carry, ends up to this one)
@@ -250,7 +252,8 @@ class Target:
         return {"kernels": n, "kernel_ns": v.kernel_ns, "launches": v.launches, "launch_ns": v.launch_ns,
                 "busy_ns": v.busy, "first_start": v.first_start, "last_end": v.last_end,
                 "kernel_median_ns": median(v.kdur), "kernel_p10_ns": percentile(v.kdur, 10),
-                "kernel_p90_ns": percentile(v.kdur, 90), "launch_path": path, "idle": idle}
+                "kernel_p90_ns": percentile(v.kdur, 90), "launch_path": path, "idle": idle,
+                **({"other_work_ns": int(self.occupied.sum()) - v.busy} if self.occupied is not None else {})}
 
 
 def _segmented_cummax(x: np.ndarray, first: np.ndarray) -> np.ndarray:
@@ -366,6 +369,14 @@ def iterations(ranges: pd.DataFrame, rs: pd.DataFrame, name: str) -> int:
     return total or len(rs)
 
 
+def _queries(targets) -> dict:
+    """busy_at's query instants: every instance's start and end, per process."""
+    pid = np.concatenate([t.pid for t in targets])
+    at = np.concatenate([np.r_[t.lo, t.hi] for t in targets])
+    both = np.concatenate([t.pid for t in targets for _ in (0, 1)]) if len(pid) else pid
+    return {p: at[both == p] for p in np.unique(both).tolist()}
+
+
 def _both(background, foreground) -> None:
     """Run two passes at once: SQLite sorts and scans with the GIL released, so the launch
     calls' pass (which touches only the launch sums) overlaps the kernels' sort."""
@@ -404,18 +415,26 @@ def views(report, targets, attributions, tables=()) -> tuple[dict, dict]:
         plan[(name, domain)][2].add(a)
     rows = getattr(report, "in_memory", False)
     live = {k: Target(rs, views_, tabs, rows) for k, (rs, views_, tabs) in plan.items() if len(rs)}
+    occupied = busy_at.BusyAt(_queries(live.values())) if live and report.device == "cuda" else None
     if live:
         def launch_pass():
             return [t.launches(c) for c in report.launch_chunks() for t in live.values()]
 
         def kernel_pass():
-            return [t.kernels(c) for c in report.kernel_chunks(names=bool(tables), config=bool(tables))
-                    for t in live.values()]
+            for c in report.kernel_chunks(names=bool(tables), config=bool(tables)):
+                for t in live.values():
+                    t.kernels(c)
+                if occupied is not None:
+                    occupied.kernels(c)
         if getattr(report, "columnar", False):     # both read one array of launch calls: in turn
             launch_pass()
             kernel_pass()
         else:
             _both(launch_pass, kernel_pass)
+    if occupied is not None:
+        occupied.finish()
+        for t in live.values():
+            t.occupied = occupied.between(t.pid, t.lo, t.hi)
     out, kt = {}, {}
     ids = set()
     for t in live.values():
