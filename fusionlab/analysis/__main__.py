@@ -4,6 +4,8 @@ else JSON (--json forces it, --csv gives CSV).
     python -m fusionlab.analysis report.sqlite            # nsys SQLite export
     python -m fusionlab.analysis report.nsys-rep          # exported to SQLite first (needs nsys)
     python -m fusionlab.analysis trace.json[.gz]          # torch.profiler Chrome trace (gzipped or not)
+    python -m fusionlab.analysis A B C --csv              # several: one CSV (every file's columns, a file
+                                                          # column); --json: one JSON array of documents
     python -m fusionlab.analysis diff A B                 # kernel diff of two runs (run folders or profiles)
     python -m fusionlab.analysis compare RES_A RES_B --out DIR   # two sweeps: compare.csv + figure
 
@@ -97,7 +99,7 @@ def analyse_profile(path: str, trace, source: str | None = None) -> dict:
            "attribution": {"process": "kernels launched by any thread of the range's process while it was open",
                            "same_thread": "kernels launched by the range's own thread (nsys nvtx_gpu_proj_trace)"},
            "ranges": out}
-    notes = []
+    notes = list(getattr(trace, "notes", []))
     if not keys:
         what = "NVTX ranges" if trace.backend == "nsys" else "ProfilerStep markers or record_function annotations"
         notes.append(f"no {what} in this profile: (whole report) covers all of its "
@@ -173,19 +175,22 @@ def main(argv=None) -> int:
     fmt.add_argument("--csv", action="store_true", help="CSV: one row per range and attribution")
     a = p.parse_args(argv)
     mode = "json" if a.json else "csv" if a.csv else "table" if sys.stdout.isatty() else "json"
-    status = 0
-    for i, path in enumerate(a.report):
+    status, docs = 0, []
+    for path in a.report:
         try:
             doc = analyse(path)
-            if mode == "json":
-                print(json.dumps(doc, indent=2))
-            elif mode == "csv":
-                sys.stdout.write(table.csv(doc, header=i == 0))
-            else:
-                print(table.text(doc))
         except ReportError as e:
             print(f"error: {e}", file=sys.stderr)
             status = 2
+            continue
+        if mode == "table":
+            print(table.text(doc))
+        else:
+            docs.append(doc)
+    if mode == "json" and docs:
+        print(json.dumps(docs[0] if len(a.report) == 1 else docs, indent=2))
+    elif mode == "csv" and docs:
+        sys.stdout.write(table.csv(docs))
     return status
 
 

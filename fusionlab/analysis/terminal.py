@@ -84,9 +84,11 @@ def text(doc: dict) -> str:
     return w.getvalue()
 
 
-def csv(doc: dict, header: bool = True) -> str:
-    """One row per range and attribution: file, key, attribution, then every field."""
-    out = [{"file": doc["file"], "key": k, **m} for k, v in doc["ranges"].items() for a, m in v.items()]
+def csv(docs) -> str:
+    """One row per document (one or a list), range and attribution: file, key, then every
+    field; the columns are the union of every row's (empty where a row has no such field)."""
+    docs = [docs] if isinstance(docs, dict) else docs
+    out = [{"file": d["file"], "key": k, **m} for d in docs for k, v in d["ranges"].items() for a, m in v.items()]
     if not out:
         return ""
-    return pd.DataFrame(out).to_csv(index=False, header=header)
+    return pd.DataFrame(out).to_csv(index=False)
