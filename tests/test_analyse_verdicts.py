@@ -166,3 +166,32 @@ def test_a_launch_written_under_two_api_names_counts_once(report):
     from fusionlab.analysis.readers import nsys_sqlite
     api = nsys_sqlite.load(path).api
     assert int(api["is_launch"].sum()) == 409
+
+
+def test_hta_defaults_match_hta_and_are_named(tmp_path):
+    """--hta against HolisticTraceAnalysis with its own defaults (the last ProfilerStep
+    left out, a 30 us kernel-wait threshold) on the public-shaped torch.profiler trace."""
+    hta = pytest.importorskip("hta.trace_analysis", reason="HolisticTraceAnalysis not installed (pip install .[test])")
+    import shutil
+    shutil.copy(TORCH_GPU, tmp_path / "worker0.pt.trace.json.gz")
+    a = hta.TraceAnalysis(trace_dir=str(tmp_path))
+    df, syms = a.t.get_trace(0), a.t.symbol_table.get_sym_id_map()
+    doc, default = cli.analyse(TORCH_GPU, hta=True), cli.analyse(TORCH_GPU)
+    assert any("HTA's defaults" in n for n in doc["notes"]) and any("--hta" in n for n in default["notes"])
+    assert doc["ranges"]["ProfilerStep"]["process"]["instances"] == 2          # of 3
+    assert doc["ranges"][WHOLE]["process"]["kernels"] == (df["cat"] == syms["kernel"]).sum() == 82
+    t, d = a.get_temporal_breakdown(visualize=False).iloc[0], doc["whole_report"]["devices"][0]
+    us, ops = 1e-3, d["gpu_ops"]
+    assert d["span_ms"] == pytest.approx(t["kernel_time(us)"] / 1e3, abs=2 * us)
+    assert d["idle_frac"] * d["span_ms"] == pytest.approx(t["idle_time(us)"] / 1e3, abs=ops * us)
+    idle = a.get_idle_time_breakdown(visualize=False)[0]                       # HTA's 30 us threshold
+    for s in doc["whole_report"]["streams"]:
+        h = idle[idle["stream"] == s["stream"]].set_index("idle_category")["idle_time"]
+        for c in IDLE:
+            assert s[f"idle_{c}_ms"] == pytest.approx(h.get(c, 0) / 1e3, abs=2 * us * s["gpu_ops"])
+
+
+def test_top_kernels_keep_distinct_names(report):
+    top = cli.analyse(report(TRAIN))["whole_report"]["top_kernels"]
+    assert len({k["name"] for k in top}) == len(top)
+    assert any(k["name"].startswith("void at::native::vectorized_elementwise_kernel<") for k in top)

@@ -31,6 +31,7 @@ A file that cannot be analysed gives a one-line reason and exit status 2.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import shutil
@@ -68,29 +69,54 @@ def export_sqlite(rep: str, out: str) -> str:
     return out
 
 
-def analyse(path: str) -> dict:
-    """Every range's metrics under both attributions (module doc), as printed."""
+HTA_NOTE = ("HTA's defaults (--hta): the last ProfilerStep and the work launched from its start on left out, "
+            "as HTA's include_last_profiler_step=False does; kernel wait = gaps up to {:g} us")
+DEFAULT_NOTE = ("kernel wait = gaps up to {:g} us and every ProfilerStep kept; HTA's defaults (30 us, the last step "
+                "left out) differ: --hta uses them")
+
+
+def hta_view(trace: Trace) -> Trace:
+    """A torch.profiler Trace as HTA reads it by default: the ranges and launch calls that
+    start before the last ProfilerStep starts, and the kernels those calls launched."""
+    steps = trace.ranges[trace.ranges["name"] == torch_trace.STEP_RANGE]
+    if len(steps) < 2:
+        return trace
+    cut = int(steps["start"].max())
+    return dataclasses.replace(trace, ranges=trace.ranges[trace.ranges["start"] < cut],
+                               api=trace.api[trace.api["start"] < cut],
+                               kernels=trace.kernels[trace.kernels["launch_start"] < cut])
+
+
+def analyse(path: str, hta: bool = False) -> dict:
+    """Every range's metrics under both attributions (module doc), as printed; hta: with
+    HTA's defaults (hta_view, fields.HTA_KERNEL_WAIT_US)."""
     if not os.path.exists(path):
         raise ReportError(f"{path}: no such file")
     if path.endswith(".nsys-rep"):
         with tempfile.TemporaryDirectory() as d:
             sql = export_sqlite(path, os.path.join(d, "report.sqlite"))
-            return analyse_profile(path, load_profile(sql), sql)
+            return analyse_profile(path, load_profile(sql), sql, hta)
     if path.endswith(".json.gz"):
-        return analyse_profile(path, torch_trace.load(path), path)
-    return analyse_profile(path, load_profile(path), path)
+        return analyse_profile(path, torch_trace.load(path), path, hta)
+    return analyse_profile(path, load_profile(path), path, hta)
 
 
-def analyse_profile(path: str, trace, source: str | None = None) -> dict:
+def analyse_profile(path: str, trace, source: str | None = None, hta: bool = False) -> dict:
     """analyse() of an opened profile (a streamed nsys export or a Trace); source: the
     file its GPU activities are read from (readers.gpu_ops; None: not read)."""
+    wait = F.HTA_KERNEL_WAIT_US if hta else F.KERNEL_WAIT_US
+    cut = None
+    if hta and isinstance(trace, Trace) and trace.backend == "torch":
+        steps = trace.ranges[trace.ranges["name"] == torch_trace.STEP_RANGE]
+        cut = int(steps["start"].max()) if len(steps) > 1 else None
+        trace = hta_view(trace)
     report = Chunks(trace) if isinstance(trace, Trace) else trace
     keys = F.range_keys(report)
     aug, has_kernels = whole.with_activity(report)
     targets = keys + ([(whole.WHOLE, None)] if has_kernels else [])
     tables = [(whole.WHOLE, None, "process")] if has_kernels else []
-    views, kt = stream.views(aug, targets, F.ATTRIBUTIONS, tables)
-    proj = projection.projections(report, keys)
+    views, kt = stream.views(aug, targets, F.ATTRIBUTIONS, tables, wait)
+    proj = projection.projections(report, keys, kernel_wait_us=wait)
     out = {}
     for k in (F.key(n, d) for n, d in keys):
         out[k] = {a: one_bound({**metrics.clean(m), **proj[k][a]}) for a, m in views[k].items()}
@@ -100,6 +126,8 @@ def analyse_profile(path: str, trace, source: str | None = None) -> dict:
                            "same_thread": "kernels launched by the range's own thread (nsys nvtx_gpu_proj_trace)"},
            "ranges": out}
     notes = list(getattr(trace, "notes", []))
+    if trace.device == "cuda":
+        notes.append((HTA_NOTE if hta else DEFAULT_NOTE).format(wait))
     if not keys:
         what = "NVTX ranges" if trace.backend == "nsys" else "ProfilerStep markers or record_function annotations"
         notes.append(f"no {what} in this profile: (whole report) covers all of its "
@@ -113,8 +141,10 @@ def analyse_profile(path: str, trace, source: str | None = None) -> dict:
         doc["whole_report"] = {"top_kernels": whole.top_kernels(kt[(whole.WHOLE, None, "process")])}
         if source and trace.device == "cuda":
             ops = gpu_ops.nsys(source) if trace.backend == "nsys" else torch_trace.gpu_ops(source)
+            if cut is not None:
+                ops = ops[(ops["launch_start"] >= 0) & (ops["launch_start"] < cut)]   # HTA: launched by a kept call
             if len(ops):
-                doc["whole_report"].update(whole.gpu_breakdown(ops))
+                doc["whole_report"].update(whole.gpu_breakdown(ops, wait))
     doc["windows"] = WINDOWS
     doc["notes"] = notes
     return doc
@@ -173,12 +203,14 @@ def main(argv=None) -> int:
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="JSON (the default when the output is not a terminal)")
     fmt.add_argument("--csv", action="store_true", help="CSV: one row per range and attribution")
+    p.add_argument("--hta", action="store_true", help="HolisticTraceAnalysis' defaults: the last ProfilerStep left "
+                                                      "out, kernel wait up to 30 us (a note says which)")
     a = p.parse_args(argv)
     mode = "json" if a.json else "csv" if a.csv else "table" if sys.stdout.isatty() else "json"
     status, docs = 0, []
     for path in a.report:
         try:
-            doc = analyse(path)
+            doc = analyse(path, a.hta)
         except ReportError as e:
             print(f"error: {e}", file=sys.stderr)
             status = 2

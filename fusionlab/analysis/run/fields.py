@@ -13,6 +13,7 @@ from fusionlab.analysis.readers.trace import CONFIG_COLUMNS, NO_VALUE, RESOURCE_
 from fusionlab.analysis.run import occupancy as occ
 
 KERNEL_WAIT_US = 5.0   # gaps up to this between already-queued kernels are "kernel wait"
+HTA_KERNEL_WAIT_US = 30.0   # HTA's default (get_idle_time_breakdown's consecutive_kernel_delay)
 SHORT_CALL_US = 50.0   # HTA: a short kernel's launch call is at most 50 us
 ATTRIBUTIONS = ("process", "same_thread")
 

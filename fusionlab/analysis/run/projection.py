@@ -80,7 +80,7 @@ class Projected(stream.Target):
         prev[first] = carry[first]
         gap = np.maximum(sc - prev, 0)
         host = (gap > 0) & (ls[rows] > prev)
-        kwait = (gap > 0) & ~host & (gap <= stream.KERNEL_WAIT_NS)
+        kwait = (gap > 0) & ~host & (gap <= self.kernel_wait_ns)
         cat = np.where(host, 0, np.where(kwait, 1, 2))
         np.add.at(v.lead, (g[lead], cat[lead]), gap[lead])
         np.add.at(v.inner, (g[~lead], cat[~lead]), gap[~lead])
@@ -125,7 +125,7 @@ class Projected(stream.Target):
         return out
 
 
-def projections(report, targets, attributions=F.ATTRIBUTIONS) -> dict:
+def projections(report, targets, attributions=F.ATTRIBUTIONS, kernel_wait_us: float = F.KERNEL_WAIT_US) -> dict:
     """{key: {attribution: fields}} for ranges `targets` ((name, domain) pairs) of a
     streamed nsys export or a Trace, in one pass over its kernels. A range without
     instances gets {}; on a CPU profile (no GPU) every range gets {}."""
@@ -136,6 +136,7 @@ def projections(report, targets, attributions=F.ATTRIBUTIONS) -> dict:
         rs = F.instances(report, name, domain)
         if len(rs) and report.device == "cuda":
             live[(name, domain)] = Projected(rs, attributions)
+            live[(name, domain)].kernel_wait_ns = kernel_wait_us * 1e3
     if live:
         occupied = busy_at.BusyAt(stream._queries(live.values()))
         for c in report.kernel_chunks():

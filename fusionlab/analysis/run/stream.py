@@ -156,6 +156,7 @@ class Target:
         self.layers = [(self.lo[idx], np.asarray(idx, dtype=np.int64)) for idx in layers]
         self.window = (int(self.lo.min()), int(self.hi.max()))   # no call outside it matches
         self.views = {a: View(self.lo, a in table_attributions, rows) for a in set(attributions) | set(table_attributions)}
+        self.kernel_wait_ns = KERNEL_WAIT_NS   # the idle breakdown's kernel-wait threshold
         self.occupied = None    # per instance, the time its process's kernels ran in it (busy_at), once known
 
     def match(self, start, end, tid):
@@ -215,7 +216,7 @@ class Target:
         gap = sc - prev
         pos = gap > 0
         host = pos & (ls[rows] > prev)
-        kwait = pos & ~host & (gap <= KERNEL_WAIT_NS)
+        kwait = pos & ~host & (gap <= self.kernel_wait_ns)
         v.idle["host_wait"] += int(gap[host].sum())
         v.idle["kernel_wait"] += int(gap[kwait].sum())
         v.idle["other"] += int(gap[pos & ~host & ~kwait].sum())
@@ -398,10 +399,10 @@ def _both(background, foreground) -> None:
         raise failed[0]
 
 
-def views(report, targets, attributions, tables=()) -> tuple[dict, dict]:
+def views(report, targets, attributions, tables=(), kernel_wait_us: float = F.KERNEL_WAIT_US) -> tuple[dict, dict]:
     """metrics.views over a streamed nsys export (nsys_sqlite.Report) or a Trace: every
     target, every attribution and every kernel table from one pass over its kernels and
-    one over its launch calls."""
+    one over its launch calls; kernel_wait_us: the idle breakdown's kernel-wait threshold."""
     if isinstance(report, Trace):
         report = Chunks(report)
     plan = {}
@@ -415,6 +416,8 @@ def views(report, targets, attributions, tables=()) -> tuple[dict, dict]:
         plan[(name, domain)][2].add(a)
     rows = getattr(report, "in_memory", False)
     live = {k: Target(rs, views_, tabs, rows) for k, (rs, views_, tabs) in plan.items() if len(rs)}
+    for t in live.values():
+        t.kernel_wait_ns = kernel_wait_us * 1e3
     occupied = busy_at.BusyAt(_queries(live.values())) if live and report.device == "cuda" else None
     if live:
         def launch_pass():
