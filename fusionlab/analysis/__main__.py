@@ -43,7 +43,7 @@ from fusionlab.analysis import terminal as table
 from fusionlab.analysis.readers import gpu_ops, torch_trace
 from fusionlab.analysis.readers.trace import Chunks, ReportError, Trace
 from fusionlab.analysis.run import fields as F
-from fusionlab.analysis.run import metrics, projection, stream, whole
+from fusionlab.analysis.run import metrics, projection, single_pass, stream, whole
 from fusionlab.analysis.run.run_metrics import load_profile
 
 WINDOWS = {
@@ -112,11 +112,15 @@ def analyse_profile(path: str, trace, source: str | None = None, hta: bool = Fal
         trace = hta_view(trace)
     report = Chunks(trace) if isinstance(trace, Trace) else trace
     keys = F.range_keys(report)
-    aug, has_kernels = whole.with_activity(report)
-    targets = keys + ([(whole.WHOLE, None)] if has_kernels else [])
-    tables = [(whole.WHOLE, None, "process")] if has_kernels else []
-    views, kt = stream.views(aug, targets, F.ATTRIBUTIONS, tables, wait)
-    proj = projection.projections(report, keys, kernel_wait_us=wait)
+    ops = None
+    if single_pass.usable(report):
+        views, kt, proj, ops, has_kernels = single_pass.analyse(report, keys, True, wait, ops=bool(source))
+    else:
+        aug, has_kernels = whole.with_activity(report)
+        targets = keys + ([(whole.WHOLE, None)] if has_kernels else [])
+        tables = [(whole.WHOLE, None, "process")] if has_kernels else []
+        views, kt = stream.views(aug, targets, F.ATTRIBUTIONS, tables, wait)
+        proj = projection.projections(report, keys, kernel_wait_us=wait)
     out = {}
     for k in (F.key(n, d) for n, d in keys):
         out[k] = {a: one_bound({**metrics.clean(m), **proj[k][a]}) for a, m in views[k].items()}
@@ -139,7 +143,9 @@ def analyse_profile(path: str, trace, source: str | None = None, hta: bool = Fal
     if has_kernels:
         out[whole.WHOLE] = {"process": {**metrics.clean(views[whole.WHOLE]["process"]), "window": "activity"}}
         doc["whole_report"] = {"top_kernels": whole.top_kernels(kt[(whole.WHOLE, None, "process")])}
-        if source and trace.device == "cuda":
+        if ops is not None:
+            doc["whole_report"].update(ops)
+        elif source and trace.device == "cuda" and not single_pass.usable(report):
             ops = gpu_ops.nsys(source) if trace.backend == "nsys" else torch_trace.gpu_ops(source)
             if cut is not None:
                 ops = ops[(ops["launch_start"] >= 0) & (ops["launch_start"] < cut)]   # HTA: launched by a kept call
