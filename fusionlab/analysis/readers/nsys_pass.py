@@ -67,8 +67,8 @@ class Calls:
 
     def __init__(self, report):
         r = report._runtime
-        n, launches = _one(report, f"SELECT count(*), coalesce(sum({r['launch']}), 0) FROM {N.RUNTIME_TABLE}")[0]
-        lc = [np.empty(launches, np.int64) for _ in range(4)]     # corr, start, end, tid of the launch calls
+        n = _one(report, f"SELECT count(*) FROM {N.RUNTIME_TABLE}")[0][0]
+        lc = [np.empty(n, np.int64) for _ in range(4)]     # corr, start, end, tid of the launch calls
         other = [[], []]                                           # corr, start of the other calls with an id
         i = 0
         q = (f"SELECT coalesce({r['corr']}, {MISSING}), start, end, coalesce(globalTid, 0), ({r['launch']}) "
@@ -82,6 +82,8 @@ class Calls:
             o = b[~is_launch & (b[:, 0] != MISSING)]
             other[0].append(o[:, 0])
             other[1].append(o[:, 1])
+        for c in lc:
+            c.resize(i, refcheck=False)      # in place: the rows of the other calls given back
         missing = lc[0] == MISSING
         self.loose = np.column_stack([c[missing] for c in lc[1:]]) if missing.any() else np.empty((0, 3), np.int64)
         if missing.any():

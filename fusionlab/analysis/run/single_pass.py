@@ -132,6 +132,42 @@ class Breakdown:
         return {"devices": devices, "streams": streams}
 
 
+class Both(projection.Projected):
+    """stream.Target and projection.Projected of one range in one: the instances matched
+    once per chunk, each timeline with its own running end (stream's clipped to the range
+    end, the projection's not)."""
+
+    def __init__(self, rs, attributions, table_attributions):
+        stream.Target.__init__(self, rs, attributions, table_attributions)
+        n = len(self.lo)
+        for v in self.views.values():
+            v.first = np.full(n, np.iinfo(np.int64).max)
+            v.last = np.full(n, projection.NONE_END)
+            v.count = np.zeros(n, np.int64)
+            v.ibusy = np.zeros(n, np.int64)
+            v.inner = np.zeros((n, 3), np.int64)
+            v.lead = np.zeros((n, 3), np.int64)
+            v.pcarry = self.lo.copy()
+
+    def timeline(self, v, rows, inst, s, e, ls) -> None:
+        stream.Target.timeline(self, v, rows, inst, s, e, ls)
+        v.carry, v.pcarry = v.pcarry, v.carry
+        try:
+            projection.Projected.timeline(self, v, rows, inst, s, e, ls)
+        finally:
+            v.carry, v.pcarry = v.pcarry, v.carry
+
+    def fields(self, a: str) -> dict:
+        v = self.views[a]
+        v.carry, v.pcarry = v.pcarry, v.carry
+        try:
+            return projection.Projected.fields(self, a)
+        finally:
+            v.carry, v.pcarry = v.pcarry, v.carry
+
+    aggregates = stream.Target.aggregates
+
+
 def _nccl_ids(report) -> np.ndarray:
     con = N.open_report(report.source)
     try:
@@ -206,17 +242,13 @@ def analyse(report, keys, tables: bool, wait_us: float, ops: bool = True):
         plan[(name, domain)] = [F.instances(aug, name, domain), set(F.ATTRIBUTIONS), set()]
     for name, domain, a in tabs:
         plan[(name, domain)][2].add(a)
-    live = {k: stream.Target(rs, v, t) for k, (rs, v, t) in plan.items() if len(rs)}
+    cuda = report.device == "cuda"
+    ranges = set(keys) if cuda else set()       # projections: the ranges of a GPU profile
+    live = {k: (Both if k in ranges else stream.Target)(rs, v, t) for k, (rs, v, t) in plan.items() if len(rs)}
     for t in live.values():
         t.kernel_wait_ns = wait_us * 1e3
-    cuda = report.device == "cuda"
-    proj = {}
-    for name, domain in keys:
-        rs = F.instances(report, name, domain)
-        if len(rs) and cuda:
-            proj[(name, domain)] = projection.Projected(rs, F.ATTRIBUTIONS)
-            proj[(name, domain)].kernel_wait_ns = wait_us * 1e3
-    everyone = list(live.values()) + list(proj.values())
+    proj = {k: t for k, t in live.items() if isinstance(t, Both)}
+    everyone = list(live.values())
     occupied = busy_at.BusyAt(stream._queries(everyone)) if everyone and cuda else None
     for c in calls.launches():
         for t in live.values():
@@ -257,8 +289,6 @@ def analyse(report, keys, tables: bool, wait_us: float, ops: bool = True):
 def _feed(c, live, proj, occupied) -> None:
     for t in live.values():
         t.kernels(c)
-    for t in proj.values():
-        t.kernels(c[:, :5])
     if occupied is not None:
         occupied.kernels(c)
 
