@@ -92,7 +92,8 @@ class Calls:
         oc = np.concatenate(other[0]) if other[0] else np.empty(0, np.int64)
         os_ = np.concatenate(other[1]) if other[1] else np.empty(0, np.int64)
         oc, os_ = _first(_sort_columns([oc, os_]))
-        both = np.intersect1d(oc, self.join[0], assume_unique=True)
+        ids = self.join[0]
+        both = oc[ids[np.minimum(np.searchsorted(ids, oc), len(ids) - 1)] == oc] if len(ids) else oc[:0]
         if len(both):      # an id with a launch call and another call: the first of either, in file order
             first = {}
             for m in range(0, len(both), 500):

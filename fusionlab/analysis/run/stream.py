@@ -299,7 +299,13 @@ class KernelTable:
         self.seen += len(full)
         if self.rows is not None:
             self.rows.append((full, dur))
-        p = np.concatenate([self.pairs, np.stack([full, dur, np.ones_like(dur)], axis=1)])
+        if len(dur) and int(full.min()) >= 0 and int(full.max()) < 1 << 31 and int(dur.min()) >= 0 \
+                and int(dur.max()) < 1 << 32:     # count the chunk's distinct pairs first
+            k, n = np.unique((full << 32) | dur, return_counts=True)
+            new = np.column_stack([k >> 32, k & 0xFFFFFFFF, n])
+        else:
+            new = np.stack([full, dur, np.ones_like(dur)], axis=1)
+        p = np.concatenate([self.pairs, new])
         o = np.lexsort((p[:, 1], p[:, 0]))
         p = p[o]
         first = np.flatnonzero(np.r_[True, (p[1:, 0] != p[:-1, 0]) | (p[1:, 1] != p[:-1, 1])])
