@@ -14,10 +14,13 @@ under both attribution rules, labelled: "process" (every kernel the range's proc
 launched while the range was open: autograd's backward thread, CUDA graph replays) and
 "same_thread" (nsys's nvtx_gpu_proj rule: only the range's own thread). The two differ
 where other threads launch work; the pipeline's own numbers use "process".
-The ranges' metrics come from one streamed pass over an nsys export (analysis.run.stream:
-about 3 s and 150 MB for a million kernels, benchmarks/million_kernels.py); the
-projection and (whole report) add two passes over the kernels, and the per-stream
-breakdown holds every GPU activity in memory (readers.gpu_ops).
+An nsys export read through ADBC (readers.nsys_pass) is analysed in one pass over its
+kernels in start order, memory bounded by its ranges, kernel names, streams and launch
+calls (analysis.run.single_pass: ranges, projections, (whole report) and its per-device
+and per-stream breakdowns); otherwise (a torch trace, the sqlite3 reader) the ranges'
+metrics, the projections and (whole report) each take a pass (analysis.run.stream,
+projection, whole) and the breakdowns hold every GPU activity in memory (readers.gpu_ops).
+benchmarks/analyse_vs_baseline.py measures time and memory.
 Every range also gets its GPU-side projection and the busy and idle shares over the
 window that holds its work (analysis.run.projection: a range that only launches work is
 judged over the work, not over its CPU-side span). `(whole report)` is the whole
