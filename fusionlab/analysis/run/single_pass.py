@@ -287,6 +287,7 @@ def analyse(report, keys, tables: bool, wait_us: float, ops: bool = True):
 
 
 def _feed(c, live, proj, occupied) -> None:
+    c = np.asfortranarray(c)        # each column contiguous: the targets work column by column
     for t in live.values():
         t.kernels(c)
     if occupied is not None:
