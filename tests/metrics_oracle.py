@@ -83,7 +83,7 @@ def idle_breakdown(k: pd.DataFrame, lo: int, hi: int, kernel_wait_us: float = F.
     out = {"host_wait": 0, "kernel_wait": 0, "other": 0}
     prev_end = lo
     for s, e, ls in sorted(zip(k["start"], k["end"], k["launch_start"])):
-        s, e = max(int(s), lo), min(int(e), hi)
+        s, e = min(max(int(s), lo), hi), min(int(e), hi)
         gap = s - prev_end
         if gap > 0:
             if ls > prev_end:
@@ -106,9 +106,12 @@ def range_metrics(trace: Trace, name: str, domain: str | None = R.DOMAIN, attrib
         return m
     k_mask = pd.Series(False, index=trace.kernels.index)
     a_mask = pd.Series(False, index=trace.api.index)
-    busy = 0
+    busy = occupied = 0
     idle = {"host_wait": 0, "kernel_wait": 0, "other": 0}
+    kpid = pid_of(trace.kernels["tid"])
     for r in rs.itertuples():
+        mine = trace.kernels[kpid == pid_of(r.tid)]       # every kernel of the range's process
+        occupied += union_ns(mine["start"], mine["end"], r.start, r.end)
         kin = inside(trace.kernels, r, "launch_start", "launch_end", attribution)
         k_mask |= kin
         a_mask |= inside(trace.api, r, attribution=attribution) & trace.api["is_launch"].astype(bool)
@@ -126,7 +129,7 @@ def range_metrics(trace: Trace, name: str, domain: str | None = R.DOMAIN, attrib
         "kernel_median_ns": float(np.median(kdur)) if len(k) else None,
         "kernel_p10_ns": float(np.percentile(kdur, 10)) if len(k) else None,
         "kernel_p90_ns": float(np.percentile(kdur, 90)) if len(k) else None,
-        "launch_path": launch_path(k), "idle": idle})
+        "launch_path": launch_path(k), "idle": idle, "other_work_ns": occupied - busy})
 
 
 def kernel_table(trace: Trace, name: str = R.MEASURE, domain: str | None = R.DOMAIN,

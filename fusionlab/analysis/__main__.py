@@ -4,6 +4,8 @@ else JSON (--json forces it, --csv gives CSV).
     python -m fusionlab.analysis report.sqlite            # nsys SQLite export
     python -m fusionlab.analysis report.nsys-rep          # exported to SQLite first (needs nsys)
     python -m fusionlab.analysis trace.json[.gz]          # torch.profiler Chrome trace (gzipped or not)
+    python -m fusionlab.analysis A B C --csv              # several: one CSV (every file's columns, a file
+                                                          # column); --json: one JSON array of documents
     python -m fusionlab.analysis diff A B                 # kernel diff of two runs (run folders or profiles)
     python -m fusionlab.analysis compare RES_A RES_B --out DIR   # two sweeps: compare.csv + figure
 
@@ -12,10 +14,13 @@ under both attribution rules, labelled: "process" (every kernel the range's proc
 launched while the range was open: autograd's backward thread, CUDA graph replays) and
 "same_thread" (nsys's nvtx_gpu_proj rule: only the range's own thread). The two differ
 where other threads launch work; the pipeline's own numbers use "process".
-The ranges' metrics come from one streamed pass over an nsys export (analysis.run.stream:
-about 3 s and 150 MB for a million kernels, benchmarks/million_kernels.py); the
-projection and (whole report) add two passes over the kernels, and the per-stream
-breakdown holds every GPU activity in memory (readers.gpu_ops).
+An nsys export read through ADBC (readers.nsys_pass) is analysed in one pass over its
+kernels in start order, memory bounded by its ranges, kernel names, streams and launch
+calls (analysis.run.single_pass: ranges, projections, (whole report) and its per-device
+and per-stream breakdowns); otherwise (a torch trace, the sqlite3 reader) the ranges'
+metrics, the projections and (whole report) each take a pass (analysis.run.stream,
+projection, whole) and the breakdowns hold every GPU activity in memory (readers.gpu_ops).
+benchmarks/analyse_vs_baseline.py measures time and memory.
 Every range also gets its GPU-side projection and the busy and idle shares over the
 window that holds its work (analysis.run.projection: a range that only launches work is
 judged over the work, not over its CPU-side span). `(whole report)` is the whole
@@ -29,6 +34,7 @@ A file that cannot be analysed gives a one-line reason and exit status 2.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import shutil
@@ -40,16 +46,16 @@ from fusionlab.analysis import terminal as table
 from fusionlab.analysis.readers import gpu_ops, torch_trace
 from fusionlab.analysis.readers.trace import Chunks, ReportError, Trace
 from fusionlab.analysis.run import fields as F
-from fusionlab.analysis.run import metrics, projection, stream, whole
+from fusionlab.analysis.run import metrics, projection, single_pass, stream, whole
 from fusionlab.analysis.run.run_metrics import load_profile
 
 WINDOWS = {
     "range": "the range's CPU-side start to end (duration_ms, wall_time_per_iter_ms, gpu_busy_fraction, "
-             "idle_*_frac, bound; cpu_ms_per_instance)",
+             "idle_*_frac, gpu_other_work_frac; cpu_ms_per_instance)",
     "projection": "first kernel start to last kernel end of the kernels launched inside the range "
                   "(gpu_proj_*, as nsys nvtx_gpu_proj_sum)",
     "work": "per instance, the range's CPU-side window where its kernels all end inside it, else its projection; "
-            "`window` names which (window_busy_fraction, window_idle_*_frac, window_bound)",
+            "`window` names which (window_busy_fraction, window_idle_*_frac, window_other_work_frac, bound)",
     "activity": "(whole report): each process's first kernel launch call to its last kernel end",
 }
 
@@ -66,38 +72,69 @@ def export_sqlite(rep: str, out: str) -> str:
     return out
 
 
-def analyse(path: str) -> dict:
-    """Every range's metrics under both attributions (module doc), as printed."""
+HTA_NOTE = ("HTA's defaults (--hta): the last ProfilerStep and the work launched from its start on left out, "
+            "as HTA's include_last_profiler_step=False does; kernel wait = gaps up to {:g} us")
+DEFAULT_NOTE = ("kernel wait = gaps up to {:g} us and every ProfilerStep kept; HTA's defaults (30 us, the last step "
+                "left out) differ: --hta uses them")
+
+
+def hta_view(trace: Trace) -> Trace:
+    """A torch.profiler Trace as HTA reads it by default: the ranges and launch calls that
+    start before the last ProfilerStep starts, and the kernels those calls launched."""
+    steps = trace.ranges[trace.ranges["name"] == torch_trace.STEP_RANGE]
+    if len(steps) < 2:
+        return trace
+    cut = int(steps["start"].max())
+    return dataclasses.replace(trace, ranges=trace.ranges[trace.ranges["start"] < cut],
+                               api=trace.api[trace.api["start"] < cut],
+                               kernels=trace.kernels[trace.kernels["launch_start"] < cut])
+
+
+def analyse(path: str, hta: bool = False) -> dict:
+    """Every range's metrics under both attributions (module doc), as printed; hta: with
+    HTA's defaults (hta_view, fields.HTA_KERNEL_WAIT_US)."""
     if not os.path.exists(path):
         raise ReportError(f"{path}: no such file")
     if path.endswith(".nsys-rep"):
         with tempfile.TemporaryDirectory() as d:
             sql = export_sqlite(path, os.path.join(d, "report.sqlite"))
-            return analyse_profile(path, load_profile(sql), sql)
+            return analyse_profile(path, load_profile(sql), sql, hta)
     if path.endswith(".json.gz"):
-        return analyse_profile(path, torch_trace.load(path), path)
-    return analyse_profile(path, load_profile(path), path)
+        return analyse_profile(path, torch_trace.load(path), path, hta)
+    return analyse_profile(path, load_profile(path), path, hta)
 
 
-def analyse_profile(path: str, trace, source: str | None = None) -> dict:
+def analyse_profile(path: str, trace, source: str | None = None, hta: bool = False) -> dict:
     """analyse() of an opened profile (a streamed nsys export or a Trace); source: the
     file its GPU activities are read from (readers.gpu_ops; None: not read)."""
+    wait = F.HTA_KERNEL_WAIT_US if hta else F.KERNEL_WAIT_US
+    cut = None
+    if hta and isinstance(trace, Trace) and trace.backend == "torch":
+        steps = trace.ranges[trace.ranges["name"] == torch_trace.STEP_RANGE]
+        cut = int(steps["start"].max()) if len(steps) > 1 else None
+        trace = hta_view(trace)
     report = Chunks(trace) if isinstance(trace, Trace) else trace
     keys = F.range_keys(report)
-    aug, has_kernels = whole.with_activity(report)
-    targets = keys + ([(whole.WHOLE, None)] if has_kernels else [])
-    tables = [(whole.WHOLE, None, "process")] if has_kernels else []
-    views, kt = stream.views(aug, targets, F.ATTRIBUTIONS, tables)
-    proj = projection.projections(report, keys)
+    ops = None
+    if single_pass.usable(report):
+        views, kt, proj, ops, has_kernels = single_pass.analyse(report, keys, True, wait, ops=bool(source))
+    else:
+        aug, has_kernels = whole.with_activity(report)
+        targets = keys + ([(whole.WHOLE, None)] if has_kernels else [])
+        tables = [(whole.WHOLE, None, "process")] if has_kernels else []
+        views, kt = stream.views(aug, targets, F.ATTRIBUTIONS, tables, wait)
+        proj = projection.projections(report, keys, kernel_wait_us=wait)
     out = {}
     for k in (F.key(n, d) for n, d in keys):
-        out[k] = {a: {**metrics.clean(m), **proj[k][a]} for a, m in views[k].items()}
+        out[k] = {a: one_bound({**metrics.clean(m), **proj[k][a]}) for a, m in views[k].items()}
     doc = {"file": path, "backend": trace.backend, "device": trace.device,
            "tool_version": trace.tool_version, "gpu": trace.gpu,
            "attribution": {"process": "kernels launched by any thread of the range's process while it was open",
                            "same_thread": "kernels launched by the range's own thread (nsys nvtx_gpu_proj_trace)"},
            "ranges": out}
-    notes = []
+    notes = list(getattr(trace, "notes", []))
+    if trace.device == "cuda":
+        notes.append((HTA_NOTE if hta else DEFAULT_NOTE).format(wait))
     if not keys:
         what = "NVTX ranges" if trace.backend == "nsys" else "ProfilerStep markers or record_function annotations"
         notes.append(f"no {what} in this profile: (whole report) covers all of its "
@@ -109,13 +146,26 @@ def analyse_profile(path: str, trace, source: str | None = None) -> dict:
     if has_kernels:
         out[whole.WHOLE] = {"process": {**metrics.clean(views[whole.WHOLE]["process"]), "window": "activity"}}
         doc["whole_report"] = {"top_kernels": whole.top_kernels(kt[(whole.WHOLE, None, "process")])}
-        if source and trace.device == "cuda":
+        if ops is not None:
+            doc["whole_report"].update(ops)
+        elif source and trace.device == "cuda" and not single_pass.usable(report):
             ops = gpu_ops.nsys(source) if trace.backend == "nsys" else torch_trace.gpu_ops(source)
+            if cut is not None:
+                ops = ops[(ops["launch_start"] >= 0) & (ops["launch_start"] < cut)]   # HTA: launched by a kept call
             if len(ops):
-                doc["whole_report"].update(whole.gpu_breakdown(ops))
+                doc["whole_report"].update(whole.gpu_breakdown(ops, wait))
     doc["windows"] = WINDOWS
     doc["notes"] = notes
     return doc
+
+
+def one_bound(m: dict) -> dict:
+    """A range's fields with one verdict: `bound` over the work window that `window` names
+    (projection.fields' window_bound), in place of the CPU window's."""
+    m.pop("bound", None)
+    if "window_bound" in m:
+        m["bound"] = m.pop("window_bound")
+    return m
 
 
 def main_diff(argv) -> int:
@@ -162,21 +212,26 @@ def main(argv=None) -> int:
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="JSON (the default when the output is not a terminal)")
     fmt.add_argument("--csv", action="store_true", help="CSV: one row per range and attribution")
+    p.add_argument("--hta", action="store_true", help="HolisticTraceAnalysis' defaults: the last ProfilerStep left "
+                                                      "out, kernel wait up to 30 us (a note says which)")
     a = p.parse_args(argv)
     mode = "json" if a.json else "csv" if a.csv else "table" if sys.stdout.isatty() else "json"
-    status = 0
-    for i, path in enumerate(a.report):
+    status, docs = 0, []
+    for path in a.report:
         try:
-            doc = analyse(path)
-            if mode == "json":
-                print(json.dumps(doc, indent=2))
-            elif mode == "csv":
-                sys.stdout.write(table.csv(doc, header=i == 0))
-            else:
-                print(table.text(doc))
+            doc = analyse(path, a.hta)
         except ReportError as e:
             print(f"error: {e}", file=sys.stderr)
             status = 2
+            continue
+        if mode == "table":
+            print(table.text(doc))
+        else:
+            docs.append(doc)
+    if mode == "json" and docs:
+        print(json.dumps(docs[0] if len(a.report) == 1 else docs, indent=2))
+    elif mode == "csv" and docs:
+        sys.stdout.write(table.csv(docs))
     return status
 
 

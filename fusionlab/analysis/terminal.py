@@ -35,7 +35,7 @@ def rows(doc: dict) -> list[dict]:
             "CPU ms/inst": m["duration_ms"] / n if n and "duration_ms" in m else None,
             "GPU proj ms/inst": (m.get("gpu_span_per_iter_ms") if whole else m.get("gpu_proj_ms_per_instance")),
             "busy": m.get("gpu_busy_fraction") if whole else m.get("window_busy_fraction"),
-            "bound": m.get("bound") if whole else m.get("window_bound"),
+            "bound": m.get("bound"),
             "window": m.get("window", "-"),
         })
     return out
@@ -84,9 +84,11 @@ def text(doc: dict) -> str:
     return w.getvalue()
 
 
-def csv(doc: dict, header: bool = True) -> str:
-    """One row per range and attribution: file, key, attribution, then every field."""
-    out = [{"file": doc["file"], "key": k, **m} for k, v in doc["ranges"].items() for a, m in v.items()]
+def csv(docs) -> str:
+    """One row per document (one or a list), range and attribution: file, key, then every
+    field; the columns are the union of every row's (empty where a row has no such field)."""
+    docs = [docs] if isinstance(docs, dict) else docs
+    out = [{"file": d["file"], "key": k, **m} for d in docs for k, v in d["ranges"].items() for a, m in v.items()]
     if not out:
         return ""
-    return pd.DataFrame(out).to_csv(index=False, header=header)
+    return pd.DataFrame(out).to_csv(index=False)

@@ -71,6 +71,21 @@ def first_launches(calls: np.ndarray) -> np.ndarray:
     return c[first]
 
 
+def one_per_id(calls: np.ndarray) -> np.ndarray:
+    """The calls (launch_calls' rows) with one per correlation id, the first in file order
+    (calls without an id all kept); in file order."""
+    has = calls[:, 0] != MISSING
+    if not has.any():
+        return calls
+    ids = calls[has, 0]
+    _, first = np.unique(ids, return_index=True)
+    if len(first) == len(ids):
+        return calls
+    keep = ~has
+    keep[np.flatnonzero(has)[first]] = True
+    return calls[keep]
+
+
 def _order(rows: np.ndarray) -> np.ndarray:
     return rows[np.lexsort((rows[:, 2], rows[:, 1], rows[:, 0]))]
 

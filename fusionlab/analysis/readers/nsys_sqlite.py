@@ -40,6 +40,7 @@ from fusionlab.analysis.readers.trace import (API_COLUMNS, CONFIG_COLUMNS, DEVIC
 NVTX_PUSHPOP, NVTX_STARTEND, NVTX_DOMAIN_CREATE = 59, 60, 75
 # CUDA runtime/driver calls that launch GPU work (names carry _v7000, _ptsz, ... suffixes)
 LAUNCH_API = re.compile(r"^cu(da)?(LaunchKernel|LaunchCooperativeKernel|GraphLaunch|LaunchKernelEx)")
+VERSION = re.compile(r"_v\d+$")   # an API name's version suffix (cudaLaunchKernel_v7000)
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 CHUNK = 1 << 14   # rows per streamed chunk (Report.kernel_chunks, launch_chunks)
@@ -136,6 +137,9 @@ def _api(con, strings) -> pd.DataFrame:
     if name == "nameId":
         df["name"] = df["name"].map(strings).fillna("")
     df["is_launch"] = df["name"].str.match(LAUNCH_API)
+    launch = df["is_launch"] & df["correlation"].notna()
+    again = launch & df["correlation"].where(launch).duplicated()
+    df.loc[again, "is_launch"] = False      # one launch per correlation id (Report.launch_chunks)
     return df
 
 
@@ -199,6 +203,26 @@ def _gpu_name(con) -> str | None:
     return None
 
 
+def complete(con, tables: set[str], launch: str | None) -> list[str]:
+    """Notes on an export that holds no GPU activity; ReportError where it holds half of
+    it: launch calls (launch: Report's SQL condition on the runtime table) without a kernel
+    table, or kernels without the runtime table that attributes them."""
+    kernels = KERNEL_TABLE in tables and con.execute(f"SELECT EXISTS (SELECT 1 FROM {KERNEL_TABLE})").fetchone()[0]
+    if RUNTIME_TABLE not in tables:
+        if kernels:
+            raise ReportError(f"kernels but no CUDA runtime table ({RUNTIME_TABLE}): they cannot be attributed to "
+                              "ranges (a partial export?)")
+        return ["no CUDA activity in this report (no kernel or CUDA runtime table: recorded without `-t cuda`, or "
+                "no GPU work ran): every range has its CPU-side duration only"]
+    if KERNEL_TABLE in tables:
+        return []
+    calls = con.execute(f"SELECT count(*) FROM {RUNTIME_TABLE} WHERE {launch}").fetchone()[0] if launch else 0
+    if calls:
+        raise ReportError(f"{calls} kernel launch calls but no kernel table ({KERNEL_TABLE}): a partial export "
+                          "(export the .nsys-rep again)")
+    return []
+
+
 def _unreadable(path: str, e: Exception) -> ReportError:
     return ReportError(f"{path}: unreadable nsys export ({str(e).splitlines()[0]})")
 
@@ -221,7 +245,8 @@ class Report:
                 name, corr = _pick(cols, "nameId", "name"), _pick(cols, "correlationId", "correlation")
                 if not name or not corr:
                     raise ReportError(f"{RUNTIME_TABLE} lacks nameId/correlationId (columns: {sorted(cols)})")
-                self._runtime = {"name": name, "corr": corr, "launch": self._launch_filter(con, name)}
+                launch, twice = self._launch_api(con, name)
+                self._runtime = {"name": name, "corr": corr, "launch": launch, "twice": twice}
             if KERNEL_TABLE in tables:
                 cols = _columns(con, KERNEL_TABLE)
                 name = _pick(cols, "shortName", "demangledName", "mangledName", "name")
@@ -234,6 +259,7 @@ class Report:
                                 "ids": types[name].startswith("INT") and types[full].startswith("INT")}
             has_calls = self._runtime is not None and con.execute(
                 f"SELECT EXISTS (SELECT 1 FROM {RUNTIME_TABLE})").fetchone()[0]
+            self.notes = complete(con, tables, self._runtime and self._runtime["launch"])
             self.device = "cuda" if has_calls else "cpu"
             self.tool_version = meta(con).get("EXPORT_PRODUCT_VERSION")
             self.gpu = _gpu_name(con)
@@ -251,12 +277,22 @@ class Report:
     @staticmethod
     def _launch_filter(con, name: str) -> str:
         """SQL condition on the runtime table: the call launches GPU work (LAUNCH_API)."""
+        return Report._launch_api(con, name)[0]
+
+    @staticmethod
+    def _launch_api(con, name: str) -> tuple[str, bool]:
+        """(_launch_filter's condition, whether the export names one launch call twice: two
+        launch API names that differ only in a version suffix, as nsys 2022.2 writes
+        cudaLaunchKernel and cudaLaunchKernel_v7000 for the same launch)."""
         if name == "nameId":
-            ids = [i for i, v in con.execute("SELECT id, value FROM StringIds") if LAUNCH_API.match(v or "")] \
+            pairs = [(i, v) for i, v in con.execute("SELECT id, value FROM StringIds") if LAUNCH_API.match(v or "")] \
                 if "StringIds" in _tables(con) else []
-            return f"nameId IN ({','.join(map(str, ids))})"
-        names = [v for (v,) in con.execute(f"SELECT DISTINCT name FROM {RUNTIME_TABLE}") if LAUNCH_API.match(v or "")]
-        return "name IN ({})".format(",".join("'" + v.replace("'", "''") + "'" for v in names))
+            cond = f"nameId IN ({','.join(str(i) for i, _ in pairs)})"
+            names = [v for _, v in pairs]
+        else:
+            names = [v for (v,) in con.execute(f"SELECT DISTINCT name FROM {RUNTIME_TABLE}") if LAUNCH_API.match(v or "")]
+            cond = "name IN ({})".format(",".join("'" + v.replace("'", "''") + "'" for v in names))
+        return cond, len({VERSION.sub("", v) for v in names}) < len(set(names))
 
     def _stream(self, setup: list[str], query: str, names: bool, chunk: int | None):
         con = open_report(self.source)
@@ -329,17 +365,21 @@ class Report:
         return self._calls
 
     def launch_chunks(self, chunk: int | None = None):
-        """Every launch call (LAUNCH_API) as int64 arrays of columns start, end, tid, in
-        no particular order, CHUNK rows at a time."""
+        """Every launch (LAUNCH_API calls, the first of each correlation id: one launch
+        written under two API names counts once) as int64 arrays of columns start, end,
+        tid, in no particular order, CHUNK rows at a time."""
         if self._runtime is None:
             return
         if self.columnar:
-            calls, step = self._launch_calls(), chunk or CHUNK
+            calls, step = nsys_arrow.one_per_id(self._launch_calls()), chunk or CHUNK
             for i in range(0, len(calls), step):
                 yield calls[i:i + step, 1:4]
             return
+        r = self._runtime
+        once = (f" AND ({r['corr']} IS NULL OR rowid IN (SELECT min(rowid) FROM {RUNTIME_TABLE} WHERE {r['launch']} "
+                f"GROUP BY {r['corr']}))") if r["twice"] else ""
         yield from self._stream([], f"SELECT start, end, coalesce(globalTid, 0) FROM {RUNTIME_TABLE} "
-                                    f"WHERE {self._runtime['launch']}", False, chunk)
+                                    f"WHERE {r['launch']}{once}", False, chunk)
 
     def strings(self, ids) -> dict[int, str]:
         """The kernel names of name ids from kernel_chunks(names=True) ("" where unknown)."""
@@ -371,6 +411,12 @@ def load(path: str) -> Trace:
     con = open_report(path)
     try:
         strings = _strings(con)
+        tables = _tables(con)
+        if RUNTIME_TABLE in tables:
+            cols = _columns(con, RUNTIME_TABLE)
+            complete(con, tables, Report._launch_filter(con, _pick(cols, "nameId", "name") or "name"))
+        else:
+            complete(con, tables, None)
         ranges = _ranges(con, strings)
         api = _api(con, strings)
         kernels = _kernels(con, strings, api)

@@ -13,6 +13,7 @@ from fusionlab.analysis.readers.trace import CONFIG_COLUMNS, NO_VALUE, RESOURCE_
 from fusionlab.analysis.run import occupancy as occ
 
 KERNEL_WAIT_US = 5.0   # gaps up to this between already-queued kernels are "kernel wait"
+HTA_KERNEL_WAIT_US = 30.0   # HTA's default (get_idle_time_breakdown's consecutive_kernel_delay)
 SHORT_CALL_US = 50.0   # HTA: a short kernel's launch call is at most 50 us
 ATTRIBUTIONS = ("process", "same_thread")
 
@@ -44,13 +45,33 @@ def header(name: str, domain: str | None, attribution: str, instances: int) -> d
     return {"range": name, "domain": domain or "", "attribution": attribution, "instances": int(instances)}
 
 
+NO_GPU_WORK, WAITING = "no GPU work", "waiting on the GPU"
+
+
+def verdict(kernels: int, busy: float, host_wait: float, other_work: float, window: float) -> str:
+    """What bounds a range over a window (times or shares of it): `busy`, the union of its
+    own kernels; `host_wait`, HTA's host wait between them; `other_work`, the time the GPU
+    ran other work of the process (earlier launches, other threads') and none of the
+    range's. Without kernels of its own: WAITING where that other work fills more than half
+    the window, else NO_GPU_WORK. With kernels: WAITING where the other work exceeds both
+    its own busy time and the host wait; else "cpu" where the host wait exceeds the busy
+    time (the GPU ran dry waiting for the host), else "gpu"."""
+    if not kernels:
+        return WAITING if other_work > window / 2 else NO_GPU_WORK
+    if other_work > busy and other_work >= host_wait:
+        return WAITING
+    return "cpu" if host_wait > busy else "gpu"
+
+
 def finish(m: dict, device: str, iters: int, dur: int, a: dict) -> dict:
     """The metrics of analysis.run.metrics' module doc from a range's aggregates `a`
     (integer ns unless named otherwise): kernels, kernel_ns, launches, launch_ns, busy_ns,
     first_start, last_end, kernel_median_ns, kernel_p10_ns, kernel_p90_ns (floats, as
     np.median and np.percentile give them), launch_path (launch_api_us, queue_us,
     launch_delay_us, short_kernel_share; {} without kernels), idle (host_wait, kernel_wait,
-    other, summed over the instances); iters and dur (summed range ns) from the ranges."""
+    other, summed over the instances), other_work_ns (busy_at: the time the GPU ran other
+    work of the process and none of the range's; absent where not known); iters and dur
+    (summed range ns) from the ranges."""
     cuda = device == "cuda"
     n, ktime, na = a["kernels"], a["kernel_ns"], a["launches"]
     api_time = a["launch_ns"] if cuda else None
@@ -79,8 +100,10 @@ def finish(m: dict, device: str, iters: int, dur: int, a: dict) -> dict:
         for k, v in a["idle"].items():
             m[f"idle_{k}_per_iter_ms"] = v / 1e6 / iters
             m[f"idle_{k}_frac"] = v / dur if dur else None
-        if m["gpu_busy_fraction"] is not None and m["idle_host_wait_frac"] is not None:
-            m["bound"] = "cpu" if m["idle_host_wait_frac"] > m["gpu_busy_fraction"] else "gpu"
+        other = a.get("other_work_ns")
+        m["gpu_other_work_frac"] = other / dur if (dur and other is not None) else None
+        if dur:
+            m["bound"] = verdict(n, a["busy_ns"], a["idle"]["host_wait"], other or 0, dur)
     return m
 
 

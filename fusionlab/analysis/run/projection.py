@@ -27,7 +27,12 @@ Fields (summed over instances unless per instance):
   window; window_idle_{host_wait,kernel_wait,other}_frac: analysis.run.metrics' idle
   breakdown over the work windows (a CPU window's gap before its first kernel and its
   tail after the last one count as there; a projection has neither); the four add up to 1.
-- window_bound: "cpu" when window_idle_host_wait_frac > window_busy_fraction, else "gpu".
+- window_other_work_frac: the share of the work windows in which the GPU ran other work of
+  the range's process and none of the range's kernels (analysis.run.busy_at; counted on
+  CPU windows, none in a projection); part of the idle shares, not beside them.
+- window_bound: fields.verdict over the work windows: "gpu", "cpu", "waiting on the GPU"
+  (other work fills the window more than the range's own), or "no GPU work" (no kernels of
+  its own and the GPU mostly idle).
 For a range whose kernels all end inside it, the window fields equal gpu_busy_fraction,
 idle_*_frac and bound of analysis.run.metrics.
 """
@@ -36,6 +41,7 @@ from __future__ import annotations
 import numpy as np
 
 from fusionlab.analysis.readers.trace import Chunks, Trace
+from fusionlab.analysis.run import busy_at
 from fusionlab.analysis.run import fields as F
 from fusionlab.analysis.run import stream
 
@@ -74,7 +80,7 @@ class Projected(stream.Target):
         prev[first] = carry[first]
         gap = np.maximum(sc - prev, 0)
         host = (gap > 0) & (ls[rows] > prev)
-        kwait = (gap > 0) & ~host & (gap <= stream.KERNEL_WAIT_NS)
+        kwait = (gap > 0) & ~host & (gap <= self.kernel_wait_ns)
         cat = np.where(host, 0, np.where(kwait, 1, 2))
         np.add.at(v.lead, (g[lead], cat[lead]), gap[lead])
         np.add.at(v.inner, (g[~lead], cat[~lead]), gap[~lead])
@@ -110,12 +116,16 @@ class Projected(stream.Target):
                "window_busy_fraction": int(v.ibusy.sum()) / window if window else None}
         for k, x in zip(CATS, idle.tolist()):
             out[f"window_idle_{k}_frac"] = x / window if window else None
+        other = None
+        if self.occupied is not None:     # known over CPU windows only: a projection adds none
+            other = int(np.where(out_, 0, self.occupied - v.ibusy).sum())
+            out["window_other_work_frac"] = other / window if window else None
         if window:
-            out["window_bound"] = "cpu" if out["window_idle_host_wait_frac"] > out["window_busy_fraction"] else "gpu"
+            out["window_bound"] = F.verdict(int(v.count.sum()), int(v.ibusy.sum()), int(idle[0]), other or 0, window)
         return out
 
 
-def projections(report, targets, attributions=F.ATTRIBUTIONS) -> dict:
+def projections(report, targets, attributions=F.ATTRIBUTIONS, kernel_wait_us: float = F.KERNEL_WAIT_US) -> dict:
     """{key: {attribution: fields}} for ranges `targets` ((name, domain) pairs) of a
     streamed nsys export or a Trace, in one pass over its kernels. A range without
     instances gets {}; on a CPU profile (no GPU) every range gets {}."""
@@ -126,9 +136,15 @@ def projections(report, targets, attributions=F.ATTRIBUTIONS) -> dict:
         rs = F.instances(report, name, domain)
         if len(rs) and report.device == "cuda":
             live[(name, domain)] = Projected(rs, attributions)
+            live[(name, domain)].kernel_wait_ns = kernel_wait_us * 1e3
     if live:
+        occupied = busy_at.BusyAt(stream._queries(live.values()))
         for c in report.kernel_chunks():
             for t in live.values():
                 t.kernels(c)
+            occupied.kernels(c)
+        occupied.finish()
+        for t in live.values():
+            t.occupied = occupied.between(t.pid, t.lo, t.hi)
     return {F.key(n, d): ({a: live[(n, d)].fields(a) for a in attributions} if (n, d) in live
                           else {a: {} for a in attributions}) for n, d in targets}

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from fusionlab.analysis.readers.trace import CONFIG_COLUMNS, Chunks, Trace
+from fusionlab.analysis.run import busy_at
 from fusionlab.analysis.run import fields as F
 from fusionlab.core import ranges as R
 
@@ -155,6 +156,8 @@ class Target:
         self.layers = [(self.lo[idx], np.asarray(idx, dtype=np.int64)) for idx in layers]
         self.window = (int(self.lo.min()), int(self.hi.max()))   # no call outside it matches
         self.views = {a: View(self.lo, a in table_attributions, rows) for a in set(attributions) | set(table_attributions)}
+        self.kernel_wait_ns = KERNEL_WAIT_NS   # the idle breakdown's kernel-wait threshold
+        self.occupied = None    # per instance, the time its process's kernels ran in it (busy_at), once known
 
     def match(self, start, end, tid):
         """Per layer: (instance of each row, rows in it by the process rule, by the thread rule)."""
@@ -203,7 +206,7 @@ class Target:
         o = np.argsort(inst, kind="stable")
         rows, g = rows[o], inst[o]
         lo, hi = self.lo[g], self.hi[g]
-        sc, ec = np.maximum(s[rows], lo), np.minimum(e[rows], hi)
+        sc, ec = np.clip(s[rows], lo, hi), np.minimum(e[rows], hi)   # a kernel starting after the end: none of it
         carry = v.carry[g]
         first = np.r_[True, g[1:] != g[:-1]]
         inc = _segmented_cummax(np.maximum(ec, carry), first)   # max(carry, ends up to this one)
@@ -213,7 +216,7 @@ class Target:
         gap = sc - prev
         pos = gap > 0
         host = pos & (ls[rows] > prev)
-        kwait = pos & ~host & (gap <= KERNEL_WAIT_NS)
+        kwait = pos & ~host & (gap <= self.kernel_wait_ns)
         v.idle["host_wait"] += int(gap[host].sum())
         v.idle["kernel_wait"] += int(gap[kwait].sum())
         v.idle["other"] += int(gap[pos & ~host & ~kwait].sum())
@@ -250,7 +253,8 @@ class Target:
         return {"kernels": n, "kernel_ns": v.kernel_ns, "launches": v.launches, "launch_ns": v.launch_ns,
                 "busy_ns": v.busy, "first_start": v.first_start, "last_end": v.last_end,
                 "kernel_median_ns": median(v.kdur), "kernel_p10_ns": percentile(v.kdur, 10),
-                "kernel_p90_ns": percentile(v.kdur, 90), "launch_path": path, "idle": idle}
+                "kernel_p90_ns": percentile(v.kdur, 90), "launch_path": path, "idle": idle,
+                **({"other_work_ns": int(self.occupied.sum()) - v.busy} if self.occupied is not None else {})}
 
 
 def _segmented_cummax(x: np.ndarray, first: np.ndarray) -> np.ndarray:
@@ -295,7 +299,13 @@ class KernelTable:
         self.seen += len(full)
         if self.rows is not None:
             self.rows.append((full, dur))
-        p = np.concatenate([self.pairs, np.stack([full, dur, np.ones_like(dur)], axis=1)])
+        if len(dur) and int(full.min()) >= 0 and int(full.max()) < 1 << 31 and int(dur.min()) >= 0 \
+                and int(dur.max()) < 1 << 32:     # count the chunk's distinct pairs first
+            k, n = np.unique((full << 32) | dur, return_counts=True)
+            new = np.column_stack([k >> 32, k & 0xFFFFFFFF, n])
+        else:
+            new = np.stack([full, dur, np.ones_like(dur)], axis=1)
+        p = np.concatenate([self.pairs, new])
         o = np.lexsort((p[:, 1], p[:, 0]))
         p = p[o]
         first = np.flatnonzero(np.r_[True, (p[1:, 0] != p[:-1, 0]) | (p[1:, 1] != p[:-1, 1])])
@@ -366,6 +376,14 @@ def iterations(ranges: pd.DataFrame, rs: pd.DataFrame, name: str) -> int:
     return total or len(rs)
 
 
+def _queries(targets) -> dict:
+    """busy_at's query instants: every instance's start and end, per process."""
+    pid = np.concatenate([t.pid for t in targets])
+    at = np.concatenate([np.r_[t.lo, t.hi] for t in targets])
+    both = np.concatenate([t.pid for t in targets for _ in (0, 1)]) if len(pid) else pid
+    return {p: at[both == p] for p in np.unique(both).tolist()}
+
+
 def _both(background, foreground) -> None:
     """Run two passes at once: SQLite sorts and scans with the GIL released, so the launch
     calls' pass (which touches only the launch sums) overlaps the kernels' sort."""
@@ -387,10 +405,10 @@ def _both(background, foreground) -> None:
         raise failed[0]
 
 
-def views(report, targets, attributions, tables=()) -> tuple[dict, dict]:
+def views(report, targets, attributions, tables=(), kernel_wait_us: float = F.KERNEL_WAIT_US) -> tuple[dict, dict]:
     """metrics.views over a streamed nsys export (nsys_sqlite.Report) or a Trace: every
     target, every attribution and every kernel table from one pass over its kernels and
-    one over its launch calls."""
+    one over its launch calls; kernel_wait_us: the idle breakdown's kernel-wait threshold."""
     if isinstance(report, Trace):
         report = Chunks(report)
     plan = {}
@@ -404,18 +422,28 @@ def views(report, targets, attributions, tables=()) -> tuple[dict, dict]:
         plan[(name, domain)][2].add(a)
     rows = getattr(report, "in_memory", False)
     live = {k: Target(rs, views_, tabs, rows) for k, (rs, views_, tabs) in plan.items() if len(rs)}
+    for t in live.values():
+        t.kernel_wait_ns = kernel_wait_us * 1e3
+    occupied = busy_at.BusyAt(_queries(live.values())) if live and report.device == "cuda" else None
     if live:
         def launch_pass():
             return [t.launches(c) for c in report.launch_chunks() for t in live.values()]
 
         def kernel_pass():
-            return [t.kernels(c) for c in report.kernel_chunks(names=bool(tables), config=bool(tables))
-                    for t in live.values()]
+            for c in report.kernel_chunks(names=bool(tables), config=bool(tables)):
+                for t in live.values():
+                    t.kernels(c)
+                if occupied is not None:
+                    occupied.kernels(c)
         if getattr(report, "columnar", False):     # both read one array of launch calls: in turn
             launch_pass()
             kernel_pass()
         else:
             _both(launch_pass, kernel_pass)
+    if occupied is not None:
+        occupied.finish()
+        for t in live.values():
+            t.occupied = occupied.between(t.pid, t.lo, t.hi)
     out, kt = {}, {}
     ids = set()
     for t in live.values():

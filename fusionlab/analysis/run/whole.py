@@ -13,7 +13,9 @@
   consecutive activities of the stream is host wait when the next activity's CUDA call
   started after the previous one ended, kernel wait when not and the gap is at most
   fields.KERNEL_WAIT_US, other otherwise.
-- top_kernels(table): the kernels with the most GPU time, from the kernel table.
+- top_kernels(table): the kernels with the most GPU time, from the kernel table, each by
+  its short name, or its full (demangled) name where kernels of different full names share
+  the short one (eager's vectorized_elementwise_kernel).
 """
 from __future__ import annotations
 
@@ -64,6 +66,8 @@ def top_kernels(table: pd.DataFrame, n: int = TOP) -> list[dict]:
     if table is None or table.empty:
         return []
     total = float(table["total_us"].sum())
+    shared = table.groupby("name")["full_name"].transform("nunique") > 1   # a short name several kernels carry
+    table = table.assign(name=table["name"].where(~shared, table["full_name"]))
     t = table.sort_values("total_us", ascending=False, kind="stable").head(n)
     return [{"name": r.name, "calls": int(r.calls), "total_ms": float(r.total_us) / 1e3,
              "share": float(r.total_us) / total if total else None, "median_us": float(r.median_us)}
@@ -79,7 +83,7 @@ def _union(start: np.ndarray, end: np.ndarray) -> int:
     return int(np.maximum(0, end - np.maximum(start, prev)).sum())
 
 
-def gpu_breakdown(ops: pd.DataFrame) -> dict:
+def gpu_breakdown(ops: pd.DataFrame, kernel_wait_us: float = F.KERNEL_WAIT_US) -> dict:
     """{"devices": [...], "streams": [...]} of the module doc (times in ms)."""
     devices, streams = [], []
     for dev, d in ops.groupby("device", sort=True):
@@ -100,7 +104,7 @@ def gpu_breakdown(ops: pd.DataFrame) -> dict:
         prev = e[:-1]
         gap = s[1:] - prev
         host = ls[1:] > prev
-        kwait = ~host & (gap <= F.KERNEL_WAIT_US * 1e3)
+        kwait = ~host & (gap <= kernel_wait_us * 1e3)
         idle = {"host_wait": int(gap[host].sum()), "kernel_wait": int(gap[kwait].sum()),
                 "other": int(gap[~host & ~kwait].sum())}
         total = sum(idle.values())

@@ -1,0 +1,199 @@
+"""Columnar reads of an nsys SQLite export for the single pass of analysis.run.single_pass
+(ADBC's SQLite driver, nsys_arrow): the runtime table read once, the kernel table twice
+(its end and correlation id, then the columns the pass needs in start order), the memory
+copies and memsets once in start order.
+
+- usable(report): the export can be read this way (nsys_sqlite.Report with the columnar
+  reader, kernel names stored as string ids).
+- Calls(report): every runtime call, as column arrays: the first launch call (LAUNCH_API)
+  of each correlation id sorted by id (join: id, start, end, tid; trace.join_launches'
+  rule), the launch calls without an id (loose), and per id the start of its first call
+  of any name where that is not its first launch call (readers.gpu_ops' launch_start).
+  Memory: 32 bytes per launch call, 16 per other call.
+- kernel_ends(report): (end, correlation id) of every kernel, in file order, in batches.
+- kernel_rows(report): every kernel as rows start, end, correlation id, short name id,
+  full name id, device, stream, ordered by (start, end, rowid), in batches.
+- memops(report): every memory copy and memset as rows start, end, device, stream,
+  correlation id, kind (1 memcpy, 2 memset), ordered by (start, end, kind, rowid).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from fusionlab.analysis.readers import nsys_arrow
+from fusionlab.analysis.readers import nsys_sqlite as N
+
+MISSING = nsys_arrow.MISSING
+CHUNK = 1 << 16
+MEMOPS = (("CUPTI_ACTIVITY_KIND_MEMCPY", 1), ("CUPTI_ACTIVITY_KIND_MEMSET", 2))
+KERNEL_NAME = ("shortName", "demangledName", "name")    # readers.gpu_ops' kernel name
+
+
+def usable(report) -> bool:
+    return (isinstance(report, N.Report) and report.columnar and report._kernel is not None
+            and report._runtime is not None and report._kernel["ids"])
+
+
+def _one(report, sql: str):
+    con = N.open_report(report.source)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def _sort_columns(cols: list[np.ndarray]) -> list[np.ndarray]:
+    """The columns ordered by the first (stable), one column copied at a time."""
+    key = cols[0]
+    if len(key) < 2 or (key[1:] >= key[:-1]).all():
+        return cols
+    o = np.argsort(key, kind="stable")
+    return [c[o] for c in cols]
+
+
+def _first(cols: list[np.ndarray]) -> list[np.ndarray]:
+    """Rows of id-sorted columns that are the first of their id."""
+    key = cols[0]
+    if len(key) < 2:
+        return cols
+    first = np.empty(len(key), bool)
+    first[0] = True
+    np.not_equal(key[1:], key[:-1], out=first[1:])
+    return cols if first.all() else [c[first] for c in cols]
+
+
+class Calls:
+    """The runtime table of an nsys export (module doc)."""
+
+    def __init__(self, report):
+        r = report._runtime
+        n = _one(report, f"SELECT count(*) FROM {N.RUNTIME_TABLE}")[0][0]
+        lc = [np.empty(n, np.int64) for _ in range(4)]     # corr, start, end, tid of the launch calls
+        other = [[], []]                                           # corr, start of the other calls with an id
+        i = 0
+        q = (f"SELECT coalesce({r['corr']}, {MISSING}), start, end, coalesce(globalTid, 0), ({r['launch']}) "
+             f"FROM {N.RUNTIME_TABLE} ORDER BY rowid")
+        for b in nsys_arrow._batches(report.source, q, CHUNK):
+            is_launch = b[:, 4] != 0
+            k = int(is_launch.sum())
+            for j in range(4):
+                lc[j][i:i + k] = b[is_launch, j]
+            i += k
+            o = b[~is_launch & (b[:, 0] != MISSING)]
+            other[0].append(o[:, 0])
+            other[1].append(o[:, 1])
+        for c in lc:
+            c.resize(i, refcheck=False)      # in place: the rows of the other calls given back
+        missing = lc[0] == MISSING
+        self.loose = np.column_stack([c[missing] for c in lc[1:]]) if missing.any() else np.empty((0, 3), np.int64)
+        if missing.any():
+            lc = [c[~missing] for c in lc]
+        self.join = _first(_sort_columns(lc))
+        oc = np.concatenate(other[0]) if other[0] else np.empty(0, np.int64)
+        os_ = np.concatenate(other[1]) if other[1] else np.empty(0, np.int64)
+        oc, os_ = _first(_sort_columns([oc, os_]))
+        ids = self.join[0]
+        both = oc[ids[np.minimum(np.searchsorted(ids, oc), len(ids) - 1)] == oc] if len(ids) else oc[:0]
+        if len(both):      # an id with a launch call and another call: the first of either, in file order
+            first = {}
+            for m in range(0, len(both), 500):
+                part = ",".join(str(int(x)) for x in both[m:m + 500])
+                for c, s in _one(report, f"SELECT {r['corr']}, start FROM {N.RUNTIME_TABLE} "
+                                         f"WHERE {r['corr']} IN ({part}) ORDER BY rowid"):
+                    first.setdefault(c, s)
+            at = np.searchsorted(oc, both)
+            os_[at] = [first[int(c)] for c in both]
+        self.other = (oc, os_)
+
+    def launches(self, chunk: int = CHUNK):
+        """Every launch (one per correlation id, and those without one) as rows start, end,
+        tid, in no particular order."""
+        corr, s, e, t = self.join
+        for i in range(0, len(corr), chunk):
+            yield np.column_stack([s[i:i + chunk], e[i:i + chunk], t[i:i + chunk]])
+        if len(self.loose):
+            yield self.loose
+
+    def launch_of(self, corr: np.ndarray):
+        """(hit, start, end, tid) of each id's launch call (join)."""
+        ids = self.join[0]
+        if not len(ids):
+            z = np.zeros(len(corr), np.int64)
+            return np.zeros(len(corr), bool), z, z, z
+        i = np.minimum(np.searchsorted(ids, corr), len(ids) - 1)
+        hit = ids[i] == corr
+        return hit, self.join[1][i], self.join[2][i], self.join[3][i]
+
+    def first_call(self, corr: np.ndarray, hit: np.ndarray | None = None, ls: np.ndarray | None = None) -> np.ndarray:
+        """The start of each id's first call of any name, -1 where none (readers.gpu_ops);
+        hit, ls: launch_of's answer for the same ids, where known."""
+        if hit is None:
+            hit, ls, _, _ = self.launch_of(corr)
+        out = np.where(hit, ls, -1)
+        oc, os_ = self.other
+        if len(oc):
+            i = np.minimum(np.searchsorted(oc, corr), len(oc) - 1)
+            there = oc[i] == corr
+            out = np.where(there, os_[i], out)
+        out[corr == MISSING] = -1
+        return out
+
+
+def kernel_ends(report):
+    k = report._kernel
+    yield from nsys_arrow._batches(report.source, f"SELECT end, coalesce({k['corr']}, {MISSING}) "
+                                                  f"FROM {N.KERNEL_TABLE}", CHUNK)
+
+
+def _kernel_columns(report) -> dict:
+    con = N.open_report(report.source)
+    try:
+        cols = N._columns(con, N.KERNEL_TABLE)
+        top = con.execute("SELECT min(id), max(id) FROM StringIds").fetchone() if "StringIds" in N._tables(con) \
+            else (None, None)
+    finally:
+        con.close()
+    return {"cols": cols, "packed": top[0] is not None and top[0] >= 0 and top[1] < (1 << 31)}
+
+
+def kernel_name_column(report) -> str | None:
+    """readers.gpu_ops' kernel name column (where it is the short name the pass reads)."""
+    return N._pick(_kernel_columns(report)["cols"], *KERNEL_NAME)
+
+
+def kernel_rows(report, chunk: int = CHUNK):
+    k = report._kernel
+    info = _kernel_columns(report)
+    cols = info["cols"]
+    dev = "k.deviceId" if "deviceId" in cols else "0"
+    stream = "k.streamId" if "streamId" in cols else "0"
+    names = f"(k.{k['name']} << 31) | k.{k['full']}" if info["packed"] else f"k.{k['name']}, k.{k['full']}"
+    q = (f"SELECT k.start, k.end, coalesce(k.{k['corr']}, {MISSING}), {names}, {dev}, {stream} "
+         f"FROM {N.KERNEL_TABLE} k ORDER BY k.start, k.end, k.rowid")
+    for b in nsys_arrow._batches(report.source, q, chunk):
+        if info["packed"]:
+            p = b[:, 3]
+            b = np.column_stack([b[:, :3], p >> 31, p & ((1 << 31) - 1), b[:, 4:]])
+        yield b
+
+
+def memops(report, chunk: int = CHUNK):
+    con = N.open_report(report.source)
+    try:
+        tables = N._tables(con)
+        parts = []
+        for table, kind in MEMOPS:
+            if table not in tables:
+                continue
+            cols = N._columns(con, table)
+            corr = N._pick(cols, "correlationId", "correlation")
+            parts.append(f"SELECT start, end, {'deviceId' if 'deviceId' in cols else '0'} AS d, "
+                         f"{'streamId' if 'streamId' in cols else '0'} AS st, "
+                         f"{f'coalesce({corr}, {MISSING})' if corr else MISSING} AS c, {kind} AS kind, rowid AS r "
+                         f"FROM {table}")
+    finally:
+        con.close()
+    if not parts:
+        return
+    q = f"SELECT start, end, d, st, c, kind FROM ({' UNION ALL '.join(parts)}) ORDER BY start, end, kind, r"
+    yield from nsys_arrow._batches(report.source, q, chunk)

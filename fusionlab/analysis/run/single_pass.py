@@ -1,0 +1,318 @@
+"""Everything `python -m fusionlab.analysis` computes over an nsys export's kernels, in one
+pass over them in start order (readers.nsys_pass), memory bounded by the report's
+structure (its ranges, kernel names and streams) and its launch calls (32 bytes each):
+
+- the (whole report) ranges (whole.with_activity's: per process, first kernel launch
+  call to last kernel end) from a first read of the kernels' ends and correlation ids;
+- every range's metrics and the whole report's kernel table (stream.views), its GPU
+  projection and work-window fields (projection.projections), and the time the process's
+  GPU work ran in each instance (busy_at), from the same chunks of joined kernels;
+- the whole report's per-device and per-stream breakdowns (whole.gpu_breakdown) over
+  every kernel (joined or not) merged with the memory copies and memsets in start order.
+
+analyse(report, keys, wait_us) returns what the separate passes return, value for value;
+usable(report) says whether the export can be read so (else the caller uses them).
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from fusionlab.analysis.readers import nsys_arrow
+from fusionlab.analysis.readers import nsys_pass as P
+from fusionlab.analysis.readers import nsys_sqlite as N
+from fusionlab.analysis.run import busy_at, projection, stream, whole
+from fusionlab.analysis.run import fields as F
+
+NCCL = re.compile("nccl", re.IGNORECASE)    # whole.gpu_breakdown: NCCL kernels are not compute
+
+
+def usable(report) -> bool:
+    return P.usable(report) and P.kernel_name_column(report) == report._kernel["name"]
+
+
+def _whole_ranges(report, calls: P.Calls):
+    """with_activity's (profile with the WHOLE ranges, whether it has a kernel)."""
+    best: dict[int, list] = {}
+    for b in P.kernel_ends(report):
+        hit, ls, _, tid = calls.launch_of(b[:, 1])
+        if not hit.any():
+            continue
+        e, ls, tid = b[hit, 0], ls[hit], tid[hit]
+        pid = (tid >> stream.PID_SHIFT) & stream.PID_MASK
+        for p in np.unique(pid).tolist():
+            m = pid == p
+            i = int(np.argmin(np.where(m, ls, np.iinfo(np.int64).max)))
+            b_ = best.setdefault(p, [int(ls[i]), int(e[m].max()), int(tid[i])])
+            if int(ls[i]) < b_[0]:
+                b_[0], b_[2] = int(ls[i]), int(tid[i])
+            b_[1] = max(b_[1], int(e[m].max()))
+    extra = pd.DataFrame([(whole.WHOLE, "", s, e, t) for s, e, t in best.values()], columns=report.ranges.columns)
+    ranges = pd.concat([report.ranges, extra], ignore_index=True) if len(extra) else report.ranges
+    return whole._WithRanges(report, ranges.astype({"start": "int64", "end": "int64", "tid": "int64"})), bool(best)
+
+
+class Breakdown:
+    """whole.gpu_breakdown over GPU activities fed in (start, end, kind, rowid) order."""
+
+    def __init__(self, kernel_wait_us: float):
+        self.wait_ns = kernel_wait_us * 1e3
+        self.dev: dict[int, list] = {}      # ops, kernels, first start, last end, run, busy, compute run, compute
+        self.st: dict[tuple, list] = {}     # ops, kernels, kernel ns, first start, last end, prev end, host, kwait, other
+
+    @staticmethod
+    def _union(s, e, run0):
+        run = np.maximum.accumulate(np.maximum(e, run0))
+        prev = np.empty_like(run)
+        prev[0], prev[1:] = run0, run[:-1]
+        return int(np.maximum(0, e - np.maximum(s, prev)).sum()), int(run[-1])
+
+    def add(self, s, e, dev, st, ls, kernel, compute) -> None:
+        for d in np.unique(dev).tolist():
+            m = dev == d
+            ds, de = s[m], e[m]
+            a = self.dev.setdefault(d, [0, 0, int(ds[0]), int(de.max()), busy_at.NONE, 0, busy_at.NONE, 0])
+            a[0] += len(ds)
+            a[1] += int(kernel[m].sum())
+            a[2], a[3] = min(a[2], int(ds.min())), max(a[3], int(de.max()))
+            u, a[4] = self._union(ds, de, a[4])
+            a[5] += u
+            c = compute[m]
+            if c.any():
+                u, a[6] = self._union(ds[c], de[c], a[6])
+                a[7] += u
+        key = dev * (1 << 32) + st if (dev.max(initial=0) < (1 << 30) and st.min(initial=0) >= 0
+                                       and st.max(initial=0) < (1 << 32) and dev.min(initial=0) >= 0) else None
+        pairs = {(int(a), int(b)) for a, b in zip(dev.tolist(), st.tolist())} if key is None else \
+            {(int(k) >> 32, int(k) & 0xFFFFFFFF) for k in np.unique(key).tolist()}
+        for d, t in pairs:
+            m = (key == (d << 32) + t) if key is not None else (dev == d) & (st == t)
+            ss, se, sl, k = s[m], e[m], ls[m], kernel[m]
+            a = self.st.setdefault((d, t), [0, 0, 0, int(ss.min()), int(se.max()), None, 0, 0, 0])
+            a[0] += len(ss)
+            a[1] += int(k.sum())
+            a[2] += int((se - ss)[k].sum())
+            a[3], a[4] = min(a[3], int(ss.min())), max(a[4], int(se.max()))
+            prev = np.empty_like(se)
+            prev[1:] = se[:-1]
+            if a[5] is None:
+                ss, sl, prev = ss[1:], sl[1:], prev[1:]
+            else:
+                prev[0] = a[5]
+            a[5] = int(se[-1])
+            gap = ss - prev
+            host = sl > prev
+            kwait = ~host & (gap <= self.wait_ns)
+            a[6] += int(gap[host].sum())
+            a[7] += int(gap[kwait].sum())
+            a[8] += int(gap[~host & ~kwait].sum())
+
+    def result(self) -> dict:
+        devices, streams = [], []
+        for d in sorted(self.dev):
+            ops, kernels, first, last, _, busy, _, compute = self.dev[d]
+            span = last - first
+            devices.append({"device": int(d), "gpu_ops": ops, "kernels": kernels,
+                            "span_ms": span / 1e6, "busy_ms": busy / 1e6,
+                            "idle_frac": (span - busy) / span if span else None,
+                            "compute_frac": compute / span if span else None,
+                            "non_compute_frac": (busy - compute) / span if span else None})
+        for (d, t) in sorted(self.st):
+            ops, kernels, kns, first, last, _, host, kwait, other = self.st[(d, t)]
+            idle = {"host_wait": host, "kernel_wait": kwait, "other": other}
+            total = sum(idle.values())
+            row = {"device": int(d), "stream": int(t), "gpu_ops": ops, "kernels": kernels,
+                   "kernel_time_ms": kns / 1e6, "span_ms": (last - first) / 1e6, "idle_ms": total / 1e6}
+            for k, v in idle.items():
+                row[f"idle_{k}_ms"] = v / 1e6
+                row[f"idle_{k}_ratio"] = v / total if total else None
+            streams.append(row)
+        return {"devices": devices, "streams": streams}
+
+
+class Both(projection.Projected):
+    """stream.Target and projection.Projected of one range in one: the instances matched
+    once per chunk, each timeline with its own running end (stream's clipped to the range
+    end, the projection's not)."""
+
+    def __init__(self, rs, attributions, table_attributions):
+        stream.Target.__init__(self, rs, attributions, table_attributions)
+        n = len(self.lo)
+        for v in self.views.values():
+            v.first = np.full(n, np.iinfo(np.int64).max)
+            v.last = np.full(n, projection.NONE_END)
+            v.count = np.zeros(n, np.int64)
+            v.ibusy = np.zeros(n, np.int64)
+            v.inner = np.zeros((n, 3), np.int64)
+            v.lead = np.zeros((n, 3), np.int64)
+            v.pcarry = self.lo.copy()
+
+    def timeline(self, v, rows, inst, s, e, ls) -> None:
+        stream.Target.timeline(self, v, rows, inst, s, e, ls)
+        v.carry, v.pcarry = v.pcarry, v.carry
+        try:
+            projection.Projected.timeline(self, v, rows, inst, s, e, ls)
+        finally:
+            v.carry, v.pcarry = v.pcarry, v.carry
+
+    def fields(self, a: str) -> dict:
+        v = self.views[a]
+        v.carry, v.pcarry = v.pcarry, v.carry
+        try:
+            return projection.Projected.fields(self, a)
+        finally:
+            v.carry, v.pcarry = v.pcarry, v.carry
+
+    aggregates = stream.Target.aggregates
+
+
+def _nccl_ids(report) -> np.ndarray:
+    con = N.open_report(report.source)
+    try:
+        rows = con.execute("SELECT id, value FROM StringIds WHERE value LIKE '%nccl%'").fetchall() \
+            if "StringIds" in N._tables(con) else []
+    finally:
+        con.close()
+    return np.array(sorted(i for i, v in rows if v and NCCL.search(v)), np.int64)
+
+
+class _Merge:
+    """Kernels (start, end, rowid order) and memops (start, end, kind, rowid order) fed to a
+    Breakdown in (start, end, kind, rowid) order, a batch at a time."""
+
+    def __init__(self, out: Breakdown, memops, calls: P.Calls):
+        self.out, self.calls = out, calls
+        self.mem = iter(memops)
+        self.buf = np.empty((0, 6), np.int64)
+        self.done = False
+        self.held = None
+
+    def _memops_before(self, bound):
+        while not self.done and (not len(self.buf) or bound is None or self.buf[-1, 0] < bound):
+            nxt = next(self.mem, None)
+            if nxt is None:
+                self.done = True
+                break
+            self.buf = np.concatenate([self.buf, nxt])
+        n = len(self.buf) if bound is None else int(np.searchsorted(self.buf[:, 0], bound, side="left"))
+        out, self.buf = self.buf[:n], self.buf[n:]
+        return out
+
+    def kernels(self, rows, bound_last: bool = True) -> None:
+        """rows: start, end, device, stream, launch_start, compute (all kernels of a batch)."""
+        if self.held is not None:
+            rows = np.concatenate([self.held, rows])
+        bound = None
+        if bound_last and len(rows):
+            bound = int(rows[-1, 0])
+            tail = rows[:, 0] == bound
+            self.held, rows = rows[tail], rows[~tail]
+        else:
+            self.held = None
+        m = self._memops_before(bound)
+        if not len(rows) and not len(m):
+            return
+        ls = self.calls.first_call(m[:, 4]) if len(m) else np.empty(0, np.int64)
+        s = np.concatenate([rows[:, 0], m[:, 0]])
+        e = np.concatenate([rows[:, 1], m[:, 1]])
+        kind = np.concatenate([np.zeros(len(rows), np.int64), m[:, 5]])
+        o = np.lexsort((kind, e, s))
+        dev = np.concatenate([rows[:, 2], m[:, 2]])[o]
+        st = np.concatenate([rows[:, 3], m[:, 3]])[o]
+        lsa = np.concatenate([rows[:, 4], ls])[o]
+        comp = np.concatenate([rows[:, 5].astype(bool), np.zeros(len(m), bool)])[o]
+        self.out.add(s[o], e[o], dev, st, lsa, kind[o] == 0, comp)
+
+    def finish(self) -> None:
+        self.kernels(np.empty((0, 6), np.int64), bound_last=False)
+
+
+def analyse(report, keys, tables: bool, wait_us: float, ops: bool = True):
+    """(views, kernel tables, projections, breakdown or None, has_kernels): stream.views over
+    keys + WHOLE (the WHOLE kernel table where tables), projection.projections over keys,
+    and whole.gpu_breakdown (where ops), from one pass (module doc)."""
+    calls = P.Calls(report)
+    aug, has_kernels = _whole_ranges(report, calls)
+    targets = list(keys) + ([(whole.WHOLE, None)] if has_kernels else [])
+    tabs = [(whole.WHOLE, None, "process")] if (has_kernels and tables) else []
+    plan = {}
+    for name, domain in targets:
+        plan[(name, domain)] = [F.instances(aug, name, domain), set(F.ATTRIBUTIONS), set()]
+    for name, domain, a in tabs:
+        plan[(name, domain)][2].add(a)
+    cuda = report.device == "cuda"
+    ranges = set(keys) if cuda else set()       # projections: the ranges of a GPU profile
+    live = {k: (Both if k in ranges else stream.Target)(rs, v, t) for k, (rs, v, t) in plan.items() if len(rs)}
+    for t in live.values():
+        t.kernel_wait_ns = wait_us * 1e3
+    proj = {k: t for k, t in live.items() if isinstance(t, Both)}
+    everyone = list(live.values())
+    occupied = busy_at.BusyAt(stream._queries(everyone)) if everyone and cuda else None
+    for c in calls.launches():
+        for t in live.values():
+            t.launches(c)
+    breakdown = Breakdown(wait_us) if ops and cuda else None
+    merge = _Merge(breakdown, P.memops(report), calls) if breakdown is not None else None
+    nccl = _nccl_ids(report) if breakdown is not None else None
+    carry = None
+    for b in P.kernel_rows(report):
+        hit, ls, le, tid = calls.launch_of(b[:, 2])
+        if merge is not None:
+            merge.kernels(np.column_stack([b[:, 0], b[:, 1], b[:, 5], b[:, 6], calls.first_call(b[:, 2], hit, ls),
+                                           ~np.isin(b[:, 3], nccl)]))
+        rows = np.column_stack([b[hit, 0], b[hit, 1], ls[hit], le[hit], tid[hit], b[hit, 3], b[hit, 4]])
+        if carry is not None:
+            rows = np.concatenate([carry, rows])
+        if not len(rows):
+            continue
+        tail = (rows[:, 0] == rows[-1, 0]) & (rows[:, 1] == rows[-1, 1])   # nsys_arrow.joined_kernels' order
+        carry, rows = rows[tail], rows[~tail]
+        if len(rows):
+            _feed(nsys_arrow._order(rows), live, proj, occupied)
+    if carry is not None and len(carry):
+        _feed(nsys_arrow._order(carry), live, proj, occupied)
+    if merge is not None:
+        merge.finish()
+    if occupied is not None:
+        occupied.finish()
+        for t in everyone:
+            t.occupied = occupied.between(t.pid, t.lo, t.hi)
+    views, kt = _views(report, aug, keys, targets, tabs, plan, live)
+    projections = {F.key(n, d): ({a: proj[(n, d)].fields(a) for a in F.ATTRIBUTIONS} if (n, d) in proj
+                                 else {a: {} for a in F.ATTRIBUTIONS}) for n, d in keys}
+    return views, kt, projections, (breakdown.result() if breakdown is not None and breakdown.dev else None), \
+        has_kernels
+
+
+def _feed(c, live, proj, occupied) -> None:
+    c = np.asfortranarray(c)        # each column contiguous: the targets work column by column
+    for t in live.values():
+        t.kernels(c)
+    if occupied is not None:
+        occupied.kernels(c)
+
+
+def _views(report, aug, keys, targets, tabs, plan, live):
+    """stream.views' answer from the fed targets."""
+    out, kt = {}, {}
+    ids = set()
+    for t in live.values():
+        for v in t.views.values():
+            if v.table is not None:
+                ids.update(v.table.order)
+                ids.update(n for _, n in v.table.order.values())
+    strings = report.strings(ids) if ids else {}
+    for name, domain in targets:
+        rs, t = plan[(name, domain)][0], live.get((name, domain))
+        iters, dur = (stream.iterations(aug.ranges, rs, name) if t else None), int((rs["end"] - rs["start"]).sum())
+        out[F.key(name, domain)] = {
+            a: F.finish(F.header(name, domain, a, len(rs)), report.device, iters, dur, t.aggregates(a))
+            if t else F.header(name, domain, a, len(rs)) for a in F.ATTRIBUTIONS}
+    for name, domain, a in tabs:
+        rs, t = plan[(name, domain)][0], live.get((name, domain))
+        kt[(name, domain, a)] = t.views[a].table.frame(strings, stream.iterations(aug.ranges, rs, name),
+                                                       getattr(report, "gpus", {})) if t \
+            else pd.DataFrame(columns=F.KERNEL_TABLE_COLUMNS)
+    return out, kt
