@@ -20,6 +20,24 @@ def ok_runs(t, model):
 
 
 def main_axis(d):
+    """main_axis_sized (below) of the rows at one value of each swept category (mode,
+    dtype: the first in sorted order, inference before train), the others named as not
+    drawn."""
+    cats = [c for c in ("mode", "dtype") if c in d and d[c].nunique() > 1]
+    if not cats:
+        return main_axis_sized(d)
+    shown = tuple(sorted(set(d[c].dropna()))[0] for c in cats)
+    mask = np.logical_and.reduce([d[c] == v for c, v in zip(cats, shown)])
+    rows, axis, fixed = main_axis_sized(d[mask])
+    held = " ".join(f"{c}={v}" for c, v in zip(cats, shown))
+    held_fixed, _, rest = fixed.partition("; ")
+    return rows, axis, " ".join(filter(None, [held_fixed, held])) + "; " + "; ".join(
+        filter(None, [rest.removesuffix(" not drawn: see tables/headline.csv"),
+                      not_drawn(d, cats, shown)[2:].removesuffix(" not drawn: see tables/headline.csv")])) + \
+        " not drawn: see tables/headline.csv"
+
+
+def main_axis_sized(d):
     """(rows, axis, fixed) for a per-model plot along one axis: the swept axis with the
     most values (batch on ties, and when only batch is swept), and the rows at the most
     common values of the other swept axes, labelled by fixed ("dim=1024", "" if none,
@@ -45,6 +63,6 @@ def main_axis(d):
 def not_drawn(d, axes, shown) -> str:
     """'; hidden 256 not drawn: see tables/headline.csv': the swept values of axes that a
     slice at shown leaves out, named so that a figure never drops a swept size silently."""
-    left = [f"{a} {', '.join(f'{v:g}' for v in sorted(set(d[a].dropna())) if v != s)}"
+    left = [f"{a} {', '.join(f'{v:g}' if isinstance(v, (int, float)) else str(v) for v in sorted(set(d[a].dropna())) if v != s)}"
             for a, s in zip(axes, shown) if d[a].nunique() > 1]
     return f"; {'; '.join(left)} not drawn: see tables/headline.csv" if left else ""

@@ -103,8 +103,8 @@ def title(fig, what, t, model=None):
     in it) and the setup of t's runs as a footer, in a strip of its own at the bottom
     (below any legend_below)."""
     chars = int(fig.get_figwidth() * 72 / (9.5 * 0.6))
-    lines = textwrap.wrap(f"{model + ': ' if model else ''}{what}", int(chars * 1.15))
-    text = "\n".join(lines[:1] + [textwrap.shorten(" ".join(lines[1:]), int(chars * 1.3), placeholder="...")]
+    lines = textwrap.wrap(f"{model + ': ' if model else ''}{what}", chars)
+    text = "\n".join(lines[:1] + [textwrap.shorten(" ".join(lines[1:]), int(chars * 1.1), placeholder="...")]
                      if len(lines) > 1 else lines)
     fig.suptitle(text, fontsize=9.5 if len(lines) == 1 else 8.5, fontweight="bold")
     sub = setup_label(t["runs"]) if "runs" in t else ""

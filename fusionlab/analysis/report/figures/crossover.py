@@ -16,7 +16,10 @@ def crossover(t, model):
     h = t["headline"]
     h = h[(h["variant"] != "eager") & h["speedup"].notna()]
     slices = []
-    for m, g in h.groupby("model", sort=True):
+    cats = [c for c in ("mode", "dtype") if c in h and h[c].nunique() > 1]
+    for key, g in h.groupby(["model"] + cats, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        m = " ".join(map(str, key))
         d, axis, fixed = main_axis(g)
         if d[axis].nunique() >= 2:
             slices.append((m, axis, fixed, d))
@@ -35,7 +38,11 @@ def crossover(t, model):
                 g = d[d["variant"] == v].set_index(axis)
                 labels.append((f"{m}, {v}" + (f" ({f})" if f else ""), v))
                 m_rows.append([g["speedup"].get(x, np.nan) for x in values])
-                marks.append([g["verdict"].get(x, "") == "inconclusive" for x in values])
+                marks.append([g["verdict"].get(x, "") not in ("faster", "slower") for x in values])
+                for x in values:
+                    if x in g.index:
+                        style.record(fig, **style.keys_of(g.loc[x].to_dict() | {axis: x}), mark="cell",
+                                     quantity="speedup", value=g.loc[x, "speedup"])
         m_arr = np.array(m_rows, dtype=float)
         logs = np.log(np.where(m_arr > 0, m_arr, np.nan))
         reach = max(np.nanmax(np.abs(logs)), 0.05)
@@ -52,6 +59,7 @@ def crossover(t, model):
         for tick, (_, v) in zip(ax.get_yticklabels(), labels):
             tick.set_color(variant_colour(v))
         ax.set_xlabel(style.xlabel(axis))
-        ax.set_title("red: faster than eager, blue: slower; ?: interval holds 1", fontsize=6.5, color="0.3")
+        ax.set_title("red: above 1, blue: below 1; ?: no verdict (the interval holds 1, or one repeat)",
+                     fontsize=6.5, color="0.3")
     style.title(fig, "Speedup over eager along the swept axis", t, model)
     return fig

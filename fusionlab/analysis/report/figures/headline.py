@@ -79,7 +79,7 @@ def headline(t, model):
             keys = style.keys_of(r, variant)
             style.record(fig, **keys, mark="bar", quantity="wall_ms", value=r["wall_ms"])
             if variant != "eager":
-                text += "  " + speedup_label(r)
+                text += "\n" + speedup_label(r)
                 if ref == ref:   # the eager time this variant's speedup uses
                     ax.plot([ref, ref], [yi - 0.42, yi + 0.42], color="k", lw=1.6, solid_capstyle="butt", zorder=4)
                     style.record(fig, **keys, mark="reference tick", quantity="eager_wall_ms",

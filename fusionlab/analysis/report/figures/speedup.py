@@ -146,7 +146,10 @@ def speedup_breakdown(t, model):
     many = len(w) > 5
     labels = [f"{r['variant']}{', ' if many else chr(10)}{'bs' if axis == 'batch' else axis} {r[axis]:g}"
               for _, r in w.iterrows()]
-    ax.set_xticks(x); ax.set_xticklabels(labels, fontsize=7, rotation=90 if many else 0)
+    crowded = not many and len(w) > 2 and max(len(v) for v in w["variant"]) > 10
+    ax.set_xticks(x)
+    ax.set_xticklabels(labels, fontsize=7, rotation=90 if many else 25 if crowded else 0,
+                       ha="right" if crowded else "center")
     for tick, v in zip(ax.get_xticklabels(), w["variant"]):
         tick.set_color(variant_colour(v))
     ax.set_ylabel(f"time saved per iteration ({unit}; below 0: added)")
