@@ -123,12 +123,14 @@ def times_md(h: pd.DataFrame) -> list[str]:
     into kernel time and exposed host time, with the eager time each variant is compared
     with (the one its speedup uses), the speedup and its interval; eager's own-process
     time and the speedup across processes are labelled diagnostics."""
+    cpu = set(h["device"].dropna()) == {"cpu"} if "device" in h else False
+    split = ("split into CPU operator time (the traced iterations' outermost operators) and the time outside "
+             "operators" if cpu else "split into the time a kernel ran (traced iterations' kernel durations) and "
+             "exposed host time (the GPU waiting on the host)")
     out = ["## Time per iteration", "",
-           "Untraced wall time per iteration, split into the time a kernel ran (traced iterations' kernel "
-           "durations) and exposed host time (the GPU waiting on the host); on a CPU: operator time and the "
-           "time outside operators. Each variant's row gives the eager time its speedup uses: eager timed "
-           "beside it in its own process where the speedup is paired, else eager's median across its own "
-           "processes (eager's own row: that median, a diagnostic beside paired speedups). Speedup: paired "
+           f"Untraced wall time per iteration, {split}. Each variant's row gives the eager time its speedup uses: "
+           "eager timed beside it in its own process where the speedup is paired, else eager's median across its "
+           "own processes (eager's own row: that median, a diagnostic beside paired speedups). Speedup: paired "
            "where the variant was paired, with its interval (a 95% CI from "
            f"{sweep_headline.CI_MIN} or more repeats, else the range of the repeats); the speedup across "
            "processes is a diagnostic. Table: `tables/headline.csv`.", ""]
@@ -136,7 +138,6 @@ def times_md(h: pd.DataFrame) -> list[str]:
     if h.empty:
         return out + ["No configuration ran ok.", ""]
     varying = _varying(h)
-    cpu = set(h["device"].dropna()) == {"cpu"}
     for model, g in h.groupby("model", sort=True):
         order = {v: i for i, v in enumerate(["eager"] + sorted(set(g["variant"]) - {"eager"}))}
         g = g.assign(_o=g["variant"].map(order)).sort_values(["size", "batch", "_o"])
@@ -180,16 +181,21 @@ def shares_md(h: pd.DataFrame) -> list[str]:
 def saved_md(h: pd.DataFrame) -> list[str]:
     """Where the time saved comes from: one sentence per variant configuration, every
     part signed, with its source."""
+    cpu = set(h["device"].dropna()) == {"cpu"} if "device" in h else False
+    host, kernels = (("time outside operators", "other operator time") if cpu else
+                     ("exposed host time", "other kernel time"))
+    host_src = ("the time outside the traced operators" if cpu else
+                "from the traced host wait less the profiler's cost")
     out = ["## Where the speedup comes from", "",
            "The time saved per iteration (the eager time the speedup uses - the variant's) split into parts "
-           "that add up to it exactly, each signed (negative: the variant adds that much): **exposed host "
-           "time** (eager's own processes against the variant's, from the traced host wait less the profiler's "
-           "cost), **memory traffic removed** (bytes removed / the measured copy bandwidth: Nsight Compute's "
-           "DRAM bytes where both sides were measured, else the cost model's, capped at the kernel time saved; "
-           "the source is named), **other kernel time** (the rest of the kernel time saved), the **host-speed "
+           f"that add up to it exactly, each signed (negative: the variant adds that much): **{host}** (eager's "
+           f"own processes against the variant's, {host_src}), **memory traffic removed** (bytes removed / the "
+           "measured copy bandwidth: Nsight Compute's DRAM bytes where both sides were measured, else the cost "
+           f"model's, capped at the {'operator' if cpu else 'kernel'} time saved; the source is named), "
+           f"**{kernels}** (the rest of the {'operator' if cpu else 'kernel'} time saved), the **host-speed "
            "difference between processes** (paired speedups: eager timed beside the variant minus eager in its "
-           "own processes) and the **remainder** (kernel wait, final synchronize). On a CPU: operator time and "
-           "time outside operators. Figure `speedup_breakdown`; table `tables/headline.csv`.", ""]
+           "own processes) and the **remainder**" + ("." if cpu else " (kernel wait, final synchronize).")
+           + " Figure `speedup_breakdown`; table `tables/headline.csv`.", ""]
     d = tables.with_size(h[(h["variant"] != "eager") & h["saved_ms"].notna()])
     if d.empty:
         return out + ["No configuration with both eager and a variant ok.", ""]
