@@ -126,25 +126,6 @@ def test_long_table_parts_sum_to_total_and_extra_axes_flow_through(monkeypatch):
     assert set(decompose.PARTS) <= set(wide.columns) and len(wide) == 2
 
 
-def test_sentence_of_a_configuration():
-    sp = pd.DataFrame([{**{k: BASE[k] for k in tables.GROUP}, "variant": "compile",
-                        "speedup_wall_lo": 2.5, "speedup_wall_hi": 3.5, "noisy": False}])
-    w = decompose.breakdown_wide(runs_table(), sp, peaks=PEAKS)
-    s = decompose.sentence(w.iloc[0].to_dict(), "at batch 256")
-    assert s == ("compile is 3.00x [2.50, 3.50] faster at batch 256: wall time 3.00 ms -> 1.00 ms; "
-                 "6 of 8 launches removed, saving 0.750 ms of exposed host time; "
-                 "GPU time falls from 2.00 ms to 0.500 ms (0.750 ms of it memory traffic removed, "
-                 "0.750 ms other kernel time); -0.250 ms remainder.")
-    # paired within 10% of it, or inside its CI [2.5, 3.5]: the same sentence; further apart
-    # and outside: the paired speedup in brackets
-    for paired, moved in ((3.2, False), (2.6, False), (1.2, True)):
-        w = decompose.breakdown_wide(runs_table(), sp.assign(speedup_paired=paired), peaks=PEAKS)
-        t = decompose.sentence(w.iloc[0].to_dict(), "at batch 256")
-        assert (t == s) != moved
-        assert t.startswith("compile is 3.00x [2.50, 3.50] faster across processes (paired within its own "
-                            "process: 1.20x; the parts below are partly the host's speed") == moved
-
-
 def test_one_colour_per_variant_in_catalog_order():
     from fusionlab.analysis.report import style
     from fusionlab.analysis.sweep import registry_data

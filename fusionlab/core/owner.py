@@ -90,6 +90,17 @@ def hold(run_dir: str, role: str) -> Owner:
         sys.exit(4)
 
 
+def alive(pid: int) -> bool:
+    """True when a process with this pid exists on this host."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def read_record(path: str) -> dict | None:
     try:
         with open(path) as f:

@@ -31,6 +31,8 @@ import tempfile
 import time
 from dataclasses import dataclass
 
+from fusionlab.core import owner as run_owner
+
 
 @dataclass(frozen=True)
 class Slot:
@@ -91,22 +93,12 @@ def lock_dir() -> str:
     return d
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def live_claims(directory: str, gpu: str) -> int:
     """Claims on this GPU by processes that still run (a killed process's claim is stale)."""
     n = 0
     for name in os.listdir(directory):
         m = re.fullmatch(rf"gpu{re.escape(gpu)}\.claim\.(\d+)", name)
-        if m and _alive(int(m.group(1))):
+        if m and run_owner.alive(int(m.group(1))):
             n += 1
         elif m:
             with contextlib.suppress(OSError):

@@ -65,16 +65,6 @@ def _read(path: str) -> dict | None:
     return obj if isinstance(obj, dict) else None
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def describe(holder: dict | None) -> str:
     if not holder:
         return "another sweep (no record of it yet)"
@@ -135,7 +125,7 @@ def acquire(results: str) -> str:
             raise
         holder = _read(path)   # no flock here: the record itself is the lock
         if holder and holder.get("pid") != os.getpid() and (
-                holder.get("host") != socket.gethostname() or _alive(int(holder.get("pid", 0)))):
+                holder.get("host") != socket.gethostname() or run_owner.alive(int(holder.get("pid", 0)))):
             os.close(fd)
             raise _busy(results, holder) from None
     found = orphans(results)
@@ -184,7 +174,7 @@ def stopped(results: str) -> dict | None:
     rec = _read(lock_path(results))
     if not rec or rec.get("host") != socket.gethostname() or not isinstance(rec.get("pid"), int):
         return None
-    if _alive(rec["pid"]):
+    if run_owner.alive(rec["pid"]):
         return None
     live = holder(results)
     return rec if live is None or live.get("pid") == rec["pid"] else None

@@ -85,7 +85,3 @@ def kernel_table(trace, name: str = R.MEASURE, domain: str | None = R.DOMAIN,
     its theoretical occupancy (fields.launch_configs; NA without: torch.profiler traces)."""
     return views(trace, [], (), [(name, domain, attribution)])[1][(name, domain, attribution)]
 
-
-def all_range_metrics(trace, attribution: str = "process") -> dict:
-    """One object per range name (domain:name where the range has a domain)."""
-    return {k: v[attribution] for k, v in views(trace, None, (attribution,))[0].items()}

@@ -276,12 +276,6 @@ def host_moved(r) -> bool:
     return bool(abs(np.log(wall / paired)) > np.log(PAIRED_GAP) and not inside)
 
 
-def paired_first(sp: pd.DataFrame) -> pd.Series:
-    """Each configuration's headline speedup: the paired one where it was paired (the
-    host's speed cancels in it, mostly), else the one across processes."""
-    return sp["speedup_paired"].fillna(sp["speedup_wall"]) if "speedup_paired" in sp else sp["speedup_wall"]
-
-
 def headline_speedup(g: pd.DataFrame) -> tuple[str, str]:
     """The speedup column to read along one axis, and its name: speedup_paired where
     every configuration with a speedup was paired, else speedup_wall (across processes)."""
