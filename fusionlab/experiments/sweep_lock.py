@@ -56,13 +56,7 @@ def _record() -> dict:
             "argv": _command()}
 
 
-def _read(path: str) -> dict | None:
-    try:
-        with open(path) as f:
-            obj = json.loads(f.read() or "null")
-    except (OSError, ValueError):
-        return None
-    return obj if isinstance(obj, dict) else None
+_read = run_owner.read_record
 
 
 def describe(holder: dict | None) -> str:

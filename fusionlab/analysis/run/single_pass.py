@@ -296,23 +296,4 @@ def _feed(c, live, proj, occupied) -> None:
 
 def _views(report, aug, keys, targets, tabs, plan, live):
     """stream.views' answer from the fed targets."""
-    out, kt = {}, {}
-    ids = set()
-    for t in live.values():
-        for v in t.views.values():
-            if v.table is not None:
-                ids.update(v.table.order)
-                ids.update(n for _, n in v.table.order.values())
-    strings = report.strings(ids) if ids else {}
-    for name, domain in targets:
-        rs, t = plan[(name, domain)][0], live.get((name, domain))
-        iters, dur = (stream.iterations(aug.ranges, rs, name) if t else None), int((rs["end"] - rs["start"]).sum())
-        out[F.key(name, domain)] = {
-            a: F.finish(F.header(name, domain, a, len(rs)), report.device, iters, dur, t.aggregates(a))
-            if t else F.header(name, domain, a, len(rs)) for a in F.ATTRIBUTIONS}
-    for name, domain, a in tabs:
-        rs, t = plan[(name, domain)][0], live.get((name, domain))
-        kt[(name, domain, a)] = t.views[a].table.frame(strings, stream.iterations(aug.ranges, rs, name),
-                                                       getattr(report, "gpus", {})) if t \
-            else pd.DataFrame(columns=F.KERNEL_TABLE_COLUMNS)
-    return out, kt
+    return stream.answer(report, aug.ranges, targets, tabs, plan, live)

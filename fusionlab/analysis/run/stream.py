@@ -444,6 +444,12 @@ def views(report, targets, attributions, tables=(), kernel_wait_us: float = F.KE
         occupied.finish()
         for t in live.values():
             t.occupied = occupied.between(t.pid, t.lo, t.hi)
+    return answer(report, report.ranges, targets, tables, plan, live, attributions)
+
+
+def answer(report, ranges, targets, tables, plan, live, attributions=F.ATTRIBUTIONS):
+    """views' answer from the fed targets (live): per target its metrics per attribution,
+    and the kernel tables asked for."""
     out, kt = {}, {}
     ids = set()
     for t in live.values():
@@ -454,13 +460,13 @@ def views(report, targets, attributions, tables=(), kernel_wait_us: float = F.KE
     strings = report.strings(ids) if ids else {}
     for name, domain in targets:
         rs, t = plan[(name, domain)][0], live.get((name, domain))
-        iters, dur = (iterations(report.ranges, rs, name) if t else None), int((rs["end"] - rs["start"]).sum())
+        iters, dur = (iterations(ranges, rs, name) if t else None), int((rs["end"] - rs["start"]).sum())
         out[F.key(name, domain)] = {
             a: F.finish(F.header(name, domain, a, len(rs)), report.device, iters, dur, t.aggregates(a))
             if t else F.header(name, domain, a, len(rs)) for a in attributions}
     for name, domain, a in tables:
         rs, t = plan[(name, domain)][0], live.get((name, domain))
-        kt[(name, domain, a)] = t.views[a].table.frame(strings, iterations(report.ranges, rs, name),
+        kt[(name, domain, a)] = t.views[a].table.frame(strings, iterations(ranges, rs, name),
                                                        getattr(report, "gpus", {})) if t \
             else pd.DataFrame(columns=F.KERNEL_TABLE_COLUMNS)
     return out, kt
