@@ -176,7 +176,8 @@ def check_caption(a: Audit, text: str, drawn: set, h: pd.DataFrame, model: str |
 
 TIME = r"-?[0-9.]+(?:e[-+]?\d+)? (?:us|ms|s)"
 SEGMENT = re.compile(
-    r"at (?P<where>batch \d+(?:, [^ ]+?)*?) (?P<who>\*\*(?P<bold>[^*]+)\*\* beats eager|no variant beats eager; "
+    r"at (?P<where>batch \d+(?:, [^ ]+?)*?) (?P<who>\*\*(?P<bold>[^*]+)\*\* beats eager|(?P<lead>no variant beats "
+    r"eager|no variant is decisively faster|no verdict from one repeat|no verdict); "
     r"the highest estimate, (?P<var>[^,]+), .+?): (?P<speed>-?[0-9.]+)x(?P<rest>.*?); "
     rf"(?P<t1>{TIME}) per iteration against eager's (?P<t2>{TIME})(?: timed beside it| in its own processes)"
     rf"(?:; (?P<saved>{TIME}) per iteration (?P<verb>saved|added)(?:, the largest part (?P<part>[^(]+?) "
@@ -224,6 +225,11 @@ def check_opening(a: Audit, md: str, h: pd.DataFrame) -> None:
             r = d.iloc[0]
             a.check(bool(seg.group("bold")) == (r["verdict"] == "faster"), where,
                     f"{'bold, beats eager' if seg.group('bold') else 'not bold'} but the verdict is {r['verdict']!r}")
+            leads = {"slower": "no variant beats eager", "inconclusive": "no variant is decisively faster",
+                     "1 repeat": "no verdict from one repeat"}
+            if seg.group("lead"):
+                a.check(seg.group("lead") == leads.get(r["verdict"], "no verdict"), where,
+                        f"says {seg.group('lead')!r} but the verdict is {r['verdict']!r}")
             a.check(_close(float(seg.group("speed")), round(r["speedup"], 2), 0, 0.0051), where,
                     f"speedup {seg.group('speed')}x, the record's {r['speedup']:.4g}")
             iv = INTERVAL.search(seg.group("rest"))

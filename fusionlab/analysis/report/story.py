@@ -80,8 +80,10 @@ def opening_md(h: pd.DataFrame) -> list[str]:
         tops = others.loc[others.groupby(keys, dropna=False, sort=False)["speedup"].idxmax().values]
         for _, r in tops.sort_values(["size", "batch"]).iterrows():
             name = f"**{r['variant']}**" if r["verdict"] == "faster" else r["variant"]
+            lead = {"slower": "no variant beats eager", "inconclusive": "no variant is decisively faster",
+                    "1 repeat": "no verdict from one repeat"}.get(r["verdict"], "no verdict")
             who = (f"{name} {verdict_phrase(r)}" if r["verdict"] == "faster" else
-                   f"no variant beats eager; the highest estimate, {name}, {verdict_phrase(r)}")
+                   f"{lead}; the highest estimate, {name}, {verdict_phrase(r)}")
             why = comes_from(r)
             lines.append(f"at {where(r, varying)} {who}: {speedup(r)}; {fmt_time(r['wall_ms'])} per iteration "
                          f"against eager's {fmt_time(r['eager_wall_ms'])}{_reference(r)}"
