@@ -133,8 +133,8 @@ def test_fixture_sweep_table_summary_and_figure(report, tmp_path):
     assert not kr["over_fusion"].any() and kr["bandwidth_vs_best"].isna().all()
     t = plots.load_tables(out["runs"], out["speedups"], out["crossover"], None, None, out["kernel_resources"])
     with pytest.raises(style.NoData, match="no measured copy bandwidth.*no achieved bandwidth"):
-        plots.over_fusion(t, None)   # no bandwidth on either panel: nothing to draw
+        plots.FIGURES["over_fusion"][0](t, None)   # no bandwidth on either panel: nothing to draw
     text = summary.summary_md(t["runs"], t["speedups"], t["crossover"], None, kernel_resources=t["kernel_resources"])
     assert "2 fused kernels in 2 configurations (first repeat): 0 spill" in text
     with pytest.raises(style.NoData, match="No GPU kernel data"):
-        plots.over_fusion({**t, "kernel_resources": kr.iloc[:0]}, None)
+        plots.FIGURES["over_fusion"][0]({**t, "kernel_resources": kr.iloc[:0]}, None)

@@ -48,7 +48,7 @@ def stop(proc):
 def test_an_orphan_keeps_the_folder_busy_and_its_late_write_never_lands(tmp_path):
     res = tmp_path / "results"
     run = res / RUN
-    orphan = runner(run / "run.json", timeout=6)
+    orphan = runner(run / "run.json", timeout=30)   # its time limit fires after the checks below
     try:
         wait_for(run / "run.json", orphan)
         # the next sweep on this folder is refused, naming the orphan's pid

@@ -153,7 +153,7 @@ def test_summary_section_and_figure(tmp_path):
     assert "## Scaling law: how wall time grows with size" in text and "### mlp" in text
     assert text.count("\n- ") == 2 and "compile, wall, along dim (batch 8)" in text
     assert summary.scaling_md(fits.iloc[:0]) == []
-    fig = plots.scaling({"scaling": fits, "runs": df}, "mlp")
+    fig = plots.FIGURES["scaling"][0]({"scaling": fits, "runs": df}, "mlp")
     ax = [a for a in fig.axes if a.get_visible()]
     assert len(ax) == 1 and len(ax[0].get_lines()) >= 4
     assert {t.get_text().split(":")[0] for t in ax[0].get_legend().get_texts()} == \
@@ -162,7 +162,7 @@ def test_summary_section_and_figure(tmp_path):
     assert (tmp_path / "s.png").stat().st_size > 1000
     from fusionlab.analysis.report import style
     with pytest.raises(style.NoData, match="3 or more sizes"):
-        plots.scaling({"scaling": fits.iloc[:0], "runs": df}, "mlp")
+        plots.FIGURES["scaling"][0]({"scaling": fits.iloc[:0], "runs": df}, "mlp")
 
 
 def test_figure_panel_for_runs_without_a_size_axis():
@@ -173,7 +173,7 @@ def test_figure_panel_for_runs_without_a_size_axis():
     df = pd.concat([df.assign(num_layers=4.0), df.assign(num_layers=np.nan)], ignore_index=True)
     fits = scaling.table(df)
     assert set(fits["fixed"]) == {"batch=8 num_layers=4", "batch=8 num_layers=nan"}
-    fig = plots.scaling({"scaling": fits, "runs": df}, "mlp")
+    fig = plots.FIGURES["scaling"][0]({"scaling": fits, "runs": df}, "mlp")
     panels = [a for a in fig.axes if a.get_visible()]
     assert len(panels) == 2
     for ax in panels:          # each panel: 2 variants x (wall, gpu) points at the 4 dims
@@ -190,6 +190,6 @@ def test_two_dtypes_in_one_sweep_stay_apart():
     assert len(fits) == 8
     text = "\n".join(summary.scaling_md(fits))
     assert text.count("- bfloat16 ") == 2 and text.count("- float32 ") == 2
-    fig = plots.scaling({"scaling": fits, "runs": df}, "mlp")
+    fig = plots.FIGURES["scaling"][0]({"scaling": fits, "runs": df}, "mlp")
     labels = [t.get_text().split(":")[0] for t in fig.axes[0].get_legend().get_texts()]
     assert len(labels) == len(set(labels)) == 8 and "compile bfloat16 wall" in labels

@@ -44,7 +44,8 @@ def test_lint_clean():
 ])
 def test_bad_config_stops_before_running(tmp_path, override, words):
     cfg = tmp_path / "bad.yaml"
-    cfg.write_text(yaml.safe_dump({**override, "results": f"{tmp_path}/r"}))
+    cfg.write_text(yaml.safe_dump({"models": ["mlp"], "variants": ["eager"], "batch_sizes": [8], **override,
+                                   "results": f"{tmp_path}/r"}))
     p = snake("-n", "--configfile", str(cfg), check=False)
     assert p.returncode != 0
     out = p.stdout + p.stderr
