@@ -42,15 +42,17 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # the modules scored, and the tests that cover each (pytest arguments)
 MODULES = {
-    "fusionlab/core/ratios.py": ["tests/test_timing.py", "tests/test_properties.py", "tests/test_timing_fake_clock.py"],
+    "fusionlab/core/ratios.py": ["tests/test_timing.py", "tests/test_properties.py", "tests/test_paired_oracles.py",
+                                 "-k", "ci or ratio or paired or pair or speedup or swapping or bootstrap or quantile"],
     "fusionlab/runner/timing.py": ["tests/test_timing.py", "tests/test_properties.py", "tests/test_runner.py",
-                                   "tests/test_timing_fake_clock.py",
+                                   "tests/test_paired_oracles.py",
                                    "-k", "window or probe or warm_up or paired or harness or swapping or ci or median"
-                                         " or host or pairs or train_loop"],
+                                         " or host or pairs or train_loop or quantile or ratio"],
     "fusionlab/analysis/sweep/stats.py": ["tests/test_analysis.py", "tests/test_properties.py",
-                                          "tests/test_stats.py", "-k", "crossover or stat or ci or tie or repeat"
-                                                                          " or verdict or noisy or cv"],
-    "fusionlab/analysis/readers/ncu_report.py": ["tests/test_ncu.py", "tests/test_ncu_fields.py"],
+                                          "-k", "crossover or speedups or failed_repeat or tie or repeat or verdict"],
+    "fusionlab/analysis/readers/ncu_report.py": ["tests/test_ncu.py", "tests/test_ncu_fields.py", "-k",
+                                                 "reader or key or known_bytes or one_pass or join or csv or units"
+                                                 " or flop or lacks or module or table"],
     "fusionlab/analysis/sweep/ledger.py": ["tests/test_ledger.py", "tests/test_ledger_backward.py"],
     "fusionlab/analysis/run/ledger.py": ["tests/test_ledger.py", "tests/test_ledger_backward.py"],
     "fusionlab/analysis/report/reproduction/verdict.py": ["tests/test_reproduction_rubric.py",
