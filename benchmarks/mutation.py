@@ -49,7 +49,9 @@ MODULES = {
                                    "-k", "window or probe or warm_up or paired or harness or swapping or ci or median"
                                          " or host or pairs or train_loop or quantile or ratio"],
     "fusionlab/analysis/sweep/stats.py": ["tests/test_analysis.py", "tests/test_properties.py",
-                                          "-k", "crossover or speedups or failed_repeat or tie or repeat or verdict"],
+                                          "tests/test_stats_oracles.py",
+                                          "-k", "crossover or speedups or failed_repeat or tie or repeat or verdict"
+                                                " or cv or ci or crossing or speedup"],
     "fusionlab/analysis/readers/ncu_report.py": ["tests/test_ncu.py", "tests/test_ncu_fields.py", "-k",
                                                  "reader or key or known_bytes or one_pass or join or csv or units"
                                                  " or flop or lacks or module or table"],

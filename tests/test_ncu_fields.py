@@ -207,3 +207,135 @@ def test_the_flops_of_known_work(tmp_path):
             assert g["flops"] == pytest.approx(n * (2 if k["op"] == "fma" else 1), rel=1e-3), k
     for g, w in zip(rows[-1], expected(*base)):
         close(g, {c: v for c, v in w.items() if not c.endswith("_pct") and "_pct_" not in c}, "module")
+
+
+# ---- the reader's other ways in and its edges --------------------------------------------------
+
+def test_the_csv_without_a_units_row_or_with_ncus_own_lines():
+    header, units, rows = table("oracle")
+    want = expected(header, units, rows)
+    text = "==PROF== Disconnected from process 1\n" + as_text(header, units, rows)
+    assert [g["dram_read_bytes"] for g in ncu_report.parse_raw_csv(text)] == [w["dram_read_bytes"] for w in want]
+    # no units row (the first row has an ID): base units taken
+    got = ncu_report.parse_raw_csv(as_text(header, [r for r in rows[0]], rows[1:]))
+    assert [g["dram_read_bytes"] for g in got] == [w["dram_read_bytes"] for w in want]
+    assert ncu_report.parse_raw_csv("") == [] and ncu_report.parse_raw_csv(as_text(header, [], [])[:-1]) == []
+    # an unknown unit is no number
+    bad = [("Tbyte" if h == "dram__bytes_read.sum" else u) for h, u in zip(header, units)]
+    assert all(math.isnan(g["dram_read_bytes"]) for g in ncu_report.parse_raw_csv(as_text(header, bad, rows)))
+
+
+def test_the_name_is_the_function_of_the_demangled_kernel_name():
+    header, units, rows = table("oracle")
+    j = header.index("Kernel Name")
+    row = list(rows[0])
+    row[j] = "void vectorized_elementwise_kernel<4, Mul<float>>(int, T2)"
+    got = ncu_report.parse_raw_csv(as_text(header, units, [row]))[0]
+    assert got["name"] == "vectorized_elementwise_kernel" and got["full_name"] == row[j]
+    renamed = ["Function Name" if h == "Kernel Name" else h for h in header]
+    assert ncu_report.parse_raw_csv(as_text(renamed, units, [row]))[0]["name"] == "vectorized_elementwise_kernel"
+    row[j] = ""
+    assert ncu_report.parse_raw_csv(as_text(header, units, [row]))[0]["name"] == ""
+
+
+def test_kernel_key_drops_scopes_casts_and_spaces():
+    assert ncu_report.kernel_key("void at::native::k<(int)4, (unsigned int)2>(a::B &)") == "voidk<4,2>(B&)"
+    assert ncu_report.kernel_key("f<(long long)1, (bool)1, (char)0, (short)3, (signed char)2>") == "f<1,1,0,3,2>"
+    assert ncu_report.kernel_key(None) is None
+
+
+def test_passes_reads_the_most_passes_of_a_log():
+    assert ncu_report.passes("==PROF== Profiling \"k\" - 0: 0%....50%....100% - 1 pass\n"
+                             "==PROF== Profiling \"k\" - 1: 0%....50%....100% - 12 passes") == 12
+    assert ncu_report.passes("- 3 passengers") is None and ncu_report.passes(None) is None
+
+
+def test_read_takes_the_module_else_ncu(monkeypatch, tmp_path):
+    calls = []
+    monkeypatch.setattr(ncu_report, "load", lambda p: calls.append(("module", p)) or [])
+    monkeypatch.setattr(ncu_report, "load_csv", lambda p, ncu: calls.append(("csv", p, ncu)) or [])
+    monkeypatch.setattr(ncu_report, "available", lambda: True)
+    monkeypatch.setattr(ncu_report, "ncu_path", lambda: "/opt/ncu")
+    ncu_report.read("r.ncu-rep")
+    monkeypatch.setattr(ncu_report, "available", lambda: False)
+    ncu_report.read("r.ncu-rep")
+    monkeypatch.setattr(ncu_report, "ncu_path", lambda: None)
+    ncu_report.read("r.ncu-rep")                 # neither: the module's one-line error
+    assert calls == [("module", "r.ncu-rep"), ("csv", "r.ncu-rep", "/opt/ncu"), ("module", "r.ncu-rep")]
+    assert ncu_report.readable() is False
+
+
+def test_ncu_path_and_readable(monkeypatch):
+    monkeypatch.setattr(ncu_report.shutil, "which", lambda name: "/x/bin/ncu" if name == "ncu" else None)
+    assert ncu_report.ncu_path() == "/x/bin/ncu"
+    monkeypatch.setattr(ncu_report.shutil, "which", lambda name: None)
+    monkeypatch.setattr(ncu_report.os.path, "exists", lambda p: p == "/usr/local/cuda/bin/ncu")
+    assert ncu_report.ncu_path() == "/usr/local/cuda/bin/ncu"
+    monkeypatch.setattr(ncu_report.os.path, "exists", lambda p: False)
+    assert ncu_report.ncu_path() is None
+    monkeypatch.setattr(ncu_report, "available", lambda: False)
+    assert ncu_report.readable() is False
+
+
+def test_load_csv_asks_ncu_for_the_raw_page_in_base_units(monkeypatch):
+    import subprocess
+    seen = {}
+    header, units, rows = table("oracle")
+
+    def fake_run(cmd, **kw):
+        seen["cmd"], seen["kw"] = cmd, kw
+        return subprocess.CompletedProcess(cmd, 0, stdout=as_text(header, units, rows), stderr="")
+    monkeypatch.setattr(ncu_report.subprocess, "run", fake_run)
+    got = ncu_report.load_csv("r.ncu-rep", "/opt/ncu", timeout=7)
+    assert seen["cmd"] == ["/opt/ncu", "--import", "r.ncu-rep", "--csv", "--page", "raw", "--print-kernel-base",
+                           "demangled", "--print-units", "base"]
+    assert seen["kw"]["timeout"] == 7 and seen["kw"]["check"] is True and seen["kw"]["text"] is True
+    assert len(got) == len(rows)
+
+    def failing(cmd, **kw):
+        raise subprocess.CalledProcessError(1, cmd)
+    monkeypatch.setattr(ncu_report.subprocess, "run", failing)
+    with pytest.raises(ncu_report.NcuReportError, match=r"^r.ncu-rep: ncu --import failed"):
+        ncu_report.load_csv("r.ncu-rep", "/opt/ncu")
+
+
+def test_without_the_module_a_one_line_error(monkeypatch, tmp_path):
+    import builtins
+    real = builtins.__import__
+
+    def no_module(name, *a, **k):
+        if name == "ncu_report":
+            raise ImportError(name)
+        return real(name, *a, **k)
+    monkeypatch.setattr(builtins, "__import__", no_module)
+    assert ncu_report.available() is False
+    with pytest.raises(ncu_report.NcuReportError, match="ncu-report"):
+        ncu_report.load(str(tmp_path / "r.ncu-rep"))
+
+
+@pytest.mark.skipif(not ncu_report.available(), reason=ncu_report.MISSING_MODULE)
+def test_a_missing_report_is_a_one_line_error(tmp_path):
+    with pytest.raises(ncu_report.NcuReportError, match=r"gone.ncu-rep: cannot load \("):
+        ncu_report.load(str(tmp_path / "gone.ncu-rep"))
+
+
+def test_a_metric_the_module_lacks_or_cannot_read_is_nan():
+    class Metric:
+        def __init__(self, v):
+            self.v = v
+
+        def as_double(self):
+            if isinstance(self.v, Exception):
+                raise self.v
+            return self.v
+
+    class Action:
+        def metric_by_name(self, m):
+            return {"a": Metric(2.5), "b": Metric(TypeError("a string metric"))}.get(m)
+    assert ncu_report._value(Action(), "a") == 2.5
+    assert math.isnan(ncu_report._value(Action(), "b")) and math.isnan(ncu_report._value(Action(), "c"))
+    # a row: the columns, and flops only where some FLOP metric is known
+    row = ncu_report._row(3, "k", "void k()", {"dram__bytes_read.sum": 5.0})
+    assert row["id"] == 3 and row["name"] == "k" and row["dram_read_bytes"] == 5.0 and math.isnan(row["flops"])
+    half = ncu_report._row(0, "k", "k", {"smsp__sass_thread_inst_executed_op_hfma_pred_on.sum": 4.0})
+    assert half["flops"] == 8.0
