@@ -55,8 +55,10 @@ MODULES = {
     "fusionlab/analysis/readers/ncu_report.py": ["tests/test_ncu.py", "tests/test_ncu_fields.py", "-k",
                                                  "reader or key or known_bytes or one_pass or join or csv or units"
                                                  " or flop or lacks or module or table"],
-    "fusionlab/analysis/sweep/ledger.py": ["tests/test_ledger.py", "tests/test_ledger_backward.py"],
-    "fusionlab/analysis/run/ledger.py": ["tests/test_ledger.py", "tests/test_ledger_backward.py"],
+    "fusionlab/analysis/sweep/ledger.py": ["tests/test_ledger.py", "tests/test_ledger_backward.py",
+                                           "tests/test_ledger_shares.py"],
+    "fusionlab/analysis/run/ledger.py": ["tests/test_ledger.py", "tests/test_ledger_backward.py",
+                                         "tests/test_ledger_shares.py"],
     "fusionlab/analysis/report/reproduction/verdict.py": ["tests/test_reproduction_rubric.py",
                                                           "tests/test_claim_verdicts.py"],
 }
