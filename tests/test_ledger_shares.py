@@ -120,3 +120,17 @@ def test_without_eager_nothing_is_credited():
 @pytest.mark.parametrize("name,want", [("threshold_backward.default", "threshold_backward"), (None, None)])
 def test_aten_names(name, want):
     assert L._aten(name) == want
+
+
+def test_the_sweep_ledgers_helpers():
+    from fusionlab.analysis.sweep import ledger as S
+    assert S._bandwidth({"copy_bandwidth_Bps": 2e12}) == (2e12, "measured copy bandwidth")
+    assert S._bandwidth({"copy_bandwidth_Bps": 0}) == (None, "none") and S._bandwidth(None) == (None, "none")
+    assert S._key({"a": 1, "b": None}, ["a", "b", "c"]) == ("1", "None", "None")
+    assert [S._text(x) for x in (None, float("nan"), "None", "<NA>", 3, "x")] == ["nan"] * 4 + ["3", "x"]
+    k = pd.DataFrame({"model": ["m", "m", "n"], "batch": [8, 16, 8], "dim": [None, None, 4], "name": ["a", "b", "c"]})
+    assert S._lookup(k, {"model": "m", "batch": "8", "dim": float("nan")}, ["model", "batch", "dim"])["name"].tolist() \
+        == ["a"]
+    assert S._lookup(k, {"model": "m"}, ["model"])["name"].tolist() == ["a", "b"]
+    assert S._lookup(k.iloc[:0], {"model": "m"}, ["model"]).empty
+    assert "variant" not in S.CONFIG and "repeat" not in S.CONFIG and "model" in S.CONFIG
