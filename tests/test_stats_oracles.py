@@ -69,3 +69,6 @@ def test_a_speedup_of_exactly_one_beats_eager_and_missing_values_are_skipped():
     assert stats.ties([8, 16, 32], [0.9, 1.0, 1.01], [1.0, 1.2, 1.2]) == [8.0, 16.0]
     assert stats.crossover([8, 16], [1.2, 1.3], lo=[1.1, 1.2], hi=[1.3, 1.4])[2] == \
         "beats eager at every swept batch (from 8)"
+    # half of the intervals given: no ties named
+    assert stats.crossover([8, 16], [0.9, 1.2], lo=[0.8, 0.9])[2] == stats.crossover([8, 16], [0.9, 1.2])[2]
+    assert stats.crossover([8, 16], [0.9, 1.2], hi=[1.1, 1.3])[2] == stats.crossover([8, 16], [0.9, 1.2])[2]
