@@ -218,7 +218,10 @@ def run_one(pkg_root: str, module: str, source: str, pytest_args: list[str], lim
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
             rc = os.waitstatus_to_exitcode(status)
-            return "survived" if rc == 0 else "killed" if rc == 1 else f"error (exit {rc})"
+            # 1: a test failed; 2-4: pytest stopped (the mutant broke an import: a collection
+            # error); 5 (no test ran) and anything else: the run itself failed
+            return ("survived" if rc == 0 else "killed" if rc == 1 else f"killed (pytest exit {rc})" if rc in (2, 3, 4)
+                    else f"error (exit {rc})")
         if time.monotonic() - t0 > limit:
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
@@ -265,6 +268,27 @@ def score(module: str, pytest_args: list[str], out_dir: str | None, only: list[i
     return rec
 
 
+def summary(before_dir: str, after_dir: str) -> str:
+    """The markdown table of the scores: each module's sampled mutants killed by the tests
+    as they were (before_dir) and with the tests added (the survivors run again: after_dir),
+    and each survivor left."""
+    lines = ["| module | mutants (of all) | killed before | score before | killed after | score after |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    left = []
+    for name in sorted(os.listdir(before_dir)):
+        b = json.load(open(os.path.join(before_dir, name)))
+        a_path = os.path.join(after_dir, name)
+        again = {r["id"]: r for r in json.load(open(a_path))["results"]} if os.path.exists(a_path) else {}
+        after = [again.get(r["id"], r) if r["status"] == "survived" else r for r in b["results"]]
+        killed = sum(r["status"].startswith("killed") for r in after)
+        n = b["mutants"]
+        lines.append(f"| {b['module']} | {n} ({b.get('of', n)}) | {b['killed']} | {b['killed'] / n:.0%} | "
+                     f"{killed} | {killed / n:.0%} |")
+        left += [f"- {b['module']}:{r['line']} #{r['id']} {r['kind']} {r['what']}: `{r['code']}`"
+                 for r in after if r["status"] == "survived"]
+    return "\n".join(lines + ["", "Survivors:", ""] + (left or ["- none"])) + "\n"
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("module", nargs="?")
@@ -274,7 +298,11 @@ def main(argv=None) -> int:
     p.add_argument("--sample", type=int, help="a sample of this many mutants (seeded: the same ones each time)")
     p.add_argument("--list", action="store_true", help="list the mutants, run nothing")
     p.add_argument("--out", help="write DIR/<module>.json")
+    p.add_argument("--summary", nargs=2, metavar=("BEFORE", "AFTER"), help="print the table of two runs' folders")
     a = p.parse_args(argv)
+    if a.summary:
+        print(summary(*a.summary), end="")
+        return 0
     import numpy  # noqa: F401  (imported once, before the forks; nothing of fusionlab is)
     import pandas  # noqa: F401
     import pytest  # noqa: F401

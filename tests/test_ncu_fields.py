@@ -132,7 +132,7 @@ def _rescaled(header, units, rows, to: dict):
 
 
 @pytest.mark.parametrize("to", [{"byte": "Kbyte", "ns": "usecond"}, {"byte": "Mbyte", "ns": "msecond"},
-                                {"byte": "Gbyte", "ns": "second"}])
+                                {"byte": "Gbyte", "ns": "second"}, {"ns": "nsecond"}])
 def test_the_csv_parser_reads_other_units(to):
     header, units, rows = table("oracle")
     want = expected(header, units, rows)
