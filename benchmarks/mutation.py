@@ -275,17 +275,20 @@ def summary(before_dir: str, after_dir: str) -> str:
     lines = ["| module | mutants (of all) | killed before | score before | killed after | score after |",
              "| --- | --- | --- | --- | --- | --- |"]
     left = []
+
+    def is_killed(r):
+        return r["status"].startswith("killed") or r["status"] in ("error (exit 2)", "error (exit 3)", "error (exit 4)")
     for name in sorted(os.listdir(before_dir)):
         b = json.load(open(os.path.join(before_dir, name)))
         a_path = os.path.join(after_dir, name)
         again = {r["id"]: r for r in json.load(open(a_path))["results"]} if os.path.exists(a_path) else {}
-        after = [again.get(r["id"], r) if r["status"] == "survived" else r for r in b["results"]]
-        killed = sum(r["status"].startswith("killed") for r in after)
+        after = [r if is_killed(r) else again.get(r["id"], r) for r in b["results"]]
+        killed, before = sum(map(is_killed, after)), sum(map(is_killed, b["results"]))
         n = b["mutants"]
-        lines.append(f"| {b['module']} | {n} ({b.get('of', n)}) | {b['killed']} | {b['killed'] / n:.0%} | "
+        lines.append(f"| {b['module']} | {n} ({b.get('of', n)}) | {before} | {before / n:.0%} | "
                      f"{killed} | {killed / n:.0%} |")
         left += [f"- {b['module']}:{r['line']} #{r['id']} {r['kind']} {r['what']}: `{r['code']}`"
-                 for r in after if r["status"] == "survived"]
+                 for r in after if not is_killed(r)]
     return "\n".join(lines + ["", "Survivors:", ""] + (left or ["- none"])) + "\n"
 
 
