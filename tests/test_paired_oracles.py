@@ -61,7 +61,8 @@ def test_pair_ratio_ci_is_the_t_interval_of_the_log_ratios():
     assert timing.pair_ratio_ci([1.0, 0.0, 2.0], [2.0, 3.0, 3.0]) == timing.pair_ratio_ci([1.0, 2.0], [2.0, 3.0])
 
 
-@pytest.mark.parametrize("n,t", [(2, 12.706), (7, 2.447), (12, 2.228), (13, 2.179), (200, 1.980)])
+@pytest.mark.parametrize("n,t", [(2, 12.706), (3, 4.303), (7, 2.447), (9, 2.306), (12, 2.228), (13, 2.179),
+                                 (21, 2.086), (26, 2.060), (31, 2.042), (41, 2.021), (61, 2.000), (200, 1.980)])
 def test_the_t_quantile_is_the_tables_at_or_below_the_degrees_of_freedom(n, t):
     # 12 pairs (11 degrees of freedom, t = 2.201) take 10's 2.228: wider, never narrower
     v = [1.0 + 0.01 * (i % 5) for i in range(n)]
@@ -69,3 +70,22 @@ def test_the_t_quantile_is_the_tables_at_or_below_the_degrees_of_freedom(n, t):
     logs = [math.log(b / a) for a, b in zip(v, e)]
     lo, hi = timing.pair_ratio_ci(v, e)
     assert math.log(hi / lo) / 2 / (statistics.stdev(logs) / math.sqrt(n)) == pytest.approx(t, rel=1e-9)
+
+
+def test_host_states_split_the_pairs_at_the_fast_states_probe():
+    # probes 1.0 before pair 0, then 1.0, 1.3, 1.3, 1.0: pair means 1.0, 1.15, 1.3, 1.15
+    v, e = [1.0, 1.0, 2.0, 1.0], [2.0, 2.0, 2.0, 2.0]
+    probes = [1.0, 1.0, 1.3, 1.3, 1.0]
+    assert timing.pair_probes(probes, 4) == [1.0, 1.15, 1.3, 1.15]
+    assert timing.pair_probes([1.0, None, 2.0], 3) == [None, None, None] and timing.pair_probes(None, 2) == [None] * 2
+    out = timing.host_states(v, e, probes)
+    # the cut is 1.2 x 1.0: pairs 0, 1, 3 fast (ratio 2), pair 2 slow (ratio 1)
+    assert out == {"paired_speedup_fast_host": 2.0, "paired_speedup_slow_host": 1.0,
+                   "host_state_pairs": {"fast": 3, "slow": 1}, "paired_host_sensitive": True}
+    same = timing.host_states([1.0, 1.0], [2.0, 2.09], [1.0, 1.0, 2.0])
+    assert same["host_state_pairs"] == {"fast": 1, "slow": 1} and same["paired_host_sensitive"] is False  # 4.5% apart
+    assert timing.host_states([1.0, 1.0], [2.0, 2.12], [1.0, 1.0, 2.0])["paired_host_sensitive"] is True  # 6%
+    assert timing.host_states([1.0, 1.0], [2.0, 2.0], [1.0, 1.0, 1.0])["paired_speedup_slow_host"] is None
+    none = {"paired_speedup_fast_host": None, "paired_speedup_slow_host": None, "host_state_pairs": None,
+            "paired_host_sensitive": None}
+    assert timing.host_states(v, e, []) == none and timing.host_states(v, [], probes) == none
