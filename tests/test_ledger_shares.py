@@ -134,3 +134,16 @@ def test_the_sweep_ledgers_helpers():
     assert S._lookup(k, {"model": "m"}, ["model"])["name"].tolist() == ["a", "b"]
     assert S._lookup(k.iloc[:0], {"model": "m"}, ["model"]).empty
     assert "variant" not in S.CONFIG and "repeat" not in S.CONFIG and "model" in S.CONFIG
+
+
+def test_the_sweep_ledger_writes_both_tables_with_their_columns(tmp_path):
+    from fusionlab.analysis.sweep import ledger as S
+    from fusionlab.analysis.sweep.tables import ID
+    lg, ms = tmp_path / "fusion_ledger.csv", tmp_path / "missed_fusions.csv"
+    (tmp_path / "peaks.json").write_text('{"copy_bandwidth_Bps": 1e12}')
+    S.write([], str(tmp_path / "no_kernels.csv"), str(tmp_path / "peaks.json"), str(lg), str(ms))
+    assert pd.read_csv(lg).columns.tolist() == ID + L.LEDGER_COLUMNS
+    assert pd.read_csv(ms).columns.tolist() == ID + L.MISSED_COLUMNS + ["bandwidth_source"]
+    (tmp_path / "empty.csv").write_text("")
+    S.write([], str(tmp_path / "empty.csv"), None, str(lg), str(ms))
+    assert pd.read_csv(lg).empty
