@@ -3,6 +3,7 @@ every number worked out by hand from the module's definitions: eager's time of a
 equally among the graph's nodes of that op, a node's share among the kernel calls that
 compute part of it, and a node a library call computes part of left to that call."""
 import math
+import os
 
 import pandas as pd
 import pytest
@@ -147,3 +148,41 @@ def test_the_sweep_ledger_writes_both_tables_with_their_columns(tmp_path):
     (tmp_path / "empty.csv").write_text("")
     S.write([], str(tmp_path / "empty.csv"), None, str(lg), str(ms))
     assert pd.read_csv(lg).empty
+
+
+def test_the_sweep_ledger_takes_each_configurations_first_ok_repeat_and_its_eager(tmp_path):
+    """Recorded CPU runs (tests/data/ledger_cpu) copied as repeats: compile's repeat 0 failed,
+    1 and 2 ran; eager's repeats 0 and 1 ran, 1 ten times slower. The ledger is repeat 1's,
+    matched with eager's repeat 1; dynamo's graph-break reason (run.json) is a row."""
+    import json
+    import shutil
+    from fusionlab.analysis.sweep import ledger as S
+    from fusionlab.analysis.sweep.tables import kernels_table
+    data = os.path.join(os.path.dirname(__file__), "data", "ledger_cpu")
+
+    def copy(src, name, repeat, status="ok", slower=1.0, reasons=None):
+        d = tmp_path / name
+        shutil.copytree(os.path.join(data, src), d)
+        m = json.loads((d / "metrics.json").read_text())
+        (d / "metrics.json").write_text(json.dumps({**m, "repeat": repeat, "status": status}))
+        r = json.loads((d / "run.json").read_text())
+        if reasons is not None:
+            r["compile"]["graph_break_reasons"] = reasons
+        (d / "run.json").write_text(json.dumps({**r, "repeat": repeat, "status": status}))
+        k = pd.read_csv(d / "kernels.csv")
+        k["time_per_iter_us"] *= slower
+        k.to_csv(d / "kernels.csv", index=False)
+        return str(d / "metrics.json")
+    files = [copy("mlp_compile", "c0", 0, status="oom"), copy("mlp_compile", "c1", 1, reasons=["a reason"]),
+             copy("mlp_compile", "c2", 2), copy("mlp_eager", "e0", 0), copy("mlp_eager", "e1", 1, slower=10.0),
+             copy("transformer_block_compile", "t0", 0)]
+    kernels = kernels_table([(m, m.replace("metrics.json", "kernels.csv")) for m in files])
+    lg, ms = S.build(files, kernels)
+    mlp = lg[lg["model"] == "mlp"]
+    assert set(mlp["repeat"]) == {1} and set(lg[lg["model"] == "transformer_block"]["repeat"]) == {0}
+    assert list(lg.index) == list(range(len(lg))) and list(ms.index) == list(range(len(ms)))
+    only_e0, _ = S.build([files[1], files[3]], kernels)
+    assert mlp["eager_time_us"].sum() == pytest.approx(10 * only_e0["eager_time_us"].sum())
+    assert mlp["eager_time_us"].sum() > 0
+    breaks = ms[ms["kind"] == "graph break"]
+    assert breaks["reason"].tolist() == ["a reason"] and set(ms["bandwidth_source"]) == {"none"}
