@@ -36,8 +36,9 @@ FLOP_WEIGHTS = {f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum": w
                 for op, w in [("dadd", 1), ("dmul", 1), ("dfma", 2), ("fadd", 1), ("fmul", 1), ("ffma", 2),
                               ("hadd", 1), ("hmul", 1), ("hfma", 2)]}
 # what one unit of each unit ncu prints is, in bytes, nanoseconds, percent, instructions
-BASE = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "ns": 1, "nsecond": 1, "usecond": 1e3,
-        "msecond": 1e6, "second": 1e9, "%": 1, "inst": 1}
+BASE = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9,
+        "ns": 1, "nsecond": 1, "usecond": 1e3, "msecond": 1e6, "second": 1e9, "us": 1e3, "ms": 1e6, "s": 1e9,
+        "%": 1, "inst": 1}
 
 
 def table(name):
@@ -132,7 +133,8 @@ def _rescaled(header, units, rows, to: dict):
 
 
 @pytest.mark.parametrize("to", [{"byte": "Kbyte", "ns": "usecond"}, {"byte": "Mbyte", "ns": "msecond"},
-                                {"byte": "Gbyte", "ns": "second"}, {"ns": "nsecond"}])
+                                {"byte": "Gbyte", "ns": "second"}, {"ns": "nsecond"}, {"byte": "KB", "ns": "us"},
+                                {"byte": "MB", "ns": "ms"}, {"byte": "GB", "ns": "s"}, {"byte": "B"}])
 def test_the_csv_parser_reads_other_units(to):
     header, units, rows = table("oracle")
     want = expected(header, units, rows)
