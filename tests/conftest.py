@@ -53,6 +53,12 @@ def pytest_collection_finish(session):
     gc.freeze()
 
 
+def pytest_unconfigure(config):
+    """Unfreeze the heap before the interpreter exits: Triton's bindings (nanobind) report
+    every object of theirs still frozen then as a leak, dozens of lines per process."""
+    gc.unfreeze()
+
+
 def lowered():
     """Inductor lowers the graph (no FX graph or AOTAutograd cache hit: a hit has no fusion
     log); the generated C++ is still compiled through the code cache (force_disable_caches

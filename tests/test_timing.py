@@ -4,6 +4,7 @@ by hand (timing.window replaced), so every expected value is exact."""
 import json
 import math
 import time
+import types
 
 import pytest
 import torch
@@ -56,20 +57,22 @@ def test_train_loop_gives_the_checks_gradients():
     assert all(torch.allclose(a, p.grad) for a, p in zip(got, m.parameters()))
 
 
-def test_harness_cost_sees_a_slow_step():
-    """A loop that costs 200 us per iteration of its own is reported as such."""
+def test_harness_cost_sees_a_slow_step(monkeypatch):
+    """A loop that costs 200 us per iteration of its own is reported as such: the median of
+    the windows, per iteration, in microseconds (timing's clock advanced by the loop only)."""
+    clock = types.SimpleNamespace(now=0.0)
+    clock.perf_counter = lambda: clock.now
+    monkeypatch.setattr(timing, "time", clock)
+    costs = iter([0.0] + [200e-6] * 20 + [900e-6] * 20 + [200e-6] * 20)   # 1 first call, then 3 windows
+
     def slow_loop_of(f):
         def loop(n):
             for _ in range(n):
-                t = time.perf_counter() + 200e-6
-                while time.perf_counter() < t:
-                    pass
+                clock.now += next(costs)
                 f(None)
         return loop
-    us = timing.harness_cost(slow_loop_of, lambda: None, 20)
-    assert us >= 200
-    plain = timing.harness_cost(lambda f: timing.make_loop(torch, "inference", f, (None,)), lambda: None, 20)
-    assert 0 < plain < us
+    assert timing.harness_cost(slow_loop_of, lambda: None, 20) == pytest.approx(200, rel=1e-9)
+    assert timing.harness_cost(lambda f: timing.make_loop(torch, "inference", f, (None,)), lambda: None, 20) == 0
 
 
 def test_runs_record_the_harness_cost(tmp_path):
