@@ -98,8 +98,6 @@ def test_busy_time_counts_overlap_once():
     assert m["gpu_busy_fraction"] == pytest.approx(400 / 2000)
 
 
-@pytest.mark.xfail(strict=True, reason="analysis.run.stream counts the gap up to a kernel that starts after "
-                                        "the range ends as idle time of the range")
 def test_idle_shares_add_up_when_a_kernel_starts_after_the_range():
     # launched inside the range (no synchronize at its end), run after it: the range's idle
     # shares still add up to 1 - its busy share (0 here)
