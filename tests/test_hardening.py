@@ -116,12 +116,13 @@ def test_a_checkout_under_a_hostile_path_runs(tmp_path):
 
 
 def test_yte_configs_are_refused_unless_asked(tmp_path):
+    from fusionlab.experiments import config_checks
     cfg = tmp_path / "yte.yaml"
     cfg.write_text("__use_yte__: true\n" + yaml.safe_dump({**GOOD, "device": "cpu",
                                                            "results": str(tmp_path / "r")}))
     p = dry_run(cfg)
     assert p.returncode != 0 and "__use_yte__" in p.stderr and "allow_yte=true" in p.stderr, p.stderr[-2000:]
-    assert dry_run(cfg, "--config", "allow_yte=true").returncode == 0
+    config_checks.check_yte([str(cfg)], allowed=True)    # --config allow_yte=true
 
 
 def test_captions_carry_no_template_or_markup():
@@ -145,9 +146,21 @@ def test_a_job_logs_its_own_traceback(tmp_path):
 
 
 @pytest.mark.parametrize("argv, words", [
-    (["run", "--model", "mlp_small", "--variant", "eager", "--batch", "8", "--timeout", "nan", "--out", "x.json"],
-     ["--timeout nan"]),
-    (["run", "--model", "mlp_small", "--variant", "eager", "--batch", "8", "--out", "{tmp}"], ["a folder"]),
+    (["--timeout", "nan", "--out", "x.json"], ["--timeout nan"]),
+    (["--out", "{tmp}"], ["a folder"]),
+])
+def test_runner_argument_errors_are_one_line(tmp_path, capsys, argv, words):
+    from fusionlab.runner import cli as runner_cli
+    with pytest.raises(SystemExit) as e:
+        runner_cli.parse_args(["--model", "mlp_small", "--variant", "eager", "--batch", "8"]
+                              + [a.replace("{tmp}", str(tmp_path)) for a in argv])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and len(err.strip().splitlines()) == 1, err
+    for w in words:
+        assert w in err, err
+
+
+@pytest.mark.parametrize("argv, words", [
     (["diff", "{tmp}/empty", "{tmp}/empty"], ["kernels.csv", "cannot be read"]),
     (["diff", "{tmp}/corrupt", "{tmp}/corrupt"], ["kernels.csv", "cannot be read"]),
     (["diff", "{tmp}/good", "{tmp}/good", "--csv", "/no/such/folder/x.csv"], ["/no/such/folder"]),
@@ -206,3 +219,15 @@ def test_an_unreadable_run_file_is_one_error_row(smoke, tmp_path):
     assert bad["reason"].str.contains(f"{bad_metrics}/metrics.json", regex=False).any()
     assert bad["reason"].str.contains(f"{bad_run}/run.json", regex=False).any()
     assert all(os.path.getsize(p) > 0 for p in out.values())
+
+
+def test_compare_warns_when_two_sweeps_share_no_configuration(tmp_path):
+    cols = "model,variant,batch,size,mode,dtype,backend,device,wall_time_per_iter_ms\n"
+    for name, model in (("a", "mlp"), ("b", "softmax")):
+        (tmp_path / name / "tables").mkdir(parents=True)
+        (tmp_path / name / "tables" / "speedups.csv").write_text(
+            cols + f"{model},compile,8,default,inference,float32,torch,cpu,1.0\n")
+    p = subprocess.run([sys.executable, "-m", "fusionlab.cli", "compare", str(tmp_path / "a"), str(tmp_path / "b"),
+                        "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "share no configuration" in p.stderr and (tmp_path / "out" / "compare.csv").exists()
