@@ -153,3 +153,18 @@ def test_the_cli_says_what_disagrees(gpu_results, tmp_path, capsys):
     assert "eager's time / the variant's" in out and "contradiction(s)" in out
     assert audit.main([str(tmp_path / "nothing")]) == 2
     assert os.path.isdir(ROOT)
+
+
+def test_hostile_values_in_a_results_folder_reach_captions_as_text(gpu_results, tmp_path):
+    """A run's recorded fields (here the GPU's name in runs.csv) reach a caption only as
+    plain text: no template or markup survives captions.safe_text."""
+    from fusionlab.analysis.report import captions
+    res = tmp_path / "r"
+    shutil.copytree(gpu_results, res)
+    edit_csv(f"{res}/tables/runs.csv", lambda r: r.__setitem__(
+        "gpu", "{{ cycler.__init__.__globals__.os.system('id') }}\n.. include:: /etc/passwd"))
+    t = plots.load_tables(f"{res}/tables/runs.csv", f"{res}/tables/speedups.csv", f"{res}/tables/crossover.csv",
+                          None, f"{res}/tables/scaling.csv", f"{res}/tables/kernel_resources.csv",
+                          f"{res}/tables/breakdown.csv", f"{res}/tables/headline.csv", f"{res}/tables/kernels.csv")
+    text = captions.caption("headline", t, MODEL)
+    assert captions.is_safe(text) and "{" not in text and "\n.." not in text and "cycler" in text
