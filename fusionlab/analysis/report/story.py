@@ -142,7 +142,8 @@ def times_md(h: pd.DataFrame) -> list[str]:
     varying = _varying(h)
     for model, g in h.groupby("model", sort=True):
         order = {v: i for i, v in enumerate(["eager"] + sorted(set(g["variant"]) - {"eager"}))}
-        g = g.assign(_o=g["variant"].map(order)).sort_values(["size", "batch", "_o"])
+        axes = [k for k in varying if k in g and k not in ("size", "batch")]   # mode, dtype, ...
+        g = g.assign(_o=g["variant"].map(order)).sort_values(["size", "batch", *axes, "_o"])
         eager = g["variant"] == "eager"
         t = pd.DataFrame({
             "configuration": [where(r, varying) for _, r in g.iterrows()],
