@@ -141,3 +141,9 @@ def test_headline_legend_below_the_panels_and_no_text_covered():
 def test_roofline_shares_in_whole_percent():
     from fusionlab.analysis.report.figures.roofline import percent
     assert [percent(p) for p in (112.4, 19.3, 1.3, 0.2, float("nan"))] == ["112", "19", "1", "<1", ""]
+
+
+def test_rates_in_the_unit_that_fits_them():
+    from fusionlab.analysis.report.text import fmt_flops, fmt_rate
+    assert [fmt_rate(x) for x in (3.35e12, 1.31e10, 8.5e8, 12.0)] == ["3.35 TB/s", "13.1 GB/s", "850 MB/s", "12 B/s"]
+    assert fmt_flops(9.89e14) == "989 TFLOP/s" and fmt_flops(float("nan")) == ""

@@ -38,24 +38,24 @@ def fmt_time(ms: float) -> str:
     return f"{ms * 1e3:.3g} us"
 
 
+def _scaled(value: float, unit: str) -> str:
+    """value per second in the SI prefix that fits it: '3.2 T<unit>', '13.1 G<unit>'."""
+    if value is None or value != value:
+        return ""
+    for prefix, f in (("T", 1e12), ("G", 1e9), ("M", 1e6)):
+        if abs(value) >= f:
+            return f"{value / f:.3g} {prefix}{unit}"
+    return f"{value:.3g} {unit}"
+
+
 def fmt_rate(bytes_per_s: float) -> str:
     """A bandwidth in the unit that fits it: '3.2 TB/s', '13.1 GB/s', '850 MB/s'."""
-    if bytes_per_s is None or bytes_per_s != bytes_per_s:
-        return ""
-    for unit, f in (("TB/s", 1e12), ("GB/s", 1e9), ("MB/s", 1e6)):
-        if abs(bytes_per_s) >= f:
-            return f"{bytes_per_s / f:.3g} {unit}"
-    return f"{bytes_per_s:.3g} B/s"
+    return _scaled(bytes_per_s, "B/s")
 
 
 def fmt_flops(flops_per_s: float) -> str:
-    """A rate of floating-point operations in the unit that fits it: '989 TFLOP/s', '1.2 TFLOP/s', '85 GFLOP/s'."""
-    if flops_per_s is None or flops_per_s != flops_per_s:
-        return ""
-    for unit, f in (("TFLOP/s", 1e12), ("GFLOP/s", 1e9), ("MFLOP/s", 1e6)):
-        if abs(flops_per_s) >= f:
-            return f"{flops_per_s / f:.3g} {unit}"
-    return f"{flops_per_s:.3g} FLOP/s"
+    """A rate of floating-point operations in the unit that fits it: '989 TFLOP/s', '85 GFLOP/s'."""
+    return _scaled(flops_per_s, "FLOP/s")
 
 
 def speedup(r, estimator: bool = True) -> str:
