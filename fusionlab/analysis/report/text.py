@@ -92,7 +92,7 @@ def verdict_phrase(r) -> str:
     """What a headline speedup lets a reader say, from its verdict alone (the interval
     decides, never the point estimate): 'beats eager', 'is slower than eager',
     'is inconclusive against eager (its interval holds 1; more repeats would narrow it)',
-    'has one repeat, so no verdict (more repeats would give one)'."""
+    'has one repeat (more repeats would give a verdict)'."""
     v = r.get("verdict")
     if v == "faster":
         return "beats eager"
@@ -101,5 +101,5 @@ def verdict_phrase(r) -> str:
     if v == "inconclusive":
         return "is inconclusive against eager (its interval holds 1; more repeats would narrow it)"
     if v == "1 repeat":
-        return "has one repeat, so no verdict (more repeats would give one)"
+        return "has one repeat (more repeats would give a verdict)"
     return "has no speedup"
