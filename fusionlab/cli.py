@@ -20,22 +20,36 @@ COMMANDS = ("run", "analyse", "diff", "compare", "list", "progress", "audit")
 
 
 def list_registry(argv) -> int:
-    """Print every model (seed, default batch, modes) and variant, with the models each
-    variant supports on the device."""
+    """Print every model (seed or import path, default batch, modes, size axes) and
+    variant, with the models each variant supports on the device; with --configfile, the
+    models that config names by import path too (each imported and checked)."""
     import argparse
+    import yaml
+    from fusionlab.experiments import catalog, sweep
     p = argparse.ArgumentParser(prog="fusionlab list", description="models, variants and what each supports")
     p.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
     p.add_argument("--mode", default="inference", choices=("inference", "train"))
+    p.add_argument("--configfile", help="a sweep config: its import_models join the list")
     a = p.parse_args(argv)
-    from fusionlab.experiments.registry import MODELS, VARIANTS
+    if a.configfile:
+        with open(a.configfile) as f:
+            cfg = yaml.safe_load(f) or {}
+        try:
+            catalog.extend(sweep._imports(cfg.get("import_models") or {}))
+        except catalog.CatalogError as e:
+            raise sweep.ConfigError(f"{a.configfile}: {e}") from None
+    cat = catalog.load()
     print("models:")
-    for m in MODELS.values():
-        print(f"  {m.name:<18} batch {m.default_batch:<6} {'/'.join(m.modes):<16} seed {m.seed}: {m.description}")
+    for name, m in sorted(cat["models"].items()):
+        where = f"from {m['origin']}" if m.get("origin") else f"seed {m['seed']}"
+        axes = ", ".join(f"{k} {v['min']}..{v['max']} (default {v['default']})" for k, v in m["sizes"].items())
+        print(f"  {name:<18} batch {m['default_batch']:<6} {'/'.join(m['modes']):<16} {where}: {m['description']}"
+              + (f"\n      sizes: {axes}" if axes else ""))
     print(f"\nvariants (models supported on {a.device}, {a.mode}):")
-    for v in VARIANTS.values():
-        ok = [m for m in MODELS if v.supports(m, a.device, a.mode) is None]
-        which = "all" if len(ok) == len(MODELS) else (", ".join(ok) or "none")
-        print(f"  {v.name:<36} {which}\n      {v.description}")
+    for name, v in sorted(cat["variants"].items()):
+        ok = [m for m in sorted(cat["models"]) if catalog.unsupported_reason(m, name, a.device, a.mode) is None]
+        which = "all" if len(ok) == len(cat["models"]) else (", ".join(ok) or "none")
+        print(f"  {name:<36} {which}\n      {v['description']}")
     return 0
 
 

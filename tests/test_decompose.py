@@ -126,11 +126,12 @@ def test_long_table_parts_sum_to_total_and_extra_axes_flow_through(monkeypatch):
     assert set(decompose.PARTS) <= set(wide.columns) and len(wide) == 2
 
 
-def test_one_colour_per_variant_in_catalog_order():
+def test_one_colour_per_variant_in_the_sweeps_order():
     from fusionlab.analysis.report import style
-    from fusionlab.analysis.sweep import registry_data
-    from fusionlab.experiments.catalog import size_axes, variant_names
-    assert registry_data.size_axes() == size_axes()
-    assert registry_data.variant_names() == variant_names()
+    from fusionlab.experiments.catalog import variant_names
+    style.use_variants(variant_names())
     colours = [style.variant_colour(v) for v in variant_names()]
     assert len(set(colours)) == len(colours) and style.variant_colour("eager") == "#000000"
+    assert style.variant_order(["compile", "zzz_new", "eager"]) == ["eager", "compile", "zzz_new"]
+
+

@@ -1,7 +1,20 @@
 """The values of the sweep's fixed axes, defined once (config schema, runner, Snakefile
 wildcards, kernels and tools all read them from here)."""
 
-DTYPES = ("float32", "bfloat16", "float16")
+DTYPES = ("float32", "bfloat16", "float16", "amp_bfloat16")
+# amp_bfloat16: mixed precision as training runs it, float32 weights and inputs with the
+# forward under torch.autocast(bfloat16); the others: weights and inputs in that dtype
+AUTOCAST = {"amp_bfloat16": "bfloat16"}
+
+
+def weights_dtype(dtype: str) -> str:
+    """The dtype a run's weights and inputs are built in (float32 under autocast)."""
+    return "float32" if dtype in AUTOCAST else dtype
+
+
+def compute_dtype(dtype: str) -> str:
+    """The dtype a run's matmuls and convolutions compute in (autocast's for amp_*)."""
+    return AUTOCAST.get(dtype, dtype)
 MODES = ("inference", "train")
 PROFILERS = ("nsys", "torch", "none")   # what wraps one run; the sweep picks nsys or torch
 

@@ -19,6 +19,7 @@ import argparse
 import json
 import sys
 
+from fusionlab.core import axes
 from fusionlab.core.axes import DTYPES
 
 # operators that alias or describe tensors without moving data
@@ -59,7 +60,7 @@ def count(model_name: str, batch: int, mode: str = "inference", dtype: str = "fl
 
     torch.manual_seed(0)
     spec = MODELS[model_name]
-    model, inputs = spec.build(batch, getattr(torch, dtype), "meta", **spec.resolve_sizes(size))
+    model, inputs = spec.build(batch, getattr(torch, axes.weights_dtype(dtype)), "meta", **spec.resolve_sizes(size))
     model.train(mode == "train")
     params = list(model.parameters()) + list(model.buffers())
     traffic, flops = Traffic(), FlopCounterMode(display=False)
@@ -80,9 +81,12 @@ def count(model_name: str, batch: int, mode: str = "inference", dtype: str = "fl
             "bytes_fused": int(fused)}
 
 
-def table(keys) -> "list[dict]":
+def table(keys, imports: dict | None = None) -> "list[dict]":
     """count() for each (model, batch, mode, dtype[, size]); a model that cannot be counted
-    on the meta device gets empty values and the reason."""
+    on the meta device gets empty values and the reason. `imports`: the config's
+    import_models, registered first."""
+    from fusionlab.experiments.registry import import_models
+    import_models(imports or {})
     rows = []
     for model, batch, mode, dtype, *size in keys:
         size = size[0] if size else "default"

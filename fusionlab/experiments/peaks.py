@@ -17,7 +17,7 @@ import statistics
 import sys
 import time
 
-from fusionlab.core.axes import DTYPES
+from fusionlab.core.axes import DTYPES, compute_dtype
 
 
 def _time(torch, fn, device: str, reps: int) -> float:
@@ -50,7 +50,7 @@ def measure(device: str = "auto", dtype: str = "float32", copy_mib: int | None =
     cuda = device == "cuda"
     copy_mib = copy_mib or (1024 if cuda else 64)
     matmul_n = matmul_n or (8192 if cuda else 512)
-    dt = getattr(torch, dtype)
+    dt = getattr(torch, compute_dtype(dtype))
     nbytes = 2 * copy_mib * 2**20   # read + written
     t_copy = _time_op(torch, lambda x, y: y.copy_(x), (copy_mib * 2**20 // 4,), torch.float32, device, reps)
     t_mm = _time_op(torch, lambda a, b: a @ b, (matmul_n, matmul_n), dt, device, reps)

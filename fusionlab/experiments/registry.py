@@ -1,15 +1,18 @@
 """The one registry of models and variants.
 
-Each model lives in its own file under fusionlab/experiments/models/ and each variant under
-fusionlab/experiments/variants/; a file registers itself with the decorators below. The
-Snakefile, the runner and the tests all read MODELS and VARIANTS from here, so adding
-a model or a variant is a one-file change.
+Each built-in model lives in its own file under fusionlab/experiments/models/ and each
+variant under fusionlab/experiments/variants/; a file registers itself with the decorators
+below. A model outside the package joins by import path (`import_model`: a config's
+`import_models` entry, the runner's --model-from). The runner and the tests read MODELS and
+VARIANTS from here; the Snakefile reads their light metadata, experiments.catalog, which is
+computed from this registry.
 """
 from __future__ import annotations
 
 import importlib
 import inspect
 import pkgutil
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
@@ -41,6 +44,7 @@ class ModelSpec:
     # forward_hand(ops, *inputs) for the hand-written kernels), gelu_tanh, library_op
     tags: frozenset = frozenset()
     sizes: tuple = ()             # the SizeAxis of each sweepable build argument
+    origin: str = ""              # the import path of a model from outside the package
 
     def size_defaults(self) -> dict:
         return {a.name: a.default for a in self.sizes}
@@ -133,6 +137,94 @@ def register_variant(name: str, *, description: str,
     return deco
 
 
+NAME_PATTERN = r"^[a-z][a-z0-9_]*$"
+
+
+class ImportError_(ValueError):
+    """A model named by import path that cannot join the registry; the message is one line."""
+
+
+def _factory(target: str) -> tuple[Callable, str]:
+    """The callable an import path names, and its module's file: `package.module:name`
+    or `path/to/file.py:name`."""
+    import importlib.util
+    import os
+    import sys
+    where, sep, attr = target.rpartition(":")
+    if not sep or not where or not attr.isidentifier():
+        raise ImportError_(f"{target!r} is not an import path; give package.module:factory "
+                           "or path/to/file.py:factory")
+    try:
+        if where.endswith(".py"):
+            path = os.path.abspath(where)
+            if not os.path.isfile(path):
+                raise ImportError_(f"{where}: no such file")
+            mod_name = "fusionlab_user_" + os.path.splitext(os.path.basename(path))[0]
+            module = sys.modules.get(mod_name)
+            if module is None or getattr(module, "__file__", None) != path:
+                spec = importlib.util.spec_from_file_location(mod_name, path)
+                module = importlib.util.module_from_spec(spec)
+                sys.modules[mod_name] = module
+                spec.loader.exec_module(module)
+        else:
+            module = importlib.import_module(where)
+    except ImportError_:
+        raise
+    except Exception as e:  # the user's module: any error in its import is the answer
+        raise ImportError_(f"importing {where} failed: {type(e).__name__}: "
+                           f"{' '.join(str(e).split())[:300]}") from None
+    factory = getattr(module, attr, None)
+    if factory is None:
+        raise ImportError_(f"{where} has no {attr!r}")
+    if not callable(factory):
+        raise ImportError_(f"{target}: {type(factory).__name__} is not callable; give a factory "
+                           "build(batch, dtype, device, **sizes) -> (module, inputs)")
+    return factory, getattr(module, "__file__", "") or ""
+
+
+def import_model(name: str, target: str, *, default_batch: int | None = None, modes=None,
+                 description: str | None = None) -> "ModelSpec":
+    """Register the factory `target` (an import path) as model `name`, as register_model
+    would: build(batch, dtype, device, **sizes) -> (nn.Module, tuple of inputs). Its integer
+    keyword arguments with defaults are its size axes (1..2**31-1). A factory already
+    registered by its module's own @register_model keeps that metadata under `name`.
+    ImportError_ (one line) where it cannot."""
+    import re as _re
+    if not _re.match(NAME_PATTERN, name):
+        raise ImportError_(f"model name {name!r}: lowercase letters, digits and _, starting with a letter")
+    if name in MODELS:
+        if MODELS[name].origin == target:
+            return MODELS[name]
+        raise ImportError_(f"model name {name!r} is taken by {MODELS[name].origin or 'a built-in model'}")
+    factory, _ = _factory(target)
+    known = next((m for m in MODELS.values() if m.build is factory), None)
+    if known is not None:
+        spec = dataclasses.replace(known, name=name, origin=target)
+    else:
+        try:
+            params = inspect.signature(factory).parameters
+        except (TypeError, ValueError):
+            raise ImportError_(f"{target}: its signature cannot be read") from None
+        positional = [p for p in params.values()
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty]
+        if len(positional) != 3 and not any(p.kind == p.VAR_POSITIONAL for p in params.values()):
+            raise ImportError_(f"{target}: a factory takes (batch, dtype, device, **sizes); "
+                               f"it takes ({', '.join(params)})")
+        axes = tuple(SizeAxis(p.name, p.default, 1, 2**31 - 1)
+                     for p in params.values()
+                     if p.default is not p.empty and type(p.default) is int and size_labels.NAME.match(p.name)
+                     and p.name not in ("batch", "default"))
+        doc = (inspect.getdoc(factory) or "").strip().splitlines()
+        spec = ModelSpec(name, factory, description or (doc[0] if doc else target), seed=target,
+                         default_batch=int(default_batch or 1), modes=tuple(modes or ("inference", "train")),
+                         sizes=axes, origin=target)
+    if default_batch is not None or modes is not None or description is not None:
+        spec = dataclasses.replace(spec, default_batch=int(default_batch or spec.default_batch),
+                                   modes=tuple(modes or spec.modes), description=description or spec.description)
+    MODELS[name] = spec
+    return spec
+
+
 def _load(package: str) -> None:
     pkg = importlib.import_module(package)
     for mod in pkgutil.iter_modules(pkg.__path__):
@@ -145,3 +237,43 @@ _load("fusionlab.experiments.variants")
 
 MODEL_NAMES = tuple(sorted(MODELS))
 VARIANT_NAMES = tuple(sorted(VARIANTS))
+
+
+def import_models(entries: dict) -> None:
+    """import_model for each entry of a config's import_models (name -> {factory, ...})."""
+    for name, e in sorted((entries or {}).items()):
+        import_model(name, e["factory"], default_batch=e.get("default_batch"), modes=e.get("modes"),
+                     description=e.get("description"))
+
+
+def check_model(spec: "ModelSpec", batch: int = 2) -> None:
+    """Build the model on the CPU in float32 at `batch` and run its inputs through it once:
+    ImportError_ (one line) naming what is wrong (the return type, an input that does not
+    run, an output that is not tensors)."""
+    import torch
+    try:
+        built = spec.build(batch, torch.float32, "cpu", **spec.size_defaults())
+    except Exception as e:
+        raise ImportError_(f"{spec.origin or spec.name}: building it (batch {batch}, float32, cpu) raised "
+                           f"{type(e).__name__}: {' '.join(str(e).split())[:300]}") from None
+    if not (isinstance(built, tuple) and len(built) == 2 and isinstance(built[0], torch.nn.Module)
+            and isinstance(built[1], tuple) and all(isinstance(x, torch.Tensor) for x in built[1])):
+        raise ImportError_(f"{spec.origin or spec.name}: returned {_shape_of(built)}; a factory returns "
+                           "(torch.nn.Module, tuple of input tensors)")
+    model, inputs = built
+    try:
+        with torch.no_grad():
+            out = model(*inputs)
+    except Exception as e:
+        raise ImportError_(f"{spec.origin or spec.name}: its inputs do not run through it: "
+                           f"{type(e).__name__}: {' '.join(str(e).split())[:300]}") from None
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    if not outs or not all(isinstance(o, torch.Tensor) for o in outs):
+        raise ImportError_(f"{spec.origin or spec.name}: its output is {_shape_of(out)}; a model returns "
+                           "a tensor or a tuple of tensors (the train mode's loss is their mean)")
+
+
+def _shape_of(value) -> str:
+    if isinstance(value, (tuple, list)):
+        return f"a {type(value).__name__} of ({', '.join(type(v).__name__ for v in value)})"
+    return f"a {type(value).__name__}"

@@ -47,8 +47,7 @@ ConfigError = config_checks.ConfigError
 
 
 def schema() -> dict:
-    with open(SCHEMA) as f:
-        s = yaml.safe_load(f)
+    s = schema_file()
     s["properties"]["models"]["items"]["enum"] = list(catalog.model_names())
     s["properties"]["variants"]["items"]["enum"] = list(catalog.variant_names())
     s["properties"]["sizes"]["propertyNames"]["enum"] = list(catalog.model_names())
@@ -115,19 +114,64 @@ def _defaults(s: dict, cfg: dict) -> None:
             _defaults(sub, cfg[k])
 
 
+def _imports(entries) -> dict:
+    """The config's import_models as name -> {factory, ...}, with a factory file's path
+    made absolute (jobs may run elsewhere). ConfigError (one line) on a malformed entry."""
+    if not isinstance(entries, dict):
+        raise ConfigError(f"config key import_models: {entries!r} is not a mapping of name -> import path")
+    s = schema_file()["properties"]["import_models"]
+    for name, entry in entries.items():
+        key = f"config key import_models.{name}"
+        if not isinstance(name, str) or not re.match(s["propertyNames"]["pattern"], name):
+            raise ConfigError(f"{key}: a model name is lowercase letters, digits and _, starting with a letter")
+        if isinstance(entry, dict):
+            extra = sorted(set(entry) - set(s["additionalProperties"]["anyOf"][1]["properties"]))
+            if extra or "factory" not in entry:
+                raise ConfigError(f"{key}: " + (f"unknown key(s) {', '.join(map(repr, extra))}; " if extra else
+                                                "no factory; ") + "allowed keys: factory, default_batch, modes, description")
+            errors = list(jsonschema.Draft202012Validator(s["additionalProperties"]["anyOf"][1]).iter_errors(entry))
+            if errors:
+                raise ConfigError(_message(errors[0]).replace("config key ", f"{key}.", 1))
+            factory = entry["factory"]
+        else:
+            factory = entry
+        if not isinstance(factory, str) or not re.match(s["additionalProperties"]["anyOf"][0]["pattern"], factory):
+            raise ConfigError(f"{key}: {factory!r} is not an import path; give package.module:factory "
+                              "or path/to/file.py:factory")
+    out = {}
+    for name, entry in entries.items():
+        entry = dict(entry) if isinstance(entry, dict) else {"factory": entry}
+        where, _, attr = entry["factory"].rpartition(":")
+        if where.endswith(".py"):
+            entry["factory"] = f"{os.path.abspath(where)}:{attr}"
+        out[name] = entry
+    return out
+
+
+def schema_file() -> dict:
+    with open(SCHEMA) as f:
+        return yaml.safe_load(f)
+
+
 def validate(config: dict, root: str | None = None) -> dict:
     """Return the config with the schema's defaults filled in, or raise ConfigError (one
     line). root: the checkout, which results must not overwrite."""
     if not isinstance(config, dict) or not config:
         raise ConfigError("config: empty; give models, variants and batch_sizes (see config.yaml)")
-    s = schema()
     config_checks.check_strings(config)
+    imports = _imports(config.get("import_models", {}))
+    try:
+        catalog.extend(imports)
+    except catalog.CatalogError as e:
+        raise ConfigError(str(e)) from None
+    s = schema()
     errors = sorted(config_checks.strict_validator(jsonschema, s).iter_errors(config),
                     key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
     if errors:
         raise ConfigError(_message(errors[0]))
     cfg = copy.deepcopy(config)
     _defaults(s, cfg)
+    cfg["import_models"] = imports
     config_checks.check_nsys_args(cfg["nsys"]["args"])
     config_checks.check_results(cfg["results"], root)
     for key in ("mode", "dtype"):  # one value or a list: always a list from here on

@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 import time
 
+from fusionlab.core import axes
+
 # allclose tolerances per dtype (rtol, atol); atol is scaled by max(1, max|ref|)
 TOLERANCE = {"float32": (1e-3, 1e-4), "bfloat16": (1.6e-2, 1e-2), "float16": (5e-3, 1e-3),
              # fp32 math that the GPU runs in TF32 (10 mantissa bits): PyTorch's own tests
@@ -19,6 +21,8 @@ def tolerance_key(torch, model, device: str, dtype: str) -> str:
     TF32 by PyTorch's settings: convolutions (cuDNN allows TF32 by default) or matmuls
     (when the user allowed it). Two correct conv programs (eager, and compile or a folded
     conv, which pick other cuDNN algorithms) then differ by TF32 rounding, ~1e-3."""
+    if dtype in axes.AUTOCAST:
+        return axes.AUTOCAST[dtype]
     if device != "cuda" or dtype != "float32":
         return dtype
     if torch.backends.cuda.matmul.allow_tf32:

@@ -35,6 +35,9 @@ def build_parser() -> argparse.ArgumentParser:
     from fusionlab.experiments.registry import MODELS, VARIANTS
     p = OneLineParser(prog="python -m fusionlab.runner", description=DESCRIPTION)
     p.add_argument("--model", required=True, choices=sorted(MODELS))
+    p.add_argument("--model-from", metavar="ENTRY",
+                   help="the model is named by import path: its config entry as JSON, "
+                        '{"factory": "package.module:build", ...} (registry.import_model)')
     p.add_argument("--variant", required=True, choices=sorted(VARIANTS))
     p.add_argument("--batch", required=True, type=int)
     p.add_argument("--size", default="default", metavar="LABEL",
@@ -79,9 +82,26 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _import_named_model(argv: list) -> None:
+    """Register the model --model-from names (under --model's name) before the flags are
+    parsed, so --model's choices hold it; one-line error and exit 2 where it cannot."""
+    import json
+    from fusionlab.experiments import registry
+    if "--model-from" not in argv or "--model" not in argv:
+        return
+    try:
+        entry = json.loads(argv[argv.index("--model-from") + 1])
+        name = argv[argv.index("--model") + 1]
+        registry.import_models({name: entry})
+    except (IndexError, ValueError, KeyError, TypeError) as e:
+        OneLineParser(prog="python -m fusionlab.runner").error(f"--model-from: {e}")
+
+
 def parse_args(argv=None) -> ExperimentSpec:
     """The command line as an ExperimentSpec; exits 2 (argparse's error) on a bad one."""
     from fusionlab.experiments.registry import MODELS
+    argv = sys.argv[1:] if argv is None else list(argv)
+    _import_named_model(argv)
     p = build_parser()
     a = p.parse_args(argv)
     if a.batch <= 0 or a.iters <= 0 or a.warmup < 0 or a.timeout < 0 or a.windows < 0:

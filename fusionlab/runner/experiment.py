@@ -13,7 +13,7 @@ import sys
 import time
 import warnings
 
-from fusionlab.core import ranges
+from fusionlab.core import axes, ranges
 from fusionlab.core.io import atomic_path
 from fusionlab.experiments import host_probe
 from fusionlab.experiments import slots as gpu_slots
@@ -53,14 +53,30 @@ def why_unsupported(torch, spec, device: str) -> str | None:
     return VARIANTS[spec.variant].supports(spec.model, device, spec.mode)
 
 
+def Autocast(torch, model, device: str, dtype):
+    """model with its forward under torch.autocast(device, dtype): one module, so the
+    variant (compile, a CUDA graph) takes the autocast in with it, and eager runs it too."""
+    class AutocastModule(torch.nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, *args):
+            with torch.autocast(device_type=device, dtype=dtype):
+                return self.inner(*args)
+    return AutocastModule(model)
+
+
 def build(torch, spec, device: str):
     """The model and its inputs (seeded), an untouched copy for eager, and the variant
     applied to the model. Returns (model, ref_model, fn, inputs)."""
     from fusionlab.experiments.registry import MODELS, VARIANTS
     torch.manual_seed(spec.seed)
     model_spec = MODELS[spec.model]
-    model, inputs = model_spec.build(spec.batch, getattr(torch, spec.dtype), device,
+    model, inputs = model_spec.build(spec.batch, getattr(torch, axes.weights_dtype(spec.dtype)), device,
                                      **model_spec.resolve_sizes(spec.size))
+    if spec.dtype in axes.AUTOCAST:
+        model = Autocast(torch, model, device, getattr(torch, axes.AUTOCAST[spec.dtype]))
     model.train(spec.mode == "train")
     ref_model = copy.deepcopy(model)
     fn = VARIANTS[spec.variant].apply(model, inputs, {"compile_mode": spec.compile_mode, "dtype": spec.dtype,

@@ -38,6 +38,7 @@ def base_record(spec) -> dict:
     from fusionlab.experiments.registry import MODELS
     return {"model": spec.model, "variant": spec.variant, "batch": spec.batch,
             "size": spec.size, "sizes": MODELS[spec.model].resolve_sizes(spec.size),
+            "model_origin": MODELS[spec.model].origin or "fusionlab",
             "mode": spec.mode, "dtype": spec.dtype, "device": resolve_device(torch, spec.device),
             "profiler": spec.profiler, "warmup_iters": spec.warmup, "warmup_min_s": spec.warmup_min_s,
             "paired_eager": spec.paired_eager, "paired_ci": spec.paired_ci, "timing_max_s": spec.timing_max_s,

@@ -33,6 +33,7 @@ rule model_costs:
     params:
         experiments=sorted({(r["model"], r["batch"], r["mode"], r["dtype"], sizes.from_suffix(r["size"]))
                             for r in RUNS}),
+        imports=CFG["import_models"],
     log:
         f"{RES}/logs/model_costs.log",
     conda:

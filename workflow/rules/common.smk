@@ -1,6 +1,7 @@
 # Helpers shared by the rules: run folders, the runner's command line, the outputs.
 
 import os
+import json
 import shlex
 
 from fusionlab.analysis.report import captions as report_captions
@@ -85,6 +86,8 @@ def runner_args(wildcards):
             "--iters", CFG["measure_iters"], "--device", MACHINE.device, "--compile-mode", CFG["compile_mode"],
             "--optimizer", CFG["optimizer"], "--timeout", sweep.timeout_s(CFG, wildcards.variant),
             "--windows", CFG["timing_windows"], "--pin-cpus", CFG["pin_cpus"]]
+    if wildcards.model in CFG["import_models"]:
+        args += ["--model-from", json.dumps(CFG["import_models"][wildcards.model], sort_keys=True)]
     if CFG["paired_eager"]:
         args += ["--paired-eager", "--paired-ci", CFG["paired_ci"], "--timing-max-s", CFG["timing_max_s"]]
     if CFG["compile_debug"]:

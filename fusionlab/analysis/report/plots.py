@@ -48,6 +48,8 @@ def load_tables(runs_csv, speedups_csv, crossover_csv=None, peaks_json=None, sca
     (sweep.headline), kernels and peaks (device/peaks.json, {} without it); a table whose
     file is not given is empty."""
     t = {"runs": pd.read_csv(runs_csv), "speedups": pd.read_csv(speedups_csv)}
+    if "variant" in t["runs"]:
+        style.use_variants(t["runs"]["variant"].dropna().unique())
     t["headline"] = _csv(headline_csv, sweep_headline.COLUMNS)
     t["kernels"] = _csv(kernels_csv, ["model", "variant", "batch", "size", "repeat", "name", "calls_per_iter",
                                       "time_per_iter_us"])

@@ -6,9 +6,10 @@ single tick), text kept as text in SVG (svg.fonttype 'none').
 A figure function raises NoData where it has nothing to draw; report.plots then writes
 a small marker in place of the figure.
 
-variant_colour(): one colour per variant, the same in every figure, from the variant's
-place in the catalog (the variant names of experiments/catalog.json, sorted, as
-sweep.registry_data.variant_names() reads them); eager is always black."""
+variant_colour(): one colour per variant, the same in every figure of a sweep, from the
+variant's place among the sweep's variant names, sorted (use_variants: load_tables sets
+them from runs.csv); eager is always black; a variant outside them gets a colour hashed
+from its name."""
 from __future__ import annotations
 
 import textwrap
@@ -23,7 +24,6 @@ import pandas as pd  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter  # noqa: E402
 
 from fusionlab.analysis.report.text import fmt_time  # noqa: E402,F401  (one way to write a time)
-from fusionlab.analysis.sweep import registry_data  # noqa: E402
 
 plt.rcParams.update({"svg.fonttype": "none", "font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8,
                      "xtick.labelsize": 7, "ytick.labelsize": 7, "legend.fontsize": 7,
@@ -41,18 +41,26 @@ EAGER_COLOUR = "#000000"
 MODEL_MARKERS = "osD^vP*XhpH<>d8"
 
 
+_VARIANTS: list = []   # the sweep's variant names but eager, sorted (use_variants)
+
+
+def use_variants(names) -> None:
+    """Colour and order variants by their place among `names` (a sweep's variants)."""
+    _VARIANTS[:] = sorted({str(v) for v in names if isinstance(v, str) and v != "eager"})
+
+
 def variant_colour(variant: str) -> str:
     if variant == "eager":
         return EAGER_COLOUR
-    names = [v for v in registry_data.variant_names() if v != "eager"]
+    names = _VARIANTS
     if variant in names:
         return PALETTE[names.index(variant) % len(PALETTE)]
-    return PALETTE[zlib.crc32(str(variant).encode()) % len(PALETTE)]   # not in the catalog: stable too
+    return PALETTE[zlib.crc32(str(variant).encode()) % len(PALETTE)]   # not among the sweep's: stable too
 
 
 def variant_order(variants) -> list[str]:
-    """Variants in the catalog's order (eager first), others after, sorted."""
-    known = ["eager"] + [v for v in registry_data.variant_names() if v != "eager"]
+    """Variants in the sweep's order (eager first, use_variants), others after, sorted."""
+    known = ["eager"] + _VARIANTS
     present = set(variants)
     return [v for v in known if v in present] + sorted(present - set(known))
 

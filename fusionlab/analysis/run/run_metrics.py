@@ -173,6 +173,7 @@ def compute(run_json: str, profile: str | None, backend: str,
     row = {k: run.get(k) for k in KEYS}
     row["size"] = row["size"] or "default"   # core.sizes label; "default" where run.json has none
     row.update({k: v for k, v in (run.get("sizes") or {}).items() if k not in row})   # dim, num_layers, ...
+    row["size_axes"] = ",".join(sorted(k for k in (run.get("sizes") or {}) if k in row))
     row.update(backend=backend, device=run.get("device"), status=run.get("status", "error"),
                reason=run.get("reason"), gpu=run.get("gpu"),
                torch=(run.get("versions") or {}).get("torch"),

@@ -53,10 +53,11 @@ import sys
 import numpy as np
 import pandas as pd
 
-from fusionlab.analysis.sweep import registry_data, stats
+from fusionlab.analysis.sweep import stats
 from fusionlab.analysis.run import run_metrics
 from fusionlab.analysis.run.run_metrics import KEYS
 from fusionlab.core.io import atomic_path, read_json  # noqa: F401  (read_json: the sweep layer's reader)
+from fusionlab.core import sizes
 
 ID = list(KEYS) + ["backend", "device"]
 GROUP = ["model", "batch", "size", "mode", "dtype", "backend", "device"]
@@ -144,9 +145,12 @@ def host_slowdown(runs: pd.DataFrame) -> pd.Series:
 
 
 def size_axes(df: pd.DataFrame) -> list[str]:
-    """The columns of a table that are model size axes (dim, num_layers, ...: any axis a
-    model declares in the catalog), in name order."""
-    return [a for a in registry_data.size_axes() if a in df.columns]
+    """The columns of a table that are model size axes (dim, num_layers, ...: the axes
+    each run recorded, its `size_axes` column), in name order."""
+    named = {a for v in df["size_axes"].dropna() for a in str(v).split(",") if a} if "size_axes" in df else set()
+    if "size" in df:   # tables without the column: the axes the size labels name
+        named |= {a for label in df["size"].dropna().unique() for a in sizes.parse(str(label))}
+    return sorted(a for a in named if a in df.columns)
 
 
 def long_table(runs: pd.DataFrame) -> pd.DataFrame:
@@ -170,6 +174,8 @@ def speedups(runs: pd.DataFrame, noise_cv: float = NOISE_CV) -> pd.DataFrame:
     for key, g in runs.groupby(GROUP + ["variant"], dropna=False, sort=True):
         row = dict(zip(GROUP + ["variant"], key))
         row.update({a: g[a].dropna().iloc[0] if g[a].notna().any() else np.nan for a in size_axes(g)})
+        if size_axes(g):
+            row["size_axes"] = ",".join(size_axes(g))
         good = g[g["status"] == "ok"]
         e = eagers.get(key[:-1], ok.iloc[:0])
         row["repeats"] = len(g)

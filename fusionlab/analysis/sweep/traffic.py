@@ -40,7 +40,7 @@ RUN_COLUMNS = run_traffic.RUN_FIELDS + ["ncu_status", "ncu_note", "bytes_replay"
 RATIOS = ["dram_over_fused", "dram_over_unfused", "l2_over_unfused", "flops_measured_over_model",
           "measured_intensity", "copy_bandwidth_frac_measured", "bytes_source"]
 KERNEL_COLUMNS = [c for c in run_traffic.KERNEL_COLUMNS if c not in ("full_name", "name")] + ["ncu_over_nsys_time"]
-DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2, "float64": 8}
+DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2, "float64": 8, "amp_bfloat16": 4}
 
 
 NOT_RUN = ("no Nsight Compute record for this configuration: its step did not run (the sweep stopped "
