@@ -54,6 +54,8 @@ def schema() -> dict:
     s["properties"]["timeout_s_by_variant"]["propertyNames"]["enum"] = list(catalog.variant_names())
     dtype = s["properties"]["dtype"]["anyOf"]
     dtype[0]["enum"] = dtype[1]["items"]["enum"] = list(axes.DTYPES)
+    for m in s["properties"]["dtype_by_mode"]["properties"].values():
+        m["items"]["enum"] = list(axes.DTYPES)
     return s
 
 
@@ -335,8 +337,13 @@ def runs(cfg: dict, backend: str) -> list[dict]:
     return [dict(backend=backend, model=m, variant=v, mode=mode, dtype=dtype, batch=b,
                  size=sizes.suffix(s), repeat=r)
             for m in cfg["models"] for v in cfg["variants"] for mode in cfg["mode"]
-            for dtype in cfg["dtype"] for s in size_labels(cfg, m) for b in batch_sizes(cfg, m)
+            for dtype in dtypes(cfg, mode) for s in size_labels(cfg, m) for b in batch_sizes(cfg, m)
             for r in range(cfg["repeats"])]
+
+
+def dtypes(cfg: dict, mode: str) -> list[str]:
+    """The dtypes a mode's runs take: dtype_by_mode's for that mode, else dtype's."""
+    return (cfg.get("dtype_by_mode") or {}).get(mode) or cfg["dtype"]
 
 
 def batch_sizes(cfg: dict, model: str) -> list[int]:
