@@ -203,10 +203,20 @@ def test_the_flops_of_known_work(tmp_path):
     if ncu_report.available():
         rows.append(ncu_report.load(str(tmp_path / "f.ncu-rep")))
     n = work["elements"]
-    for got in rows:
+    for got in rows:   # the workload's kernels; its inputs' torch.randn kernels ran in the range too
+        got = [g for g in got if g["name"] in ("fma_kernel", "add_kernel")]
         assert len(got) == len(work["kernels"])
         for g, k in zip(got, work["kernels"]):
-            assert g["flops"] == pytest.approx(n * (2 if k["op"] == "fma" else 1), rel=1e-3), k
+            # Nsight Compute counts thread instructions: a packed half2 instruction (HFMA2,
+            # HADD2: two fp16 lanes) counts once, so fp16 work reads as at most half its
+            # arithmetic FLOPs (measured on an H100: N fp16 fmas -> N, not 2N)
+            arithmetic = n * (2 if k["op"] == "fma" else 1)
+            if k["dtype"] == "float32":
+                assert g["flops"] == pytest.approx(arithmetic, rel=1e-3), k
+            elif k["op"] == "fma":
+                assert g["flops"] == pytest.approx(arithmetic / 2, rel=1e-3), k
+            else:
+                assert arithmetic / 2 <= g["flops"] <= arithmetic, k
     for g, w in zip(rows[-1], expected(*base)):
         close(g, {c: v for c, v in w.items() if not c.endswith("_pct") and "_pct_" not in c}, "module")
 

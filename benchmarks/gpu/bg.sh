@@ -13,7 +13,7 @@ case "$1" in
     source .device-kit/setup.sh > /dev/null 2>&1
     python -m pip install -q --no-deps --no-build-isolation -e . > /tmp/pip-$name.log 2>&1 || tail -3 /tmp/pip-$name.log
     export PYTHONUNBUFFERED=1 PYTHONPATH=$dir:/tmp/site${PYTHONPATH:+:$PYTHONPATH} PATH=/tmp/site/bin:$PATH
-    setsid nohup bash -c "cd $dir; $3 > $log 2>&1; echo \"job rc=\$?\" >> $log" > /dev/null 2>&1 < /dev/null &
+    setsid nohup bash -c "cd $dir; ( $3 ) > $log 2>&1; echo \"job rc=\$?\" >> $log" > /dev/null 2>&1 < /dev/null &
     echo "started $name in $dir" ;;
   wait)
     end=$(( $(date +%s) + $2 )); shift 2
