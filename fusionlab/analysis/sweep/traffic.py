@@ -24,8 +24,9 @@ model's bytes (experiments.cost).
 - speedups: dram_bytes_measured, l2_bytes_measured and the bytes fusion removed:
   bytes_removed_measured = eager's dram_bytes_measured - the variant's (steady medians),
   bytes_removed_cold (the same of the cold bytes), bytes_removed_low and _high (eager's
-  low - the variant's high, eager's high - the variant's low, and below L2 the cold
-  difference too: the spread carried through), bytes_regime (eager's),
+  lowest steady iteration - the variant's highest, eager's highest - the variant's
+  lowest, and near or below L2 the cold difference too: the spread carried through),
+  bytes_regime (eager's),
   l2_bytes_removed_measured (the same in L2 bytes), bytes_removed_model =
   bytes_unfused - bytes_fused (the model's ideal: every intermediate kept on chip).
 - kernels: traffic.csv's per-kernel columns joined on the kernel's demangled name
@@ -131,7 +132,7 @@ def add_to_speedups(sp: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     """speedups with the measured bytes and the bytes fusion removed (module doc)."""
     group = [c for c in CONFIG if c in sp and c in runs]
     cols = ["dram_bytes_measured", "l2_bytes_measured", "bytes_fused", "bytes_unfused", "dram_bytes_cold",
-            "dram_bytes_low", "dram_bytes_high"]
+            "dram_bytes_steady_min", "dram_bytes_steady_max"]
     have = [c for c in cols if c in runs]
     per = runs.assign(size=runs["size"].fillna("default")).groupby(group, dropna=False)[have].median().reset_index()
     sp = sp.drop(columns=[c for c in ("dram_bytes_measured", "l2_bytes_measured", "bytes_removed_measured",
@@ -141,7 +142,7 @@ def add_to_speedups(sp: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
         per[group + [c for c in ("dram_bytes_measured", "l2_bytes_measured") if c in per]], on=group, how="left")
     base = [c for c in group if c != "variant"]
     side = {"dram_bytes_measured": "dram", "l2_bytes_measured": "l2", "dram_bytes_cold": "cold",
-            "dram_bytes_low": "low", "dram_bytes_high": "high"}
+            "dram_bytes_steady_min": "low", "dram_bytes_steady_max": "high"}
     side = {k: v for k, v in side.items() if k in per}
     eager = per[per["variant"] == "eager"].drop(columns="variant").rename(columns={k: f"_e_{v}" for k, v in side.items()})
     mine = per.rename(columns={k: f"_v_{v}" for k, v in side.items()})[group + [f"_v_{v}" for v in side.values()]]
@@ -157,7 +158,8 @@ def add_to_speedups(sp: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     sp["bytes_regime"] = (sp[base].assign(variant="eager").set_index(group).index.map(regime)
                           if regime is not None else None)
     near = sp["bytes_regime"] == "near or below L2"
-    low, high = sp["_e_low"] - sp["_v_high"], sp["_e_high"] - sp["_v_low"]
+    low = (sp["_e_low"] - sp["_v_high"]).fillna(sp["bytes_removed_measured"])
+    high = (sp["_e_high"] - sp["_v_low"]).fillna(sp["bytes_removed_measured"])
     sp["bytes_removed_low"] = low.where(~near, pd.concat([low, sp["bytes_removed_cold"]], axis=1).min(axis=1))
     sp["bytes_removed_high"] = high.where(~near, pd.concat([high, sp["bytes_removed_cold"]], axis=1).max(axis=1))
     sp["l2_bytes_removed_measured"] = sp["_e_l2"] - sp["l2_bytes_measured"]
