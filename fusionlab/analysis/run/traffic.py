@@ -166,6 +166,14 @@ def traffic_lost(run_dir: str) -> bool:
     return reports_missing(run_dir) and not os.path.exists(os.path.join(run_dir, RUN_FILE))
 
 
+def _log_passes(d: str) -> int | None:
+    try:
+        with open(os.path.join(d, ncu_passes.LOG_FILE), errors="replace") as f:
+            return ncu_report.passes(f.read())
+    except OSError:
+        return None
+
+
 def _replay(passes: int | None) -> str:
     return f"kernel replay, {passes} passes" if passes else "kernel replay, several passes"
 
@@ -194,7 +202,7 @@ def compute(ncu_json: str) -> tuple[dict, pd.DataFrame]:
         rows, src = read.get("roofline"), "roofline"
     bytes_replay = None
     if rows is not None:
-        p = recs[src].get("passes") or (1 if src == "steady" else None)
+        p = recs[src].get("passes") or (1 if src == "steady" else _log_passes(d))
         bytes_replay = "one pass" if p == 1 else _replay(p)
         if src == "roofline":
             notes.append(f"the bytes came from the multi-pass report ({bytes_replay}), which saves and restores "
