@@ -96,6 +96,14 @@ REGISTRY = [
            "Each configuration (median of repeats) under the roofs measured on this device, with its batch size; "
            "{above}.",
            "achieved FLOP rate against arithmetic intensity, under the measured ceilings"),
+    Figure("kernel_roofline", "model", "4. Roofline", "kernel_roofline:kernel_roofline",
+           lambda m, sweep: sweep["device"] == "cuda" and sweep["backend"] == "nsys",
+           "Each kernel of {model} (the top kernels by time under Nsight Compute, the rest summed) at its DRAM "
+           "intensity (filled, cold bytes) and its L2 intensity (hollow), achieved FLOP/s counted as Nsight "
+           "Compute's roofline counts them, under the GPU's own peak-sustained roofs from the same report; the "
+           "percentage is the kernel's fraction of its roof (compute roof past the ridge, bandwidth below it); "
+           "crosses are the model's estimate.",
+           "each kernel's achieved FLOP/s at its DRAM and L2 intensity under the GPU's own roofs"),
     Figure("crossover", "sweep", "5. Crossover", "crossover:crossover",
            lambda m, sweep: any(_compared(x) and _swept(x, 2) for x in sweep["models"].values()),
            "The headline speedup of each model and variant along its swept axis; a crossover lies between the "
