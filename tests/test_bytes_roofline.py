@@ -40,3 +40,15 @@ def test_the_top_kernels_by_time_and_the_rest_summed():
 
 def test_no_measured_flops_no_table():
     assert roofline.kernel_roofline(pd.DataFrame([{**KEYS, "full_name": "k", "flops": float("nan")}])).empty
+
+
+def test_the_figure_draws_each_kernel_under_the_roofs():
+    from fusionlab.analysis.report.figures.kernel_roofline import kernel_roofline
+    k = pd.DataFrame([_k("gemm", 0.0, 1e11, 200.0, 1e8, 4e8), _k("sigmoid", 1e8, 0.0, 100.0, 6.7e8, 7e8)])
+    runs = pd.DataFrame([{**KEYS, "backend": "nsys", "device": "cuda", "status": "ok"}])
+    fig = kernel_roofline({"kernels": k, "runs": runs, "speedups": pd.DataFrame()}, "lstm_cell")
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.texts]
+    assert any(s.startswith("gemm 51%") for s in labels) and any(s.startswith("sigmoid") for s in labels)
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "DRAM 3.35 TB/s (ncu peak sustained)" in legend and any(s.startswith("tensor") for s in legend)

@@ -151,7 +151,7 @@ HEADLINE = f"{RES}/tables/headline.csv"  # analysis.sweep.headline
 SUMMARY_HTML = f"{RES}/summary.html"
 FIGURE_PLAN = report_figures.plan(
     [dict(r, sizes=sizes.parse(r["size"]), skipped=r.get("skipped") or sweep.run_dir(RES, **r) in SKIPPED)
-     for r in RUNS], RUNS_DEVICE, BACKEND)
+     for r in RUNS], RUNS_DEVICE, BACKEND, kernel_roofline="roofline" in NCU["passes"] and bool(NCU["traffic"]))
 
 
 def figure_scopes(fig):
