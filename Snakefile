@@ -138,7 +138,7 @@ rule all:
     input:
         ANALYSIS,
         stats=[f"{d}/stats" for d in profiled_run_dirs()] if BACKEND == "nsys" else [],
-        traffic=TRAFFIC_INPUTS,
+        traffic=NCU["inputs"],
     default_target: True
 
 

@@ -109,8 +109,9 @@ def test_every_figure_from_the_written_tables_alone(written, tmp_path, monkeypat
     plan = figures.plan([{"model": m, "variant": v, "batch": b, "sizes": {}} for m, v, b in
                          t["runs"][["model", "variant", "batch"]].itertuples(index=False)], "cuda", "nsys")
     listed = {fig: figures.scopes(fig, plan) for fig in figures.FIGURES}
-    # one batch size and no size axis: no crossover, no scaling law; every other figure
-    assert [f for f, s in listed.items() if not s] == ["crossover", "scaling"]
+    # one batch size and no size axis: no crossover, no scaling law; no ncu roofline pass:
+    # no per-kernel roofline (tests/test_bytes_roofline.py draws it); every other figure
+    assert [f for f, s in listed.items() if not s] == ["kernel_roofline", "crossover", "scaling"]
     for fig, scopes in listed.items():
         outputs = {s: (str(tmp_path / f"{fig}_{s}.png"), str(tmp_path / f"{fig}_{s}.svg")) for s in scopes}
         captions = {s: str(tmp_path / f"{fig}_{s}.rst") for s in scopes}

@@ -94,9 +94,10 @@ def test_kernel_table_sums_per_iteration_and_derives_bandwidth():
     assert a["ncu_calls_per_iter"] == 1 and a["dram_bytes"] == 5e6 and a["l2_bytes"] == 8e6
     assert a["dram_bandwidth_Bps"] == pytest.approx(5e6 / 1e-6)
     assert a["flops"] == 2e6 and a["measured_intensity"] == pytest.approx(0.4)
-    run = run_traffic.run_fields(k, [{"dram_read_bytes": 3.0, "dram_write_bytes": 1.0, "l2_bytes": 9.0,
-                                      "ncu_time_ns": 2e3}])
+    run = run_traffic.run_fields(rows, k, 2, None, [{"dram_read_bytes": 3.0, "dram_write_bytes": 1.0,
+                                                     "l2_bytes": 9.0, "ncu_time_ns": 2e3}])
     assert run["dram_bytes_measured"] == 1e7 and run["ncu_kernels_per_iter"] == 2
+    assert run["dram_bytes_steady_min"] == run["dram_bytes_steady_max"] == 1e7 and run["steady_iterations"] == 2
     assert run["iteration_dram_bytes_measured"] == 4.0 and run["iteration_ncu_time_us"] == 2.0
 
 
@@ -104,40 +105,10 @@ def test_the_bytes_are_one_pass_metrics_and_the_rest_a_second_set():
     assert ncu_report.BYTE_METRICS == ncu_report.RANGE_METRICS == [
         "gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_bytes.sum"]
     assert "gpu__time_duration.sum" in ncu_report.KERNEL_METRICS
-    assert set(ncu_report.BYTE_METRICS) | set(ncu_report.KERNEL_METRICS) == set(ncu_report.METRICS)
-    assert set(ncu_report.BYTE_COLUMNS) | set(ncu_report.KERNEL_COLUMNS) == {*ncu_report.COLUMNS.values(), "flops"}
+    assert set(ncu_report.BYTE_METRICS) | set(ncu_report.KERNEL_METRICS) | {"device__attribute_l2_cache_size"} \
+        == set(ncu_report.METRICS)
     log = json.load(open(os.path.join(FIXTURE, "oracles.json")))["small"]["log_tail"]
     assert ncu_report.passes(log) == 10 and ncu_report.passes("") is None
-
-
-def _split(rows):
-    """The recorded rows as the two reports read them: the bytes report lacks the multi-pass
-    columns, the multi-pass report the bytes (readers give NaN for a metric not collected)."""
-    nan = float("nan")
-    return ([{**r, **{c: nan for c in ncu_report.KERNEL_COLUMNS}} for r in rows],
-            [{**r, **{c: nan for c in ncu_report.BYTE_COLUMNS if c != "ncu_time_ns"}} for r in rows])
-
-
-def test_join_takes_bytes_from_one_report_and_the_rest_from_the_other():
-    raw = _raw("oracle")
-    byte_rows, kernel_rows = _split(raw)
-    rows, note = run_traffic.join(byte_rows, kernel_rows)
-    assert note is None and len(rows) == len(raw) == 4
-    for r, c in zip(rows, raw):
-        assert r == c   # every column back, each from its own report
-    k = run_traffic.kernel_table(rows, iters=4)
-    assert k["achieved_occupancy_pct"].notna().all() and k["dram_bandwidth_Bps"].notna().all()
-
-
-def test_join_leaves_the_multi_pass_columns_empty_where_the_launches_differ():
-    raw = _raw("oracle")
-    byte_rows, kernel_rows = _split(raw)
-    rows, note = run_traffic.join(byte_rows, kernel_rows[1:])
-    assert "launches (3) differ from the bytes report's (4)" in note
-    assert [r["dram_read_bytes"] for r in rows] == [r["dram_read_bytes"] for r in raw]
-    assert all(math.isnan(r[c]) for r in rows for c in ncu_report.KERNEL_COLUMNS)
-    rows, note = run_traffic.join(byte_rows, None)
-    assert note is None and all(math.isnan(r["flops"]) for r in rows)
 
 
 def _ncu_copying(tmp_path, report):
@@ -156,41 +127,45 @@ cp {report} "$out.ncu-rep"
 
 
 @needs_module
-def test_the_step_profiles_bytes_then_the_rest_then_the_range(tmp_path):
+def test_the_step_profiles_steady_then_cold_then_roofline_then_the_range(tmp_path):
     d = tmp_path / "r0"
     d.mkdir()
     (d / "timing.json").write_text(json.dumps({"status": "ok"}))
     ncu = _ncu_copying(tmp_path, _report("oracle", tmp_path))
-    subprocess.run([sys.executable, PROFILE, "--run-dir", str(d), "--ncu", ncu, "--iters", "4", "--", "python"],
+    subprocess.run([sys.executable, PROFILE, "--run-dir", str(d), "--ncu", ncu, "--iters", "4",
+                    "--passes", "range,roofline,cold", "--", "python"],
                    env={**os.environ, "PYTHONPATH": ROOT}, check=True)
     rec = json.loads((d / "ncu.json").read_text())
-    assert rec["status"] == "ok"
-    assert [(rec[k]["report"], rec[k]["passes"], rec[k]["status"]) for k in ("bytes", "kernel", "range")] == [
-        ("ncu_bytes.ncu-rep", 1, "ok"), ("ncu.ncu-rep", 10, "ok"), ("ncu_range.ncu-rep", 1, "ok")]
-    assert f"--metrics {','.join(ncu_report.BYTE_METRICS)} " in rec["bytes"]["command"]
+    assert rec["status"] == "ok" and rec["passes"] == ["steady", "cold", "roofline", "range"]
+    assert [(rec[k]["report"], rec[k]["passes"], rec[k]["status"]) for k in rec["passes"]] == [
+        ("ncu_steady.ncu-rep", 1, "ok"), ("ncu_cold.ncu-rep", 1, "ok"), ("ncu.ncu-rep", 10, "ok"),
+        ("ncu_range.ncu-rep", 1, "ok")]
+    assert f"--metrics {','.join(ncu_report.BYTE_METRICS)} " in rec["steady"]["command"]
     assert "--replay-mode range" in rec["range"]["command"]
     row, kernels = run_traffic.compute(str(d / "ncu.json"))
     raw = _raw("oracle")
     assert row["ncu_status"] == "ok" and row["bytes_replay"] == "one pass" and row["ncu_note"] is None
     assert "bytes_replay one pass" in row["ncu_settings"]
-    assert row["dram_read_bytes_measured"] == pytest.approx(sum(r["dram_read_bytes"] for r in raw) / 4)
-    assert kernels["achieved_occupancy_pct"].notna().all()
+    assert kernels.loc[0, "dram_read_bytes"] == pytest.approx(sum(r["dram_read_bytes"] for r in raw) / 4)
+    # the roofline pass's report read as one iteration: its 4 launches' flops
+    assert kernels["achieved_occupancy_pct"].notna().all() and row["flops_measured"] == sum(r["flops"] for r in raw)
     assert row["iteration_dram_bytes_measured"] is not None
 
 
 @needs_module
-def test_differing_launch_lists_keep_the_bytes_and_say_so(tmp_path):
-    """The bytes report's 4 kernels against a report whose results are 4 ranges."""
+def test_kernels_in_one_pass_and_not_the_other_keep_the_bytes_and_say_so(tmp_path):
+    """The steady report's kernel against a roofline report whose results are 4 ranges."""
     d = tmp_path
-    shutil.copy(_report("oracle", tmp_path), d / "ncu_bytes.ncu-rep")
+    shutil.copy(_report("oracle", tmp_path), d / "ncu_steady.ncu-rep")
     shutil.copy(_report("oracle_range", tmp_path), d / "ncu.ncu-rep")
     ok = {"status": "ok", "reason": None}
     (d / "ncu.json").write_text(json.dumps({
-        "status": "ok", "settings": {"replay": "kernel", "iterations": 4}, "range": None,
-        "bytes": {**ok, "report": "ncu_bytes.ncu-rep", "passes": 1}, "kernel": {**ok, "report": "ncu.ncu-rep"}}))
+        "status": "ok", "settings": {"iterations": 4}, "range": None,
+        "steady": {**ok, "report": "ncu_steady.ncu-rep", "passes": 1, "iterations": 4},
+        "roofline": {**ok, "report": "ncu.ncu-rep", "iterations": 1}}))
     row, kernels = run_traffic.compute(str(d / "ncu.json"))
     assert row["ncu_status"] == "ok" and row["dram_bytes_measured"] > 0
-    assert "differ from the bytes report's" in row["ncu_note"]
+    assert "are in one pass and not the other" in row["ncu_note"]
     assert kernels["achieved_occupancy_pct"].isna().all() and row["flops_measured"] is None
 
 
@@ -209,7 +184,9 @@ def test_a_folder_with_only_the_multi_pass_report_still_reads(tmp_path):
     assert row["ncu_status"] == "ok" and row["bytes_replay"] == "kernel replay, 10 passes"
     assert "multi-pass report (kernel replay, 10 passes)" in row["ncu_note"]
     assert "bytes_replay kernel replay, 10 passes" in row["ncu_settings"]
-    assert row["dram_write_bytes_measured"] == pytest.approx(sum(r["dram_write_bytes"] for r in raw) / 4)
+    # the median over the 4 iterations (one launch each), the flops their mean
+    assert sorted(r["dram_write_bytes"] for r in raw)[1:3] == [39168, 46848]
+    assert row["dram_write_bytes_measured"] == (39168 + 46848) / 2
     assert row["flops_measured"] == pytest.approx(sum(r["flops"] for r in raw) / 4)
 
 
@@ -303,9 +280,9 @@ def test_a_failing_or_timed_out_step_is_recorded_and_exits_0(tmp_path, body, sta
                          "--timeout", "2", "--", sys.executable, "-m", "fusionlab.runner"],
                         env={**os.environ, "PYTHONPATH": ROOT}).returncode
     rec = json.loads((d / "ncu.json").read_text())
-    assert rc == 0 and rec["status"] == status and rec["range"] is None and rec["kernel"] is None
-    assert "--cache-control none --clock-control none" in rec["bytes"]["command"]
-    assert "--nvtx-include fusionlab@measure/" in rec["bytes"]["command"]
+    assert rc == 0 and rec["status"] == status and rec["cold"] is None
+    assert "--cache-control none --clock-control none" in rec["steady"]["command"]
+    assert "--nvtx-include fusionlab@measure/" in rec["steady"]["command"]
     row, kernels = run_traffic.compute(str(d / "ncu.json"))
     assert row["ncu_status"] == status and row["dram_bytes_measured"] is None and kernels.empty
     assert status in row["ncu_note"]
@@ -321,7 +298,7 @@ def test_the_runner_under_ncu_takes_the_counters_lock_and_compiles_in_process(tm
                    env={**os.environ, "PYTHONPATH": ROOT}, check=True)
     assert env_file.read_text().split() == ["1", "1"]
     rec = json.loads((d / "ncu.json").read_text())
-    assert "--target-processes application-only" in rec["bytes"]["command"]
+    assert "--target-processes application-only" in rec["steady"]["command"]
 
 
 @needs_module
@@ -353,8 +330,8 @@ def test_a_run_that_failed_untraced_is_not_profiled(tmp_path):
 
 def test_config_switch():
     cfg = sweep.validate({"models": ["mlp"], "variants": ["eager"], "batch_sizes": [8]})
-    assert cfg["ncu"] == {"enabled": "auto", "iters": 1, "warmup_iters": 5, "range_replay": True,
-                          "replay": "kernel", "timeout_s": 900}
+    assert cfg["ncu"] == {"enabled": "auto", "passes": ["steady", "cold"], "iters": 3, "warmup_iters": 5,
+                          "timeout_s": 900}
     assert sweep.validate({"models": ["mlp"], "variants": ["eager"], "batch_sizes": [8],
                            "ncu": {"enabled": False}})["ncu"]["enabled"] is False
     with pytest.raises(sweep.ConfigError, match="ncu.enabled"):

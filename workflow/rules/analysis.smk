@@ -48,7 +48,7 @@ rule tables:
         kernels=[f"{d}/kernels.csv" for d in run_dirs()],
         costs=COSTS,
         peaks=PEAKS_INPUT,
-        traffic=TRAFFIC_INPUTS,  # ncu.smk: read beside each metrics.json
+        traffic=NCU["inputs"],  # ncu.smk: read beside each metrics.json
     output:
         **TABLES,
         breakdown=BREAKDOWN,
@@ -56,7 +56,7 @@ rule tables:
         kernel_resources=KERNEL_RESOURCES,
     params:
         noise_cv=CFG["noise_cv"],
-        ncu_note=NCU_NOTE,
+        ncu_note=NCU["note"],
     log:
         f"{RES}/logs/tables.log",
     conda:

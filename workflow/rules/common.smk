@@ -6,7 +6,8 @@ import shlex
 
 from fusionlab.analysis.report import captions as report_captions
 from fusionlab.analysis.report import figures as report_figures
-from fusionlab.analysis.run import traffic as _traffic
+from fusionlab.core import ncu_passes
+from fusionlab.experiments import ncu_plan
 
 ENV = "../../environment.yml"
 
@@ -137,51 +138,15 @@ def profile_input(wildcards):
 RUNS_DEVICE = sweep.recorded_device(profiled_run_dirs()) if REGENERATE else MACHINE.device
 
 
-# Nsight Compute's step (ncu.smk): where it runs, and why not where it does not
+# Nsight Compute's step (ncu.smk): experiments.ncu_plan's plain data
 
-def ncu_plan():
-    """(ncu path or None, why not, when off): the step runs on repeat 0 of the nsys runs
-    of a GPU machine where ncu is found, unless the config turns it off."""
-    want = CFG["ncu"]["enabled"]
-    if want is False:
-        return None, "turned off (config key ncu.enabled: false)"
-    if RUNS_DEVICE != "cuda" or BACKEND != "nsys":
-        return None, f"no GPU profiling here (device {RUNS_DEVICE}, profiler {BACKEND})"
-    if REGENERATE:   # the kept .ncu-rep files are read (ncu_run_dirs); nothing is profiled
-        return None, None
-    path = sweep.ncu_path()
-    if path is None and want == "auto":
-        return None, "no Nsight Compute (ncu) on PATH or in the CUDA toolkit's bin folder"
-    return path or "ncu", None
-
-
-NCU, NCU_OFF = ncu_plan()
-
-
-def ncu_run_dirs():
-    """(the run folders that get, or regenerating already have, a measured traffic; those
-    of them whose traffic files are used as they are). Regenerating from results copied
-    without their .ncu-rep files, nothing makes the traffic files again: the kept ones are used,
-    and a folder without them has lost its measured traffic ('not run')."""
-    dirs = [d for d in profiled_run_dirs() if os.path.basename(d) == "r0"]
-    if not REGENERATE:
-        return (dirs if NCU else []), []
-    dirs = [d for d in dirs if os.path.exists(f"{d}/ncu.json")]
-    has = {d: os.path.exists(f"{d}/{_traffic.RUN_FILE}") for d in dirs}
-    kept = [d for d in dirs if has[d] and _traffic.reports_missing(d)]
-    lost = [d for d in dirs if _traffic.traffic_lost(d) or (kept and not has[d])]
-    if lost and workflow.is_main_process:
-        print(f"fusionlab: {len(lost)} run folder(s) have no {_traffic.RUN_FILE} and none can be read here "
-              f"(.ncu-rep reports not copied): their measured columns stay empty ('not run')", file=sys.stderr)
-    if kept and workflow.is_main_process:
-        print(f"fusionlab: {len(kept)} run folder(s) have no .ncu-rep report: their measured traffic "
-              f"({_traffic.RUN_FILE}, {_traffic.KERNEL_FILE}) is used as it is, not read again", file=sys.stderr)
-    return [d for d in dirs if d not in lost], kept
-
-
-NCU_RUN_DIRS, TRAFFIC_KEPT = ncu_run_dirs()
-TRAFFIC_INPUTS = [f"{d}/{_traffic.RUN_FILE}" for d in NCU_RUN_DIRS]
-NCU_NOTE = None if TRAFFIC_INPUTS else (NCU_OFF or "no run profiled under Nsight Compute")
+NCU = ncu_plan.plan(CFG["ncu"], RUNS_DEVICE, BACKEND, REGENERATE, None if REGENERATE else sweep.ncu_path(),
+                    profiled_run_dirs(),
+                    ncu_plan.survey([d for d in profiled_run_dirs() if os.path.basename(d) == "r0"])
+                    if REGENERATE else None)
+if workflow.is_main_process:
+    for message in NCU["messages"]:
+        print(f"fusionlab: {message}", file=sys.stderr)
 
 
 # the report's figures (plots.smk): only where the sweep has data for them
@@ -189,7 +154,7 @@ HEADLINE = f"{RES}/tables/headline.csv"  # analysis.sweep.headline
 SUMMARY_HTML = f"{RES}/summary.html"
 FIGURE_PLAN = report_figures.plan(
     [dict(r, sizes=sizes.parse(r["size"]), skipped=r.get("skipped") or sweep.run_dir(RES, **r) in SKIPPED)
-     for r in RUNS], RUNS_DEVICE, BACKEND)
+     for r in RUNS], RUNS_DEVICE, BACKEND, kernel_roofline="roofline" in NCU["passes"] and bool(NCU["traffic"]))
 
 
 def figure_scopes(fig):

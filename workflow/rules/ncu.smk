@@ -4,31 +4,29 @@
 # never fails the sweep); ncu_traffic reads the kept .ncu-rep files into traffic.csv (per
 # kernel) and traffic.json (per iteration), which the tables join.
 
-if NCU:
+if NCU["ncu"]:
 
     rule profile_ncu:
-        # after profile_nsys (its run.json): the same runner arguments, a short warm-up and
-        # --iters ncu.iters; the GPU slot's lock is held as for any measurement
+        # after profile_nsys (its run.json): the same runner arguments, one ncu process per
+        # pass of NCU["passes"]; the GPU slot's lock is held as for any measurement
         input:
             run=f"{RUN}/run.json",
             timing=f"{RUN}/timing.json",
         output:
-            f"{RUN}/ncu.json",
+            f"{RUN}/{ncu_passes.STEP_FILE}",
         wildcard_constraints:
             backend="nsys",
             repeat="0",
         log:
-            f"{RUN}/ncu.log",
+            f"{RUN}/{ncu_passes.LOG_FILE}",
         benchmark:
             f"{RUN}/benchmarks/profile_ncu.tsv"
         params:
             args=runner_args,
             python=PYTHON,
             root=ROOT,
-            ncu=NCU,
-            opts=[str(o) for o in ["--iters", CFG["ncu"]["iters"], "--warmup", CFG["ncu"]["warmup_iters"],
-                                   "--replay", CFG["ncu"]["replay"], "--timeout", CFG["ncu"]["timeout_s"]]]
-                 + ([] if CFG["ncu"]["range_replay"] else ["--no-range"]),
+            ncu=NCU["ncu"],
+            opts=NCU["options"],
             run_dir=lambda wildcards, output: os.path.dirname(output[0]),
             script=f"{ROOT}/workflow/scripts/ncu_profile.py",
         threads: measure_threads()
@@ -44,13 +42,13 @@ if NCU:
 
 rule ncu_traffic:
     input:
-        f"{RUN}/ncu.json",
+        f"{RUN}/{ncu_passes.STEP_FILE}",
     output:
-        run=f"{RUN}/{_traffic.RUN_FILE}",
-        kernels=f"{RUN}/{_traffic.KERNEL_FILE}",
+        run=f"{RUN}/{ncu_passes.RUN_FILE}",
+        kernels=f"{RUN}/{ncu_passes.KERNEL_FILE}",
     wildcard_constraints:
         repeat="0",
-        backend="(?!)" if TRAFFIC_KEPT else "nsys",  # (?!) matches nothing
+        backend="(?!)" if NCU["kept"] else "nsys",  # (?!) matches nothing
     log:
         f"{RUN}/traffic.log",
     conda:

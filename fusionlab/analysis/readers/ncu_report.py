@@ -7,15 +7,16 @@ module (PyPI `ncu-report`; works on a machine without ncu or a GPU), `load_csv` 
 that this machine has. Only the metrics in METRICS are read; a metric the report lacks
 is NaN, so any report of the step reads into the same columns.
 
-The step profiles two metric sets (docs/ncu.md): BYTE_METRICS, the bytes and duration,
-which ncu collects in one pass (no replay, so no save and restore of memory between
-passes), and KERNEL_METRICS, the rest (throughput, occupancy, local bytes, FLOP
-instructions; several passes), with the duration that aligns its launches with the first.
+The step's passes and their metric sets are core.ncu_passes': BYTE_METRICS (bytes and
+duration, one pass) and KERNEL_METRICS (the roofline pass's, several passes).
 
 Metric names are Nsight Compute's own (`ncu --query-metrics`); COLUMNS maps each to the
-project's column name. The FLOP count is that of the roofline section of ncu: add, mul
-and 2 x fma thread instructions of the FP64, FP32 and FP16 pipes (predicated on); tensor
-core instructions are not in it.
+project's column name. FLOPs are counted as Nsight Compute's roofline sections count
+them: add, mul and 2 x fma thread instructions (predicated on) of the FP64, FP32 and
+FP16/BF16 pipes (flops_fp64, flops_fp32, flops_fp16) and 512 per tensor instruction
+(flops_tensor); flops is their sum. roof_* are the GPU's peaks from the same report: a
+per-cycle peak-sustained metric x its weight x the unit's cycles per second
+(core.ncu_passes.ROOFS).
 """
 from __future__ import annotations
 
@@ -27,32 +28,32 @@ import re
 import shutil
 import subprocess
 
-# kernel replay: the per-kernel metrics (Nsight Compute names -> column names)
+from fusionlab.core import ncu_passes
+
+# the per-kernel metrics (Nsight Compute names -> column names)
 COLUMNS = {
     "gpu__time_duration.sum": "ncu_time_ns",
     "dram__bytes_read.sum": "dram_read_bytes",
     "dram__bytes_write.sum": "dram_write_bytes",
     "lts__t_bytes.sum": "l2_bytes",
+    ncu_passes.L2_L1_METRIC: "l2_l1_bytes",
     "dram__throughput.avg.pct_of_peak_sustained_elapsed": "dram_pct_peak",
     "sm__throughput.avg.pct_of_peak_sustained_elapsed": "sm_pct_peak",
     "sm__warps_active.avg.pct_of_peak_sustained_active": "achieved_occupancy_pct",
     "l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum": "local_load_bytes",
     "l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum": "local_store_bytes",
+    ncu_passes.L2_SIZE_METRIC: "l2_size_bytes",
 }
-# FLOP-counting instruction metrics and their weight (an fma is two operations)
-FLOP_METRICS = {
-    f"smsp__sass_thread_inst_executed_op_{p}{op}_pred_on.sum": (2 if op == "fma" else 1)
-    for p in ("d", "f", "h") for op in ("add", "mul", "fma")
-}
-# the one-pass set: each launch's bytes as the loop moves them, and its duration
-BYTE_METRICS = ["gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_bytes.sum"]
-# the multi-pass set: everything else, and the duration (to align the two reports)
-KERNEL_METRICS = ["gpu__time_duration.sum", *(m for m in COLUMNS if m not in BYTE_METRICS), *FLOP_METRICS]
+FLOP_METRICS = ncu_passes.FLOP_METRICS
+BYTE_METRICS = list(ncu_passes.BYTE_METRICS)
+KERNEL_METRICS = list(ncu_passes.ROOFLINE_METRICS)
 # the columns each set gives (readers' row keys)
 BYTE_COLUMNS = [COLUMNS[m] for m in BYTE_METRICS]
-KERNEL_COLUMNS = [c for c in (*COLUMNS.values(), "flops") if c not in BYTE_COLUMNS]
-METRICS = [*COLUMNS, *FLOP_METRICS]
-# range replay: the per-iteration metrics (one result per instance of the NVTX range)
+FLOP_COLUMNS = ["flops_fp64", "flops_fp32", "flops_fp16", "flops_tensor", "flops"]
+ROOF_COLUMNS = [f"roof_{k}" for k in ncu_passes.ROOFS]
+KERNEL_COLUMNS = [c for c in (*COLUMNS.values(), *FLOP_COLUMNS, *ROOF_COLUMNS)
+                  if c not in BYTE_COLUMNS and c != "l2_size_bytes"]
+METRICS = list(dict.fromkeys([*COLUMNS, *FLOP_METRICS, ncu_passes.TENSOR_METRIC, *ncu_passes.ROOF_METRICS]))
 RANGE_METRICS = BYTE_METRICS
 _PASSES = re.compile(r"- (\d+) pass(?:es)?\b")
 
@@ -99,6 +100,16 @@ def read(path: str) -> list[dict]:
     return load_csv(path, ncu_path())
 
 
+def count(path: str) -> int | None:
+    """The number of results in the report, or None where it cannot be read here."""
+    if not readable():
+        return None
+    try:
+        return len(read(path))
+    except NcuReportError:
+        return None
+
+
 def passes(log: str) -> int | None:
     """The most replay passes any result of an ncu log took (`... - 10 passes`), or None."""
     found = [int(n) for n in _PASSES.findall(log or "")]
@@ -115,12 +126,22 @@ def _value(action, metric: str) -> float:
         return math.nan
 
 
+def _nansum(values) -> float:
+    values = [v for v in values if not math.isnan(v)]
+    return sum(values) if values else math.nan
+
+
 def _row(idx: int, name: str, full_name: str, values: dict) -> dict:
     row = {"id": idx, "name": name, "full_name": full_name}
     for metric, col in COLUMNS.items():
         row[col] = values.get(metric, math.nan)
-    flops = [values.get(m, math.nan) * w for m, w in FLOP_METRICS.items()]
-    row["flops"] = math.nan if all(math.isnan(f) for f in flops) else sum(f for f in flops if not math.isnan(f))
+    for p, col in (("d", "flops_fp64"), ("f", "flops_fp32"), ("h", "flops_fp16")):
+        row[col] = _nansum([values.get(m, math.nan) * w for m, w in FLOP_METRICS.items()
+                            if m.startswith(f"smsp__sass_thread_inst_executed_op_{p}")])
+    row["flops_tensor"] = values.get(ncu_passes.TENSOR_METRIC, math.nan) * ncu_passes.TENSOR_FLOPS_PER_INST
+    row["flops"] = _nansum([row[c] for c in FLOP_COLUMNS[:-1]])
+    for key, (peak, weight, clock) in ncu_passes.ROOFS.items():
+        row[f"roof_{key}"] = values.get(peak, math.nan) * weight * values.get(clock, math.nan)
     return row
 
 

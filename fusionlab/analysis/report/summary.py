@@ -351,31 +351,40 @@ def traffic_md(runs: pd.DataFrame, sp: pd.DataFrame) -> list[str]:
                       "Nsight Compute") + ". Every byte in this summary is the model's (experiments.cost; "
                       "bytes_source model).", ""]
     r = runs[runs["dram_bytes_measured"].notna()]
-    cols = ["model", "variant", "batch", "size", "dram_bytes_measured", "iteration_dram_bytes_measured",
-            "l2_bytes_measured", "bytes_fused", "bytes_unfused", "dram_over_fused", "dram_over_unfused",
-            "flops_measured_over_model"]
-    g = r.groupby(["model", "variant", "batch", "size"], as_index=False)[cols[4:]].median()
-    for c in cols[4:9]:
-        g[c] = (g[c] / 1e6).round(3)
-    out += ["Per iteration, in MB (DRAM and L2 bytes measured by Nsight Compute on repeat 0, caches warm, "
-            "clocks free; `iteration_dram`: the iteration replayed as one range, write-backs inside it "
-            "counted; bytes_fused / bytes_unfused: the model's). A ratio under 1 is traffic the model "
-            "counts that stays in L2.", "", _md(g.round(3)), ""]
+    cols = ["model", "variant", "batch", "size", "bytes_regime", "dram_bytes_measured", "dram_bytes_low",
+            "dram_bytes_high", "dram_bytes_cold", "l2_bytes_measured", "bytes_fused", "bytes_unfused",
+            "dram_over_fused", "flops_measured_over_model"]
+    r = r.reindex(columns=list(dict.fromkeys([*cols, *r.columns])))
+    g = r.groupby(["model", "variant", "batch", "size"], as_index=False, dropna=False).agg(
+        {"bytes_regime": "first", **{c: "median" for c in cols[5:]}})
+    for c in cols[5:12]:
+        g[c] = (pd.to_numeric(g[c], errors="coerce") / 1e6).round(3)
+    out += ["Per iteration, in MB: `dram_bytes_measured` the steady state's median (DRAM bytes measured by "
+            "Nsight Compute on repeat 0, caches warm, clocks free, over consecutive iterations), "
+            "`dram_bytes_cold` with caches flushed before each kernel, `low`..`high` the range a reader is "
+            "told: above L2, the steady iterations' range; near or below L2 (the working set, bytes_fused, "
+            "within 2x the GPU's L2), from the lowest to the highest of cold and steady, since which bytes stay "
+            "in L2 depends on what ran before. A ratio under 1 is traffic the model counts that stays in L2.",
+            "", _md(g.round(3)), ""]
     s = sp[(sp["variant"] != "eager") & sp["bytes_removed_measured"].notna()] if "bytes_removed_measured" in sp \
         else sp.iloc[:0]
     if len(s):
-        s = s[["model", "variant", "batch", "size", "bytes_removed_measured", "bytes_removed_model"]].copy()
-        for c in ("bytes_removed_measured", "bytes_removed_model"):
-            s[c] = (s[c] / 1e6).round(3)
-        out += ["Bytes fusion removed per iteration (MB): measured = eager's DRAM bytes - the variant's; "
-                "model = bytes_unfused - bytes_fused.", "", _md(s), ""]
+        rem = ["bytes_removed_measured", "bytes_removed_low", "bytes_removed_high", "bytes_removed_cold",
+               "bytes_removed_model"]
+        s = s.reindex(columns=["model", "variant", "batch", "size", "bytes_regime", *rem]).copy()
+        for c in rem:
+            s[c] = (pd.to_numeric(s[c], errors="coerce") / 1e6).round(3)
+        out += ["Bytes fusion removed per iteration (MB): measured = eager's steady DRAM bytes - the variant's "
+                "(medians), low..high its range (the steady spread, and near or below L2 the cold difference "
+                "too), cold = the same of the cold bytes; model = bytes_unfused - bytes_fused.", "", _md(s), ""]
     else:
         out += ["Bytes fusion removed: no variant has measured bytes beside eager's in the same "
                 "configuration.", ""]
     t = traffic.memory_access_table(runs)
     if len(t):
-        out += ["Source 000's Table 8.1 (mlp_small eager: reads ~ BF + FH + 3BH + 2H + 2B, writes ~ 2BH + 2B "
-                "elements) beside the measured bytes per iteration:", "",
+        out += ["Source 000's Table 8.1 as measured (mlp_small eager: the formula's reads ~ BF + FH + 3BH + 2H "
+                "+ 2B and writes ~ 2BH + 2B elements, beside the cold and the steady-state DRAM bytes per "
+                "iteration, in bytes):", "",
                 _md(t.drop(columns=["ncu_note"]).round(0)), ""]
     return out
 

@@ -1,69 +1,96 @@
 """Measured memory traffic of one run (Nsight Compute, docs/ncu.md): per kernel and per
-iteration, from the run folder's ncu.json and its kept .ncu-rep files.
+iteration, from the run folder's ncu.json and the reports of its passes (core.ncu_passes).
 
-Each launch's DRAM and L2 bytes and duration come from the one-pass report
-(ncu_bytes.ncu-rep), its throughput, occupancy, local bytes and flops from the multi-pass
-report (ncu.ncu-rep), joined per launch (`join`). A run folder with only ncu.ncu-rep (every
-metric in one multi-pass kernel replay) takes all of them from it. bytes_replay says which:
-`one pass`, or `kernel replay, N passes`.
+- steady (caches not flushed, one pass, the step's N consecutive iterations): each
+  launch's DRAM and L2 bytes and duration; each iteration's DRAM bytes are the sum over
+  its launches (the report's launches cut into N equal runs of the same kernels), so the
+  steady state's median, min and max per iteration.
+- cold (caches flushed before each kernel, one pass, one iteration): each kernel's
+  compulsory DRAM bytes.
+- roofline (several passes): FLOPs per pipe and tensor, L2-to-L1 bytes, the GPU's roofs,
+  throughput, occupancy, spills.
+- range (the iteration replayed as a whole): the iteration's bytes.
+Per kernel, the passes are joined on the kernel (readers.ncu_report.kernel_key), each
+summed per iteration of its own pass. A folder written with a `bytes` pass (the steady
+pass's settings, one iteration) or with one multi-pass `kernel` report reads too;
+bytes_replay says how the bytes were measured: `one pass` or `kernel replay, N passes`.
 
 - traffic.csv (KERNEL_FILE): one row per distinct kernel (full_name, the demangled name
-  nsys's kernels.csv has too) of the profiled iteration(s), values per iteration:
-  ncu_calls_per_iter, dram_read_bytes, dram_write_bytes, dram_bytes, l2_bytes,
-  ncu_time_us (duration under ncu, clocks free), local_bytes (spill traffic: local loads
-  + stores), flops (readers.ncu_report: FP64/FP32/FP16 thread instructions, fma = 2);
-  and per kernel: dram_bandwidth_Bps = dram_bytes / ncu_time, the time-weighted means of
+  nsys's kernels.csv has too), values per iteration: ncu_calls_per_iter,
+  dram_read_bytes, dram_write_bytes, dram_bytes (steady), dram_bytes_cold, l2_bytes,
+  l2_l1_bytes, ncu_time_us, local_bytes, the FLOP columns (readers.ncu_report) and the
+  roofs; dram_bandwidth_Bps = dram_bytes / ncu_time, the time-weighted means of
   dram_pct_peak, sm_pct_peak and achieved_occupancy_pct, measured_intensity = flops /
   dram_bytes.
-- traffic.json (RUN_FILE): the run's per-iteration sums over its kernels
-  (dram_read_bytes_measured, dram_write_bytes_measured, dram_bytes_measured,
-  l2_bytes_measured, flops_measured, local_bytes_measured, ncu_kernel_time_us) and the
-  per-iteration range replay (iteration_dram_bytes_measured, iteration_l2_bytes_measured,
-  iteration_ncu_time_us: the median over the profiled iterations), with ncu_status,
-  ncu_note (why a value is missing, or how it was measured), bytes_replay and
-  ncu_settings.
+- traffic.json (RUN_FILE): per iteration, dram_bytes_measured (the steady median) with
+  dram_bytes_steady_min and _max over the steady_iterations, dram_read_bytes_measured
+  and dram_write_bytes_measured (their medians), dram_bytes_cold (with its read and
+  write), l2_bytes_measured, flops_measured, local_bytes_measured, ncu_kernel_time_us,
+  ncu_kernels_per_iter, the range replay's iteration_* (medians), l2_size_bytes (the
+  GPU's, from the report), the roofs (roof_*), ncu_status, ncu_note (why a value is
+  missing, or how it was measured), bytes_replay, ncu_settings and ncu_passes.
 """
 from __future__ import annotations
 
 import math
 import os
-from collections import Counter
+import statistics
 
 import pandas as pd
 
 from fusionlab.analysis.readers import ncu_report
+from fusionlab.core import ncu_passes
 from fusionlab.core.io import atomic_path, read_json, write_json_atomic
 
-RUN_FILE = "traffic.json"
-KERNEL_FILE = "traffic.csv"
-BYTES_REPORT = "ncu_bytes.ncu-rep"
-KERNEL_REPORT = "ncu.ncu-rep"
+RUN_FILE = ncu_passes.RUN_FILE
+KERNEL_FILE = ncu_passes.KERNEL_FILE
+SUMMED = ["dram_read_bytes", "dram_write_bytes", "dram_bytes", "l2_bytes", "l2_l1_bytes", "ncu_time_us",
+          "local_bytes", "flops_fp64", "flops_fp32", "flops_fp16", "flops_tensor", "flops"]
+MEANS = ["dram_pct_peak", "sm_pct_peak", "achieved_occupancy_pct"]
+ROOFS = ncu_report.ROOF_COLUMNS
 KERNEL_COLUMNS = ["full_name", "name", "ncu_calls_per_iter", "dram_read_bytes", "dram_write_bytes", "dram_bytes",
-                  "l2_bytes", "ncu_time_us", "dram_bandwidth_Bps", "dram_pct_peak", "sm_pct_peak",
-                  "achieved_occupancy_pct", "local_bytes", "flops", "measured_intensity"]
-RUN_FIELDS = ["dram_read_bytes_measured", "dram_write_bytes_measured", "dram_bytes_measured", "l2_bytes_measured",
-              "flops_measured", "local_bytes_measured", "ncu_kernel_time_us", "ncu_kernels_per_iter",
-              "iteration_dram_bytes_measured", "iteration_l2_bytes_measured", "iteration_ncu_time_us"]
+                  "dram_bytes_cold", "l2_bytes", "l2_l1_bytes", "ncu_time_us", "dram_bandwidth_Bps", "dram_pct_peak",
+                  "sm_pct_peak", "achieved_occupancy_pct", "local_bytes", "flops_fp64", "flops_fp32", "flops_fp16",
+                  "flops_tensor", "flops", "measured_intensity", *ROOFS]
+RUN_FIELDS = ["dram_read_bytes_measured", "dram_write_bytes_measured", "dram_bytes_measured", "dram_bytes_steady_min",
+              "dram_bytes_steady_max", "steady_iterations", "dram_read_bytes_cold", "dram_write_bytes_cold",
+              "dram_bytes_cold", "l2_bytes_measured", "flops_measured", "local_bytes_measured", "ncu_kernel_time_us",
+              "ncu_kernels_per_iter", "iteration_dram_bytes_measured", "iteration_l2_bytes_measured",
+              "iteration_ncu_time_us", "l2_size_bytes", *ROOFS]
+# a step's ncu.json keys -> the pass they hold (a `bytes` pass is the steady pass's
+# settings; a lone `kernel` report holds every metric)
+LEGACY = {"bytes": "steady", "kernel": "roofline"}
 
 
-def kernel_table(rows: list[dict], iters: int) -> pd.DataFrame:
-    """Per distinct kernel, per iteration (module doc), from readers.ncu_report rows."""
-    if not rows:
-        return pd.DataFrame(columns=KERNEL_COLUMNS)
+def _frame(rows: list[dict]) -> pd.DataFrame:
     df = pd.DataFrame(rows)
+    for c in (*ncu_report.COLUMNS.values(), *ncu_report.FLOP_COLUMNS, *ROOFS):
+        if c not in df:
+            df[c] = math.nan
     df["dram_bytes"] = df["dram_read_bytes"] + df["dram_write_bytes"]
     df["local_bytes"] = df["local_load_bytes"] + df["local_store_bytes"]
     df["ncu_time_us"] = df["ncu_time_ns"] / 1e3
+    return df
+
+
+def kernel_table(rows: list[dict], iters: int) -> pd.DataFrame:
+    """Per distinct kernel, per iteration, from readers.ncu_report rows of one report
+    (module doc; dram_bytes_cold left empty)."""
+    if not rows:
+        return pd.DataFrame(columns=KERNEL_COLUMNS)
+    df = _frame(rows)
     out = []
     for full, g in df.groupby("full_name", sort=False):
         w = g["ncu_time_us"].fillna(0)
-        row = {"full_name": full, "name": g["name"].iloc[0], "ncu_calls_per_iter": len(g) / iters}
-        for c in ("dram_read_bytes", "dram_write_bytes", "dram_bytes", "l2_bytes", "ncu_time_us",
-                  "local_bytes", "flops"):
+        row = {"full_name": full, "name": g["name"].iloc[0], "ncu_calls_per_iter": len(g) / iters,
+               "dram_bytes_cold": math.nan}
+        for c in SUMMED:
             row[c] = g[c].sum(min_count=1) / iters
-        for c in ("dram_pct_peak", "sm_pct_peak", "achieved_occupancy_pct"):
+        for c in MEANS:
             x = g[c]
             row[c] = (x * w).sum() / w.sum() if w.sum() > 0 and x.notna().all() else x.mean()
+        for c in ROOFS:
+            row[c] = g[c].median()
         t = row["ncu_time_us"]
         row["dram_bandwidth_Bps"] = row["dram_bytes"] / (t / 1e6) if t and t > 0 else math.nan
         row["measured_intensity"] = row["flops"] / row["dram_bytes"] if row["dram_bytes"] else math.nan
@@ -71,62 +98,34 @@ def kernel_table(rows: list[dict], iters: int) -> pd.DataFrame:
     return pd.DataFrame(out, columns=KERNEL_COLUMNS).sort_values("ncu_time_us", ascending=False, ignore_index=True)
 
 
-def run_fields(kernels: pd.DataFrame, range_rows: list[dict] | None) -> dict:
-    """The per-iteration sums over the kernels and the range replay's median (module doc)."""
-    def total(c):
-        v = kernels[c].sum(min_count=1) if len(kernels) else math.nan
-        return None if v != v else float(v)
-    row = {"dram_read_bytes_measured": total("dram_read_bytes"), "dram_write_bytes_measured": total("dram_write_bytes"),
-           "dram_bytes_measured": total("dram_bytes"), "l2_bytes_measured": total("l2_bytes"),
-           "flops_measured": total("flops"), "local_bytes_measured": total("local_bytes"),
-           "ncu_kernel_time_us": total("ncu_time_us"), "ncu_kernels_per_iter": total("ncu_calls_per_iter")}
-    it = pd.DataFrame(range_rows or [])
-    med = (lambda c: float(it[c].median()) if c in it and it[c].notna().any() else None)
-    row["iteration_dram_bytes_measured"] = (med("dram_read_bytes") + med("dram_write_bytes")
-                                            if med("dram_read_bytes") is not None else None)
-    row["iteration_l2_bytes_measured"] = med("l2_bytes")
-    row["iteration_ncu_time_us"] = med("ncu_time_ns") / 1e3 if med("ncu_time_ns") is not None else None
-    return row
-
-
-def _launches(rows: list[dict]) -> list[tuple[str, int]]:
-    """Each row's (kernel_key of its full_name, occurrence index of that kernel)."""
-    seen = Counter()
-    out = []
-    for r in rows:
-        k = ncu_report.kernel_key(r["full_name"])
-        out.append((k, seen[k]))
-        seen[k] += 1
-    return out
-
-
-def join(byte_rows: list[dict], kernel_rows: list[dict] | None) -> tuple[list[dict], str | None]:
-    """The bytes report's rows with the multi-pass report's columns (ncu_report.KERNEL_COLUMNS),
-    matched per launch by kernel and occurrence index. Where the two reports' launches differ
-    (or there is no multi-pass report) those columns are NaN; the note says why."""
-    empty = {c: math.nan for c in ncu_report.KERNEL_COLUMNS}
-    if kernel_rows is None:
-        return [{**r, **empty} for r in byte_rows], None
-    mine, theirs = _launches(byte_rows), _launches(kernel_rows)
-    if sorted(mine) != sorted(theirs):
-        note = (f"the multi-pass report's launches ({len(kernel_rows)}) differ from the bytes report's "
-                f"({len(byte_rows)}): throughput, occupancy, local bytes and flops left empty")
-        return [{**r, **empty} for r in byte_rows], note
-    other = dict(zip(theirs, kernel_rows))
-    return [{**r, **{c: other[k].get(c, math.nan) for c in ncu_report.KERNEL_COLUMNS}}
-            for k, r in zip(mine, byte_rows)], None
-
-
-def _log_passes(d: str) -> int | None:
-    try:
-        with open(os.path.join(d, "ncu.log"), errors="replace") as f:
-            return ncu_report.passes(f.read())
-    except OSError:
+def iteration_bytes(rows: list[dict], iters: int) -> list[dict] | None:
+    """Each profiled iteration's DRAM read and write bytes: the launches cut into `iters`
+    equal runs; None where they are not the same kernels in the same order."""
+    if not rows or iters < 1 or len(rows) % iters:
         return None
+    n = len(rows) // iters
+    runs = [rows[i * n:(i + 1) * n] for i in range(iters)]
+    names = [[ncu_report.kernel_key(r["full_name"]) for r in run] for run in runs]
+    if any(x != names[0] for x in names):
+        return None
+    return [{"read": sum(r["dram_read_bytes"] for r in run), "write": sum(r["dram_write_bytes"] for r in run)}
+            for run in runs]
 
 
-def _replay(replay: str, passes: int | None) -> str:
-    return f"{replay} replay, {passes} passes" if passes else f"{replay} replay, several passes"
+def merge(steady: pd.DataFrame, other: pd.DataFrame | None, columns: list[str]) -> tuple[pd.DataFrame, str | None]:
+    """The steady table with `columns` of another pass's table, joined per kernel
+    (kernel_key); the note names the kernels either lacks."""
+    if other is None or other.empty:
+        return steady, None
+    key = steady["full_name"].map(ncu_report.kernel_key)
+    o = other.assign(_key=other["full_name"].map(ncu_report.kernel_key)).drop_duplicates("_key").set_index("_key")
+    out = steady.copy()
+    for c in columns:
+        out[c] = key.map(o[c]).astype(float)
+    missing = sorted(set(key) ^ set(o.index))
+    note = (f"{len(missing)} kernel(s) are in one pass and not the other ({', '.join(m[:40] for m in missing[:3])})"
+            if missing else None)
+    return out, note
 
 
 def _read(path: str, notes: list[str]) -> list[dict] | None:
@@ -140,15 +139,25 @@ def _read(path: str, notes: list[str]) -> list[dict] | None:
         return None
 
 
+def records(step: dict) -> dict:
+    """pass name -> its record in a step's ncu.json (LEGACY keys read as their pass)."""
+    out = {}
+    for key, rec in step.items():
+        name = LEGACY.get(key, key)
+        if name in ncu_passes.PASSES and isinstance(rec, dict) and name not in out:
+            out[name] = {**rec, "report": rec.get("report") or ncu_passes.PASSES[name].report}
+    return out
+
+
 def reports_missing(run_dir: str) -> bool:
-    """A run folder whose ncu step ended ok but whose report of the bytes is not there
-    (results copied without their .ncu-rep files: tens of MB a run)."""
-    rec = read_json(os.path.join(run_dir, "ncu.json")) or {}
-    if rec.get("status") != "ok":
+    """A run folder whose ncu step ended ok but whose bytes report is not there (results
+    copied without their .ncu-rep files: tens of MB a run)."""
+    step = read_json(os.path.join(run_dir, ncu_passes.STEP_FILE)) or {}
+    if step.get("status") != "ok":
         return False
-    key = "bytes" if "bytes" in rec else "kernel"
-    report = (rec.get(key) or {}).get("report") or (BYTES_REPORT if key == "bytes" else KERNEL_REPORT)
-    return not os.path.exists(os.path.join(run_dir, report))
+    recs = records(step)
+    first = recs.get("steady") or recs.get("roofline") or {}
+    return not os.path.exists(os.path.join(run_dir, first.get("report") or ncu_passes.PASSES["steady"].report))
 
 
 def traffic_lost(run_dir: str) -> bool:
@@ -157,51 +166,109 @@ def traffic_lost(run_dir: str) -> bool:
     return reports_missing(run_dir) and not os.path.exists(os.path.join(run_dir, RUN_FILE))
 
 
+def _log_passes(d: str) -> int | None:
+    try:
+        with open(os.path.join(d, ncu_passes.LOG_FILE), errors="replace") as f:
+            return ncu_report.passes(f.read())
+    except OSError:
+        return None
+
+
+def _replay(passes: int | None) -> str:
+    return f"kernel replay, {passes} passes" if passes else "kernel replay, several passes"
+
+
+def _opt(v) -> float | None:
+    return None if v is None or v != v else float(v)
+
+
 def compute(ncu_json: str) -> tuple[dict, pd.DataFrame]:
     """(traffic.json's fields, traffic.csv's table) of the run folder holding ncu_json."""
-    rec = read_json(ncu_json) or {}
+    step = read_json(ncu_json) or {}
     d = os.path.dirname(ncu_json)
-    iters = int((rec.get("settings") or {}).get("iterations") or 1)
-    notes = [] if rec.get("status") == "ok" else [f"ncu step {rec.get('status', 'missing')}: {rec.get('reason')}"]
-    ok = rec.get("status") == "ok"
-    settings = rec.get("settings") or {}
-    replay = settings.get("replay") or "kernel"
-    kern = rec.get("kernel") or {}
-    kernel_path = os.path.join(d, kern.get("report") or KERNEL_REPORT)
+    settings = step.get("settings") or {}
+    ok = step.get("status") == "ok"
+    notes = [] if ok else [f"ncu step {step.get('status', 'missing')}: {step.get('reason')}"]
+    recs = records(step)
+    done = {n: r for n, r in recs.items() if r.get("status") == "ok"}
+    for n, r in recs.items():
+        if n != "steady" and r.get("status") != "ok" and ok:
+            notes.append(f"{n} pass {r.get('status', 'not run')}: {(r.get('reason') or '')[:200]}")
+    read = {n: _read(os.path.join(d, r["report"]), notes) for n, r in done.items()} if ok else {}
+    iters = {n: int(r.get("iterations") or settings.get("iterations") or 1) for n, r in recs.items()}
+    if "steady" in recs:
+        rows, src = read.get("steady"), "steady"
+    else:   # one multi-pass report holds the bytes too
+        rows, src = read.get("roofline"), "roofline"
     bytes_replay = None
-    if "bytes" in rec:   # the one-pass bytes report and the multi-pass one
-        b = rec.get("bytes") or {}
-        rows = _read(os.path.join(d, b.get("report") or BYTES_REPORT), notes) if ok else None
-        if rows is not None:
-            bytes_replay = "one pass" if (b.get("passes") or 1) == 1 else _replay(replay, b["passes"])
-            if kern.get("status") != "ok":
-                notes.append(f"multi-pass kernel replay {kern.get('status', 'not run')}: "
-                             f"{(kern.get('reason') or '')[:200]}")
-            krows = _read(kernel_path, notes) if kern.get("status") == "ok" else None
-            rows, note = join(rows, krows)
-            notes += [note] if note else []
-    else:                # one multi-pass kernel replay of every metric
-        rows = _read(kernel_path, notes) if ok else None
-        if rows is not None:
-            bytes_replay = _replay(replay, kern.get("passes") or _log_passes(d))
-            notes.append(f"the bytes came from the multi-pass report ({bytes_replay})" + (
-                ", which saves and restores memory between passes: its DRAM reads of intermediates that "
-                "stay in L2 are higher than the loop's" if replay == "kernel" else ""))
-    rng = rec.get("range") or {}
-    range_rows = _read(os.path.join(d, rng["report"]), notes) if rng.get("status") == "ok" else None
-    if rng and rng.get("status") not in (None, "ok"):
-        notes.append(f"range replay {rng['status']}: {(rng.get('reason') or '')[:200]}")
-    kernels = kernel_table(rows or [], iters)
+    if rows is not None:
+        p = recs[src].get("passes") or (1 if src == "steady" else _log_passes(d))
+        bytes_replay = "one pass" if p == 1 else _replay(p)
+        if src == "roofline":
+            notes.append(f"the bytes came from the multi-pass report ({bytes_replay}), which saves and restores "
+                         "memory between passes: its DRAM reads of intermediates that stay in L2 are higher than "
+                         "the loop's")
+    kernels = kernel_table(rows or [], iters.get(src, 1))
+    if src == "steady" and read.get("roofline") is not None:
+        kernels, note = merge(kernels, kernel_table(read["roofline"], iters["roofline"]),
+                              [c for c in ncu_report.KERNEL_COLUMNS if c not in ("local_load_bytes", "local_store_bytes")]
+                              + ["local_bytes"])
+        notes += [f"roofline pass: {note}"] if note else []
+    if read.get("cold") is not None:
+        cold = kernel_table(read["cold"], iters["cold"])
+        kernels, note = merge(kernels, cold.drop(columns="dram_bytes_cold").rename(columns={"dram_bytes": "dram_bytes_cold"}), ["dram_bytes_cold"])
+        notes += [f"cold pass: {note}"] if note else []
+    kernels["measured_intensity"] = kernels["flops"] / kernels["dram_bytes"].where(kernels["dram_bytes"] > 0)
     row = {k: None for k in RUN_FIELDS}
     if rows is not None:
-        row.update(run_fields(kernels, range_rows))
-    row["ncu_status"] = "ok" if rows else (rec.get("status") if rec.get("status") != "ok" else "unreadable")
+        row.update(run_fields(rows, kernels, iters.get(src, 1), read.get("cold"), read.get("range")))
+        if row["steady_iterations"] is None:
+            notes.append(f"the {iters.get(src, 1)} profiled iterations did not launch the same kernels: "
+                         "their mean per iteration, no range")
+    row["ncu_status"] = "ok" if rows else (step.get("status") if not ok else "unreadable")
     row["ncu_note"] = "; ".join(notes)[:500] or None
-    row["ncu_iterations"] = iters
+    row["ncu_iterations"] = iters.get(src, 1)
     row["bytes_replay"] = bytes_replay
-    items = {**settings, **({"bytes_replay": bytes_replay} if bytes_replay else {})}
+    row["ncu_passes"] = ", ".join(n for n in recs if n in done) or None
+    items = {**{k: v for k, v in settings.items() if k != "iterations"}, "iterations": iters.get(src, 1),
+             **({"bytes_replay": bytes_replay} if bytes_replay else {})}
     row["ncu_settings"] = ", ".join(f"{k} {v}" for k, v in items.items()) or None
     return row, kernels
+
+
+def run_fields(rows: list[dict], kernels: pd.DataFrame, iters: int, cold_rows: list[dict] | None,
+               range_rows: list[dict] | None) -> dict:
+    """traffic.json's measured fields (module doc) from the steady rows (`iters`
+    iterations), the per-kernel table and the cold and range rows."""
+    def total(c):
+        v = kernels[c].sum(min_count=1) if len(kernels) else math.nan
+        return _opt(v)
+    row = {c + "_measured": total(c) for c in ("dram_read_bytes", "dram_write_bytes", "dram_bytes", "l2_bytes")}
+    row.update(flops_measured=total("flops"), local_bytes_measured=total("local_bytes"),
+               ncu_kernel_time_us=total("ncu_time_us"), ncu_kernels_per_iter=total("ncu_calls_per_iter"))
+    per = iteration_bytes(rows, iters)
+    if per:
+        dram = [p["read"] + p["write"] for p in per]
+        row.update(dram_bytes_measured=float(statistics.median(dram)), dram_bytes_steady_min=float(min(dram)),
+                   dram_bytes_steady_max=float(max(dram)), steady_iterations=len(per),
+                   dram_read_bytes_measured=float(statistics.median(p["read"] for p in per)),
+                   dram_write_bytes_measured=float(statistics.median(p["write"] for p in per)))
+    if cold_rows:
+        c = _frame(cold_rows)
+        row.update(dram_read_bytes_cold=_opt(c["dram_read_bytes"].sum(min_count=1)),
+                   dram_write_bytes_cold=_opt(c["dram_write_bytes"].sum(min_count=1)),
+                   dram_bytes_cold=_opt(c["dram_bytes"].sum(min_count=1)))
+    it = pd.DataFrame(range_rows or [])
+    med = (lambda c: float(it[c].median()) if c in it and it[c].notna().any() else None)
+    row["iteration_dram_bytes_measured"] = (med("dram_read_bytes") + med("dram_write_bytes")
+                                            if med("dram_read_bytes") is not None else None)
+    row["iteration_l2_bytes_measured"] = med("l2_bytes")
+    row["iteration_ncu_time_us"] = med("ncu_time_ns") / 1e3 if med("ncu_time_ns") is not None else None
+    sizes = [r.get("l2_size_bytes") for r in rows if r.get("l2_size_bytes") == r.get("l2_size_bytes")]
+    row["l2_size_bytes"] = _opt(sizes[0]) if sizes else None
+    for c in ROOFS:
+        row[c] = _opt(kernels[c].median()) if c in kernels and kernels[c].notna().any() else None
+    return row
 
 
 def main(ncu_json: str, out_json: str, out_csv: str) -> dict:

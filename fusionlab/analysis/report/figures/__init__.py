@@ -96,6 +96,14 @@ REGISTRY = [
            "Each configuration (median of repeats) under the roofs measured on this device, with its batch size; "
            "{above}.",
            "achieved FLOP rate against arithmetic intensity, under the measured ceilings"),
+    Figure("kernel_roofline", "model", "4. Roofline", "kernel_roofline:kernel_roofline",
+           lambda m, sweep: bool(sweep.get("kernel_roofline")),
+           "Each kernel of {model} (the top kernels by time under Nsight Compute, the rest summed) at its DRAM "
+           "intensity (filled, cold bytes) and its L2 intensity (hollow), achieved FLOP/s counted as Nsight "
+           "Compute's roofline counts them, under the GPU's own peak-sustained roofs from the same report; the "
+           "percentage is the kernel's fraction of its roof (compute roof past the ridge, bandwidth below it); "
+           "crosses are the model's estimate.",
+           "each kernel's achieved FLOP/s at its DRAM and L2 intensity under the GPU's own roofs"),
     Figure("crossover", "sweep", "5. Crossover", "crossover:crossover",
            lambda m, sweep: any(_compared(x) and _swept(x, 2) for x in sweep["models"].values()),
            "The headline speedup of each model and variant along its swept axis; a crossover lies between the "
@@ -120,11 +128,12 @@ FIGURES = {f.name: f for f in REGISTRY}
 SWEEP = "all"
 
 
-def plan(runs: list[dict], device: str, backend: str) -> dict:
+def plan(runs: list[dict], device: str, backend: str, kernel_roofline: bool = False) -> dict:
     """A sweep's plan as scopes() reads it, from its runs (dicts with model, variant,
     batch, sizes: the size axes that differ from the model's defaults, {"dim": 1024}, and
     `skipped` for a pair not run): per model the variants that run and the number of
-    values of each swept axis."""
+    values of each swept axis; kernel_roofline: whether the Nsight Compute step runs (or
+    is read) with its roofline pass."""
     models: dict = {}
     for r in runs:
         if r.get("skipped"):
@@ -137,7 +146,7 @@ def plan(runs: list[dict], device: str, backend: str) -> dict:
         m["axes"] = {"batch": len({r["batch"] for r in m["runs"]}),
                      **{a: len({(r.get("sizes") or {}).get(a, "default") for r in m["runs"]}) for a in names}}
         del m["runs"]
-    return {"device": device, "backend": backend, "models": models}
+    return {"device": device, "backend": backend, "models": models, "kernel_roofline": kernel_roofline}
 
 
 def scopes(name: str, sweep: dict) -> list[str]:

@@ -1,0 +1,114 @@
+"""DRAM bytes with their spread on a GPU (docs/ncu.md): the pieces benchmarks/gpu/bytes.sh runs.
+
+    python benchmarks/bytes.py plain --model softmax --batch 1024 [--variant eager] [--iters 3]
+        a plain script of the model (registry build, warm-up, ITERS iterations inside the
+        NVTX range `measure`), for `ncu --csv` by hand;
+    python benchmarks/bytes.py profile --out DIR --model M --variant V --batch B [--passes steady,cold]
+        the step (experiments.ncu_step) on the runner in DIR, then DIR/traffic.json;
+    python benchmarks/bytes.py hand --csv FILE --iters N
+        per-iteration DRAM bytes of `ncu --csv --page raw` output (the median over iterations);
+    python benchmarks/bytes.py summary --work DIR --out FILE
+        one markdown table of every DIR/**/traffic.json beside the cost ratio and by-hand figures.
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import statistics
+import sys
+
+
+def plain(a) -> int:
+    import torch
+    from fusionlab.experiments.registry import MODELS, VARIANTS
+    model, inputs = MODELS[a.model].build(a.batch, torch.float32, "cuda")
+    fn = VARIANTS[a.variant].apply(model.eval(), inputs, {}) if a.variant != "eager" else model
+    with torch.no_grad():
+        for _ in range(5):
+            fn(*inputs)
+        torch.cuda.synchronize()
+        torch.cuda.nvtx.range_push("measure")
+        for _ in range(a.iters):
+            fn(*inputs)
+        torch.cuda.synchronize()
+        torch.cuda.nvtx.range_pop()
+    return 0
+
+
+def profile(a) -> int:
+    from fusionlab.analysis.readers import ncu_report
+    from fusionlab.analysis.run import traffic
+    from fusionlab.experiments import ncu_step, sweep
+    os.makedirs(a.out, exist_ok=True)
+    runner = [sys.executable, "-m", "fusionlab.runner", "--model", a.model, "--variant", a.variant,
+              "--batch", str(a.batch), "--device", "cuda", "--warmup", "5", "--warmup-min-s", "0"]
+    ncu_step.run(a.out, sweep.ncu_path() or "ncu", runner, a.passes.split(","), a.iters, 5, 300,
+                 count=ncu_report.count)
+    row, kernels = traffic.compute(os.path.join(a.out, "ncu.json"))
+    row.update(model=a.model, variant=a.variant, batch=a.batch)
+    with open(os.path.join(a.out, "traffic.json"), "w") as f:
+        json.dump(row, f, indent=1)
+    kernels.to_csv(os.path.join(a.out, "traffic.csv"), index=False)
+    print(json.dumps({k: row[k] for k in ("dram_bytes_measured", "dram_bytes_steady_min", "dram_bytes_steady_max",
+                                          "dram_bytes_cold", "ncu_status", "ncu_note")}))
+    return 0
+
+
+def hand(a) -> int:
+    from fusionlab.analysis.readers import ncu_report
+    rows = ncu_report.parse_raw_csv(open(a.csv).read())
+    n = len(rows) // a.iters if rows and len(rows) % a.iters == 0 else None
+    per = ([sum(r["dram_read_bytes"] + r["dram_write_bytes"] for r in rows[i * n:(i + 1) * n]) for i in range(a.iters)]
+           if n else [])
+    print(json.dumps({"kernels": len(rows), "per_iteration": per,
+                      "median": statistics.median(per) if per else None}))
+    return 0
+
+
+def _mb(x) -> str:
+    return "" if x is None else f"{x / 1e6:.3f}"
+
+
+def summary(a) -> int:
+    lines = ["# DRAM bytes per iteration (MB): steady median [min, max] and cold", "",
+             "| run | steady median | steady min | steady max | cold | passes | note |", "|---|---|---|---|---|---|---|"]
+    for j in sorted(glob.glob(os.path.join(a.work, "bytes", "*", "traffic.json"))):
+        r = json.load(open(j))
+        lines.append(f"| {r.get('model')} {r.get('variant')} {r.get('batch')} | {_mb(r.get('dram_bytes_measured'))} | "
+                     f"{_mb(r.get('dram_bytes_steady_min'))} | {_mb(r.get('dram_bytes_steady_max'))} | "
+                     f"{_mb(r.get('dram_bytes_cold'))} | {r.get('ncu_passes')} | {(r.get('ncu_note') or '')[:80]} |")
+    for name in ("cost/ncu_cost.json", "hand.json", "versions.txt", "stages.txt"):
+        p = os.path.join(a.work, name)
+        if os.path.exists(p):
+            lines += ["", f"## {name}", "", "```", open(p).read().strip()[:4000], "```"]
+    with open(a.out, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return 0
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    for name in ("plain", "profile"):
+        s = sub.add_parser(name)
+        s.add_argument("--model", required=True)
+        s.add_argument("--variant", default="eager")
+        s.add_argument("--batch", type=int, required=True)
+        s.add_argument("--iters", type=int, default=3)
+        if name == "profile":
+            s.add_argument("--out", required=True)
+            s.add_argument("--passes", default="steady,cold")
+    s = sub.add_parser("hand")
+    s.add_argument("--csv", required=True)
+    s.add_argument("--iters", type=int, default=3)
+    s = sub.add_parser("summary")
+    s.add_argument("--work", required=True)
+    s.add_argument("--out", required=True)
+    a = p.parse_args(argv)
+    return {"plain": plain, "profile": profile, "hand": hand, "summary": summary}[a.cmd](a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,70 @@
+"""The per-kernel hierarchical roofline as a table (Nsight Compute's convention): for each
+configuration's top kernels by time under ncu (the rest summed into one `other` row),
+achieved FLOP/s against arithmetic intensity at DRAM and at L2, under the GPU's own roofs
+(readers.ncu_report roof_*: Nsight Compute's peak-sustained metrics from the same report).
+
+- flops: the kernel's measured FLOPs per iteration (FP64/FP32/FP16-BF16 pipes + tensor,
+  as Nsight Compute's roofline sections count them); achieved_flops = flops / ncu_time.
+- dram_intensity = flops / the kernel's cold DRAM bytes (caches flushed before it, as
+  Nsight Compute's roofline is drawn; its steady bytes where no cold pass ran);
+  l2_intensity = flops / l2_l1_bytes (bytes L2 sent to L1).
+- pipe: the pipe with the most FLOPs (tensor, fp32, fp16, fp64); roof_flops its roof.
+- bound: `compute` where dram_intensity is past the ridge (roof_flops / roof_dram_Bps),
+  else `memory`; roof_at = min(roof_flops, dram_intensity x roof_dram_Bps);
+  fraction_of_roof = achieved_flops / roof_at: against the compute roof for a
+  compute-bound kernel, the bandwidth roof for a memory-bound one.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+TOP = 5
+KEYS = ["model", "variant", "batch", "size", "mode", "dtype"]
+PIPES = {"tensor": "flops_tensor", "fp32": "flops_fp32", "fp16": "flops_fp16", "fp64": "flops_fp64"}
+SUMMED = ["flops", "flops_tensor", "flops_fp32", "flops_fp16", "flops_fp64", "ncu_time_us", "dram_bytes",
+          "dram_bytes_cold", "l2_l1_bytes"]
+ROOFS = ["roof_dram_Bps", "roof_l2_Bps", "roof_fp32_flops", "roof_fp16_flops", "roof_fp64_flops", "roof_tensor_flops"]
+COLUMNS = [*KEYS, "kernel", "kernels", *SUMMED, "achieved_flops", "dram_intensity", "l2_intensity", "pipe",
+           "roof_flops", *ROOFS, "bound", "roof_at", "fraction_of_roof"]
+
+
+def _one_config(g: pd.DataFrame, top: int) -> list[dict]:
+    g = g.sort_values("ncu_time_us", ascending=False)
+    name = g["name"] if "name" in g else g["full_name"]
+    rows = [{"kernel": n, "kernels": 1, **{c: r.get(c, np.nan) for c in SUMMED + ROOFS}}
+            for n, (_, r) in zip(name.head(top), g.head(top).iterrows())]
+    rest = g.iloc[top:]
+    if len(rest):
+        rows.append({"kernel": f"other ({len(rest)} kernels)", "kernels": len(rest),
+                     **{c: rest[c].sum(min_count=1) if c in rest else np.nan for c in SUMMED},
+                     **{c: rest[c].median() if c in rest else np.nan for c in ROOFS}})
+    return rows
+
+
+def kernel_roofline(kernels: pd.DataFrame, top: int = TOP) -> pd.DataFrame:
+    """The table (module doc) from the sweep's kernels table (traffic columns joined)."""
+    if kernels is None or kernels.empty or "flops" not in kernels or kernels["flops"].isna().all():
+        return pd.DataFrame(columns=COLUMNS)
+    k = kernels.reindex(columns=list(dict.fromkeys([*kernels.columns, *KEYS, *SUMMED, *ROOFS])))
+    k = k[k["flops"].notna() & (k["ncu_time_us"] > 0)]
+    k = k.assign(size=k["size"].fillna("default")).drop_duplicates([*KEYS, "full_name"])
+    rows = []
+    for keys, g in k.groupby(KEYS, dropna=False, sort=True):
+        rows += [{**dict(zip(KEYS, keys)), **r} for r in _one_config(g, top)]
+    t = pd.DataFrame(rows).reindex(columns=COLUMNS)
+    for c in SUMMED + ROOFS:
+        t[c] = pd.to_numeric(t[c], errors="coerce")
+    t["achieved_flops"] = t["flops"] / (t["ncu_time_us"] / 1e6)
+    dram = t["dram_bytes_cold"].fillna(t["dram_bytes"])
+    t["dram_intensity"] = t["flops"] / dram.where(dram > 0)
+    t["l2_intensity"] = t["flops"] / t["l2_l1_bytes"].where(t["l2_l1_bytes"] > 0)
+    pipes = t[list(PIPES.values())].fillna(0)
+    t["pipe"] = np.where(pipes.sum(axis=1) > 0, pipes.idxmax(axis=1).map({v: k for k, v in PIPES.items()}), None)
+    t["roof_flops"] = [r.get(f"roof_{p}_flops", np.nan) if p else np.nan for p, (_, r) in zip(t["pipe"], t.iterrows())]
+    ridge = t["roof_flops"] / t["roof_dram_Bps"]
+    known = t["dram_intensity"].notna() & ridge.notna()
+    t["bound"] = np.where(~known, None, np.where(t["dram_intensity"] >= ridge, "compute", "memory"))
+    t["roof_at"] = np.minimum(t["roof_flops"], t["dram_intensity"] * t["roof_dram_Bps"])
+    t["fraction_of_roof"] = t["achieved_flops"] / t["roof_at"].where(t["roof_at"] > 0)
+    return t

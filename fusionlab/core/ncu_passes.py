@@ -1,0 +1,93 @@
+"""The Nsight Compute contract, defined once: each pass the ncu step can run (its report
+file, cache control, replay mode, NVTX range and metrics) and the files the step and the
+readers share. The profiling step (experiments.ncu_step) runs them; the readers
+(analysis.readers.ncu_report, analysis.run.traffic) read them back.
+
+Passes (docs/ncu.md says what each costs and what each number means):
+- steady: the loop's own bytes. Kernel replay, caches not flushed (`--cache-control
+  none`), the byte metrics only (one pass: no save and restore of memory), over the
+  step's consecutive iterations after warm-up: each iteration's DRAM bytes, so the
+  steady state's median and range.
+- cold: the compulsory bytes. Kernel replay, caches flushed before each kernel
+  (`--cache-control all`, Nsight Compute's default), the byte metrics (one pass), one
+  iteration: every input of every kernel read from DRAM.
+- roofline: the rest, as Nsight Compute's roofline sections collect it (several passes):
+  FLOP instructions of the FP64, FP32 and FP16/BF16 pipes and tensor instructions, the
+  GPU's peak-sustained rates (the roofs), L2-to-L1 bytes, throughput, occupancy, spills,
+  and the duration that aligns its launches with the steady pass's. Caches flushed
+  (Nsight Compute's default); its DRAM side is the cold pass's bytes.
+- range: range replay of each measured iteration as a whole (`fusionlab@iteration/`),
+  caches not flushed: the iteration's bytes, L2 write-backs inside it included.
+DEFAULT is what the step runs unless the config names its passes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fusionlab.core import ranges
+
+STEP_FILE = "ncu.json"        # the step's record: one entry per pass
+LOG_FILE = "ncu.log"
+RUN_FILE = "traffic.json"     # analysis.run.traffic: the run's per-iteration traffic
+KERNEL_FILE = "traffic.csv"   # and its per-kernel traffic
+RUNNER_FILE = "ncu_run.json"  # the runner's own record of the process under ncu
+
+# the one-pass set: each launch's bytes and its duration
+BYTE_METRICS = ("gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_bytes.sum")
+# FLOP-counting thread instructions and their weight (an fma is two operations); the h
+# metrics count FP16 and BF16 alike (both run on the half-precision pipe)
+FLOP_METRICS = {
+    f"smsp__sass_thread_inst_executed_op_{p}{op}_pred_on.sum": (2 if op == "fma" else 1)
+    for p in ("d", "f", "h") for op in ("add", "mul", "fma")
+}
+# tensor-core instructions, counted as Nsight Compute's tensor roofline counts them
+TENSOR_METRIC = "smsp__inst_executed_pipe_tensor.sum"
+TENSOR_FLOPS_PER_INST = 512
+# the GPU's own roofs: per-cycle peaks times the unit's clock (Nsight Compute's roofline
+# sections); name -> (per-cycle peak metric, weight, cycles-per-second metric)
+ROOFS = {
+    "dram_Bps": ("dram__bytes.sum.peak_sustained", 1, "dram__cycles_elapsed.avg.per_second"),
+    "l2_Bps": ("l1tex__m_xbar2l1tex_read_bytes.sum.peak_sustained", 1, "lts__cycles_elapsed.avg.per_second"),
+    "fp32_flops": ("sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained", 2,
+                   "sm__cycles_elapsed.avg.per_second"),
+    "fp16_flops": ("sm__sass_thread_inst_executed_op_hfma_pred_on.sum.peak_sustained", 2,
+                   "sm__cycles_elapsed.avg.per_second"),
+    "fp64_flops": ("sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained", 2,
+                   "sm__cycles_elapsed.avg.per_second"),
+    "tensor_flops": ("sm__inst_executed_pipe_tensor.sum.peak_sustained", TENSOR_FLOPS_PER_INST,
+                     "sm__cycles_elapsed.avg.per_second"),
+}
+ROOF_METRICS = tuple(dict.fromkeys(m for peak, _, clock in ROOFS.values() for m in (peak, clock)))
+# the L2 side of the hierarchical roofline: bytes L2 sends to L1 (Nsight Compute's)
+L2_L1_METRIC = "l1tex__m_xbar2l1tex_read_bytes.sum"
+OTHER_METRICS = ("dram__throughput.avg.pct_of_peak_sustained_elapsed", "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+                 "sm__warps_active.avg.pct_of_peak_sustained_active", "l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum",
+                 "l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum")
+ROOFLINE_METRICS = ("gpu__time_duration.sum", L2_L1_METRIC, *OTHER_METRICS, *FLOP_METRICS, TENSOR_METRIC, *ROOF_METRICS)
+L2_SIZE_METRIC = "device__attribute_l2_cache_size"
+
+
+@dataclass(frozen=True)
+class Pass:
+    name: str
+    report: str          # file in the run folder
+    cache_control: str   # all | none
+    replay: str          # kernel | range
+    nvtx: str            # the NVTX push/pop range whose work is profiled
+    metrics: tuple
+    iterations: str      # `step`: the step's iterations; `one`: a single iteration
+
+    @property
+    def nvtx_include(self) -> str:
+        """ncu's --nvtx-include expression: a push/pop range (trailing /) of the domain."""
+        return f"{ranges.DOMAIN}@{self.nvtx}/"
+
+
+PASSES = {p.name: p for p in (
+    Pass("steady", "ncu_steady.ncu-rep", "none", "kernel", ranges.MEASURE, BYTE_METRICS, "step"),
+    Pass("cold", "ncu_cold.ncu-rep", "all", "kernel", ranges.MEASURE, BYTE_METRICS, "one"),
+    Pass("roofline", "ncu.ncu-rep", "all", "kernel", ranges.MEASURE, ROOFLINE_METRICS, "one"),
+    Pass("range", "ncu_range.ncu-rep", "none", "range", ranges.ITERATION, BYTE_METRICS, "step"),
+)}
+DEFAULT = ("steady", "cold")
+ORDER = tuple(PASSES)   # the order the step runs them in: steady first, its status is the step's
