@@ -126,10 +126,18 @@ def range_metrics(trace: Trace, name: str, domain: str | None = R.DOMAIN, attrib
         "kernels": len(k), "kernel_ns": int(kdur.sum()), "launches": len(a),
         "launch_ns": int((a["end"] - a["start"]).sum()), "busy_ns": busy,
         "first_start": k["start"].min() if len(k) else None, "last_end": k["end"].max() if len(k) else None,
-        "kernel_median_ns": float(np.median(kdur)) if len(k) else None,
-        "kernel_p10_ns": float(np.percentile(kdur, 10)) if len(k) else None,
-        "kernel_p90_ns": float(np.percentile(kdur, 90)) if len(k) else None,
+        "kernel_durations": _hist(kdur.to_numpy()),
         "launch_path": launch_path(k), "idle": idle, "other_work_ns": occupied - busy})
+
+
+def _hist(durations: np.ndarray):
+    """The exact histogram of durations (sorted distinct values and counts), as
+    fields.finish takes them."""
+    from fusionlab.analysis.run.stream import Hist
+    h = Hist()
+    v, c = np.unique(durations.astype(np.int64), return_counts=True)
+    h.v, h.c = v, c.astype(np.int64)
+    return h
 
 
 def kernel_table(trace: Trace, name: str = R.MEASURE, domain: str | None = R.DOMAIN,

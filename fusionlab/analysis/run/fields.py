@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from fusionlab.analysis.readers.trace import CONFIG_COLUMNS, NO_VALUE, RESOURCE_COLUMNS
+from fusionlab.analysis.run import kernel_stats
 from fusionlab.analysis.run import occupancy as occ
 
 KERNEL_WAIT_US = 5.0   # gaps up to this between already-queued kernels are "kernel wait"
@@ -66,8 +67,8 @@ def verdict(kernels: int, busy: float, host_wait: float, other_work: float, wind
 def finish(m: dict, device: str, iters: int, dur: int, a: dict) -> dict:
     """The metrics of analysis.run.metrics' module doc from a range's aggregates `a`
     (integer ns unless named otherwise): kernels, kernel_ns, launches, launch_ns, busy_ns,
-    first_start, last_end, kernel_median_ns, kernel_p10_ns, kernel_p90_ns (floats, as
-    np.median and np.percentile give them), launch_path (launch_api_us, queue_us,
+    first_start, last_end, kernel_durations (a stream.Hist of the kernels' ns: the
+    kernel_stats records' input), launch_path (launch_api_us, queue_us,
     launch_delay_us, short_kernel_share; {} without kernels), idle (host_wait, kernel_wait,
     other, summed over the instances), other_work_ns (busy_at: the time the GPU ran other
     work of the process and none of the range's; absent where not known); iters and dur
@@ -91,9 +92,7 @@ def finish(m: dict, device: str, iters: int, dur: int, a: dict) -> dict:
         "gpu_busy_fraction": a["busy_ns"] / dur if (dur and cuda) else None,
         "gpu_busy_per_iter_ms": a["busy_ns"] / 1e6 / iters if cuda else None,
         "gpu_span_per_iter_ms": ((a["last_end"] - a["first_start"]) / 1e6 / iters) if (n and cuda) else None,
-        "median_kernel_us": a["kernel_median_ns"] / 1e3 if n else None,
-        "p10_kernel_us": a["kernel_p10_ns"] / 1e3 if n else None,
-        "p90_kernel_us": a["kernel_p90_ns"] / 1e3 if n else None,
+        **kernel_stats.values(a["kernel_durations"]),
     })
     if cuda:
         m.update(a["launch_path"])

@@ -37,6 +37,7 @@ import pandas as pd
 from fusionlab.analysis.readers.trace import CONFIG_COLUMNS, Chunks, Trace
 from fusionlab.analysis.run import busy_at
 from fusionlab.analysis.run import fields as F
+from fusionlab.analysis.run.kernel_stats import median, percentile
 from fusionlab.core import ranges as R
 
 KERNEL_WAIT_NS = F.KERNEL_WAIT_US * 1e3
@@ -90,34 +91,6 @@ class Hist:
         h = Hist()
         h.add(np.maximum(self.v, lo), self.c)
         return h
-
-
-def median(h: Hist, scale: float | None = None) -> float | None:
-    """np.median over the histogram's values (as float); with scale, the median pandas gives
-    of the values / scale (the middle two scaled before they are averaged)."""
-    n = h.n
-    if n == 0:
-        return None
-    if n % 2:
-        (x,) = h.at([n // 2])
-        return x / scale if scale else float(x)
-    a, b = h.at([n // 2 - 1, n // 2])
-    return (a / scale + b / scale) / 2 if scale else (float(a) + float(b)) / 2
-
-
-def percentile(h: Hist, q: float) -> float | None:
-    """np.percentile(values, q) (method linear: index (n - 1) q / 100, numpy's _lerp)."""
-    n = h.n
-    if n == 0:
-        return None
-    virtual = (n - 1) * (q / 100)
-    if virtual >= n - 1:
-        return float(h.at([n - 1])[0])
-    prev = math.floor(virtual)
-    t = virtual - prev
-    a, b = h.at([prev, prev + 1])
-    d = b - a
-    return float(b) - d * (1 - t) if t >= 0.5 else float(a) + d * t
 
 
 # --- one range's instances ----------------------------------------------------------------
@@ -252,8 +225,7 @@ class Target:
                     "short_kernel_share": v.short / n}
         return {"kernels": n, "kernel_ns": v.kernel_ns, "launches": v.launches, "launch_ns": v.launch_ns,
                 "busy_ns": v.busy, "first_start": v.first_start, "last_end": v.last_end,
-                "kernel_median_ns": median(v.kdur), "kernel_p10_ns": percentile(v.kdur, 10),
-                "kernel_p90_ns": percentile(v.kdur, 90), "launch_path": path, "idle": idle,
+                "kernel_durations": v.kdur, "launch_path": path, "idle": idle,
                 **({"other_work_ns": int(self.occupied.sum()) - v.busy} if self.occupied is not None else {})}
 
 

@@ -53,6 +53,7 @@ import sys
 import numpy as np
 import pandas as pd
 
+from fusionlab.analysis.run import kernel_stats
 from fusionlab.analysis.sweep import stats
 from fusionlab.analysis.run import run_metrics
 from fusionlab.analysis.run.run_metrics import KEYS
@@ -64,8 +65,8 @@ GROUP = ["model", "batch", "size", "mode", "dtype", "backend", "device"]
 CROSSOVER = ["model", "variant", "mode", "dtype", "backend", "device", "axis", "fixed"]
 METRICS = ["wall_time_per_iter_ms", "gpu_time_per_iter_ms", "cpu_kernel_time_per_iter_ms",
            "kernels_per_iter", "launch_calls_per_iter", "launch_overhead_ratio",
-           "gpu_busy_fraction", "gpu_busy_per_iter_ms", "gpu_span_per_iter_ms", "median_kernel_us", "p10_kernel_us",
-           "p90_kernel_us", "launch_api_us", "queue_us", "launch_delay_us", "short_kernel_share",
+           "gpu_busy_fraction", "gpu_busy_per_iter_ms", "gpu_span_per_iter_ms", *kernel_stats.NAMES,
+           "launch_api_us", "queue_us", "launch_delay_us", "short_kernel_share",
            "idle_host_wait_per_iter_ms", "idle_kernel_wait_per_iter_ms", "idle_other_per_iter_ms",
            "idle_host_wait_frac", "idle_kernel_wait_frac", "idle_other_frac",
            "untraced_wall_time_per_iter_ms", "untraced_wall_cv", "untraced_last_window_ratio",
