@@ -7,7 +7,10 @@ axes do not fit (the `measure` block of a claim in claims.yaml):
 - lstm_sequence: the LSTM cell written gate by gate, looped over a sequence, against
   nn.LSTM (cuDNN) over the same sequence with the same weights (inference);
 - ncu_traffic: one forward of a model under Nsight Compute, bytes per kernel summed over
-  the iteration, cold (caches flushed before each kernel) and steady state (caches kept).
+  the iteration, cold (caches flushed before each kernel) and steady state (caches kept);
+- compile_batches: a variant's speedup over eager on one model at each of several batches,
+  paired: eager's and the variant's timing windows alternate in one process (the variant's
+  output checked against eager's first, as the runner checks it).
 
 Each repeat is a process of its own (the interval of a ratio or an exponent comes from
 repeats across processes):
@@ -18,6 +21,7 @@ repeats across processes):
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import statistics
@@ -28,7 +32,7 @@ import time
 
 import yaml
 
-KINDS = ("mlp_scaling", "lstm_sequence", "ncu_traffic")
+KINDS = ("mlp_scaling", "lstm_sequence", "ncu_traffic", "compile_batches")
 
 
 def _sync(device):
@@ -98,6 +102,57 @@ def lstm_sequence(m: dict, device: str) -> dict:
     return {"seq": t, "batch": b, "cell_ms": a, "cudnn_ms": c, "ratio": a / c}
 
 
+def paired_windows(fa, fb, device: str, iters: int, windows: int) -> tuple[list, list]:
+    """ms per iteration of fa and fb in `windows` alternating windows of `iters` iterations
+    each (fa's window, then fb's), each window synchronized at both ends."""
+    a, b = [], []
+    for _ in range(windows):
+        for fn, out in ((fa, a), (fb, b)):
+            _sync(device)
+            t0 = time.perf_counter()
+            for _ in range(iters):
+                fn()
+            _sync(device)
+            out.append((time.perf_counter() - t0) * 1e3 / iters)
+    return a, b
+
+
+def compile_batches(m: dict, device: str) -> dict:
+    """The variant's paired speedup over eager on m['model'] at each of m['batches']: per
+    batch, a fresh compile (dynamo reset: no shape reused from another batch), the output
+    checked against eager's, a warm-up, then alternating windows; the ratio is eager's
+    median window over the variant's."""
+    import torch
+    from fusionlab.experiments.registry import MODELS, VARIANTS
+    from fusionlab.runner.check import compare
+    dtype = m.get("dtype", "float32")
+    out = {"batches": [], "eager_ms": [], "variant_ms": [], "ratio": [], "check": []}
+    for batch in m["batches"]:
+        torch._dynamo.reset()
+        torch.manual_seed(0)
+        model, inputs = MODELS[m["model"]].build(batch, getattr(torch, dtype), device)
+        model.eval()
+        ref = copy.deepcopy(model)    # eager's own copy: a variant may rewrite the model it is given
+        with torch.no_grad():
+            fn = VARIANTS[m.get("variant", "compile")].apply(
+                model, inputs, {"compile_mode": "default", "dtype": dtype, "device": device, "mode": "inference"})
+            check = compare(torch, fn(*inputs), ref(*inputs), dtype)
+            if not check["passed"]:
+                out["check"].append({"batch": batch, **check})
+                continue
+            for _ in range(m.get("warmup", 50)):
+                fn(*inputs)
+                ref(*inputs)
+            e, v = paired_windows(lambda: ref(*inputs), lambda: fn(*inputs), device,
+                                  m.get("iters", 200), m.get("windows", 5))
+        out["batches"].append(batch)
+        out["eager_ms"].append(statistics.median(e))
+        out["variant_ms"].append(statistics.median(v))
+        out["ratio"].append(statistics.median(e) / statistics.median(v))
+        out["check"].append({"batch": batch, "passed": True, "max_abs_err": check.get("max_abs_err")})
+    return out
+
+
 def ncu_traffic(m: dict, device: str, ncu: str | None, workdir: str) -> dict:
     """DRAM and L2 bytes of one measured iteration under ncu, cold and steady state."""
     from fusionlab.analysis.readers import ncu_report
@@ -140,6 +195,8 @@ def measure_once(claims: list[dict], device: str, ncu: str | None, workdir: str,
             out[c["id"]] = mlp_scaling(m, device)
         elif m["kind"] == "lstm_sequence":
             out[c["id"]] = lstm_sequence(m, device)
+        elif m["kind"] == "compile_batches":
+            out[c["id"]] = compile_batches(m, device)
     return out
 
 
