@@ -224,8 +224,9 @@ def main(argv=None) -> int:
         print(f"fusionlab.bench.claims: {e}", file=sys.stderr)
         return 2
     if a.one is not None:
-        with open(a.out, "w") as f:
-            json.dump(measure_once(claims, a.device, a.ncu, os.path.dirname(os.path.abspath(a.out)), a.one), f)
+        rec = measure_once(claims, a.device, a.ncu, os.path.dirname(os.path.abspath(a.out)), a.one)
+        with open(a.out, "w") as f:   # written once measured: a repeat that fails leaves no file
+            json.dump(rec, f)
         return 0
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     result = {"device": a.device, "repeats": a.repeats, "gpu": None, "claims": {}}
