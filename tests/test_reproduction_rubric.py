@@ -154,6 +154,20 @@ def test_batches_measured_in_their_own_processes():
     assert r.verdict == T and "batch 128: non-finite values where eager has none" in r.why
 
 
+def test_a_busy_host_gives_no_verdict():
+    """A claim's own processes whose trials vary more than 25% (robust CV) are not judged:
+    the reading is shown, the verdict is not tested."""
+    sw = _sweep((8.0, 7.5, 9.0))
+    sw.claims["deep_mlp_layers"] = [dict(r, cv=[0.05, 0.4]) for r in sw.claims["deep_mlp_layers"]]
+    r = _verdicts(sw)["deep_mlp_layers"]
+    assert r.verdict == T and r.why.startswith("timing too noisy to judge: its processes' trials vary up to 40%")
+    assert r.notes[0].startswith("would read holds: t = ")
+    sw.claims["deep_mlp_layers"] = [dict(r, cv=[0.05, 0.2]) for r in sw.claims["deep_mlp_layers"]]
+    assert _verdicts(sw)["deep_mlp_layers"].verdict == H
+    assert B.cv([1.0] * 9 + [3.0]) == 0.0                      # one outlier among ten
+    assert abs(B.cv([1, 2, 3, 4, 5]) - 2 / 1.349 / 3) < 1e-12   # quartiles 2 and 4, median 3
+
+
 def test_printed_times_agree_with_their_ratio():
     r = _verdicts(_sweep((8.0, 7.5, 9.0)))["pointwise_10x"]
     assert "8x [7.5, 9] over 3 processes" in r.measured
@@ -168,6 +182,10 @@ def test_cpu_sweep_and_figure(tmp_path):
     assert R.figure(res, "H100", str(tmp_path / "f.png"), str(tmp_path / "f.svg")) == len(res)
     md = R.markdown(res, "H100", "cuda")
     assert "| claim | source |" in md and "direction only" not in md
+    cpu = R.markdown(R.evaluate(R.load_claims(), _sweep((8.0, 7.5, 9.0), device="cpu")), "CPU", "cpu")
+    assert ("need a GPU and are not measurable on this device (pointwise_10x, matmul_1x, launch_bound_kernels, "
+            "mlp_small_batch, lstm_cudnn_4x, mlp_memory_traffic); nothing is shown for them") in cpu
+    assert "Read on this CPU: launches_35_to_1, gelu_ordering, deep_mlp_layers, deep_mlp_steps." in cpu
 
 
 def test_claims_bench_measures_the_mlp_on_a_cpu(tmp_path):

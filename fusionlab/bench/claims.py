@@ -13,7 +13,9 @@ axes do not fit (the `measure` block of a claim in claims.yaml):
   output checked against eager's first, as the runner checks it).
 
 Each repeat is a process of its own (the interval of a ratio or an exponent comes from
-repeats across processes):
+repeats across processes). Every timed kind records `cv`, the robust coefficients of
+variation of its trials or windows (cv below): a busy host shows there, and no verdict is
+read from it.
 
     python -m fusionlab.bench.claims --claims CLAIMS.yaml --device cuda --repeats 5 \
         [--ncu PATH] --out claims.json
@@ -41,8 +43,8 @@ def _sync(device):
         torch.cuda.synchronize()
 
 
-def time_ms(fn, device: str, warmup: int, trials: int) -> float:
-    """Median wall time of fn() in ms over `trials`, each synchronized before and after."""
+def time_trials(fn, device: str, warmup: int, trials: int) -> list[float]:
+    """Wall time of fn() in ms, each of `trials` calls synchronized before and after."""
     for _ in range(warmup):
         fn()
     ts = []
@@ -52,14 +54,24 @@ def time_ms(fn, device: str, warmup: int, trials: int) -> float:
         fn()
         _sync(device)
         ts.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(ts)
+    return ts
+
+
+def cv(ts: list[float]) -> float:
+    """Robust coefficient of variation of the times: interquartile range / 1.349 / median
+    (the std / mean of a normal sample; one outlier among ten trials barely moves it);
+    0 for fewer than two times."""
+    if len(ts) < 2 or statistics.median(ts) <= 0:
+        return 0.0
+    q1, _, q3 = statistics.quantiles(ts, n=4, method="inclusive")
+    return (q3 - q1) / 1.349 / statistics.median(ts)
 
 
 def mlp_scaling(m: dict, device: str) -> dict:
     """Time of `steps` forward + backward steps of the deep MLP over m['values'] of m['axis']."""
     import torch
     from fusionlab.experiments.models.deep_gelu_mlp import DeepGeluMLP
-    ms = []
+    ms, cvs = [], []
     for v in m["values"]:
         layers = v if m["axis"] == "num_layers" else m.get("num_layers", 4)
         steps = v if m["axis"] == "steps" else m.get("steps", 2)
@@ -70,8 +82,10 @@ def mlp_scaling(m: dict, device: str) -> dict:
         def run():
             for _ in range(steps):
                 model(x).mean().backward()
-        ms.append(time_ms(run, device, m.get("warmup", 3), m.get("trials", 10)))
-    return {"values": list(m["values"]), "ms": ms}
+        ts = time_trials(run, device, m.get("warmup", 3), m.get("trials", 10))
+        ms.append(statistics.median(ts))
+        cvs.append(cv(ts))
+    return {"values": list(m["values"]), "ms": ms, "cv": cvs}
 
 
 def lstm_sequence(m: dict, device: str) -> dict:
@@ -97,9 +111,10 @@ def lstm_sequence(m: dict, device: str) -> dict:
             return lstm(x, (h0[None], c0[None]))[0]
 
     with torch.no_grad():
-        a = time_ms(gates, device, m.get("warmup", 3), m.get("trials", 10))
-        c = time_ms(cudnn, device, m.get("warmup", 3), m.get("trials", 10))
-    return {"seq": t, "batch": b, "cell_ms": a, "cudnn_ms": c, "ratio": a / c}
+        ta = time_trials(gates, device, m.get("warmup", 3), m.get("trials", 10))
+        tc = time_trials(cudnn, device, m.get("warmup", 3), m.get("trials", 10))
+    a, c = statistics.median(ta), statistics.median(tc)
+    return {"seq": t, "batch": b, "cell_ms": a, "cudnn_ms": c, "ratio": a / c, "cv": [cv(ta), cv(tc)]}
 
 
 def paired_windows(fa, fb, device: str, iters: int, windows: int) -> tuple[list, list]:
@@ -126,7 +141,7 @@ def compile_batches(m: dict, device: str) -> dict:
     from fusionlab.experiments.registry import MODELS, VARIANTS
     from fusionlab.runner.check import compare
     dtype = m.get("dtype", "float32")
-    out = {"batches": [], "eager_ms": [], "variant_ms": [], "ratio": [], "check": []}
+    out = {"batches": [], "eager_ms": [], "variant_ms": [], "ratio": [], "check": [], "cv": []}
     for batch in m["batches"]:
         torch._dynamo.reset()
         torch.manual_seed(0)
@@ -149,6 +164,7 @@ def compile_batches(m: dict, device: str) -> dict:
         out["eager_ms"].append(statistics.median(e))
         out["variant_ms"].append(statistics.median(v))
         out["ratio"].append(statistics.median(e) / statistics.median(v))
+        out["cv"] += [cv(e), cv(v)]
         out["check"].append({"batch": batch, "passed": True, "max_abs_err": check.get("max_abs_err")})
     return out
 

@@ -91,23 +91,25 @@ def evaluate_one(c: dict, sweep: Sweep) -> Result:
             res = KINDS[c["compare"]](c, sweep, d)
             if where:   # another batch or size than the claim's
                 res = _proxy(res, where)
-    if c["compare"] in TIMED and not c.get("measure") and res.verdict in (V.HOLDS, V.FAILS):
-        cv = _noise(sweep, c)
+    if res.verdict in (V.HOLDS, V.FAILS) and (c["compare"] in TIMED or c.get("measure")):
+        cv = _measured_noise(sweep, c) if c.get("measure") else _noise(sweep, c)
+        what = "its processes' trials" if c.get("measure") else "the runs' timing windows"
         if cv is not None and cv > NOISE_CV:
-            res = _proxy(res, f"timing too noisy to judge: the runs' timing windows vary up to {cv:.0%} "
-                              f"(over {NOISE_CV:.0%}: a busy or shared host); run again on a quiet machine")
+            res = _proxy(res, f"timing too noisy to judge: {what} vary up to {cv:.0%} "
+                              f"(over {NOISE_CV:.0%}: a busy or shared host); run again on a quiet machine", "")
     if c.get("note") and res.verdict != V.NOT_ON_DEVICE:
         res.notes.append(c["note"])
     return res
 
 
-def _proxy(res: Result, why: str) -> Result:
-    """A reading of something other than the claim: its value shown, not judged."""
+def _proxy(res: Result, why: str, prefix: str = "not the claim's configuration: ") -> Result:
+    """A reading of something other than the claim (or of a busy host): its value shown,
+    not judged."""
     if res.verdict in (V.HOLDS, V.FAILS):
         res.notes.insert(0, f"would read {res.verdict}: {res.why}")
     elif res.why:
         res.notes.insert(0, res.why)
-    res.verdict, res.why = V.NOT_TESTED, f"not the claim's configuration: {why}"
+    res.verdict, res.why = V.NOT_TESTED, prefix + why
     if res.plot and res.plot["type"] == "ratio":   # drawn as what it is: not tested
         res.plot["rows"] = [(f"{row[0]} (proxy)", *row[1:6], V.NOT_TESTED) for row in res.plot["rows"]]
     return res
@@ -120,6 +122,14 @@ def _noise(sweep: Sweep, c: dict):
         return None
     sel = r[(r["model"] == cfg["model"]) & r["variant"].isin(cfg["variants"]) & (r["status"] == "ok")]
     return V._num(sel["untraced_wall_cv"].max()) if len(sel) else None
+
+
+def _measured_noise(sweep: Sweep, c: dict):
+    """The largest coefficient of variation (`cv`) of the trials or windows in the claim's
+    own processes (fusionlab.bench.claims), or None where none was recorded."""
+    cvs = [V._num(x) for r in _per_process(c, sweep) for x in (r.get("cv") or [])]
+    cvs = [x for x in cvs if x is not None]
+    return max(cvs) if cvs else None
 
 
 def _gpu_reason(c: dict) -> str:
