@@ -5,7 +5,7 @@
 #   bash benchmarks/gpu/reproduction.sh OUTDIR [NGPU]
 # NGPU (default 1): the GPUs the sweep measures on (CUDA_VISIBLE_DEVICES 0..NGPU-1 unless
 # set); each takes jobs_per_gpu profiling jobs in flight (--resources gpu=NGPU x jobs_per_gpu).
-# About 7-8 minutes on one H100 (docs/reproduction.md, "Time"). The workflow stops after
+# About 7-9 minutes on one H100 (docs/reproduction.md, "Time"). The workflow stops after
 # BUDGET seconds (default 540); a second call on the same machine goes on where it stopped.
 set -u
 OUT=${1:?usage: bash benchmarks/gpu/reproduction.sh OUTDIR [NGPU]}
