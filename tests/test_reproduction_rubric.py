@@ -74,11 +74,11 @@ def _sweep(paired, device="cuda", mlp=None, lstm_ratio=3.0, claims=True, batch=1
             ("pointwise_heavy", "compile", batch, "default", 0.455 / s, s, lo, hi, 1),
             ("matmul_heavy", "eager", 1024, "default", 2.76, 1.0, None, None, 8),
             ("matmul_heavy", "compile", 1024, "default", 2.85, 0.974, 0.96, 0.99, 8),
-            ("gelu", "eager", 4096, "dim65536", 7.8, 1.0, None, None, 9),
-            ("gelu", "aten_op", 4096, "dim65536", 0.714, 10.9, None, None, 1),
-            ("gelu", "compile", 4096, "dim65536", 0.9, 8.7, None, None, 1),
-            ("gelu", "cuda_seed", 4096, "dim65536", 1.55, 5.0, None, None, 1),
-            ("gelu", "triton_seed", 4096, "dim65536", 0.72, 10.8, None, None, 1),
+            ("gelu", "eager", 16384, "default", 7.8, 1.0, None, None, 9),
+            ("gelu", "aten_op", 16384, "default", 0.714, 10.9, None, None, 1),
+            ("gelu", "compile", 16384, "default", 0.9, 8.7, None, None, 1),
+            ("gelu", "cuda_seed", 16384, "default", 1.55, 5.0, None, None, 1),
+            ("gelu", "triton_seed", 16384, "default", 0.72, 10.8, None, None, 1),
             ("lstm_cell", "eager", 1024, "default", 0.433, 1.0, None, None, 13),
             ("lstm_cell", "cudnn_lstm", 1024, "default", 0.379, 1.16, 1.15, 1.17, 3),
             ("mlp_small", "eager", 128, "default", 0.14, 1.0, None, None, 5)]
@@ -97,6 +97,9 @@ def _sweep(paired, device="cuda", mlp=None, lstm_ratio=3.0, claims=True, batch=1
                 "deep_mlp_steps": [{"values": [2, 4, 6, 8, 10], "ms": [0.2, 0.5, 1.0, 1.8, 3.0]}] * 3,
                 "lstm_cudnn_4x": [{"ratio": lstm_ratio * f, "cell_ms": 30.0, "cudnn_ms": 30 / lstm_ratio}
                                   for f in (0.97, 1.0, 1.03)],
+                "mlp_small_batch": [{"batches": list(mlp), "eager_ms": [0.1] * len(mlp),
+                                     "variant_ms": [0.1 / (v * f) for v in mlp.values()],
+                                     "ratio": [v * f for v in mlp.values()]} for f in (0.98, 1.0, 1.02)],
                 "mlp_memory_traffic": [{"cold": {"status": "ok", "dram_bytes": 170000.0, "l2_bytes": 7.7e6},
                                         "steady": {"status": "ok", "dram_bytes": 0.0, "l2_bytes": 7.7e6}}]}
     return Sweep(runs, sp, claims={"claims": recs})
@@ -131,8 +134,38 @@ def test_claims_inside_outside_proxy_and_compound():
     proxy = _verdicts(_sweep((8.0, 7.5, 9.0), batch=4096, claims=False))
     assert proxy["pointwise_10x"].verdict == T and "batch 4096" in proxy["pointwise_10x"].why
     assert "would read holds" in proxy["pointwise_10x"].notes[0]
-    for cid in ("deep_mlp_layers", "deep_mlp_steps", "lstm_cudnn_4x", "mlp_memory_traffic"):
+    for cid in ("deep_mlp_layers", "deep_mlp_steps", "lstm_cudnn_4x", "mlp_memory_traffic", "mlp_small_batch"):
         assert proxy[cid].verdict == T
+
+
+def test_batches_measured_in_their_own_processes():
+    """The MLP's batch trend from its own processes: per batch the median of three paired
+    speedups and its interval over them; the sweep's run at 128 beside it, not judged."""
+    r = _verdicts(_sweep((8.0, 7.5, 9.0), mlp={128: 0.5, 1024: 1.5, 4096: 2.0}))["mlp_small_batch"]
+    assert r.verdict == H
+    assert "128: 0.5x [0.49, 0.51], 1024: 1.5x [1.47, 1.53], 4096: 2x [1.96, 2.04] over 3 processes" in r.measured
+    assert "1024: eager 0.1 / compile 0.0667 ms = 1.5x (medians, shown)" in r.absolute
+    assert "the sweep's run at batch 128: 0.5x [0.49, 0.51] (shown beside, not judged)" in r.notes
+    assert [row[-1] for row in r.plot["rows"]] == [H, H, H]
+    bad = _sweep((8.0, 7.5, 9.0))
+    bad.claims["mlp_small_batch"] = [{"batches": [], "check": [{"batch": 128, "passed": False,
+                                                                "reason": "non-finite values where eager has none"}]}]
+    r = _verdicts(bad)["mlp_small_batch"]
+    assert r.verdict == T and "batch 128: non-finite values where eager has none" in r.why
+
+
+def test_a_busy_host_gives_no_verdict():
+    """A claim's own processes whose trials vary more than 25% (robust CV) are not judged:
+    the reading is shown, the verdict is not tested."""
+    sw = _sweep((8.0, 7.5, 9.0))
+    sw.claims["deep_mlp_layers"] = [dict(r, cv=[0.05, 0.4]) for r in sw.claims["deep_mlp_layers"]]
+    r = _verdicts(sw)["deep_mlp_layers"]
+    assert r.verdict == T and r.why.startswith("timing too noisy to judge: its processes' trials vary up to 40%")
+    assert r.notes[0].startswith("would read holds: t = ")
+    sw.claims["deep_mlp_layers"] = [dict(r, cv=[0.05, 0.2]) for r in sw.claims["deep_mlp_layers"]]
+    assert _verdicts(sw)["deep_mlp_layers"].verdict == H
+    assert B.cv([1.0] * 9 + [3.0]) == 0.0                      # one outlier among ten
+    assert abs(B.cv([1, 2, 3, 4, 5]) - 2 / 1.349 / 3) < 1e-12   # quartiles 2 and 4, median 3
 
 
 def test_printed_times_agree_with_their_ratio():
@@ -149,6 +182,10 @@ def test_cpu_sweep_and_figure(tmp_path):
     assert R.figure(res, "H100", str(tmp_path / "f.png"), str(tmp_path / "f.svg")) == len(res)
     md = R.markdown(res, "H100", "cuda")
     assert "| claim | source |" in md and "direction only" not in md
+    cpu = R.markdown(R.evaluate(R.load_claims(), _sweep((8.0, 7.5, 9.0), device="cpu")), "CPU", "cpu")
+    assert ("need a GPU and are not measurable on this device (pointwise_10x, matmul_1x, launch_bound_kernels, "
+            "mlp_small_batch, lstm_cudnn_4x, mlp_memory_traffic); nothing is shown for them") in cpu
+    assert "Read on this CPU: launches_35_to_1, gelu_ordering, deep_mlp_layers, deep_mlp_steps." in cpu
 
 
 def test_claims_bench_measures_the_mlp_on_a_cpu(tmp_path):
@@ -159,6 +196,10 @@ def test_claims_bench_measures_the_mlp_on_a_cpu(tmp_path):
     lstm = B.lstm_sequence({"seq": 3, "batch": 2, "input_size": 8, "hidden": 8, "warmup": 1, "trials": 2}, "cpu")
     assert lstm["ratio"] == lstm["cell_ms"] / lstm["cudnn_ms"]
     assert B.ncu_traffic({}, "cpu", None, str(tmp_path))["status"] == "not run"
+    pair = B.compile_batches({"model": "mlp", "variant": "eager", "batches": [2, 3], "warmup": 1, "iters": 2,
+                              "windows": 2}, "cpu")
+    assert pair["batches"] == [2, 3] and [c["passed"] for c in pair["check"]] == [True, True]
+    assert pair["ratio"] == [e / v for e, v in zip(pair["eager_ms"], pair["variant_ms"])]
     bad = tmp_path / "c.yaml"
     bad.write_text("claims:\n  - {id: x, measure: {kind: nope}}\n")
     assert B.main(["--claims", str(bad), "--out", str(tmp_path / "o.json")]) == 2

@@ -7,10 +7,15 @@ axes do not fit (the `measure` block of a claim in claims.yaml):
 - lstm_sequence: the LSTM cell written gate by gate, looped over a sequence, against
   nn.LSTM (cuDNN) over the same sequence with the same weights (inference);
 - ncu_traffic: one forward of a model under Nsight Compute, bytes per kernel summed over
-  the iteration, cold (caches flushed before each kernel) and steady state (caches kept).
+  the iteration, cold (caches flushed before each kernel) and steady state (caches kept);
+- compile_batches: a variant's speedup over eager on one model at each of several batches,
+  paired: eager's and the variant's timing windows alternate in one process (the variant's
+  output checked against eager's first, as the runner checks it).
 
 Each repeat is a process of its own (the interval of a ratio or an exponent comes from
-repeats across processes):
+repeats across processes). Every timed kind records `cv`, the robust coefficients of
+variation of its trials or windows (cv below): a busy host shows there, and no verdict is
+read from it.
 
     python -m fusionlab.bench.claims --claims CLAIMS.yaml --device cuda --repeats 5 \
         [--ncu PATH] --out claims.json
@@ -18,6 +23,7 @@ repeats across processes):
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import statistics
@@ -28,7 +34,7 @@ import time
 
 import yaml
 
-KINDS = ("mlp_scaling", "lstm_sequence", "ncu_traffic")
+KINDS = ("mlp_scaling", "lstm_sequence", "ncu_traffic", "compile_batches")
 
 
 def _sync(device):
@@ -37,8 +43,8 @@ def _sync(device):
         torch.cuda.synchronize()
 
 
-def time_ms(fn, device: str, warmup: int, trials: int) -> float:
-    """Median wall time of fn() in ms over `trials`, each synchronized before and after."""
+def time_trials(fn, device: str, warmup: int, trials: int) -> list[float]:
+    """Wall time of fn() in ms, each of `trials` calls synchronized before and after."""
     for _ in range(warmup):
         fn()
     ts = []
@@ -48,14 +54,24 @@ def time_ms(fn, device: str, warmup: int, trials: int) -> float:
         fn()
         _sync(device)
         ts.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(ts)
+    return ts
+
+
+def cv(ts: list[float]) -> float:
+    """Robust coefficient of variation of the times: interquartile range / 1.349 / median
+    (the std / mean of a normal sample; one outlier among ten trials barely moves it);
+    0 for fewer than two times."""
+    if len(ts) < 2 or statistics.median(ts) <= 0:
+        return 0.0
+    q1, _, q3 = statistics.quantiles(ts, n=4, method="inclusive")
+    return (q3 - q1) / 1.349 / statistics.median(ts)
 
 
 def mlp_scaling(m: dict, device: str) -> dict:
     """Time of `steps` forward + backward steps of the deep MLP over m['values'] of m['axis']."""
     import torch
     from fusionlab.experiments.models.deep_gelu_mlp import DeepGeluMLP
-    ms = []
+    ms, cvs = [], []
     for v in m["values"]:
         layers = v if m["axis"] == "num_layers" else m.get("num_layers", 4)
         steps = v if m["axis"] == "steps" else m.get("steps", 2)
@@ -66,8 +82,10 @@ def mlp_scaling(m: dict, device: str) -> dict:
         def run():
             for _ in range(steps):
                 model(x).mean().backward()
-        ms.append(time_ms(run, device, m.get("warmup", 3), m.get("trials", 10)))
-    return {"values": list(m["values"]), "ms": ms}
+        ts = time_trials(run, device, m.get("warmup", 3), m.get("trials", 10))
+        ms.append(statistics.median(ts))
+        cvs.append(cv(ts))
+    return {"values": list(m["values"]), "ms": ms, "cv": cvs}
 
 
 def lstm_sequence(m: dict, device: str) -> dict:
@@ -93,9 +111,62 @@ def lstm_sequence(m: dict, device: str) -> dict:
             return lstm(x, (h0[None], c0[None]))[0]
 
     with torch.no_grad():
-        a = time_ms(gates, device, m.get("warmup", 3), m.get("trials", 10))
-        c = time_ms(cudnn, device, m.get("warmup", 3), m.get("trials", 10))
-    return {"seq": t, "batch": b, "cell_ms": a, "cudnn_ms": c, "ratio": a / c}
+        ta = time_trials(gates, device, m.get("warmup", 3), m.get("trials", 10))
+        tc = time_trials(cudnn, device, m.get("warmup", 3), m.get("trials", 10))
+    a, c = statistics.median(ta), statistics.median(tc)
+    return {"seq": t, "batch": b, "cell_ms": a, "cudnn_ms": c, "ratio": a / c, "cv": [cv(ta), cv(tc)]}
+
+
+def paired_windows(fa, fb, device: str, iters: int, windows: int) -> tuple[list, list]:
+    """ms per iteration of fa and fb in `windows` alternating windows of `iters` iterations
+    each (fa's window, then fb's), each window synchronized at both ends."""
+    a, b = [], []
+    for _ in range(windows):
+        for fn, out in ((fa, a), (fb, b)):
+            _sync(device)
+            t0 = time.perf_counter()
+            for _ in range(iters):
+                fn()
+            _sync(device)
+            out.append((time.perf_counter() - t0) * 1e3 / iters)
+    return a, b
+
+
+def compile_batches(m: dict, device: str) -> dict:
+    """The variant's paired speedup over eager on m['model'] at each of m['batches']: per
+    batch, a fresh compile (dynamo reset: no shape reused from another batch), the output
+    checked against eager's, a warm-up, then alternating windows; the ratio is eager's
+    median window over the variant's."""
+    import torch
+    from fusionlab.experiments.registry import MODELS, VARIANTS
+    from fusionlab.runner.check import compare
+    dtype = m.get("dtype", "float32")
+    out = {"batches": [], "eager_ms": [], "variant_ms": [], "ratio": [], "check": [], "cv": []}
+    for batch in m["batches"]:
+        torch._dynamo.reset()
+        torch.manual_seed(0)
+        model, inputs = MODELS[m["model"]].build(batch, getattr(torch, dtype), device)
+        model.eval()
+        ref = copy.deepcopy(model)    # eager's own copy: a variant may rewrite the model it is given
+        with torch.no_grad():
+            fn = VARIANTS[m.get("variant", "compile")].apply(
+                model, inputs, {"compile_mode": "default", "dtype": dtype, "device": device, "mode": "inference"})
+            check = compare(torch, fn(*inputs), ref(*inputs), dtype)
+            if not check["passed"]:
+                out["check"].append({"batch": batch, **check})
+                continue
+            for _ in range(m.get("warmup", 50)):
+                fn(*inputs)
+                ref(*inputs)
+            e, v = paired_windows(lambda: ref(*inputs), lambda: fn(*inputs), device,
+                                  m.get("iters", 200), m.get("windows", 5))
+        out["batches"].append(batch)
+        out["eager_ms"].append(statistics.median(e))
+        out["variant_ms"].append(statistics.median(v))
+        out["ratio"].append(statistics.median(e) / statistics.median(v))
+        out["cv"] += [cv(e), cv(v)]
+        out["check"].append({"batch": batch, "passed": True, "max_abs_err": check.get("max_abs_err")})
+    return out
 
 
 def ncu_traffic(m: dict, device: str, ncu: str | None, workdir: str) -> dict:
@@ -140,6 +211,8 @@ def measure_once(claims: list[dict], device: str, ncu: str | None, workdir: str,
             out[c["id"]] = mlp_scaling(m, device)
         elif m["kind"] == "lstm_sequence":
             out[c["id"]] = lstm_sequence(m, device)
+        elif m["kind"] == "compile_batches":
+            out[c["id"]] = compile_batches(m, device)
     return out
 
 
@@ -167,8 +240,9 @@ def main(argv=None) -> int:
         print(f"fusionlab.bench.claims: {e}", file=sys.stderr)
         return 2
     if a.one is not None:
-        with open(a.out, "w") as f:
-            json.dump(measure_once(claims, a.device, a.ncu, os.path.dirname(os.path.abspath(a.out)), a.one), f)
+        rec = measure_once(claims, a.device, a.ncu, os.path.dirname(os.path.abspath(a.out)), a.one)
+        with open(a.out, "w") as f:   # written once measured: a repeat that fails leaves no file
+            json.dump(rec, f)
         return 0
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     result = {"device": a.device, "repeats": a.repeats, "gpu": None, "claims": {}}

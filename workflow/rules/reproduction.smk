@@ -9,6 +9,16 @@ CLAIMS_YAML = f"{ROOT}/fusionlab/analysis/report/claims.yaml"
 CLAIMS_JSON = f"{RES}/reproduction/claims.json"
 # regenerating: the claims' own measurement is read where it was kept, never made again
 CLAIMS_INPUT = ([CLAIMS_JSON] if os.path.exists(CLAIMS_JSON) else []) if REGENERATE else [CLAIMS_JSON]
+
+
+def every_gpu_job():
+    """The `gpu` resource of the whole sweep (--resources gpu=N, else every GPU slot's
+    jobs_per_gpu): a job that takes it all runs alone on the GPUs."""
+    g = workflow.global_resources["gpu"] if "gpu" in workflow.global_resources else None
+    g = getattr(g, "value", g)
+    return int(g) if g else max(1, len(sweep.gpu_indices(CFG["gpus"])) * CFG["jobs_per_gpu"])
+
+
 REPRODUCTION = [f"{RES}/reproduction.md", f"{RES}/figures/reproduction/all.png", f"{RES}/figures/reproduction/all.svg"]
 
 
@@ -57,7 +67,7 @@ rule reproduction_claims:
              and sweep.ncu_path() else []),
     threads: measure_threads()
     resources:
-        gpu=max(1, len(sweep.gpu_indices(CFG["gpus"])) * CFG["jobs_per_gpu"]) if MACHINE.device == "cuda" else 0,
+        gpu=every_gpu_job() if MACHINE.device == "cuda" else 0,
     log:
         f"{RES}/logs/reproduction_claims.log",
     conda:

@@ -91,23 +91,25 @@ def evaluate_one(c: dict, sweep: Sweep) -> Result:
             res = KINDS[c["compare"]](c, sweep, d)
             if where:   # another batch or size than the claim's
                 res = _proxy(res, where)
-    if c["compare"] in TIMED and res.verdict in (V.HOLDS, V.FAILS):
-        cv = _noise(sweep, c)
+    if res.verdict in (V.HOLDS, V.FAILS) and (c["compare"] in TIMED or c.get("measure")):
+        cv = _measured_noise(sweep, c) if c.get("measure") else _noise(sweep, c)
+        what = "its processes' trials" if c.get("measure") else "the runs' timing windows"
         if cv is not None and cv > NOISE_CV:
-            res = _proxy(res, f"timing too noisy to judge: the runs' timing windows vary up to {cv:.0%} "
-                              f"(over {NOISE_CV:.0%}: a busy or shared host); run again on a quiet machine")
+            res = _proxy(res, f"timing too noisy to judge: {what} vary up to {cv:.0%} "
+                              f"(over {NOISE_CV:.0%}: a busy or shared host); run again on a quiet machine", "")
     if c.get("note") and res.verdict != V.NOT_ON_DEVICE:
         res.notes.append(c["note"])
     return res
 
 
-def _proxy(res: Result, why: str) -> Result:
-    """A reading of something other than the claim: its value shown, not judged."""
+def _proxy(res: Result, why: str, prefix: str = "not the claim's configuration: ") -> Result:
+    """A reading of something other than the claim (or of a busy host): its value shown,
+    not judged."""
     if res.verdict in (V.HOLDS, V.FAILS):
         res.notes.insert(0, f"would read {res.verdict}: {res.why}")
     elif res.why:
         res.notes.insert(0, res.why)
-    res.verdict, res.why = V.NOT_TESTED, f"not the claim's configuration: {why}"
+    res.verdict, res.why = V.NOT_TESTED, prefix + why
     if res.plot and res.plot["type"] == "ratio":   # drawn as what it is: not tested
         res.plot["rows"] = [(f"{row[0]} (proxy)", *row[1:6], V.NOT_TESTED) for row in res.plot["rows"]]
     return res
@@ -120,6 +122,14 @@ def _noise(sweep: Sweep, c: dict):
         return None
     sel = r[(r["model"] == cfg["model"]) & r["variant"].isin(cfg["variants"]) & (r["status"] == "ok")]
     return V._num(sel["untraced_wall_cv"].max()) if len(sel) else None
+
+
+def _measured_noise(sweep: Sweep, c: dict):
+    """The largest coefficient of variation (`cv`) of the trials or windows in the claim's
+    own processes (fusionlab.bench.claims), or None where none was recorded."""
+    cvs = [V._num(x) for r in _per_process(c, sweep) for x in (r.get("cv") or [])]
+    cvs = [x for x in cvs if x is not None]
+    return max(cvs) if cvs else None
 
 
 def _gpu_reason(c: dict) -> str:
@@ -196,26 +206,74 @@ def _ordering(c, sweep, d) -> Result:
 
 
 def _threshold(c, sweep, d) -> Result:
-    """The compound "little at the small batch, more at the larger ones": one part per name."""
-    cfg, bound = c["config"], c["tolerance"]
-    var, small_b = cfg["variants"][1], int(cfg["batch"])
+    """The compound "little at the small batch, more at the larger ones", from the sweep's
+    paired speedups at each batch: one part per batch."""
+    cfg = c["config"]
     by = {}
-    for b in cfg.get("batches", [small_b]):
+    for b in cfg.get("batches", [int(cfg["batch"])]):
         db, where = sweep.pick(cfg["model"], cfg["variants"], b, cfg.get("size", "default"), cfg["mode"])
         if len(db) and not where:
-            by[b] = _speedup(sweep, db, var)
+            by[b] = _speedup(sweep, db, cfg["variants"][1])
+    res = _threshold_parts(c, by)
+    res.absolute = _times(sweep, d, *cfg["variants"][:2])
+    return res
+
+
+def _threshold_parts(c, by: dict) -> Result:
+    """Parts of a threshold claim from {batch: (speedup, lo, hi, processes)}: at most the
+    tolerance at the small batch, more at each larger one."""
+    cfg, bound = c["config"], c["tolerance"]
+    small_b = int(cfg["batch"])
     s = by.get(small_b, (None,) * 4)
     parts = [(f"batch {small_b}", *V.at_most(s[0], bound, s[1], s[2], f" at batch {small_b}"))]
     for b in cfg.get("batches", [])[1:]:
         g = by.get(b, (None,) * 4)
         parts.append((f"batch {b}", *V.greater(s[0], g[0], f"at batch {small_b}", f"at batch {b}", g[1], g[2])))
     verdict, why = V.compound(parts)
-    text = ", ".join(f"{b}: {v[0]:.3g}x" for b, v in sorted(by.items()) if v[0] is not None)
+    text = ", ".join(f"{b}: {v[0]:.3g}x" + (f" [{v[1]:.3g}, {v[2]:.3g}]" if v[1] is not None else "")
+                     for b, v in sorted(by.items()) if v[0] is not None)
+    n = max([v[3] for v in by.values()] or [0])
     part = {int(name.split()[-1]): v for name, v, _ in parts}
     rows = [(f"{c['id']} @{b}", None, (1e-3, bound) if b == small_b else (s[0] or 1e-3, 1e3), v[0], v[1], v[2], part[b])
             for b, v in sorted(by.items()) if v[0] is not None]
-    return Result(c, verdict, f"paired speedups by batch {text}" if text else "", why,
-                  _times(sweep, d, *cfg["variants"][:2]), {"type": "ratio", "rows": rows})
+    over = f" over {n} processes" if n > 1 else " (one process)"
+    return Result(c, verdict, f"paired speedups by batch {text}{over}" if text else "", why, "",
+                  {"type": "ratio", "rows": rows})
+
+
+def _threshold_measured(c, sweep) -> Result:
+    """The threshold claim from its own measurement (compile_batches): per batch the median
+    of the processes' paired speedups and its interval over them; the sweep's figure at
+    the small batch shown beside."""
+    recs = [r for r in _per_process(c, sweep) if r.get("batches")]
+    cfg = c["config"]
+    by, ms = {}, {}
+    for b in cfg.get("batches", [int(cfg["batch"])]):
+        rs = [r["ratio"][r["batches"].index(b)] for r in recs if b in r["batches"]]
+        if not rs:
+            continue
+        s = statistics.median(rs)
+        lo, hi = median_ci(rs) if len(rs) > 1 else (None, None)
+        by[b] = (s, lo, hi, len(rs))
+        ms[b] = tuple(statistics.median(r[k][r["batches"].index(b)] for r in recs if b in r["batches"])
+                      for k in ("eager_ms", "variant_ms"))
+    if not by:
+        bad = [f"batch {x['batch']}: {x.get('reason') or 'output differs from eager'}"
+               for r in _per_process(c, sweep) for x in r.get("check", []) if not x.get("passed")]
+        res = Result(c, V.NOT_TESTED, "", "the batches not measured: " + ("; ".join(bad) if bad else
+                                                                             "no reproduction/claims.json record"))
+    else:
+        res = _threshold_parts(c, by)
+        ref, var = cfg["variants"][:2]
+        res.absolute = "; ".join(f"{b}: {ref} {e:.3g} / {var} {v:.3g} ms = {e / v:.3g}x (medians, shown)"
+                                 for b, (e, v) in sorted(ms.items()))
+    d, where = sweep.pick(cfg["model"], cfg["variants"], cfg["batch"], cfg.get("size", "default"), cfg["mode"])
+    if len(d) and not where:
+        s1 = _speedup(sweep, d, cfg["variants"][1])
+        if s1[0] is not None:
+            res.notes.append(f"the sweep's run at batch {cfg['batch']}: {s1[0]:.3g}x"
+                             + (f" [{s1[1]:.3g}, {s1[2]:.3g}]" if s1[1] is not None else "") + " (shown beside, not judged)")
+    return res
 
 
 def _launch(c, sweep, d) -> Result:
@@ -357,4 +415,5 @@ def _sweep_scaling(c, sweep) -> str:
 
 
 KINDS = {"ratio": _ratio, "count": _count, "ordering": _ordering, "threshold": _threshold, "launch": _launch}
-MEASURED = {"ncu_traffic": _traffic, "lstm_sequence": _lstm, "mlp_scaling": _scaling}
+MEASURED = {"ncu_traffic": _traffic, "lstm_sequence": _lstm, "mlp_scaling": _scaling,
+            "compile_batches": _threshold_measured}

@@ -28,10 +28,11 @@ def markdown(results: list[Result], hardware: str, device: str) -> str:
     ]
     if device != "cuda":
         gpu = [r.claim["id"] for r in results if r.verdict == V.NOT_ON_DEVICE]
-        lines += [f"This is a CPU run: {len(gpu)} claim(s) need a GPU ({', '.join(gpu)}): run "
-                  "`snakemake --cores 16 reproduction --configfile config/reproduction.yaml` on a GPU "
-                  "machine to judge them. Kernel counts, orderings, the memory-traffic model and the "
-                  "scaling are judged here.", ""]
+        here = [r.claim["id"] for r in results if r.verdict != V.NOT_ON_DEVICE]
+        lines += [f"This is a CPU run: {len(gpu)} claim(s) need a GPU and are not measurable on this "
+                  f"device ({', '.join(gpu)}); nothing is shown for them. Run `snakemake reproduction "
+                  "--configfile config/reproduction.yaml --cores 16 --scheduler greedy` on a GPU machine "
+                  "to judge them. Read on this CPU: " + (", ".join(here) or "none") + ".", ""]
     lines += ["| claim | source | published (hardware) | measured here | verdict | why |",
               "|---|---|---|---|---|---|"]
     for r in results:
