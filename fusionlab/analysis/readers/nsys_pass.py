@@ -10,9 +10,12 @@ copies and memsets once in start order.
   rule), the launch calls without an id (loose), and per id the start of its first call
   of any name where that is not its first launch call (readers.gpu_ops' launch_start).
   Memory: 32 bytes per launch call, 16 per other call.
-- kernel_ends(report): (end, correlation id) of every kernel, in file order, in batches.
-- kernel_rows(report): every kernel as rows start, end, correlation id, short name id,
-  full name id, device, stream, ordered by (start, end, rowid), in batches.
+- kernel_times(report): (start, end, correlation id) of every kernel, in file order, as
+  column batches.
+- kernel_rows(report, in_order): every kernel as columns start, end, correlation id,
+  short name id, full name id, device, stream, ordered by (start, end, rowid), in
+  batches; in_order: the file holds them so already (nsys writes kernels in start order),
+  so SQLite reads without sorting.
 - memops(report): every memory copy and memset as rows start, end, device, stream,
   correlation id, kind (1 memcpy, 2 memset), ordered by (start, end, kind, rowid).
 """
@@ -139,10 +142,22 @@ class Calls:
         return out
 
 
-def kernel_ends(report):
+def kernel_times(report):
     k = report._kernel
-    yield from nsys_arrow._batches(report.source, f"SELECT end, coalesce({k['corr']}, {MISSING}) "
-                                                  f"FROM {N.KERNEL_TABLE}", CHUNK)
+    yield from nsys_arrow.column_batches(report.source, f"SELECT start, end, coalesce({k['corr']}, {MISSING}) "
+                                                        f"FROM {N.KERNEL_TABLE} ORDER BY rowid", CHUNK)
+
+
+def sorted_after(last: tuple | None, s: np.ndarray, e: np.ndarray) -> tuple[bool, tuple | None]:
+    """Whether rows (s, e) continue a sequence in (start, end) order whose last row was
+    `last` (None: none yet), and the new last row."""
+    if not len(s):
+        return True, last
+    ok = last is None or (int(s[0]), int(e[0])) >= last
+    if ok and len(s) > 1:
+        ds = s[1:] - s[:-1]
+        ok = bool((ds >= 0).all()) and bool(((ds > 0) | (e[1:] >= e[:-1])).all())
+    return ok, (int(s[-1]), int(e[-1]))
 
 
 def _kernel_columns(report) -> dict:
@@ -161,7 +176,7 @@ def kernel_name_column(report) -> str | None:
     return N._pick(_kernel_columns(report)["cols"], *KERNEL_NAME)
 
 
-def kernel_rows(report, chunk: int = CHUNK):
+def kernel_rows(report, in_order: bool = False, chunk: int = CHUNK):
     k = report._kernel
     info = _kernel_columns(report)
     cols = info["cols"]
@@ -169,11 +184,11 @@ def kernel_rows(report, chunk: int = CHUNK):
     stream = "k.streamId" if "streamId" in cols else "0"
     names = f"(k.{k['name']} << 31) | k.{k['full']}" if info["packed"] else f"k.{k['name']}, k.{k['full']}"
     q = (f"SELECT k.start, k.end, coalesce(k.{k['corr']}, {MISSING}), {names}, {dev}, {stream} "
-         f"FROM {N.KERNEL_TABLE} k ORDER BY k.start, k.end, k.rowid")
-    for b in nsys_arrow._batches(report.source, q, chunk):
+         f"FROM {N.KERNEL_TABLE} k ORDER BY " + ("k.rowid" if in_order else "k.start, k.end, k.rowid"))
+    for b in nsys_arrow.column_batches(report.source, q, chunk):
         if info["packed"]:
-            p = b[:, 3]
-            b = np.column_stack([b[:, :3], p >> 31, p & ((1 << 31) - 1), b[:, 4:]])
+            p = b[3]
+            b = b[:3] + [p >> 31, p & ((1 << 31) - 1)] + b[4:]
         yield b
 
 

@@ -20,7 +20,6 @@ import re
 import numpy as np
 import pandas as pd
 
-from fusionlab.analysis.readers import nsys_arrow
 from fusionlab.analysis.readers import nsys_pass as P
 from fusionlab.analysis.readers import nsys_sqlite as N
 from fusionlab.analysis.run import busy_at, projection, stream, whole
@@ -34,13 +33,17 @@ def usable(report) -> bool:
 
 
 def _whole_ranges(report, calls: P.Calls):
-    """with_activity's (profile with the WHOLE ranges, whether it has a kernel)."""
+    """with_activity's (profile with the WHOLE ranges, whether it has a kernel), and
+    whether the file holds the kernels in (start, end) order."""
     best: dict[int, list] = {}
-    for b in P.kernel_ends(report):
-        hit, ls, _, tid = calls.launch_of(b[:, 1])
+    in_order, last = True, None
+    for s, e, corr in P.kernel_times(report):
+        if in_order:
+            in_order, last = P.sorted_after(last, s, e)
+        hit, ls, _, tid = calls.launch_of(corr)
         if not hit.any():
             continue
-        e, ls, tid = b[hit, 0], ls[hit], tid[hit]
+        e, ls, tid = e[hit], ls[hit], tid[hit]
         pid = (tid >> stream.PID_SHIFT) & stream.PID_MASK
         for p in np.unique(pid).tolist():
             m = pid == p
@@ -51,7 +54,8 @@ def _whole_ranges(report, calls: P.Calls):
             b_[1] = max(b_[1], int(e[m].max()))
     extra = pd.DataFrame([(whole.WHOLE, "", s, e, t) for s, e, t in best.values()], columns=report.ranges.columns)
     ranges = pd.concat([report.ranges, extra], ignore_index=True) if len(extra) else report.ranges
-    return whole._WithRanges(report, ranges.astype({"start": "int64", "end": "int64", "tid": "int64"})), bool(best)
+    return (whole._WithRanges(report, ranges.astype({"start": "int64", "end": "int64", "tid": "int64"})),
+            bool(best), in_order)
 
 
 class Breakdown:
@@ -234,7 +238,7 @@ def analyse(report, keys, tables: bool, wait_us: float, ops: bool = True):
     keys + WHOLE (the WHOLE kernel table where tables), projection.projections over keys,
     and whole.gpu_breakdown (where ops), from one pass (module doc)."""
     calls = P.Calls(report)
-    aug, has_kernels = _whole_ranges(report, calls)
+    aug, has_kernels, in_order = _whole_ranges(report, calls)
     targets = list(keys) + ([(whole.WHOLE, None)] if has_kernels else [])
     tabs = [(whole.WHOLE, None, "process")] if (has_kernels and tables) else []
     plan = {}
@@ -257,22 +261,25 @@ def analyse(report, keys, tables: bool, wait_us: float, ops: bool = True):
     merge = _Merge(breakdown, P.memops(report), calls) if breakdown is not None else None
     nccl = _nccl_ids(report) if breakdown is not None else None
     carry = None
-    for b in P.kernel_rows(report):
-        hit, ls, le, tid = calls.launch_of(b[:, 2])
+    for s, e, corr, name, full, dev, st in P.kernel_rows(report, in_order):
+        hit, ls, le, tid = calls.launch_of(corr)
         if merge is not None:
-            merge.kernels(np.column_stack([b[:, 0], b[:, 1], b[:, 5], b[:, 6], calls.first_call(b[:, 2], hit, ls),
-                                           ~np.isin(b[:, 3], nccl)]))
-        rows = np.column_stack([b[hit, 0], b[hit, 1], ls[hit], le[hit], tid[hit], b[hit, 3], b[hit, 4]])
+            merge.kernels(np.column_stack([s, e, dev, st, calls.first_call(corr, hit, ls), ~np.isin(name, nccl)]))
+        every = hit.all()
+        cols = [s, e, ls, le, tid, name, full] if every else [x[hit] for x in (s, e, ls, le, tid, name, full)]
         if carry is not None:
-            rows = np.concatenate([carry, rows])
-        if not len(rows):
+            cols = [np.concatenate([a, b]) for a, b in zip(carry, cols)]
+        if not len(cols[0]):
             continue
-        tail = (rows[:, 0] == rows[-1, 0]) & (rows[:, 1] == rows[-1, 1])   # nsys_arrow.joined_kernels' order
-        carry, rows = rows[tail], rows[~tail]
-        if len(rows):
-            _feed(nsys_arrow._order(rows), live, proj, occupied)
-    if carry is not None and len(carry):
-        _feed(nsys_arrow._order(carry), live, proj, occupied)
+        s, e = cols[0], cols[1]
+        n = len(s) - 1      # the rows sharing the last (start, end) wait for the next batch
+        while n > 0 and s[n - 1] == s[-1] and e[n - 1] == e[-1]:
+            n -= 1
+        carry = [x[n:] for x in cols]
+        if n:
+            _feed(_rows([x[:n] for x in cols]), live, proj, occupied)
+    if carry is not None and len(carry[0]):
+        _feed(_rows(carry), live, proj, occupied)
     if merge is not None:
         merge.finish()
     if occupied is not None:
@@ -286,8 +293,20 @@ def analyse(report, keys, tables: bool, wait_us: float, ops: bool = True):
         has_kernels
 
 
+def _rows(cols: list[np.ndarray]) -> np.ndarray:
+    """Columns sorted by (start, end) as one column-major array, rows sharing a (start,
+    end) ordered by launch start (stably: nsys_arrow.joined_kernels' order)."""
+    s, e = cols[0], cols[1]
+    if len(s) > 1 and ((s[1:] == s[:-1]) & (e[1:] == e[:-1])).any():
+        o = np.lexsort((cols[2], e, s))
+        cols = [x[o] for x in cols]
+    c = np.empty((len(s), len(cols)), np.int64, order="F")   # each column contiguous: the targets
+    for i, x in enumerate(cols):                             # work column by column
+        c[:, i] = x
+    return c
+
+
 def _feed(c, live, proj, occupied) -> None:
-    c = np.asfortranarray(c)        # each column contiguous: the targets work column by column
     for t in live.values():
         t.kernels(c)
     if occupied is not None:
