@@ -16,6 +16,9 @@ copies and memsets once in start order.
   short name id, full name id, device, stream, ordered by (start, end, rowid), in
   batches; in_order: the file holds them so already (nsys writes kernels in start order),
   so SQLite reads without sorting.
+- held_kernels(report): kernel_rows' columns of every kernel in file order, read once
+  into memory (56 bytes a kernel), for exports of at most HELD kernels (kernel_count),
+  which so skip kernel_times' second read of the table.
 - memops(report): every memory copy and memset as rows start, end, device, stream,
   correlation id, kind (1 memcpy, 2 memset), ordered by (start, end, kind, rowid).
 """
@@ -28,6 +31,7 @@ from fusionlab.analysis.readers import nsys_sqlite as N
 
 MISSING = nsys_arrow.MISSING
 CHUNK = 1 << 16
+HELD = 1 << 20          # held_kernels: at most this many kernels held in memory (56 MB)
 MEMOPS = (("CUPTI_ACTIVITY_KIND_MEMCPY", 1), ("CUPTI_ACTIVITY_KIND_MEMSET", 2))
 KERNEL_NAME = ("shortName", "demangledName", "name")    # readers.gpu_ops' kernel name
 
@@ -76,15 +80,17 @@ class Calls:
         i = 0
         q = (f"SELECT coalesce({r['corr']}, {MISSING}), start, end, coalesce(globalTid, 0), ({r['launch']}) "
              f"FROM {N.RUNTIME_TABLE} ORDER BY rowid")
-        for b in nsys_arrow._batches(report.source, q, CHUNK):
-            is_launch = b[:, 4] != 0
+        for b in nsys_arrow.column_batches(report.source, q, CHUNK):
+            is_launch = b[4] != 0
             k = int(is_launch.sum())
+            every = k == len(is_launch)
             for j in range(4):
-                lc[j][i:i + k] = b[is_launch, j]
+                lc[j][i:i + k] = b[j] if every else b[j][is_launch]
             i += k
-            o = b[~is_launch & (b[:, 0] != MISSING)]
-            other[0].append(o[:, 0])
-            other[1].append(o[:, 1])
+            if not every:
+                o = ~is_launch & (b[0] != MISSING)
+                other[0].append(b[0][o])
+                other[1].append(b[1][o])
         for c in lc:
             c.resize(i, refcheck=False)      # in place: the rows of the other calls given back
         missing = lc[0] == MISSING
@@ -108,14 +114,14 @@ class Calls:
             os_[at] = [first[int(c)] for c in both]
         self.other = (oc, os_)
 
-    def launches(self, chunk: int = CHUNK):
-        """Every launch (one per correlation id, and those without one) as rows start, end,
-        tid, in no particular order."""
+    def launches(self, chunk: int = CHUNK * 4):
+        """Every launch (one per correlation id, and those without one) as columns start,
+        end, tid, in no particular order."""
         corr, s, e, t = self.join
         for i in range(0, len(corr), chunk):
-            yield np.column_stack([s[i:i + chunk], e[i:i + chunk], t[i:i + chunk]])
+            yield s[i:i + chunk], e[i:i + chunk], t[i:i + chunk]
         if len(self.loose):
-            yield self.loose
+            yield self.loose[:, 0], self.loose[:, 1], self.loose[:, 2]
 
     def launch_of(self, corr: np.ndarray):
         """(hit, start, end, tid) of each id's launch call (join)."""
@@ -190,6 +196,23 @@ def kernel_rows(report, in_order: bool = False, chunk: int = CHUNK):
             p = b[3]
             b = b[:3] + [p >> 31, p & ((1 << 31) - 1)] + b[4:]
         yield b
+
+
+def kernel_count(report) -> int:
+    return int(_one(report, f"SELECT count(*) FROM {N.KERNEL_TABLE}")[0][0])
+
+
+def held_kernels(report, n: int) -> list[np.ndarray]:
+    """kernel_rows' columns of the n kernels in file order, each one array."""
+    cols, i = None, 0
+    for b in kernel_rows(report, in_order=True):
+        if cols is None:
+            cols = [np.empty(n, np.int64) for _ in b]
+        k = min(len(b[0]), n - i)     # the table grew since it was counted: its first n rows
+        for c, x in zip(cols, b):
+            c[i:i + k] = x[:k]
+        i += k
+    return [c[:i] for c in cols] if cols is not None else [np.empty(0, np.int64) for _ in range(7)]
 
 
 def memops(report, chunk: int = CHUNK):

@@ -32,12 +32,13 @@ def usable(report) -> bool:
     return P.usable(report) and P.kernel_name_column(report) == report._kernel["name"]
 
 
-def _whole_ranges(report, calls: P.Calls):
+def _whole_ranges(report, calls: P.Calls, times):
     """with_activity's (profile with the WHOLE ranges, whether it has a kernel), and
-    whether the file holds the kernels in (start, end) order."""
+    whether the file holds the kernels in (start, end) order; times: the kernels' (start,
+    end, correlation id) in file order, in batches."""
     best: dict[int, list] = {}
     in_order, last = True, None
-    for s, e, corr in P.kernel_times(report):
+    for s, e, corr in times:
         if in_order:
             in_order, last = P.sorted_after(last, s, e)
         hit, ls, _, tid = calls.launch_of(corr)
@@ -136,15 +137,23 @@ class Breakdown:
         return {"devices": devices, "streams": streams}
 
 
-class Chunk:
+class LaunchChunk:
+    """One chunk of launch calls (start ls, end le, tid) with what every target reads of it."""
+
+    def __init__(self, ls: np.ndarray, le: np.ndarray, tid: np.ndarray):
+        self.ls, self.le, self.tid = ls, le, tid
+        self.pid = (tid >> stream.PID_SHIFT) & stream.PID_MASK
+        self.lo, self.hi = int(ls.min()), int(ls.max())
+
+
+class Chunk(LaunchChunk):
     """One chunk of joined kernels (stream's rows: start, end, launch start, launch end,
     tid, short name id, full name id) as columns, with what every target reads of it."""
 
     def __init__(self, c: np.ndarray):
         self.c = c
-        self.s, self.e, self.ls, self.le, self.tid = (c[:, i] for i in range(5))
-        self.pid = (self.tid >> stream.PID_SHIFT) & stream.PID_MASK
-        self.lo, self.hi = int(self.ls.min()), int(self.ls.max())
+        self.s, self.e = c[:, 0], c[:, 1]
+        super().__init__(c[:, 2], c[:, 3], c[:, 4])
 
 
 def _segments(g: np.ndarray):
@@ -196,6 +205,18 @@ class Own(stream.Target):
             if "same_thread" in self.views:
                 rules["same_thread"] = ok & (ch.tid == self.tid[inst])
             yield inst, rules
+
+    def launches(self, ch: LaunchChunk) -> None:
+        if ch.hi < self.window[0] or ch.lo > self.window[1]:
+            return
+        member = {}
+        for _, rules in self._layers(ch):
+            for a in self.views:
+                member[a] = member[a] | rules[a] if a in member else rules[a]
+        for a, v in self.views.items():
+            m = member[a]
+            v.launches += int(m.sum())
+            v.launch_ns += int((ch.le[m] - ch.ls[m]).sum())
 
     def kernels(self, ch: Chunk) -> None:
         if ch.hi < self.window[0] or ch.lo > self.window[1]:
@@ -354,7 +375,11 @@ class _Merge:
         m = self._memops_before(bound)
         if not len(rows) and not len(m):
             return
-        ls = self.calls.first_call(m[:, 4]) if len(m) else np.empty(0, np.int64)
+        if not len(m):          # kernels alone: already in (start, end, rowid) order
+            self.out.add(rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3], rows[:, 4], np.ones(len(rows), bool),
+                         rows[:, 5].astype(bool))
+            return
+        ls = self.calls.first_call(m[:, 4])
         s = np.concatenate([rows[:, 0], m[:, 0]])
         e = np.concatenate([rows[:, 1], m[:, 1]])
         kind = np.concatenate([np.zeros(len(rows), np.int64), m[:, 5]])
@@ -374,7 +399,10 @@ def analyse(report, keys, tables: bool, wait_us: float, ops: bool = True):
     keys + WHOLE (the WHOLE kernel table where tables), projection.projections over keys,
     and whole.gpu_breakdown (where ops), from one pass (module doc)."""
     calls = P.Calls(report)
-    aug, has_kernels, in_order = _whole_ranges(report, calls)
+    n = P.kernel_count(report)
+    held = P.held_kernels(report, n) if n <= P.HELD else None
+    aug, has_kernels, in_order = _whole_ranges(report, calls, [held[:3]] if held is not None
+                                               else P.kernel_times(report))
     targets = list(keys) + ([(whole.WHOLE, None)] if has_kernels else [])
     tabs = [(whole.WHOLE, None, "process")] if (has_kernels and tables) else []
     plan = {}
@@ -391,13 +419,24 @@ def analyse(report, keys, tables: bool, wait_us: float, ops: bool = True):
     everyone = list(live.values())
     occupied = busy_at.BusyAt(stream._queries(everyone)) if everyone and cuda else None
     for c in calls.launches():
-        for t in live.values():
-            t.launches(c)
+        if len(c[0]):
+            c = LaunchChunk(*c)
+            for t in live.values():
+                t.launches(c)
     breakdown = Breakdown(wait_us) if ops and cuda else None
     merge = _Merge(breakdown, P.memops(report), calls) if breakdown is not None else None
     nccl = _nccl_ids(report) if breakdown is not None else None
     carry = None
-    for s, e, corr, name, full, dev, st in P.kernel_rows(report, in_order):
+    if held is not None:
+        if not in_order:        # (start, end, rowid) order, a column at a time
+            o = np.lexsort((held[1], held[0]))
+            for i in range(len(held)):
+                held[i] = held[i][o]
+            del o
+        batches = ([x[i:i + P.CHUNK] for x in held] for i in range(0, len(held[0]), P.CHUNK))
+    else:
+        batches = P.kernel_rows(report, in_order)
+    for s, e, corr, name, full, dev, st in batches:
         hit, ls, le, tid = calls.launch_of(corr)
         if merge is not None:
             merge.kernels(np.column_stack([s, e, dev, st, calls.first_call(corr, hit, ls), ~np.isin(name, nccl)]))
