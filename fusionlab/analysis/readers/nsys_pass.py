@@ -69,6 +69,16 @@ def _first(cols: list[np.ndarray]) -> list[np.ndarray]:
     return cols if first.all() else [c[first] for c in cols]
 
 
+def _search(ids: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """np.searchsorted(ids, x) clipped to the last index, searched within the ids between
+    x's least and greatest (a chunk's ids are close together)."""
+    if not len(x):
+        return np.zeros(0, np.int64)
+    a, b = np.searchsorted(ids, [x.min(), x.max()])
+    b = min(int(b) + 1, len(ids))
+    return np.minimum(int(a) + np.searchsorted(ids[a:b], x), len(ids) - 1)
+
+
 class Calls:
     """The runtime table of an nsys export (module doc)."""
 
@@ -129,7 +139,7 @@ class Calls:
         if not len(ids):
             z = np.zeros(len(corr), np.int64)
             return np.zeros(len(corr), bool), z, z, z
-        i = np.minimum(np.searchsorted(ids, corr), len(ids) - 1)
+        i = _search(ids, corr)
         hit = ids[i] == corr
         return hit, self.join[1][i], self.join[2][i], self.join[3][i]
 
@@ -141,7 +151,7 @@ class Calls:
         out = np.where(hit, ls, -1)
         oc, os_ = self.other
         if len(oc):
-            i = np.minimum(np.searchsorted(oc, corr), len(oc) - 1)
+            i = _search(oc, corr)
             there = oc[i] == corr
             out = np.where(there, os_[i], out)
         out[corr == MISSING] = -1

@@ -32,6 +32,27 @@ def usable(report) -> bool:
     return P.usable(report) and P.kernel_name_column(report) == report._kernel["name"]
 
 
+def _distinct(x: np.ndarray) -> list[int]:
+    """The sorted distinct values of x (one compare where all are equal, as a chunk's
+    process, device or stream mostly are)."""
+    if not len(x):
+        return []
+    if (x == x[0]).all():
+        return [int(x[0])]
+    return np.unique(x, return_counts=True)[0].tolist()     # numpy's sort-based path
+
+
+class Occupied(busy_at.BusyAt):
+    """busy_at.BusyAt fed Chunks (their process ids computed once)."""
+
+    def kernels(self, ch) -> None:
+        ps = _distinct(ch.pid)
+        for p in ps:
+            if p in self.t:
+                m = ch.pid == p if len(ps) > 1 else slice(None)
+                self._add(p, ch.s[m], ch.e[m])
+
+
 def _whole_ranges(report, calls: P.Calls, times):
     """with_activity's (profile with the WHOLE ranges, whether it has a kernel), and
     whether the file holds the kernels in (start, end) order; times: the kernels' (start,
@@ -46,7 +67,7 @@ def _whole_ranges(report, calls: P.Calls, times):
             continue
         e, ls, tid = e[hit], ls[hit], tid[hit]
         pid = (tid >> stream.PID_SHIFT) & stream.PID_MASK
-        for p in np.unique(pid).tolist():
+        for p in _distinct(pid):
             m = pid == p
             i = int(np.argmin(np.where(m, ls, np.iinfo(np.int64).max)))
             b_ = best.setdefault(p, [int(ls[i]), int(e[m].max()), int(tid[i])])
@@ -75,7 +96,7 @@ class Breakdown:
         return int(np.maximum(0, e - np.maximum(s, prev)).sum()), int(run[-1])
 
     def add(self, s, e, dev, st, ls, kernel, compute) -> None:
-        for d in np.unique(dev).tolist():
+        for d in _distinct(dev):
             m = dev == d
             ds, de = s[m], e[m]
             a = self.dev.setdefault(d, [0, 0, int(ds[0]), int(de.max()), busy_at.NONE, 0, busy_at.NONE, 0])
@@ -91,7 +112,7 @@ class Breakdown:
         key = dev * (1 << 32) + st if (dev.max(initial=0) < (1 << 30) and st.min(initial=0) >= 0
                                        and st.max(initial=0) < (1 << 32) and dev.min(initial=0) >= 0) else None
         pairs = {(int(a), int(b)) for a, b in zip(dev.tolist(), st.tolist())} if key is None else \
-            {(int(k) >> 32, int(k) & 0xFFFFFFFF) for k in np.unique(key).tolist()}
+            {(int(k) >> 32, int(k) & 0xFFFFFFFF) for k in _distinct(key)}
         for d, t in pairs:
             m = (key == (d << 32) + t) if key is not None else (dev == d) & (st == t)
             ss, se, sl, k = s[m], e[m], ls[m], kernel[m]
@@ -417,7 +438,7 @@ def analyse(report, keys, tables: bool, wait_us: float, ops: bool = True):
         t.kernel_wait_ns = wait_us * 1e3
     proj = {k: t for k, t in live.items() if isinstance(t, Both)}
     everyone = list(live.values())
-    occupied = busy_at.BusyAt(stream._queries(everyone)) if everyone and cuda else None
+    occupied = Occupied(stream._queries(everyone)) if everyone and cuda else None
     for c in calls.launches():
         if len(c[0]):
             c = LaunchChunk(*c)
@@ -486,7 +507,7 @@ def _feed(c, live, proj, occupied) -> None:
     for t in live.values():
         t.kernels(ch)
     if occupied is not None:
-        occupied.kernels(c)
+        occupied.kernels(ch)
 
 
 def _views(report, aug, keys, targets, tabs, plan, live):
