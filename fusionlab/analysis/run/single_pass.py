@@ -33,8 +33,7 @@ def usable(report) -> bool:
 
 
 def _distinct(x: np.ndarray) -> list[int]:
-    """The sorted distinct values of x (one compare where all are equal, as a chunk's
-    process, device or stream mostly are)."""
+    """The sorted distinct values of x (one compare where all are equal, as mostly)."""
     if not len(x):
         return []
     if (x == x[0]).all():
@@ -47,10 +46,9 @@ class Occupied(busy_at.BusyAt):
 
     def kernels(self, ch) -> None:
         ps = _distinct(ch.pid)
-        for p in ps:
-            if p in self.t:
-                m = ch.pid == p if len(ps) > 1 else slice(None)
-                self._add(p, ch.s[m], ch.e[m])
+        for p in (p for p in ps if p in self.t):
+            m = ch.pid == p if len(ps) > 1 else slice(None)
+            self._add(p, ch.s[m], ch.e[m])
 
 
 def _whole_ranges(report, calls: P.Calls, times):
@@ -211,17 +209,13 @@ class Own(stream.Target):
     def _layers(self, ch: Chunk):
         """stream.Target.match over a Chunk."""
         for starts, idx in self.layers:
-            if len(idx) == 1:
-                i = int(idx[0])
-                ok = (ch.ls >= starts[0]) & (ch.le <= self.hi[i]) & (ch.pid == self.pid[i])
-                rules = {"process": ok}
-                if "same_thread" in self.views:
-                    rules["same_thread"] = ok & (ch.tid == self.tid[i])
-                yield i, rules
-                continue
-            j = np.searchsorted(starts, ch.ls, side="right") - 1
-            inst = idx[np.maximum(j, 0)]
-            ok = (j >= 0) & (ch.le <= self.hi[inst]) & (ch.pid == self.pid[inst])
+            if len(idx) == 1:       # one instance: compared, not searched
+                inst = int(idx[0])
+                ok = (ch.ls >= starts[0]) & (ch.le <= self.hi[inst]) & (ch.pid == self.pid[inst])
+            else:
+                j = np.searchsorted(starts, ch.ls, side="right") - 1
+                inst = idx[np.maximum(j, 0)]
+                ok = (j >= 0) & (ch.le <= self.hi[inst]) & (ch.pid == self.pid[inst])
             rules = {"process": ok}
             if "same_thread" in self.views:
                 rules["same_thread"] = ok & (ch.tid == self.tid[inst])
@@ -246,10 +240,10 @@ class Own(stream.Target):
         member = {}
         for inst, rules in self._layers(ch):
             for a, v in self.views.items():
-                m = rules[a]
-                rows = np.flatnonzero(m)
+                rows = np.flatnonzero(rules[a])
                 if not len(rows):
                     continue
+                m = rules[a]
                 member[a] = m if layers == 1 else (member[a] | m if a in member else m)
                 g = np.full(len(rows), inst) if isinstance(inst, int) else inst[rows]
                 self.walk(v, rows, g, ch)
@@ -263,9 +257,8 @@ class Own(stream.Target):
             v.kernel_ns += int(kd.sum())
             v.first_start = int(ks[0]) if v.first_start is None else min(v.first_start, int(ks[0]))
             v.last_end = int(ke.max()) if v.last_end is None else max(v.last_end, int(ke.max()))
-            v.kdur.add(kd)
-            v.api.add(api)
-            v.gap.add(gap)
+            for h, x in ((v.kdur, kd), (v.api, api), (v.gap, gap)):
+                h.add(x)
             v.short += int(((kd < api) & (api <= stream.SHORT_CALL_NS)).sum())
             if v.table is not None:
                 v.table.add(c[:, 5] if every else c[m, 5], c[:, 6] if every else c[m, 6], kd, c[m, 7:])
@@ -305,14 +298,12 @@ class Own(stream.Target):
         host = pos & (ls > prev)
         kwait = pos & ~host & (gap <= kw)
         lead = v.count[gu] == 0         # the segment's first row is its instance's first kernel
-        first_gap = gap[b]
         cat0 = np.where(host[b], 0, np.where(kwait[b], 1, 2))
-        v.lead[gu[lead], cat0[lead]] += first_gap[lead]
+        v.lead[gu[lead], cat0[lead]] += gap[b][lead]
         inner = gap.copy()
         inner[b[lead]] = 0
         for k, sel in enumerate((host, kwait & ~host, ~host & ~kwait)):
-            part = np.add.reduceat(np.where(sel, inner, 0), b)
-            v.inner[gu, k] += part
+            v.inner[gu, k] += np.add.reduceat(np.where(sel, inner, 0), b)
         v.ibusy[gu] += np.add.reduceat(np.maximum(0, e - np.maximum(sc, prev)), b)
         v.first[gu] = np.minimum(v.first[gu], s[b])
         v.last[gu] = np.maximum(v.last[gu], np.maximum.reduceat(e, b))
@@ -397,9 +388,7 @@ class _Merge:
         if not len(rows) and not len(m):
             return
         if not len(m):          # kernels alone: already in (start, end, rowid) order
-            self.out.add(rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3], rows[:, 4], np.ones(len(rows), bool),
-                         rows[:, 5].astype(bool))
-            return
+            return self.out.add(*rows[:, :5].T, np.ones(len(rows), bool), rows[:, 5].astype(bool))
         ls = self.calls.first_call(m[:, 4])
         s = np.concatenate([rows[:, 0], m[:, 0]])
         e = np.concatenate([rows[:, 1], m[:, 1]])
@@ -482,7 +471,7 @@ def analyse(report, keys, tables: bool, wait_us: float, ops: bool = True):
         occupied.finish()
         for t in everyone:
             t.occupied = occupied.between(t.pid, t.lo, t.hi)
-    views, kt = _views(report, aug, keys, targets, tabs, plan, live)
+    views, kt = stream.answer(report, aug.ranges, targets, tabs, plan, live)
     projections = {F.key(n, d): ({a: proj[(n, d)].fields(a) for a in F.ATTRIBUTIONS} if (n, d) in proj
                                  else {a: {} for a in F.ATTRIBUTIONS}) for n, d in keys}
     return views, kt, projections, (breakdown.result() if breakdown is not None and breakdown.dev else None), \
@@ -509,7 +498,3 @@ def _feed(c, live, proj, occupied) -> None:
     if occupied is not None:
         occupied.kernels(ch)
 
-
-def _views(report, aug, keys, targets, tabs, plan, live):
-    """stream.views' answer from the fed targets."""
-    return stream.answer(report, aug.ranges, targets, tabs, plan, live)
