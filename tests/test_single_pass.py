@@ -89,6 +89,29 @@ def _edit(path: str) -> dict:
     return {"after": (corrs[3], row_after), "before": (corrs[5], row[1] - 50_000)}
 
 
+@pytest.mark.parametrize("held", [True, False])
+@pytest.mark.parametrize("rel", ["nsys2025_h200/mlp_eager", "foreign/nsys2025_h100_no_nvtx"])
+def test_kernels_held_or_streamed_give_the_same_values(rel, held, tmp_path, monkeypatch):
+    """Kernels held in memory (held_kernels) or streamed twice (kernel_times, kernel_rows),
+    in the file's order (as nsys writes them) or sorted by SQLite (a kernel written last
+    that starts earlier): the separate passes' values either way."""
+    path = _unzip(rel, tmp_path)
+    if not held:
+        monkeypatch.setattr(nsys_pass, "HELD", 0)
+    one, apart = _both_ways(path, monkeypatch)
+    assert one == apart
+    con = sqlite3.connect(path)
+    con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL "
+                "WHERE rowid = (SELECT min(rowid) FROM CUPTI_ACTIVITY_KIND_KERNEL)")
+    con.execute("DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid = (SELECT min(rowid) FROM CUPTI_ACTIVITY_KIND_KERNEL)")
+    con.commit()
+    con.close()
+    s, e, _ = next(nsys_pass.kernel_times(single_pass.N.Report(path)))
+    assert not nsys_pass.sorted_after(None, s, e)[0]
+    moved, moved_apart = _both_ways(path, monkeypatch)
+    assert moved == moved_apart == one
+
+
 @pytest.mark.parametrize("hta", [False, True])
 def test_one_pass_on_the_cases_the_passes_treat_apart(hta, tmp_path, monkeypatch):
     path = _unzip("nsys2025_h200/mlp_eager", tmp_path)

@@ -1,9 +1,10 @@
 """analyse()'s document (fusionlab.analysis.__main__) as a table for a terminal and as CSV.
 
-Table, one row per range (attribution `process`): instances; kernels per instance; GPU
-(kernel) time per instance; CPU-side duration per instance; GPU-side projection per
-instance (first kernel start to last kernel end); busy share and bound over the window
-named in the last column (range, projection, mixed, activity: the document's "windows").
+Table, one row per range (attribution `process`; a name longer than WIDTH cut in its
+middle, cut()): instances; kernels per instance; GPU (kernel) time per instance; CPU-side
+duration per instance; GPU-side projection per instance (first kernel start to last
+kernel end); busy share and bound over the window named in the last column (range,
+projection, mixed, activity: the document's "windows").
 Then the whole profile's top kernels, its temporal breakdown per device and its idle
 breakdown per stream, and the document's notes.
 """
@@ -14,6 +15,15 @@ import io
 import pandas as pd
 
 WHOLE = "(whole report)"
+WIDTH = 60      # the table's widest range name; JSON and CSV keep every name whole
+
+
+def cut(names: list[str], width: int = WIDTH) -> list[str]:
+    """Names longer than width cut in the middle ("..."), keeping both ends; every name
+    whole where cutting would make two read the same."""
+    head = (width - 3) // 2
+    short = [n if len(n) <= width else n[:head] + "..." + n[len(n) - (width - 3 - head):] for n in names]
+    return short if len(set(short)) == len(set(names)) else list(names)
 
 
 def _f(v, fmt="{:.3f}") -> str:
@@ -55,7 +65,7 @@ def text(doc: dict) -> str:
             t[c] = [_f(v, "{:.1f}" if c == "kernels/inst" else "{:.3f}") for v in t[c]]
         t["busy"] = [_f(v if v is None else 100 * v, "{:.1f}%") for v in t["busy"]]
         t["bound"] = t["bound"].fillna("-")
-        t["range"] = t["range"].str.slice(0, 40)
+        t["range"] = cut(list(t["range"]))
         w.write(t.to_string(index=False) + "\n")
     else:
         w.write("no ranges and no kernels\n")

@@ -38,8 +38,9 @@ def available() -> bool:
     return True
 
 
-def _batches(path: str, query: str, chunk: int):
-    """The query's result as 2-D int64 arrays, one per Arrow record batch of `chunk` rows."""
+def column_batches(path: str, query: str, chunk: int):
+    """The query's result as lists of 1-D int64 arrays (one per column), one list per Arrow
+    record batch of `chunk` rows."""
     import adbc_driver_sqlite.dbapi as adbc
     con = adbc.connect(f"file:{os.path.abspath(path)}?mode=ro")
     cur = con.cursor()
@@ -48,11 +49,17 @@ def _batches(path: str, query: str, chunk: int):
         cur.execute(query)
         for b in cur.fetch_record_batch():
             if b.num_rows:
-                yield np.column_stack([b.column(i).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
-                                       for i in range(b.num_columns)])
+                yield [b.column(i).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+                       for i in range(b.num_columns)]
     finally:
         cur.close()
         con.close()
+
+
+def _batches(path: str, query: str, chunk: int):
+    """The query's result as 2-D int64 arrays, one per Arrow record batch of `chunk` rows."""
+    for cols in column_batches(path, query, chunk):
+        yield np.column_stack(cols)
 
 
 def launch_calls(path: str, query: str, chunk: int) -> np.ndarray:

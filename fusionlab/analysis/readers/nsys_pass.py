@@ -10,9 +10,15 @@ copies and memsets once in start order.
   rule), the launch calls without an id (loose), and per id the start of its first call
   of any name where that is not its first launch call (readers.gpu_ops' launch_start).
   Memory: 32 bytes per launch call, 16 per other call.
-- kernel_ends(report): (end, correlation id) of every kernel, in file order, in batches.
-- kernel_rows(report): every kernel as rows start, end, correlation id, short name id,
-  full name id, device, stream, ordered by (start, end, rowid), in batches.
+- kernel_times(report): (start, end, correlation id) of every kernel, in file order, as
+  column batches.
+- kernel_rows(report, in_order): every kernel as columns start, end, correlation id,
+  short name id, full name id, device, stream, ordered by (start, end, rowid), in
+  batches; in_order: the file holds them so already (nsys writes kernels in start order),
+  so SQLite reads without sorting.
+- held_kernels(report): kernel_rows' columns of every kernel in file order, read once
+  into memory (56 bytes a kernel), for exports of at most HELD kernels (kernel_count),
+  which so skip kernel_times' second read of the table.
 - memops(report): every memory copy and memset as rows start, end, device, stream,
   correlation id, kind (1 memcpy, 2 memset), ordered by (start, end, kind, rowid).
 """
@@ -25,6 +31,7 @@ from fusionlab.analysis.readers import nsys_sqlite as N
 
 MISSING = nsys_arrow.MISSING
 CHUNK = 1 << 16
+HELD = 1 << 20          # held_kernels: at most this many kernels held in memory (56 MB)
 MEMOPS = (("CUPTI_ACTIVITY_KIND_MEMCPY", 1), ("CUPTI_ACTIVITY_KIND_MEMSET", 2))
 KERNEL_NAME = ("shortName", "demangledName", "name")    # readers.gpu_ops' kernel name
 
@@ -62,6 +69,16 @@ def _first(cols: list[np.ndarray]) -> list[np.ndarray]:
     return cols if first.all() else [c[first] for c in cols]
 
 
+def _search(ids: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """np.searchsorted(ids, x) clipped to the last index, searched within the ids between
+    x's least and greatest (a chunk's ids are close together)."""
+    if not len(x):
+        return np.zeros(0, np.int64)
+    a, b = np.searchsorted(ids, [x.min(), x.max()])
+    b = min(int(b) + 1, len(ids))
+    return np.minimum(int(a) + np.searchsorted(ids[a:b], x), len(ids) - 1)
+
+
 class Calls:
     """The runtime table of an nsys export (module doc)."""
 
@@ -73,15 +90,17 @@ class Calls:
         i = 0
         q = (f"SELECT coalesce({r['corr']}, {MISSING}), start, end, coalesce(globalTid, 0), ({r['launch']}) "
              f"FROM {N.RUNTIME_TABLE} ORDER BY rowid")
-        for b in nsys_arrow._batches(report.source, q, CHUNK):
-            is_launch = b[:, 4] != 0
+        for b in nsys_arrow.column_batches(report.source, q, CHUNK):
+            is_launch = b[4] != 0
             k = int(is_launch.sum())
+            every = k == len(is_launch)
             for j in range(4):
-                lc[j][i:i + k] = b[is_launch, j]
+                lc[j][i:i + k] = b[j] if every else b[j][is_launch]
             i += k
-            o = b[~is_launch & (b[:, 0] != MISSING)]
-            other[0].append(o[:, 0])
-            other[1].append(o[:, 1])
+            if not every:
+                o = ~is_launch & (b[0] != MISSING)
+                other[0].append(b[0][o])
+                other[1].append(b[1][o])
         for c in lc:
             c.resize(i, refcheck=False)      # in place: the rows of the other calls given back
         missing = lc[0] == MISSING
@@ -105,14 +124,14 @@ class Calls:
             os_[at] = [first[int(c)] for c in both]
         self.other = (oc, os_)
 
-    def launches(self, chunk: int = CHUNK):
-        """Every launch (one per correlation id, and those without one) as rows start, end,
-        tid, in no particular order."""
+    def launches(self, chunk: int = CHUNK * 4):
+        """Every launch (one per correlation id, and those without one) as columns start,
+        end, tid, in no particular order."""
         corr, s, e, t = self.join
         for i in range(0, len(corr), chunk):
-            yield np.column_stack([s[i:i + chunk], e[i:i + chunk], t[i:i + chunk]])
+            yield s[i:i + chunk], e[i:i + chunk], t[i:i + chunk]
         if len(self.loose):
-            yield self.loose
+            yield self.loose[:, 0], self.loose[:, 1], self.loose[:, 2]
 
     def launch_of(self, corr: np.ndarray):
         """(hit, start, end, tid) of each id's launch call (join)."""
@@ -120,7 +139,7 @@ class Calls:
         if not len(ids):
             z = np.zeros(len(corr), np.int64)
             return np.zeros(len(corr), bool), z, z, z
-        i = np.minimum(np.searchsorted(ids, corr), len(ids) - 1)
+        i = _search(ids, corr)
         hit = ids[i] == corr
         return hit, self.join[1][i], self.join[2][i], self.join[3][i]
 
@@ -132,17 +151,29 @@ class Calls:
         out = np.where(hit, ls, -1)
         oc, os_ = self.other
         if len(oc):
-            i = np.minimum(np.searchsorted(oc, corr), len(oc) - 1)
+            i = _search(oc, corr)
             there = oc[i] == corr
             out = np.where(there, os_[i], out)
         out[corr == MISSING] = -1
         return out
 
 
-def kernel_ends(report):
+def kernel_times(report):
     k = report._kernel
-    yield from nsys_arrow._batches(report.source, f"SELECT end, coalesce({k['corr']}, {MISSING}) "
-                                                  f"FROM {N.KERNEL_TABLE}", CHUNK)
+    yield from nsys_arrow.column_batches(report.source, f"SELECT start, end, coalesce({k['corr']}, {MISSING}) "
+                                                        f"FROM {N.KERNEL_TABLE} ORDER BY rowid", CHUNK)
+
+
+def sorted_after(last: tuple | None, s: np.ndarray, e: np.ndarray) -> tuple[bool, tuple | None]:
+    """Whether rows (s, e) continue a sequence in (start, end) order whose last row was
+    `last` (None: none yet), and the new last row."""
+    if not len(s):
+        return True, last
+    ok = last is None or (int(s[0]), int(e[0])) >= last
+    if ok and len(s) > 1:
+        ds = s[1:] - s[:-1]
+        ok = bool((ds >= 0).all()) and bool(((ds > 0) | (e[1:] >= e[:-1])).all())
+    return ok, (int(s[-1]), int(e[-1]))
 
 
 def _kernel_columns(report) -> dict:
@@ -161,7 +192,7 @@ def kernel_name_column(report) -> str | None:
     return N._pick(_kernel_columns(report)["cols"], *KERNEL_NAME)
 
 
-def kernel_rows(report, chunk: int = CHUNK):
+def kernel_rows(report, in_order: bool = False, chunk: int = CHUNK):
     k = report._kernel
     info = _kernel_columns(report)
     cols = info["cols"]
@@ -169,12 +200,29 @@ def kernel_rows(report, chunk: int = CHUNK):
     stream = "k.streamId" if "streamId" in cols else "0"
     names = f"(k.{k['name']} << 31) | k.{k['full']}" if info["packed"] else f"k.{k['name']}, k.{k['full']}"
     q = (f"SELECT k.start, k.end, coalesce(k.{k['corr']}, {MISSING}), {names}, {dev}, {stream} "
-         f"FROM {N.KERNEL_TABLE} k ORDER BY k.start, k.end, k.rowid")
-    for b in nsys_arrow._batches(report.source, q, chunk):
+         f"FROM {N.KERNEL_TABLE} k ORDER BY " + ("k.rowid" if in_order else "k.start, k.end, k.rowid"))
+    for b in nsys_arrow.column_batches(report.source, q, chunk):
         if info["packed"]:
-            p = b[:, 3]
-            b = np.column_stack([b[:, :3], p >> 31, p & ((1 << 31) - 1), b[:, 4:]])
+            p = b[3]
+            b = b[:3] + [p >> 31, p & ((1 << 31) - 1)] + b[4:]
         yield b
+
+
+def kernel_count(report) -> int:
+    return int(_one(report, f"SELECT count(*) FROM {N.KERNEL_TABLE}")[0][0])
+
+
+def held_kernels(report, n: int) -> list[np.ndarray]:
+    """kernel_rows' columns of the n kernels in file order, each one array."""
+    cols, i = None, 0
+    for b in kernel_rows(report, in_order=True):
+        if cols is None:
+            cols = [np.empty(n, np.int64) for _ in b]
+        k = min(len(b[0]), n - i)     # the table grew since it was counted: its first n rows
+        for c, x in zip(cols, b):
+            c[i:i + k] = x[:k]
+        i += k
+    return [c[:i] for c in cols] if cols is not None else [np.empty(0, np.int64) for _ in range(7)]
 
 
 def memops(report, chunk: int = CHUNK):

@@ -20,7 +20,6 @@ import re
 import numpy as np
 import pandas as pd
 
-from fusionlab.analysis.readers import nsys_arrow
 from fusionlab.analysis.readers import nsys_pass as P
 from fusionlab.analysis.readers import nsys_sqlite as N
 from fusionlab.analysis.run import busy_at, projection, stream, whole
@@ -33,16 +32,40 @@ def usable(report) -> bool:
     return P.usable(report) and P.kernel_name_column(report) == report._kernel["name"]
 
 
-def _whole_ranges(report, calls: P.Calls):
-    """with_activity's (profile with the WHOLE ranges, whether it has a kernel)."""
+def _distinct(x: np.ndarray) -> list[int]:
+    """The sorted distinct values of x (one compare where all are equal, as mostly)."""
+    if not len(x):
+        return []
+    if (x == x[0]).all():
+        return [int(x[0])]
+    return np.unique(x, return_counts=True)[0].tolist()     # numpy's sort-based path
+
+
+class Occupied(busy_at.BusyAt):
+    """busy_at.BusyAt fed Chunks (their process ids computed once)."""
+
+    def kernels(self, ch) -> None:
+        ps = _distinct(ch.pid)
+        for p in (p for p in ps if p in self.t):
+            m = ch.pid == p if len(ps) > 1 else slice(None)
+            self._add(p, ch.s[m], ch.e[m])
+
+
+def _whole_ranges(report, calls: P.Calls, times):
+    """with_activity's (profile with the WHOLE ranges, whether it has a kernel), and
+    whether the file holds the kernels in (start, end) order; times: the kernels' (start,
+    end, correlation id) in file order, in batches."""
     best: dict[int, list] = {}
-    for b in P.kernel_ends(report):
-        hit, ls, _, tid = calls.launch_of(b[:, 1])
+    in_order, last = True, None
+    for s, e, corr in times:
+        if in_order:
+            in_order, last = P.sorted_after(last, s, e)
+        hit, ls, _, tid = calls.launch_of(corr)
         if not hit.any():
             continue
-        e, ls, tid = b[hit, 0], ls[hit], tid[hit]
+        e, ls, tid = e[hit], ls[hit], tid[hit]
         pid = (tid >> stream.PID_SHIFT) & stream.PID_MASK
-        for p in np.unique(pid).tolist():
+        for p in _distinct(pid):
             m = pid == p
             i = int(np.argmin(np.where(m, ls, np.iinfo(np.int64).max)))
             b_ = best.setdefault(p, [int(ls[i]), int(e[m].max()), int(tid[i])])
@@ -51,7 +74,8 @@ def _whole_ranges(report, calls: P.Calls):
             b_[1] = max(b_[1], int(e[m].max()))
     extra = pd.DataFrame([(whole.WHOLE, "", s, e, t) for s, e, t in best.values()], columns=report.ranges.columns)
     ranges = pd.concat([report.ranges, extra], ignore_index=True) if len(extra) else report.ranges
-    return whole._WithRanges(report, ranges.astype({"start": "int64", "end": "int64", "tid": "int64"})), bool(best)
+    return (whole._WithRanges(report, ranges.astype({"start": "int64", "end": "int64", "tid": "int64"})),
+            bool(best), in_order)
 
 
 class Breakdown:
@@ -70,7 +94,7 @@ class Breakdown:
         return int(np.maximum(0, e - np.maximum(s, prev)).sum()), int(run[-1])
 
     def add(self, s, e, dev, st, ls, kernel, compute) -> None:
-        for d in np.unique(dev).tolist():
+        for d in _distinct(dev):
             m = dev == d
             ds, de = s[m], e[m]
             a = self.dev.setdefault(d, [0, 0, int(ds[0]), int(de.max()), busy_at.NONE, 0, busy_at.NONE, 0])
@@ -86,7 +110,7 @@ class Breakdown:
         key = dev * (1 << 32) + st if (dev.max(initial=0) < (1 << 30) and st.min(initial=0) >= 0
                                        and st.max(initial=0) < (1 << 32) and dev.min(initial=0) >= 0) else None
         pairs = {(int(a), int(b)) for a, b in zip(dev.tolist(), st.tolist())} if key is None else \
-            {(int(k) >> 32, int(k) & 0xFFFFFFFF) for k in np.unique(key).tolist()}
+            {(int(k) >> 32, int(k) & 0xFFFFFFFF) for k in _distinct(key)}
         for d, t in pairs:
             m = (key == (d << 32) + t) if key is not None else (dev == d) & (st == t)
             ss, se, sl, k = s[m], e[m], ls[m], kernel[m]
@@ -132,10 +156,167 @@ class Breakdown:
         return {"devices": devices, "streams": streams}
 
 
-class Both(projection.Projected):
+class LaunchChunk:
+    """One chunk of launch calls (start ls, end le, tid) with what every target reads of it."""
+
+    def __init__(self, ls: np.ndarray, le: np.ndarray, tid: np.ndarray):
+        self.ls, self.le, self.tid = ls, le, tid
+        self.pid = (tid >> stream.PID_SHIFT) & stream.PID_MASK
+        self.lo, self.hi = int(ls.min()), int(ls.max())
+
+
+class Chunk(LaunchChunk):
+    """One chunk of joined kernels (stream's rows: start, end, launch start, launch end,
+    tid, short name id, full name id) as columns, with what every target reads of it."""
+
+    def __init__(self, c: np.ndarray):
+        self.c = c
+        self.s, self.e = c[:, 0], c[:, 1]
+        super().__init__(c[:, 2], c[:, 3], c[:, 4])
+
+
+def _segments(g: np.ndarray):
+    """Starts of the runs of equal values of nondecreasing g, and each run's value."""
+    if g[0] == g[-1]:
+        return np.zeros(1, np.int64), g[:1]
+    b = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+    return b, g[b]
+
+
+def _running_max(x: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Running maximum of x restarting at the segment starts b."""
+    if len(b) == 1:
+        return np.maximum.accumulate(x)
+    first = np.zeros(len(x), bool)
+    first[b] = True
+    return stream._segmented_cummax(x, first)
+
+
+def _before(inc: np.ndarray, b: np.ndarray, carry: np.ndarray) -> np.ndarray:
+    """Per row, the running end before it: the previous row's, or its segment's carry."""
+    prev = np.empty_like(inc)
+    prev[1:] = inc[:-1]
+    prev[b] = carry
+    return prev
+
+
+class Own(stream.Target):
+    """stream.Target that matches a chunk once per layer for both attributions and walks
+    each instance's kernels in one vectorised pass (the same sums, in fewer operations)."""
+
+    project = False
+
+    def _layers(self, ch: Chunk):
+        """stream.Target.match over a Chunk."""
+        for starts, idx in self.layers:
+            if len(idx) == 1:       # one instance: compared, not searched
+                inst = int(idx[0])
+                ok = (ch.ls >= starts[0]) & (ch.le <= self.hi[inst]) & (ch.pid == self.pid[inst])
+            else:
+                j = np.searchsorted(starts, ch.ls, side="right") - 1
+                inst = idx[np.maximum(j, 0)]
+                ok = (j >= 0) & (ch.le <= self.hi[inst]) & (ch.pid == self.pid[inst])
+            rules = {"process": ok}
+            if "same_thread" in self.views:
+                rules["same_thread"] = ok & (ch.tid == self.tid[inst])
+            yield inst, rules
+
+    def launches(self, ch: LaunchChunk) -> None:
+        if ch.hi < self.window[0] or ch.lo > self.window[1]:
+            return
+        member = {}
+        for _, rules in self._layers(ch):
+            for a in self.views:
+                member[a] = member[a] | rules[a] if a in member else rules[a]
+        for a, v in self.views.items():
+            m = member[a]
+            v.launches += int(m.sum())
+            v.launch_ns += int((ch.le[m] - ch.ls[m]).sum())
+
+    def kernels(self, ch: Chunk) -> None:
+        if ch.hi < self.window[0] or ch.lo > self.window[1]:
+            return
+        layers = len(self.layers)
+        member = {}
+        for inst, rules in self._layers(ch):
+            for a, v in self.views.items():
+                rows = np.flatnonzero(rules[a])
+                if not len(rows):
+                    continue
+                m = rules[a]
+                member[a] = m if layers == 1 else (member[a] | m if a in member else m)
+                g = np.full(len(rows), inst) if isinstance(inst, int) else inst[rows]
+                self.walk(v, rows, g, ch)
+        c = ch.c
+        for a, m in member.items():
+            v = self.views[a]
+            every = len(m) == int(m.sum())
+            ks, ke, kls, kle = (ch.s, ch.e, ch.ls, ch.le) if every else (ch.s[m], ch.e[m], ch.ls[m], ch.le[m])
+            kd, api, gap = ke - ks, kle - kls, ks - kle
+            v.kernels += len(ks)
+            v.kernel_ns += int(kd.sum())
+            v.first_start = int(ks[0]) if v.first_start is None else min(v.first_start, int(ks[0]))
+            v.last_end = int(ke.max()) if v.last_end is None else max(v.last_end, int(ke.max()))
+            for h, x in ((v.kdur, kd), (v.api, api), (v.gap, gap)):
+                h.add(x)
+            v.short += int(((kd < api) & (api <= stream.SHORT_CALL_NS)).sum())
+            if v.table is not None:
+                v.table.add(c[:, 5] if every else c[m, 5], c[:, 6] if every else c[m, 6], kd, c[m, 7:])
+
+    def walk(self, v, rows, g, ch: Chunk) -> None:
+        """stream.Target.timeline (and projection.Projected.timeline where project) over
+        rows of the chunk in instances g."""
+        if len(g) > 1 and (g[1:] < g[:-1]).any():
+            o = np.argsort(g, kind="stable")
+            rows, g = rows[o], g[o]
+        b, gu = _segments(g)
+        s, e, ls = ch.s[rows], ch.e[rows], ch.ls[rows]
+        lo, hi = (self.lo[gu[0]], self.hi[gu[0]]) if len(b) == 1 else (self.lo[g], self.hi[g])
+        kw = self.kernel_wait_ns
+        # the range's timeline (stream.Target.timeline): kernels clipped to the instance
+        sc, ec = np.clip(s, lo, hi), np.minimum(e, hi)
+        inc = _running_max(np.maximum(ec, v.carry[g] if len(b) > 1 else v.carry[gu[0]]), b)
+        prev = _before(inc, b, v.carry[gu])
+        gap = sc - prev
+        pos = gap > 0
+        host = pos & (ls > prev)
+        kwait = pos & ~host & (gap <= kw)
+        v.idle["host_wait"] += int(gap[host].sum())
+        v.idle["kernel_wait"] += int(gap[kwait].sum())
+        v.idle["other"] += int(gap[pos & ~host & ~kwait].sum())
+        v.busy += int(np.maximum(0, ec - np.maximum(sc, prev)).sum())
+        ends = np.r_[b[1:] - 1, len(g) - 1]
+        v.carry[gu] = inc[ends]
+        if not self.project:
+            return
+        # the projection's timeline (projection.Projected.timeline): kernels not clipped to the end
+        sc = np.maximum(s, lo)
+        inc = _running_max(np.maximum(e, v.pcarry[g] if len(b) > 1 else v.pcarry[gu[0]]), b)
+        prev = _before(inc, b, v.pcarry[gu])
+        gap = np.maximum(sc - prev, 0)
+        pos = gap > 0
+        host = pos & (ls > prev)
+        kwait = pos & ~host & (gap <= kw)
+        lead = v.count[gu] == 0         # the segment's first row is its instance's first kernel
+        cat0 = np.where(host[b], 0, np.where(kwait[b], 1, 2))
+        v.lead[gu[lead], cat0[lead]] += gap[b][lead]
+        inner = gap.copy()
+        inner[b[lead]] = 0
+        for k, sel in enumerate((host, kwait & ~host, ~host & ~kwait)):
+            v.inner[gu, k] += np.add.reduceat(np.where(sel, inner, 0), b)
+        v.ibusy[gu] += np.add.reduceat(np.maximum(0, e - np.maximum(sc, prev)), b)
+        v.first[gu] = np.minimum(v.first[gu], s[b])
+        v.last[gu] = np.maximum(v.last[gu], np.maximum.reduceat(e, b))
+        v.count[gu] += np.diff(np.r_[b, len(g)])
+        v.pcarry[gu] = inc[ends]
+
+
+class Both(Own, projection.Projected):
     """stream.Target and projection.Projected of one range in one: the instances matched
     once per chunk, each timeline with its own running end (stream's clipped to the range
     end, the projection's not)."""
+
+    project = True
 
     def __init__(self, rs, attributions, table_attributions):
         stream.Target.__init__(self, rs, attributions, table_attributions)
@@ -148,14 +329,6 @@ class Both(projection.Projected):
             v.inner = np.zeros((n, 3), np.int64)
             v.lead = np.zeros((n, 3), np.int64)
             v.pcarry = self.lo.copy()
-
-    def timeline(self, v, rows, inst, s, e, ls) -> None:
-        stream.Target.timeline(self, v, rows, inst, s, e, ls)
-        v.carry, v.pcarry = v.pcarry, v.carry
-        try:
-            projection.Projected.timeline(self, v, rows, inst, s, e, ls)
-        finally:
-            v.carry, v.pcarry = v.pcarry, v.carry
 
     def fields(self, a: str) -> dict:
         v = self.views[a]
@@ -214,7 +387,9 @@ class _Merge:
         m = self._memops_before(bound)
         if not len(rows) and not len(m):
             return
-        ls = self.calls.first_call(m[:, 4]) if len(m) else np.empty(0, np.int64)
+        if not len(m):          # kernels alone: already in (start, end, rowid) order
+            return self.out.add(*rows[:, :5].T, np.ones(len(rows), bool), rows[:, 5].astype(bool))
+        ls = self.calls.first_call(m[:, 4])
         s = np.concatenate([rows[:, 0], m[:, 0]])
         e = np.concatenate([rows[:, 1], m[:, 1]])
         kind = np.concatenate([np.zeros(len(rows), np.int64), m[:, 5]])
@@ -234,7 +409,10 @@ def analyse(report, keys, tables: bool, wait_us: float, ops: bool = True):
     keys + WHOLE (the WHOLE kernel table where tables), projection.projections over keys,
     and whole.gpu_breakdown (where ops), from one pass (module doc)."""
     calls = P.Calls(report)
-    aug, has_kernels = _whole_ranges(report, calls)
+    n = P.kernel_count(report)
+    held = P.held_kernels(report, n) if n <= P.HELD else None
+    aug, has_kernels, in_order = _whole_ranges(report, calls, [held[:3]] if held is not None
+                                               else P.kernel_times(report))
     targets = list(keys) + ([(whole.WHOLE, None)] if has_kernels else [])
     tabs = [(whole.WHOLE, None, "process")] if (has_kernels and tables) else []
     plan = {}
@@ -244,56 +422,79 @@ def analyse(report, keys, tables: bool, wait_us: float, ops: bool = True):
         plan[(name, domain)][2].add(a)
     cuda = report.device == "cuda"
     ranges = set(keys) if cuda else set()       # projections: the ranges of a GPU profile
-    live = {k: (Both if k in ranges else stream.Target)(rs, v, t) for k, (rs, v, t) in plan.items() if len(rs)}
+    live = {k: (Both if k in ranges else Own)(rs, v, t) for k, (rs, v, t) in plan.items() if len(rs)}
     for t in live.values():
         t.kernel_wait_ns = wait_us * 1e3
     proj = {k: t for k, t in live.items() if isinstance(t, Both)}
     everyone = list(live.values())
-    occupied = busy_at.BusyAt(stream._queries(everyone)) if everyone and cuda else None
+    occupied = Occupied(stream._queries(everyone)) if everyone and cuda else None
     for c in calls.launches():
-        for t in live.values():
-            t.launches(c)
+        if len(c[0]):
+            c = LaunchChunk(*c)
+            for t in live.values():
+                t.launches(c)
     breakdown = Breakdown(wait_us) if ops and cuda else None
     merge = _Merge(breakdown, P.memops(report), calls) if breakdown is not None else None
     nccl = _nccl_ids(report) if breakdown is not None else None
     carry = None
-    for b in P.kernel_rows(report):
-        hit, ls, le, tid = calls.launch_of(b[:, 2])
+    if held is not None:
+        if not in_order:        # (start, end, rowid) order, a column at a time
+            o = np.lexsort((held[1], held[0]))
+            for i in range(len(held)):
+                held[i] = held[i][o]
+            del o
+        batches = ([x[i:i + P.CHUNK] for x in held] for i in range(0, len(held[0]), P.CHUNK))
+    else:
+        batches = P.kernel_rows(report, in_order)
+    for s, e, corr, name, full, dev, st in batches:
+        hit, ls, le, tid = calls.launch_of(corr)
         if merge is not None:
-            merge.kernels(np.column_stack([b[:, 0], b[:, 1], b[:, 5], b[:, 6], calls.first_call(b[:, 2], hit, ls),
-                                           ~np.isin(b[:, 3], nccl)]))
-        rows = np.column_stack([b[hit, 0], b[hit, 1], ls[hit], le[hit], tid[hit], b[hit, 3], b[hit, 4]])
+            merge.kernels(np.column_stack([s, e, dev, st, calls.first_call(corr, hit, ls), ~np.isin(name, nccl)]))
+        every = hit.all()
+        cols = [s, e, ls, le, tid, name, full] if every else [x[hit] for x in (s, e, ls, le, tid, name, full)]
         if carry is not None:
-            rows = np.concatenate([carry, rows])
-        if not len(rows):
+            cols = [np.concatenate([a, b]) for a, b in zip(carry, cols)]
+        if not len(cols[0]):
             continue
-        tail = (rows[:, 0] == rows[-1, 0]) & (rows[:, 1] == rows[-1, 1])   # nsys_arrow.joined_kernels' order
-        carry, rows = rows[tail], rows[~tail]
-        if len(rows):
-            _feed(nsys_arrow._order(rows), live, proj, occupied)
-    if carry is not None and len(carry):
-        _feed(nsys_arrow._order(carry), live, proj, occupied)
+        s, e = cols[0], cols[1]
+        n = len(s) - 1      # the rows sharing the last (start, end) wait for the next batch
+        while n > 0 and s[n - 1] == s[-1] and e[n - 1] == e[-1]:
+            n -= 1
+        carry = [x[n:] for x in cols]
+        if n:
+            _feed(_rows([x[:n] for x in cols]), live, proj, occupied)
+    if carry is not None and len(carry[0]):
+        _feed(_rows(carry), live, proj, occupied)
     if merge is not None:
         merge.finish()
     if occupied is not None:
         occupied.finish()
         for t in everyone:
             t.occupied = occupied.between(t.pid, t.lo, t.hi)
-    views, kt = _views(report, aug, keys, targets, tabs, plan, live)
+    views, kt = stream.answer(report, aug.ranges, targets, tabs, plan, live)
     projections = {F.key(n, d): ({a: proj[(n, d)].fields(a) for a in F.ATTRIBUTIONS} if (n, d) in proj
                                  else {a: {} for a in F.ATTRIBUTIONS}) for n, d in keys}
     return views, kt, projections, (breakdown.result() if breakdown is not None and breakdown.dev else None), \
         has_kernels
 
 
+def _rows(cols: list[np.ndarray]) -> np.ndarray:
+    """Columns sorted by (start, end) as one column-major array, rows sharing a (start,
+    end) ordered by launch start (stably: nsys_arrow.joined_kernels' order)."""
+    s, e = cols[0], cols[1]
+    if len(s) > 1 and ((s[1:] == s[:-1]) & (e[1:] == e[:-1])).any():
+        o = np.lexsort((cols[2], e, s))
+        cols = [x[o] for x in cols]
+    c = np.empty((len(s), len(cols)), np.int64, order="F")   # each column contiguous: the targets
+    for i, x in enumerate(cols):                             # work column by column
+        c[:, i] = x
+    return c
+
+
 def _feed(c, live, proj, occupied) -> None:
-    c = np.asfortranarray(c)        # each column contiguous: the targets work column by column
+    ch = Chunk(c)
     for t in live.values():
-        t.kernels(c)
+        t.kernels(ch)
     if occupied is not None:
-        occupied.kernels(c)
+        occupied.kernels(ch)
 
-
-def _views(report, aug, keys, targets, tabs, plan, live):
-    """stream.views' answer from the fed targets."""
-    return stream.answer(report, aug.ranges, targets, tabs, plan, live)

@@ -246,6 +246,17 @@ def _segmented_cummax(x: np.ndarray, first: np.ndarray) -> np.ndarray:
     return out
 
 
+def _exact_us(ns: np.ndarray, counts: np.ndarray) -> Fraction:
+    """The exact sum of each ns / 1e3 (as a float) times its count: each float is m 2^k with
+    an integer m of 53 bits, so the sum is an integer times a power of two."""
+    mant, exp = np.frexp(ns / 1e3)
+    m = (mant * (1 << 53)).astype(np.int64)
+    k = exp.astype(np.int64) - 53
+    k0 = int(k.min(initial=0))
+    total = sum(a * b << sh for a, b, sh in zip(m.tolist(), counts.tolist(), (k - k0).tolist()))
+    return Fraction(total) * Fraction(2) ** k0
+
+
 class KernelTable:
     """Per kernel (full name id): calls, summed ns, the first short name id and histogram;
     per kernel and launch configuration (trace.CONFIG_COLUMNS): summed ns and launches.
@@ -308,7 +319,7 @@ class KernelTable:
             if pos < r[0]:
                 r[0], r[1] = pos, strings[nid]
             r[2] += int(c.sum())
-            r[3] += sum(Fraction(x / 1e3) * n for x, n in zip(d.tolist(), c.tolist()))
+            r[3] += _exact_us(d, c)
         if not rows:
             return pd.DataFrame(columns=F.KERNEL_TABLE_COLUMNS)
         totals = None
