@@ -26,7 +26,7 @@ from fusionlab.bench.million_kernels import WRAP  # noqa: E402
 
 def run(tree: str, report: str, out: str, label: str) -> dict:
     res = os.path.join(out, "rusage.json")
-    env = {**os.environ, "PYTHONPATH": tree}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [tree, os.environ.get("PYTHONPATH")]))}
     subprocess.run([sys.executable, "-c", WRAP, res, os.path.join(out, f"{label}.out"), sys.executable, "-m",
                     "fusionlab.analysis", "--json", report], check=True, env=env, cwd=tree)
     with open(res) as f:

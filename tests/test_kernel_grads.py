@@ -242,7 +242,7 @@ def test_every_knob_combination_in_the_interpreter(kernel):
 # ---- the Triton and CUDA kernels on the GPU -------------------------------------------------
 
 IMPLS = ["triton", "cuda"]
-DTYPES = list(axes.DTYPES)
+DTYPES = list(axes.TENSOR_DTYPES)
 # tails that fill no vector or block, a wide row, and many short rows (several row groups)
 SHAPES = [(1, 1), (7, 1000), (33, 16384), (4099, 64)]
 

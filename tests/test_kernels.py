@@ -10,7 +10,7 @@ from fusionlab.runner.check import compare
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="hand-written kernels need a GPU")
 IMPLS = ["triton", "cuda"]
-DTYPES = list(axes.DTYPES)
+DTYPES = list(axes.TENSOR_DTYPES)
 SHAPES = [(1, 1), (3, 5), (7, 1000), (256, 4096), (33, 16384)]
 
 

@@ -18,7 +18,7 @@
 # of that commit's files (`git archive e00711a | tar x -C shared/base-e00711a` beforehand).
 set -u
 cd "$(dirname "$0")/../.."
-export PYTHONPATH=$PWD
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}   # the kit's /tmp/site (ADBC) kept
 out=${1:?usage: benchmarks/gpu/analyse_scale.sh OUTDIR [BASELINE]}
 base=${2:-e00711a}
 mkdir -p "$out"

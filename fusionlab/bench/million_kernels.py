@@ -390,8 +390,9 @@ def check(analysis: dict, sql: dict, pandas: dict | None = None) -> list[dict]:
             rows.append({"what": f"fusionlab:{name} {a} kernels, ns", "analysis": mine, "oracle": (count, ns),
                          "ok": mine == (count, ns)})
     meas = analysis["ranges"].get("fusionlab:measure", {}).get("process", {})
-    rows.append({"what": "iterations in measure", "analysis": meas.get("iterations"),
-                 "oracle": sql["iterations_in_measure"], "ok": meas.get("iterations") == sql["iterations_in_measure"]})
+    iters = meas.get("iterations") or 0   # a report without a measure range has none
+    rows.append({"what": "iterations in measure", "analysis": iters,
+                 "oracle": sql["iterations_in_measure"], "ok": iters == sql["iterations_in_measure"]})
     if pandas is not None:
         rows.append({"what": "every metric, streamed = pandas path", "analysis": "streamed", "oracle": "pandas",
                      "ok": same_fields(pandas["ranges"], analysis["ranges"])})

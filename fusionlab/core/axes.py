@@ -1,10 +1,11 @@
 """The values of the sweep's fixed axes, defined once (config schema, runner, Snakefile
 wildcards, kernels and tools all read them from here)."""
 
-DTYPES = ("float32", "bfloat16", "float16", "amp_bfloat16")
-# amp_bfloat16: mixed precision as training runs it, float32 weights and inputs with the
-# forward under torch.autocast(bfloat16); the others: weights and inputs in that dtype
+TENSOR_DTYPES = ("float32", "bfloat16", "float16")   # weights and inputs built in that dtype
+# mixed precision as training runs it: float32 weights and inputs, the forward under
+# torch.autocast(bfloat16)
 AUTOCAST = {"amp_bfloat16": "bfloat16"}
+DTYPES = TENSOR_DTYPES + tuple(AUTOCAST)   # a run's dtype axis
 
 
 def weights_dtype(dtype: str) -> str:
