@@ -91,9 +91,11 @@ def evaluate_one(c: dict, sweep: Sweep) -> Result:
             res = KINDS[c["compare"]](c, sweep, d)
             if where:   # another batch or size than the claim's
                 res = _proxy(res, where)
-    if res.verdict in (V.HOLDS, V.FAILS) and (c["compare"] in TIMED or c.get("measure")):
-        cv = _measured_noise(sweep, c) if c.get("measure") else _noise(sweep, c)
-        what = "its processes' trials" if c.get("measure") else "the runs' timing windows"
+    # a claim measured by its own trials (fusionlab.bench.claims) is judged only on a quiet
+    # host; a sweep's ratio is judged by its interval over processes, which holds the noise
+    if res.verdict in (V.HOLDS, V.FAILS) and c.get("measure"):
+        cv = _measured_noise(sweep, c)
+        what = "its processes' trials"
         if cv is not None and cv > NOISE_CV:
             res = _proxy(res, f"timing too noisy to judge: {what} vary up to {cv:.0%} "
                               f"(over {NOISE_CV:.0%}: a busy or shared host); run again on a quiet machine", "")
@@ -111,17 +113,8 @@ def _proxy(res: Result, why: str, prefix: str = "not the claim's configuration: 
         res.notes.insert(0, res.why)
     res.verdict, res.why = V.NOT_TESTED, prefix + why
     if res.plot and res.plot["type"] == "ratio":   # drawn as what it is: not tested
-        res.plot["rows"] = [(f"{row[0]} (proxy)", *row[1:6], V.NOT_TESTED) for row in res.plot["rows"]]
+        res.plot["rows"] = [(f"{row[0]} (not judged)", *row[1:6], V.NOT_TESTED) for row in res.plot["rows"]]
     return res
-
-
-def _noise(sweep: Sweep, c: dict):
-    """The largest window CV (runs.csv untraced_wall_cv) of the claim's model and variants."""
-    r, cfg = sweep.runs, c["config"]
-    if "untraced_wall_cv" not in r:
-        return None
-    sel = r[(r["model"] == cfg["model"]) & r["variant"].isin(cfg["variants"]) & (r["status"] == "ok")]
-    return V._num(sel["untraced_wall_cv"].max()) if len(sel) else None
 
 
 def _measured_noise(sweep: Sweep, c: dict):
