@@ -14,10 +14,11 @@ min_version("8.0")
 
 ROOT = workflow.basedir
 
-from fusionlab.experiments import config_checks, sweep  # noqa: E402
+from fusionlab.plan import config_checks, sweep  # noqa: E402
 from fusionlab.core import axes, sizes  # noqa: E402
 from fusionlab.experiments import catalog  # noqa: E402
-from fusionlab.experiments import progress, slots, sweep_lock  # noqa: E402
+from fusionlab.plan import progress, sweep_lock  # noqa: E402
+from fusionlab.jobs import slots  # noqa: E402
 from fusionlab.analysis.report.figures import FIGURES  # noqa: E402
 
 

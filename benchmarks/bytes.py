@@ -4,7 +4,7 @@
         a plain script of the model (registry build, warm-up, ITERS iterations inside the
         NVTX range `measure`), for `ncu --csv` by hand;
     python benchmarks/bytes.py profile --out DIR --model M --variant V --batch B [--passes steady,cold]
-        the step (experiments.ncu_step) on the runner in DIR, then DIR/traffic.json;
+        the step (jobs.ncu_step) on the runner in DIR, then DIR/traffic.json;
     python benchmarks/bytes.py hand --csv FILE --iters N
         per-iteration DRAM bytes of `ncu --csv --page raw` output (the median over iterations);
     python benchmarks/bytes.py summary --work DIR --out FILE
@@ -40,7 +40,8 @@ def plain(a) -> int:
 def profile(a) -> int:
     from fusionlab.analysis.readers import ncu_report
     from fusionlab.analysis.run import traffic
-    from fusionlab.experiments import ncu_step, sweep
+    from fusionlab.jobs import ncu_step
+    from fusionlab.plan import sweep
     os.makedirs(a.out, exist_ok=True)
     runner = [sys.executable, "-m", "fusionlab.runner", "--model", a.model, "--variant", a.variant,
               "--batch", str(a.batch), "--device", "cuda", "--warmup", "5", "--warmup-min-s", "0"]

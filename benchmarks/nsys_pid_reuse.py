@@ -19,7 +19,7 @@ It prints, per run, whether nsys wrote a report and its importer's error.
 Result (H100, nsys 2025.3.1): no failure. quiet 3 of 3 reports; wrap 3 of 3
 (435,000-473,000 threads started during each capture: about 14 wraps); concurrent 12 of 12
 at 6 sessions, 12 of 12 at 12. Neither suspect reproduces the failure alone; the cause is
-not known, and the pipeline profiles such a run once more (experiments/nsys_profile.py).
+not known, and the pipeline profiles such a run once more (jobs/nsys_profile.py).
 
     python benchmarks/nsys_pid_reuse.py --repeats 2 --seconds 8 --arms quiet,wrap,concurrent --out DIR
 """
@@ -33,7 +33,7 @@ import sys
 import threading
 import time
 
-from fusionlab.experiments.nsys_profile import nsys_error
+from fusionlab.jobs.nsys_profile import nsys_error
 
 TRACE = ["-t", "cuda,nvtx,osrt", "-s", "none", "--cpuctxsw=none",
          "--capture-range=cudaProfilerApi", "--capture-range-end=stop"]

@@ -34,7 +34,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # the repository
 
 CONFIGS = [("pointwise_heavy", "eager", 256), ("mlp", "eager", 2048)]
-# the host probe (fusionlab.experiments.host_probe: pointwise_heavy's kind of Python and
+# the host probe (fusionlab.jobs.host_probe: pointwise_heavy's kind of Python and
 # dispatcher work on the CPU, 8 floats, no GPU), timed as one more configuration: if its
 # windows move with a host-bound GPU configuration's, the noise is the host's speed
 YARDSTICK = ("host_probe", "cpu", 1)
@@ -44,7 +44,7 @@ PLACEMENTS = ["free", "core", "core+sibling_busy", "slot", "slot_whole_cores"]
 
 def siblings() -> dict[int, tuple[int, ...]]:
     """Each online core thread -> the threads of its physical core (sysfs topology)."""
-    from fusionlab.experiments.slots import parse_cpus
+    from fusionlab.jobs.slots import parse_cpus
     out = {}
     for c in sorted(os.sched_getaffinity(0)):
         path = f"/sys/devices/system/cpu/cpu{c}/topology/thread_siblings_list"
@@ -58,7 +58,7 @@ def siblings() -> dict[int, tuple[int, ...]]:
 
 def placement(name: str, sib: dict[int, tuple[int, ...]]) -> tuple[list[int] | None, list[int]]:
     """(cores to pin the measuring process to or None, cores to run busy loops on)."""
-    from fusionlab.experiments.slots import plan
+    from fusionlab.jobs.slots import plan
     cpus = sorted(sib)
     cores = sorted({s for s in sib.values()})            # physical cores, as thread tuples
     if name == "free":
@@ -105,9 +105,9 @@ def one_process(cpus: list[int] | None, configs=CONFIGS) -> dict:
     """Time CONFIGS interleaved in this process; where its threads ran."""
     import torch
     from fusionlab.experiments.registry import MODELS, VARIANTS
-    from fusionlab.experiments.host_probe import make_probe
+    from fusionlab.jobs.host_probe import make_probe
     from fusionlab.runner.timing import time_windows, warm_up
-    from fusionlab.experiments.slots import pin_process
+    from fusionlab.jobs.slots import pin_process
     torch.manual_seed(0)
     steps = []
     for model, variant, batch in configs:

@@ -25,7 +25,8 @@ def list_registry(argv) -> int:
     models that config names by import path too (each imported and checked)."""
     import argparse
     import yaml
-    from fusionlab.experiments import catalog, sweep
+    from fusionlab.experiments import catalog
+    from fusionlab.plan import sweep
     p = argparse.ArgumentParser(prog="fusionlab list", description="models, variants and what each supports")
     p.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
     p.add_argument("--mode", default="inference", choices=("inference", "train"))
@@ -93,7 +94,7 @@ def command(argv) -> int:
         from fusionlab.analysis.report.audit import main as audit_main
         return audit_main(rest)
     if cmd == "progress":
-        from fusionlab.experiments.progress import main as progress_main
+        from fusionlab.plan.progress import main as progress_main
         return progress_main(rest)
     print(f"fusionlab: unknown command {cmd!r}; one of {', '.join(COMMANDS)}", file=sys.stderr)
     return 2

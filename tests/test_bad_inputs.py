@@ -8,7 +8,7 @@ import yaml
 from conftest import ROOT
 
 from fusionlab.cli import main
-from fusionlab.experiments import sweep
+from fusionlab.plan import sweep
 
 
 def one_error(capsys) -> str:

@@ -2,7 +2,7 @@
 import pytest
 import yaml
 
-from fusionlab.experiments import sweep
+from fusionlab.plan import sweep
 from fusionlab.experiments.registry import MODEL_NAMES, VARIANT_NAMES
 from conftest import ROOT
 
@@ -139,7 +139,7 @@ def test_a_size_axis_must_be_a_keyword_of_the_build_function():
 def test_regenerate_needs_a_profile_or_metrics_for_every_run(tmp_path):
     """Copied results: runs with only metrics.json (profile left behind) regenerate as they
     are; a mix where a profiled run lacks its metrics.json is refused with a reason."""
-    from fusionlab.experiments import sweep
+    from fusionlab.plan import sweep
     cfg = {"results": str(tmp_path)}
     base = tmp_path / "runs/nsys/mlp/eager/inference_float32"
     for name, files in (("bs8/r0", ["run.json", "metrics.json", "kernels.csv"]),
@@ -161,7 +161,7 @@ def test_the_config_validator_loads_without_jsonschemas_iri_grammar():
     grammar jsonschema would build at import (1.2 s), and leaves it importable after."""
     import subprocess
     import sys
-    code = ("import sys; import fusionlab.experiments.sweep as s; "
+    code = ("import sys; import fusionlab.plan.sweep as s; "
             "assert 'rfc3987_syntax' not in sys.modules and sys.modules.get('rfc3987_syntax', 0) is not None; "
             "import yaml; s.validate(yaml.safe_load(open('config/smoke.yaml')))")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)

@@ -16,7 +16,7 @@ import yaml
 from conftest import ROOT
 from fusionlab.analysis.report import captions
 from fusionlab.core.joblog import job_log
-from fusionlab.experiments import sweep
+from fusionlab.plan import sweep
 from test_workflow import smoke   # noqa: F401  (the session's smoke sweep)
 
 GOOD = {"models": ["mlp_small"], "variants": ["eager"], "batch_sizes": [8]}
@@ -116,7 +116,7 @@ def test_a_checkout_under_a_hostile_path_runs(tmp_path):
 
 
 def test_yte_configs_are_refused_unless_asked(tmp_path):
-    from fusionlab.experiments import config_checks
+    from fusionlab.plan import config_checks
     cfg = tmp_path / "yte.yaml"
     cfg.write_text("__use_yte__: true\n" + yaml.safe_dump({**GOOD, "device": "cpu",
                                                            "results": str(tmp_path / "r")}))

@@ -9,7 +9,8 @@ import sys
 import pytest
 import torch
 
-from fusionlab.experiments import registry, sweep
+from fusionlab.experiments import registry
+from fusionlab.plan import sweep
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 USER = os.path.join(ROOT, "tests", "data", "user_models", "rmsnorm.py")

@@ -16,7 +16,7 @@ import pytest
 from fusionlab.analysis.readers import ncu_report
 from fusionlab.analysis.run import traffic as run_traffic
 from fusionlab.analysis.sweep import decompose, traffic
-from fusionlab.experiments import sweep
+from fusionlab.plan import sweep
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURE = os.path.join(ROOT, "tests", "data", "ncu_h100")

@@ -1,9 +1,9 @@
-"""The Nsight Compute step's plan (experiments.ncu_plan): plain data the Snakefile builds
+"""The Nsight Compute step's plan (plan.ncu_plan): plain data the Snakefile builds
 its rules from, decided from the config, the device, the backend and the run folders."""
 import json
 
 from fusionlab.core import ncu_passes
-from fusionlab.experiments import ncu_plan
+from fusionlab.plan import ncu_plan
 
 DIRS = ["res/nsys/m/eager/inference_float32/bs8/r0", "res/nsys/m/eager/inference_float32/bs8/r1",
         "res/nsys/m/compile/inference_float32/bs8/r0"]

@@ -190,7 +190,7 @@ else:
 
 def _profile(tmp_path, monkeypatch, status, good_from):
     import json
-    from fusionlab.experiments import nsys_profile
+    from fusionlab.jobs import nsys_profile
     script = tmp_path / "fake_nsys.py"
     script.write_text(FAKE_NSYS)
     monkeypatch.setenv("IMPORT_FAILURE", NSYS_IMPORT_FAILURE)
@@ -244,7 +244,7 @@ def test_no_report_keeps_the_record(tmp_path, monkeypatch, status, expect, attem
 def test_a_run_that_wrote_no_record_under_nsys_is_recorded_from_its_flags(tmp_path):
     # the runner crashed under nsys (no run.json): the record names the run and says why
     import json
-    from fusionlab.experiments import nsys_profile
+    from fusionlab.jobs import nsys_profile
     run, log, rep = tmp_path / "run.json", tmp_path / "profile.log", tmp_path / "report.nsys-rep"
     cmd = [sys.executable, "-c", "import sys; print('Segmentation fault'); sys.exit(139)",
            "--model", "mlp", "--variant", "eager", "--batch", "64", "--mode", "inference"]
@@ -261,7 +261,7 @@ def test_a_failed_untraced_run_is_recorded_without_nsys(tmp_path, status):
     # process is not started, the record says why, the later steps see "no report"
     import json
     from fusionlab.analysis.run import run_metrics
-    from fusionlab.experiments import not_profiled
+    from fusionlab.jobs import not_profiled
     timing = tmp_path / "timing.json"
     timing.write_text(json.dumps({"model": "m", "variant": "v", "batch": 1, "status": status,
                                   "reason": "did not finish in 150 s (in its warmup phase)"}))
@@ -279,7 +279,7 @@ def test_a_failed_untraced_run_is_recorded_without_nsys(tmp_path, status):
 
 @pytest.mark.parametrize("timing", ['{"status": "ok"}', "{trunc", None])
 def test_an_ok_or_unreadable_untraced_run_is_profiled(tmp_path, timing):
-    from fusionlab.experiments import not_profiled
+    from fusionlab.jobs import not_profiled
     path = tmp_path / "timing.json"
     if timing is not None:
         path.write_text(timing)
@@ -315,7 +315,7 @@ def test_compile_cost_prefers_cold_compiles():
 
 
 def test_no_report_reason_falls_back_to_the_importer_status_then_the_last_line():
-    from fusionlab.experiments.nsys_profile import nsys_error
+    from fusionlab.jobs.nsys_profile import nsys_error
     assert nsys_error("Importer error status: An unknown error occurred.\nImport Failed with unexpected "
                       "exception:\nGenerated:\n\tx.qdstrm\n") == "importer error: An unknown error occurred."
     assert nsys_error("a\n\nnsys: something broke\n\n") == "nsys: something broke"

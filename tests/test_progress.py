@@ -8,7 +8,7 @@ import sys
 import time
 
 from fusionlab import cli
-from fusionlab.experiments import progress, sweep_lock
+from fusionlab.plan import progress, sweep_lock
 
 
 def dead_pid() -> int:

@@ -49,7 +49,7 @@ def test_lock_spans_reads_the_records_and_skips_a_process_without_a_lock():
 
 
 def test_a_run_not_profiled_is_one_process_and_no_overlap(tmp_path):
-    # its run.json is its timing.json plus profile_skipped (experiments.not_profiled):
+    # its run.json is its timing.json plus profile_skipped (jobs.not_profiled):
     # the same lock span must not be read twice, as an overlap with itself
     import json
     d = tmp_path / "runs" / "nsys" / "m" / "v" / "inference_float32" / "bs1" / "r0"

@@ -15,7 +15,7 @@ import yaml
 
 from conftest import ROOT
 from fusionlab.core import owner
-from fusionlab.experiments import progress, sweep_lock
+from fusionlab.plan import progress, sweep_lock
 
 RUN = "runs/torch/mlp_small/eager/inference_float32/bs8/r0"
 
@@ -55,7 +55,7 @@ def test_an_orphan_keeps_the_folder_busy_and_its_late_write_never_lands(tmp_path
         with pytest.raises(sweep_lock.Busy, match=f"pid {orphan.pid} on .*{RUN}"):
             sweep_lock.acquire(str(res))
         assert f"pid {orphan.pid}" in subprocess.run(
-            [sys.executable, "-m", "fusionlab.experiments.sweep_lock", str(res)],
+            [sys.executable, "-m", "fusionlab.plan.sweep_lock", str(res)],
             capture_output=True, text=True).stdout
         # a second runner on the same folder starts nothing and writes nothing
         second = runner(run / "run.json", fault="error")

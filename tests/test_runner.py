@@ -294,7 +294,7 @@ def test_paired_eager_out_of_memory_frees_eager_before_the_variant_runs_alone():
 
 
 def test_the_host_probe_runs_between_windows_never_inside():
-    from fusionlab.experiments import host_probe
+    from fusionlab.jobs import host_probe
     events, probe_ms = [], []
     out = timing.time_windows(per_iteration(lambda: events.append("step")), lambda: events.append("sync"), 2, 3,
                            lambda: events.append("probe") or 0.5, probe_ms)
@@ -401,7 +401,8 @@ def test_a_hanging_prepare_is_stopped_and_recorded(tmp_path):
     out = tmp_path / "run.json"
     code = f"""
 import time
-from fusionlab.experiments import registry, slots
+from fusionlab.experiments import registry
+from fusionlab.jobs import slots
 from fusionlab.runner import cli, process, record
 registry.VARIANTS["eager"] = registry.VARIANTS["eager"].__class__(
     "eager", registry.VARIANTS["eager"].apply, "", prepare=lambda options: time.sleep(600))

@@ -1,4 +1,4 @@
-"""GPU slots (experiments.slots) as plain functions: N slots, never two holders of one
+"""GPU slots (jobs.slots) as plain functions: N slots, never two holders of one
 slot, a slot freed when its holder fails or is killed, the slot in the runner's command."""
 import json
 import multiprocessing as mp
@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from fusionlab.experiments import slots
+from fusionlab.jobs import slots
 
 
 def test_plan_gives_each_gpu_its_own_cores_and_keeps_the_rest():
@@ -173,7 +173,7 @@ def test_the_slot_reaches_the_runner_command_and_a_bad_one_is_refused():
 
 
 def test_gpu_indices_follow_cuda_visible_devices_and_refuse_an_invisible_gpu(monkeypatch):
-    from fusionlab.experiments import sweep
+    from fusionlab.plan import sweep
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,3")
     assert sweep.gpu_indices("auto") == ["2", "3"]
     assert sweep.gpu_indices("3") == ["3"]
@@ -182,7 +182,7 @@ def test_gpu_indices_follow_cuda_visible_devices_and_refuse_an_invisible_gpu(mon
 
 
 def test_progress_counts_finished_runs_and_estimates_the_rest(tmp_path):
-    from fusionlab.experiments import progress
+    from fusionlab.plan import progress
     dirs = [str(tmp_path / f"r{i}") for i in range(4)]
     for d in dirs:
         os.makedirs(d)

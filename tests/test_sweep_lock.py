@@ -1,4 +1,4 @@
-"""One sweep per results folder (experiments/sweep_lock.py, taken in the Snakefile's
+"""One sweep per results folder (plan/sweep_lock.py, taken in the Snakefile's
 onstart in place of Snakemake's own lock): a live holder stops a second sweep, a killed
 one leaves nothing stale behind."""
 import errno
@@ -10,9 +10,9 @@ import time
 
 import pytest
 
-from fusionlab.experiments import sweep_lock
+from fusionlab.plan import sweep_lock
 
-HOLD = "import sys, time; from fusionlab.experiments import sweep_lock; sweep_lock.acquire(sys.argv[1]); " \
+HOLD = "import sys, time; from fusionlab.plan import sweep_lock; sweep_lock.acquire(sys.argv[1]); " \
        "print('held', flush=True); time.sleep(600)"
 
 

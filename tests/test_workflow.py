@@ -342,7 +342,7 @@ def test_unsupported_pairs_recorded_without_profiling(tmp_path):
 
 
 def test_zoo_config_covers_every_model_and_variant():
-    from fusionlab.experiments import sweep
+    from fusionlab.plan import sweep
     from fusionlab.experiments.registry import MODEL_NAMES, VARIANT_NAMES
     with open(os.path.join(ROOT, "config", "zoo.yaml")) as f:
         cfg = sweep.validate(yaml.safe_load(f))

@@ -108,7 +108,7 @@ def measure(model: str, variant: str, batch: int, mode: str, min_slots: int, max
     """One configuration, in this process (module doc). Returns its record."""
     import torch
     from fusionlab import runner as run
-    from fusionlab.experiments import host_probe
+    from fusionlab.jobs import host_probe
     from fusionlab.runner import timing
     args = run.parse_args(["--model", model, "--variant", variant, "--batch", str(batch), "--mode", mode,
                            "--device", device, "--iters", str(iters), "--out", os.devnull])

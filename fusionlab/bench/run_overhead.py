@@ -243,7 +243,7 @@ def startup_beside_timing(rows: list[dict]) -> dict:
 
 def probe_by_company(rows: list[dict]) -> dict[int, list[float]]:
     """Does the sweep's own load slow its host? For each untraced process with a host probe
-    (experiments.host_probe): how many other measuring processes of the sweep were alive on
+    (jobs.host_probe): how many other measuring processes of the sweep were alive on
     its host (any GPU: they share the CPU) during its timing phase. Returns {that number:
     [its probe medians, ms]}."""
     spans = lock_spans(rows)

@@ -95,7 +95,7 @@ def reference_loop(model: str, variant: str, batch: int, mode: str, warmup: int,
                    warmup_min_s: float = 0.1, pairs: int = 5) -> tuple[float, float, float]:
     """A plain process's own measurement (no profiler, no NVTX, no pinning, none of the
     runner's timing code): ms per iteration of one loop of `iters` iterations; the host
-    probe's ms per pass (experiments.host_probe), the median of one probe before and one
+    probe's ms per pass (jobs.host_probe), the median of one probe before and one
     after that loop (outside it); and, for a variant other than eager, its speedup over
     eager within this process: `pairs` pairs of loops of iters/pairs iterations, eager's
     and the variant's in alternating order, eager's median loop / the variant's (nan for
@@ -104,7 +104,7 @@ def reference_loop(model: str, variant: str, batch: int, mode: str, warmup: int,
     import statistics
 
     import torch
-    from fusionlab.experiments.host_probe import make_probe
+    from fusionlab.jobs.host_probe import make_probe
     from fusionlab.experiments.registry import MODELS, VARIANTS
     from fusionlab.runner.timing import warm_up
     torch.manual_seed(0)

@@ -1,6 +1,6 @@
 """The Nsight Compute contract, defined once: each pass the ncu step can run (its report
 file, cache control, replay mode, NVTX range and metrics) and the files the step and the
-readers share. The profiling step (experiments.ncu_step) runs them; the readers
+readers share. The profiling step (jobs.ncu_step) runs them; the readers
 (analysis.readers.ncu_report, analysis.run.traffic) read them back.
 
 Passes (docs/ncu.md says what each costs and what each number means):

@@ -16,7 +16,7 @@ import sys
 
 from fusionlab.core import sizes as size_labels
 from fusionlab.core.axes import DTYPES, MODES, PROFILERS
-from fusionlab.experiments import slots as gpu_slots
+from fusionlab.jobs import slots as gpu_slots
 from fusionlab.runner import experiment, process
 from fusionlab.runner.spec import ExperimentSpec
 
@@ -62,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pin-cpus", default="none", metavar="auto|none|LIST",
                    help="cores to pin the process to (none; auto: two cores on cuda, none on the CPU; or a list)")
     p.add_argument("--slots", metavar="GPU=CORES[/...]",
-                   help="the sweep's GPU slots (experiments.slots): claim one GPU, and measure only "
+                   help="the sweep's GPU slots (jobs.slots): claim one GPU, and measure only "
                         "while holding its lock, on its cores; ignored under a scheduler (SLURM)")
     p.add_argument("--capture-range", action="store_true",
                    help="under `nsys profile --capture-range=cudaProfilerApi`: open it around the measured range")

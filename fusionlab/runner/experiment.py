@@ -15,8 +15,8 @@ import warnings
 
 from fusionlab.core import axes, ranges
 from fusionlab.core.io import atomic_path
-from fusionlab.experiments import host_probe
-from fusionlab.experiments import slots as gpu_slots
+from fusionlab.jobs import host_probe
+from fusionlab.jobs import slots as gpu_slots
 from fusionlab.runner import check, environment, introspect, process, record, timing
 from fusionlab.runner.spec import ExperimentSpec
 

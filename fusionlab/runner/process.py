@@ -1,5 +1,5 @@
 """The runner's process: its phases, its time limit (the watchdog), its cores, its GPU
-slot (experiments.slots) and the faults it can be told to inject."""
+slot (jobs.slots) and the faults it can be told to inject."""
 from __future__ import annotations
 
 import contextlib
@@ -14,7 +14,7 @@ IMPORTED = time.time()  # this process's start, near enough (see Phases)
 
 from fusionlab.core import owner as folder_owner  # noqa: E402
 from fusionlab.core.io import write_json_atomic  # noqa: E402
-from fusionlab.experiments import slots as gpu_slots  # noqa: E402
+from fusionlab.jobs import slots as gpu_slots  # noqa: E402
 from fusionlab.runner import record  # noqa: E402
 
 
@@ -157,7 +157,7 @@ def scheduler_gpu() -> bool:
 
 
 def claim_slot(spec, device: str):
-    """The slot this process measures in (see experiments.slots), or None (no --slots,
+    """The slot this process measures in (see jobs.slots), or None (no --slots,
     a CPU run, or a scheduler's job). Sets CUDA_VISIBLE_DEVICES: call before CUDA starts."""
     if not spec.slots or device != "cuda" or scheduler_gpu():
         return None

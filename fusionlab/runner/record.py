@@ -63,7 +63,7 @@ def timing_record(windows: list[float], spec, measure_s: float, device: str,
                   until: timing.Until | None = None) -> dict:
     """run.json's timing: the windows (see timing.time_windows) with their median and CV,
     the timing's own cost (timing.harness_cost), the host probe's times beside them
-    (experiments.host_probe), eager's windows timed between them, the paired speedup with
+    (jobs.host_probe), eager's windows timed between them, the paired speedup with
     its 95% CI, why the pairs stopped and the ratio at the host's fast and slow states
     (timing.time_paired_windows, timing.host_states; None when not paired), and the
     measured range (under the profiler, when there is one)."""

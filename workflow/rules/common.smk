@@ -7,7 +7,7 @@ import shlex
 from fusionlab.analysis.report import captions as report_captions
 from fusionlab.analysis.report import figures as report_figures
 from fusionlab.core import ncu_passes
-from fusionlab.experiments import ncu_plan
+from fusionlab.plan import ncu_plan
 
 ENV = "../../environment.yml"
 
@@ -24,7 +24,7 @@ def _local_exec():
 
 
 def gpu_slots_plan():
-    """The GPU slots of a local GPU sweep (experiments.slots): each GPU its own measure
+    """The GPU slots of a local GPU sweep (jobs.slots): each GPU its own measure
     cores; Snakemake itself, and so every job it starts, runs on the other cores. None
     where there are no slots: a CPU run, a cluster (its scheduler assigns GPUs),
     regenerating, a job's own process."""
@@ -138,7 +138,7 @@ def profile_input(wildcards):
 RUNS_DEVICE = sweep.recorded_device(profiled_run_dirs()) if REGENERATE else MACHINE.device
 
 
-# Nsight Compute's step (ncu.smk): experiments.ncu_plan's plain data
+# Nsight Compute's step (ncu.smk): plan.ncu_plan's plain data
 
 NCU = ncu_plan.plan(CFG["ncu"], RUNS_DEVICE, BACKEND, REGENERATE, None if REGENERATE else sweep.ncu_path(),
                     profiled_run_dirs(),

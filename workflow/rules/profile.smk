@@ -47,7 +47,7 @@ rule time_untraced:
 
 rule profile_nsys:
     # after time_untraced: a run that did not end ok there is recorded from its timing.json
-    # and not started again (experiments/not_profiled.py); an ok one compiles from the
+    # and not started again (jobs/not_profiled.py); an ok one compiles from the
     # caches the untraced process filled
     input:
         timing=f"{RUN}/timing.json",
@@ -82,12 +82,12 @@ rule profile_nsys:
         ENV
     shell:
         "export PYTHONPATH={params.root:q}${{PYTHONPATH:+:$PYTHONPATH}}; "
-        "if {params.python:q} -m fusionlab.experiments.not_profiled {input.timing:q} {output.run:q} {output.rep:q} 2> {log:q}; then exit 0; fi; "
+        "if {params.python:q} -m fusionlab.jobs.not_profiled {input.timing:q} {output.run:q} {output.rep:q} 2> {log:q}; then exit 0; fi; "
         # nsys exits non-zero when the profiled process crashed: that run is recorded by
         # the runner (status error). When nsys writes no report for a run that ended ok
         # (its importer failed), the run is profiled once more; when it writes none again,
         # the run's record says so and the report is left empty: the sweep goes on.
-        "{params.python:q} -m fusionlab.experiments.nsys_profile {output.run:q} {log:q} {output.rep:q} -- "
+        "{params.python:q} -m fusionlab.jobs.nsys_profile {output.run:q} {log:q} {output.rep:q} -- "
         "nsys profile -t {params.trace:q} {params.extra:q} {params.capture_nsys:q} "
         "--force-overwrite true -o {params.tmp_rep:q} {params.python:q} -m fusionlab.runner {params.args:q} "
         "--profiler nsys {params.capture_runner:q} --windows 0 --out {output.run:q}"
@@ -135,5 +135,5 @@ rule device_peaks:
     conda:
         ENV
     shell:
-        "PYTHONPATH={params.root:q}${{PYTHONPATH:+:$PYTHONPATH}} {params.python:q} -m fusionlab.experiments.peaks "
+        "PYTHONPATH={params.root:q}${{PYTHONPATH:+:$PYTHONPATH}} {params.python:q} -m fusionlab.jobs.peaks "
         "--device {params.device:q} --dtype {params.dtype:q} {params.slots:q} --out {output:q} > {log:q} 2>&1"

@@ -1,4 +1,4 @@
-"""One run's measured iterations under Nsight Compute (experiments.ncu_step; docs/ncu.md),
+"""One run's measured iterations under Nsight Compute (jobs.ncu_step; docs/ncu.md),
 each report's results counted with analysis.readers.ncu_report.
 
     python workflow/scripts/ncu_profile.py --run-dir DIR --ncu NCU [--passes steady,cold,roofline,range]
@@ -7,7 +7,7 @@ each report's results counted with analysis.readers.ncu_report.
 import sys
 
 from fusionlab.analysis.readers import ncu_report
-from fusionlab.experiments import ncu_step
+from fusionlab.jobs import ncu_step
 
 if __name__ == "__main__":
     sys.exit(ncu_step.main(sys.argv[1:], count=ncu_report.count))

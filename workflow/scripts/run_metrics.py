@@ -3,7 +3,7 @@ import sys  # noqa: E402
 
 from fusionlab.core.joblog import job_log
 from fusionlab.analysis.run.run_metrics import main
-from fusionlab.experiments import progress
+from fusionlab.plan import progress
 
 with job_log(snakemake.log[0]) as log:  # noqa: F821
     row = main(snakemake.input.run, getattr(snakemake.input, "profile", None),  # noqa: F821

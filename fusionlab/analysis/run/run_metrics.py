@@ -23,7 +23,7 @@ Wall time (the headline, and every speedup built on it) is never taken under tra
   those runs, unless untraced_last_probe_ratio (the host probe after the last window /
   the probes' median) is below it too: then the host got faster, not the process.
 - host_probe_ms, host_probe_cv: the median and CV of the host probe beside the untraced
-  windows (experiments.host_probe: ms per pass of fixed CPU-only PyTorch work): how fast
+  windows (jobs.host_probe: ms per pass of fixed CPU-only PyTorch work): how fast
   the host's CPU was while the run was timed.
 - paired_speedup: eager's median window / the variant's, both timed in the untraced
   process (config paired_eager; experiments.run.time_paired_windows): a

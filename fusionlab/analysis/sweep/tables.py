@@ -9,7 +9,7 @@
                it: summed kernel time; CPU backend: CPU kernel time): the least traffic
                the computation needs, per second,
              copy_bandwidth_frac    = achieved_bandwidth_Bps / the device's measured copy
-               bandwidth (experiments.peaks),
+               bandwidth (jobs.peaks),
              achieved_flops         = (flops + flops_pointwise) / GPU busy time (matmul and
                pointwise FLOPs, experiments.cost); flops_frac against the measured matmul
                rate; arithmetic_intensity = (flops + flops_pointwise) / bytes_fused.

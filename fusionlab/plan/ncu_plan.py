@@ -21,7 +21,7 @@ def passes(cfg: dict) -> list[str]:
 
 
 def options(cfg: dict) -> list[str]:
-    """The options of the step's command (experiments.ncu_step.main)."""
+    """The options of the step's command (jobs.ncu_step.main)."""
     return ["--passes", ",".join(passes(cfg)), "--iters", str(cfg.get("iters", 3)),
             "--warmup", str(cfg.get("warmup_iters", 5)), "--timeout", str(cfg.get("timeout_s", 900))]
 

@@ -3,7 +3,7 @@ unsupported) is not started again under nsys: its result is already known, it ha
 measured range to trace, and a hang (TorchScript's fuser on pointwise_heavy) would hold
 the GPU for its whole time limit a second time.
 
-    python -m fusionlab.experiments.not_profiled TIMING_JSON RUN_JSON REPORT
+    python -m fusionlab.jobs.not_profiled TIMING_JSON RUN_JSON REPORT
 
 When TIMING_JSON's status is not ok: writes RUN_JSON (the untraced record, its status and
 reason kept, with `profile_skipped` saying why there is no profile) and REPORT as an empty

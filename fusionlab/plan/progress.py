@@ -7,7 +7,7 @@ GPUs, so this is the sweep's rate, not one run's time).
 
     fusionlab progress RESULTS      # any time, from another shell
 
-A sweep whose process was killed (its lock file, experiments.sweep_lock, names a pid of
+A sweep whose process was killed (its lock file, plan.sweep_lock, names a pid of
 this host that has ended) is reported as not running, with no estimate, and with its jobs
 that still run (core.owner), which must end before it is resumed; a RESULTS that
 is not a folder is an error (exit 1).
@@ -18,7 +18,7 @@ import os
 import time
 
 from fusionlab.core.io import read_json, write_json_atomic
-from fusionlab.experiments import sweep_lock
+from fusionlab.plan import sweep_lock
 
 PLAN = os.path.join("logs", "sweep_plan.json")
 

@@ -26,11 +26,11 @@ from typing import Callable
 from fusionlab.core import ncu_passes
 from fusionlab.core import owner as folder_owner
 from fusionlab.core.io import read_json
-from fusionlab.experiments import slots
+from fusionlab.jobs import slots
 
 SETTINGS = ["--clock-control", "none", "--target-processes", "application-only"]
 # the runner under ncu: it takes the host's counters lock before its GPU lock and holds it
-# to its exit (experiments.slots.take_counters); Inductor compiles in process (the graphs
+# to its exit (jobs.slots.take_counters); Inductor compiles in process (the graphs
 # come from the caches the untraced process filled; no compile workers to start under ncu)
 PROCESS_ENV = {slots.COUNTERS_ENV: "1", "TORCHINDUCTOR_COMPILE_THREADS": "1"}
 _PASSES = re.compile(r"- (\d+) pass(?:es)?\b")

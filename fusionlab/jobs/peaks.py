@@ -7,7 +7,7 @@
 Median of timed repetitions after warm-up; CUDA events on the GPU, perf_counter on the
 CPU. No profiler runs: these are the ceilings, not experiments.
 
-    python -m fusionlab.experiments.peaks --device cuda --dtype float32 --out peaks.json
+    python -m fusionlab.jobs.peaks --device cuda --dtype float32 --out peaks.json
 """
 from __future__ import annotations
 
@@ -63,15 +63,15 @@ def measure(device: str = "auto", dtype: str = "float32", copy_mib: int | None =
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m fusionlab.experiments.peaks", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m fusionlab.jobs.peaks", description=__doc__.split("\n\n")[0])
     p.add_argument("--device", default="auto", choices=["auto", "cuda", "cpu"])
     p.add_argument("--dtype", default="float32", choices=DTYPES)
     p.add_argument("--out", help="write JSON here (atomically) instead of stdout")
-    p.add_argument("--slots", help="the sweep's GPU slots (experiments.slots): measure holding one")
+    p.add_argument("--slots", help="the sweep's GPU slots (jobs.slots): measure holding one")
     a = p.parse_args(argv)
     import contextlib
     import os
-    from fusionlab.experiments import slots
+    from fusionlab.jobs import slots
     with contextlib.ExitStack() as held:
         if a.slots and a.device == "cuda" and not os.environ.get("SLURM_JOB_ID"):
             slot = slots.claim(slots.parse_slots(a.slots))

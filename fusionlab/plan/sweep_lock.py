@@ -18,7 +18,7 @@ A sweep killed alone (kill -9 of Snakemake, not its process group) can leave its
 running: each holds its run folder (core.owner). While one lives, the folder is not free:
 `acquire` refuses, naming their pids, and `holder` reports them.
 
-    python -m fusionlab.experiments.sweep_lock RESULTS    # who holds it, if anyone
+    python -m fusionlab.plan.sweep_lock RESULTS    # who holds it, if anyone
 """
 from __future__ import annotations
 
@@ -177,7 +177,7 @@ def stopped(results: str) -> dict | None:
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
-        print("usage: python -m fusionlab.experiments.sweep_lock RESULTS", file=sys.stderr)
+        print("usage: python -m fusionlab.plan.sweep_lock RESULTS", file=sys.stderr)
         return 2
     h = holder(argv[0])
     found = orphans(argv[0]) if h is None else []

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 import yaml
 
 from fusionlab.core import axes, sizes
-from fusionlab.experiments import catalog, config_checks
+from fusionlab.experiments import catalog
+from fusionlab.plan import config_checks
 
 
 def _import_jsonschema():
