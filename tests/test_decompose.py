@@ -1,4 +1,4 @@
-"""The speedup breakdown (analysis.decompose) on hand-made tables whose answers are known
+"""The speedup breakdown (analysis.sweep.decompose) on hand-made tables whose answers are known
 exactly: the parts are the module doc's formulas and add up to the wall-time change."""
 import pandas as pd
 import pytest

@@ -1,4 +1,4 @@
-"""Theoretical occupancy (analysis.occupancy) against cases worked by hand with the CUDA
+"""Theoretical occupancy (analysis.run.occupancy) against cases worked by hand with the CUDA
 Occupancy Calculator's formula, and the launch resource columns of kernels.csv against a
 plain SQL query over a real export."""
 import math

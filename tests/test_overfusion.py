@@ -1,4 +1,4 @@
-"""Over-fusion signs (analysis.overfusion): the rule on a tidy table, and the table, the
+"""Over-fusion signs (analysis.sweep.overfusion): the rule on a tidy table, and the table, the
 summary section and the figure built from the real GPU fixtures' kernels.csv."""
 import os
 

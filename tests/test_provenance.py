@@ -1,4 +1,4 @@
-"""The fusion map from Inductor's provenance output (analysis.provenance), on the debug
+"""The fusion map from Inductor's provenance output (analysis.run.provenance), on the debug
 files torch 2.13 wrote for a small compiled function on the CPU (tests/data/provenance),
 and the fallback to kernel names where a run has none."""
 import os

@@ -65,7 +65,7 @@ def test_claims_file():
 
 
 def _tables(device="cuda"):
-    """speedups.csv / runs.csv rows of an H100 zoo sweep (benchmarks/h100-zoo), as written."""
+    """speedups.csv / runs.csv rows of an H100 zoo sweep (benchmarks/results/h100-zoo), as written."""
     rows = [  # model, variant, batch, size, wall ms, speedup, kernels
         ("pointwise_heavy", "eager", 1024, "default", 0.529, 1.0, 35),
         ("pointwise_heavy", "compile", 1024, "default", 0.156, 3.40, 1),

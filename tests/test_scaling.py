@@ -1,4 +1,4 @@
-"""analysis.scaling on synthetic times whose scaling law t = a + b*s^k is known exactly."""
+"""analysis.sweep.scaling on synthetic times whose scaling law t = a + b*s^k is known exactly."""
 import math
 
 import numpy as np

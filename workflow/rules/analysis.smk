@@ -1,8 +1,8 @@
 # Metrics of each run, the model costs, then the tidy tables and the summary of the sweep.
 
-BREAKDOWN = f"{RES}/tables/speedup_breakdown.csv"  # analysis.decompose
-SCALING = f"{RES}/tables/scaling.csv"  # analysis.scaling
-KERNEL_RESOURCES = f"{RES}/tables/kernel_resources.csv"  # analysis.overfusion
+BREAKDOWN = f"{RES}/tables/speedup_breakdown.csv"  # analysis.sweep.decompose
+SCALING = f"{RES}/tables/scaling.csv"  # analysis.sweep.scaling
+KERNEL_RESOURCES = f"{RES}/tables/kernel_resources.csv"  # analysis.sweep.overfusion
 LEDGER = f"{RES}/tables/fusion_ledger.csv"  # analysis.sweep.ledger
 MISSED = f"{RES}/tables/missed_fusions.csv"
 

@@ -1,4 +1,4 @@
-"""Snakemake adapter: `nsys stats` CSVs of one report (analysis.nsys_stats)."""
+"""Snakemake adapter: `nsys stats` CSVs of one report (analysis.readers.nsys_stats)."""
 
 
 from fusionlab.core.joblog import job_log

@@ -14,7 +14,7 @@ block_threads, grid_blocks, theoretical_occupancy (0..1) and occupancy_limited_b
 (analysis.run.occupancy, from the GPU's limits in the same report).
 
 Wall time (the headline, and every speedup built on it) is never taken under tracing:
-- wall_time_per_iter_ms: median of the untraced timing windows (runner.time_windows): of
+- wall_time_per_iter_ms: median of the untraced timing windows (runner.timing.time_windows): of
   timing.json for nsys runs (a process with no profiler), of run.json for torch.profiler
   runs (timed before the profiler starts); untraced_wall_cv is their CV.
 - untraced_last_window_ratio: the last untraced window / their median. Below
@@ -35,7 +35,7 @@ Wall time (the headline, and every speedup built on it) is never taken under tra
   host's speed does not cancel in it); paired_stop: why the pairs stopped (ci: the
   ratio's 95% CI was tight; time_cap, max_windows; fixed).
 - harness_us_per_iter: the timing loop's own cost per iteration (the same windows over a
-  variant that does nothing; experiments.timing.harness_cost).
+  variant that does nothing; runner.timing.harness_cost).
 - traced_wall_time_per_iter_ms: the measured range's wall time per iteration in the trace.
 - profiler_overhead = traced / untraced wall time per iteration (the profiler's own cost).
 - injected_wall_time_per_iter_ms, injection_overhead: the nsys process's windows timed
@@ -104,7 +104,7 @@ def unreadable_row(path: str, reason: str, backend: str | None = None) -> dict:
     return row
 
 
-# the untraced process's paired-timing fields (experiments.timing.host_states, Until)
+# the untraced process's paired-timing fields (runner.timing.host_states, Until)
 PAIRED_FIELDS = ("paired_speedup_fast_host", "paired_speedup_slow_host", "paired_host_sensitive", "paired_stop")
 
 
