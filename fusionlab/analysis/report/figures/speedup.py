@@ -150,19 +150,41 @@ def _fit_right_log(ax, texts, margin_px=4, rounds=4):
 
 def speedup_breakdown(t, model):
     """Where the time saved per iteration comes from (headline parts, adding up to eager's
-    wall time as the headline estimator sees it - the variant's), as a share of eager's
-    wall time: saved above zero, added below, the total as a diamond labelled with the
-    headline speedup."""
+    wall time as the headline estimator sees it - the variant's), in time per iteration:
+    saved above zero, added below, the total as a diamond labelled with the headline
+    speedup; a panel per setting (mode and dtype: by_setting), each on its own scale."""
     w = _variants(t, model)
     w = w[w["saved_ms"].notna()]
     if w.empty:
         raise style.NoData("no configuration with both eager and a variant ok")
-    w, axis, fixed = main_axis(w)
+    slices = by_setting(w)
+    if len(slices) > 1 and len({axis for _, _, axis, _ in slices}) == 1:
+        fixed = joined_fixed([f for *_, f in slices])
+    else:
+        rows, axis, fixed = main_axis(w)
+        slices = [("", rows, axis, fixed)]
+    bars = max(len(rows) for _, rows, _, _ in slices)
+    fig, axs = style.figure(len(slices), w=max(5.8 if len(slices) == 1 else 3.4, 2.6 + 0.75 * bars), h=4.4)
+    labels_of = CPU_PART_LABELS if set(w["device"].dropna()) == {"cpu"} else PART_LABELS
+    for ax, (setting, rows, axis, _) in zip(axs, slices):
+        _breakdown_panel(fig, ax, rows, axis, labels_of)
+        if setting:
+            ax.set_title(setting, fontsize=8)
+    handles, names = axs[0].get_legend_handles_labels()
+    if len(slices) == 1:
+        axs[0].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0, frameon=False)
+    else:
+        style.legend_below(fig, handles, names, fontsize=6.5, ncol=3)
+    style.title(fig, f"Where the time saved comes from{style.at(fixed)}", t, model)
+    return fig
+
+
+def _breakdown_panel(fig, ax, w, axis, labels_of):
+    """One panel of speedup_breakdown: a stacked bar of the signed parts per row of w
+    (variants in the sweep's order along axis)."""
     w = w.assign(_o=w["variant"].map({v: i for i, v in enumerate(variant_order(w["variant"].unique()))}))
     w = w.sort_values([axis, "_o"]).reset_index(drop=True)
-    fig, (ax,) = style.figure(w=max(5.8, 2.6 + 0.75 * len(w)), h=4.4)
     x = np.arange(len(w))
-    labels_of = CPU_PART_LABELS if set(w["device"].dropna()) == {"cpu"} else PART_LABELS
     f, unit = style.time_unit(w[["saved_ms", *PART_COLOURS]].abs().max(axis=1))
     pos, neg = np.zeros(len(w)), np.zeros(len(w))
     for part, colour in PART_COLOURS.items():
@@ -190,9 +212,8 @@ def speedup_breakdown(t, model):
                        ha="right" if crowded else "center")
     for tick, v in zip(ax.get_xticklabels(), w["variant"]):
         tick.set_color(variant_colour(v))
+    ax.set_xlim(-0.6 - 0.2 * (len(w) == 1), len(w) - 0.4 + 0.2 * (len(w) == 1))
     ax.set_ylabel(f"time saved per iteration ({unit}; below 0: added)")
     lo, hi = min(neg.min(), tot.min(), 0), max(pos.max(), tot.max(), 0)
-    ax.set_ylim(lo - 0.08 * (hi - lo) - 1, hi + 0.22 * (hi - lo) + 1)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0, frameon=False)
-    style.title(fig, f"Where the time saved comes from{style.at(fixed)}", t, model)
-    return fig
+    pad = 0.05 * max(hi - lo, 1e-9)
+    ax.set_ylim(lo - 0.08 * (hi - lo) - pad, hi + 0.22 * (hi - lo) + pad)
