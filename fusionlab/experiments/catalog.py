@@ -141,9 +141,21 @@ def load() -> dict:
     return _computed(source_key(), [])
 
 
-def extend(imports: dict) -> None:
+def from_config(imports: dict) -> dict:
+    """The catalog entries of models named by import path from their config entries alone
+    (name -> {factory, default_batch?, modes?, description?}), nothing imported: default
+    batch 1 and both modes where not given, no size axes, every variant supported (what
+    regenerating recorded runs needs, where nothing runs)."""
+    return {name: {"default_batch": int(e.get("default_batch") or 1), "modes": list(e.get("modes") or MODES),
+                   "seed": "", "description": e.get("description", ""), "origin": e["factory"], "sizes": {}}
+            for name, e in sorted(imports.items())}
+
+
+def extend(imports: dict, check: bool = True) -> None:
     """Add models named by import path (name -> {factory, ...}) to load()'s catalog, and
-    their support rows to its variants. CatalogError (one line) where one cannot join."""
+    their support rows to its variants. check=False: entries from the config alone
+    (from_config; no import, no check), for regenerating recorded runs. CatalogError (one
+    line) where one cannot join."""
     if not imports:
         return
     cat = load()
@@ -152,6 +164,9 @@ def extend(imports: dict) -> None:
     if taken:
         raise CatalogError(f"config key import_models.{taken[0]}: the name of a built-in model; choose another")
     if not new:
+        return
+    if not check:
+        cat["models"].update(from_config(new))
         return
     argv = [a for name, entry in sorted(new.items()) for a in ("--import", name, json.dumps(entry, sort_keys=True))]
     extra = _computed(f"{source_key()}-{_import_key(new)}", argv)

@@ -156,15 +156,17 @@ def schema_file() -> dict:
         return yaml.safe_load(f)
 
 
-def validate(config: dict, root: str | None = None) -> dict:
+def validate(config: dict, root: str | None = None, regenerate: bool = False) -> dict:
     """Return the config with the schema's defaults filled in, or raise ConfigError (one
-    line). root: the checkout, which results must not overwrite."""
+    line). root: the checkout, which results must not overwrite. regenerate: nothing runs,
+    so the models named by import path join the catalog from their config entries alone
+    (catalog.from_config), never imported (their libraries need not be installed)."""
     if not isinstance(config, dict) or not config:
         raise ConfigError("config: empty; give models, variants and batch_sizes (see config.yaml)")
     config_checks.check_strings(config)
     imports = _imports(config.get("import_models", {}))
     try:
-        catalog.extend(imports)
+        catalog.extend(imports, check=not regenerate)
     except catalog.CatalogError as e:
         raise ConfigError(str(e)) from None
     s = schema()

@@ -59,9 +59,15 @@ def _verdicts(t, model) -> str:
 def _setup(t) -> str:
     r = t["runs"]
     parts = []
-    for c in ("backend", "device", "gpu", "dtype", "mode"):
+    for c in ("backend", "device", "gpu"):
         if c in r and r[c].notna().any():
             parts.append(f"{c} {'/'.join(sorted(set(r[c].dropna().astype(str))))}")
+    if all(c in r and r[c].notna().any() for c in ("mode", "dtype")):   # a dtype belongs to its mode
+        pairs = sorted({f"{m} {d}" for m, d in r[["mode", "dtype"]].dropna().astype(str).itertuples(index=False)})
+        parts.append(f"mode and dtype {', '.join(pairs)}")
+    else:
+        parts += [f"{c} {'/'.join(sorted(set(r[c].dropna().astype(str))))}" for c in ("dtype", "mode")
+                  if c in r and r[c].notna().any()]
     return ", ".join(parts)
 
 

@@ -1,5 +1,6 @@
 """The rows a figure draws: one model's rows, its ok runs, and the slice of a sweep along
-its main axis with the other axes held (tables.size_axes, tables.fixed_label)."""
+its main axis with the other axes held (tables.size_axes, tables.fixed_label); a setting
+(mode and dtype, which go together) is held whole or drawn apart (by_setting), never mixed."""
 from __future__ import annotations
 
 import numpy as np
@@ -19,22 +20,67 @@ def ok_runs(t, model):
     return r[r["status"] == "ok"]
 
 
+SETTING = ("mode", "dtype")
+NOT_DRAWN = " not drawn: see tables/headline.csv"
+
+
+def settings(d) -> list[tuple]:
+    """The settings d has rows of: its (mode, dtype) pairs as they occur together (a
+    dtype belongs to its mode: dtype_by_mode), sorted (inference before train); [()]
+    where d has neither column."""
+    cols = [c for c in SETTING if c in d]
+    if not cols or d.empty:
+        return [()]
+    return sorted({tuple(str(v) for v in r) for r in d[cols].fillna("").itertuples(index=False)})
+
+
+def setting_rows(d, setting: tuple):
+    """d's rows of one setting (settings())."""
+    cols = [c for c in SETTING if c in d]
+    if not setting or not cols:
+        return d
+    return d[np.logical_and.reduce([d[c].fillna("").astype(str) == v for c, v in zip(cols, setting)])]
+
+
+def setting_label(setting: tuple) -> str:
+    """'train amp_bfloat16': a setting as a reader names it."""
+    return " ".join(v for v in setting if v)
+
+
+def by_setting(d) -> list[tuple]:
+    """(label, rows, axis, fixed) for each setting of d: main_axis_sized of its rows,
+    labelled by setting_label ('' where d has one setting), so that a figure draws every
+    setting as its own row, bar or panel and never mixes two on one mark."""
+    ss = settings(d)
+    return [("" if len(ss) == 1 else setting_label(s), *main_axis_sized(setting_rows(d, s))) for s in ss]
+
+
+def joined_fixed(fixed: list[str]) -> str:
+    """The fixed labels of several slices (main_axis_sized) as one: each held value and
+    each value left out named once."""
+    held, rest = [], []
+    for f in fixed:
+        h, _, r = f.partition("; ")
+        held += [x for x in h.split(" ") if x and x not in held]
+        rest += [x for x in r.removesuffix(NOT_DRAWN).split("; ") if x and x not in rest]
+    return " ".join(held) + (f"; {'; '.join(rest)}{NOT_DRAWN}" if rest else "")
+
+
 def main_axis(d):
-    """main_axis_sized (below) of the rows at one value of each swept category (mode,
-    dtype: the first in sorted order, inference before train), the others named as not
-    drawn."""
-    cats = [c for c in ("mode", "dtype") if c in d and d[c].nunique() > 1]
-    if not cats:
+    """main_axis_sized (below) of the rows of one setting (mode and dtype held together:
+    the first pair of settings(), inference before train), the other settings named as
+    not drawn."""
+    ss = settings(d)
+    if len(ss) <= 1:
         return main_axis_sized(d)
-    shown = tuple(sorted(set(d[c].dropna()))[0] for c in cats)
-    mask = np.logical_and.reduce([d[c] == v for c, v in zip(cats, shown)])
-    rows, axis, fixed = main_axis_sized(d[mask])
-    held = " ".join(f"{c}={v}" for c, v in zip(cats, shown))
+    shown = ss[0]
+    rows, axis, fixed = main_axis_sized(setting_rows(d, shown))
+    cols = [c for c in SETTING if c in d]
+    varied = [(c, v) for c, v in zip(cols, shown) if d[c].nunique() > 1]
     held_fixed, _, rest = fixed.partition("; ")
-    return rows, axis, " ".join(filter(None, [held_fixed, held])) + "; " + "; ".join(
-        filter(None, [rest.removesuffix(" not drawn: see tables/headline.csv"),
-                      not_drawn(d, cats, shown)[2:].removesuffix(" not drawn: see tables/headline.csv")])) + \
-        " not drawn: see tables/headline.csv"
+    held = " ".join(filter(None, [held_fixed, " ".join(f"{c}={v}" for c, v in varied)]))
+    left = "; ".join(filter(None, [rest.removesuffix(NOT_DRAWN), ", ".join(setting_label(s) for s in ss[1:])]))
+    return rows, axis, held + f"; {left}{NOT_DRAWN}"
 
 
 def main_axis_sized(d):
@@ -65,4 +111,4 @@ def not_drawn(d, axes, shown) -> str:
     slice at shown leaves out, named so that a figure never drops a swept size silently."""
     left = [f"{a} {', '.join(f'{v:g}' if isinstance(v, (int, float)) else str(v) for v in sorted(set(d[a].dropna())) if v != s)}"
             for a, s in zip(axes, shown) if d[a].nunique() > 1]
-    return f"; {'; '.join(left)} not drawn: see tables/headline.csv" if left else ""
+    return f"; {'; '.join(left)}{NOT_DRAWN}" if left else ""

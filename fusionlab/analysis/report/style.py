@@ -66,12 +66,19 @@ def variant_order(variants) -> list[str]:
 
 
 def setup_label(df: pd.DataFrame) -> str:
-    """'backend=nsys, device=cuda, ...': the values of the setup columns in df."""
+    """'backend=nsys, device=cuda, ..., mode dtype=inference bfloat16/train amp_bfloat16':
+    the values of the setup columns in df, mode and dtype as the pairs that ran."""
     parts = []
-    for col in ("backend", "device", "gpu", "dtype", "mode"):
+    for col in ("backend", "device", "gpu"):
         if col in df and df[col].notna().any():
             vals = sorted(set(df[col].dropna().astype(str)))
             parts.append(f"{col}={'/'.join(vals)}")
+    both = [c for c in ("mode", "dtype") if c in df and df[c].notna().any()]
+    if len(both) == 2:   # the settings as they ran together: a dtype belongs to its mode
+        pairs = sorted({f"{m} {d}" for m, d in df[both].dropna().astype(str).itertuples(index=False)})
+        parts.append(f"mode dtype={'/'.join(pairs)}")
+    else:
+        parts += [f"{c}={'/'.join(sorted(set(df[c].dropna().astype(str))))}" for c in both]
     return ", ".join(parts)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from fusionlab.analysis.report import style
+from fusionlab.analysis.report.slicing import settings
 from fusionlab.analysis.report.grid import MAX_BARS, grid, grid_size
 from fusionlab.analysis.report.style import variant_colour, variant_order
 from fusionlab.analysis.report.text import iterations
@@ -24,7 +25,9 @@ def _break_even(t, model):
     if model:
         h = h[h["model"] == model]
     h = h.assign(_o=h["variant"].map({v: i for i, v in enumerate(variant_order(h["variant"].unique()))}))
-    return [(f"{r['model']} {r['batch']:g}" + ("" if r["size"] == "default" else f" {r['size']}") + f" {r['variant']}",
+    both = len(settings(h)) > 1
+    return [(f"{r['model']} {r['batch']:g}" + ("" if r["size"] == "default" else f" {r['size']}")
+             + (f" {r['mode']} {r['dtype']}" if both else "") + f" {r['variant']}",
              r["variant"], r["break_even_iters"], r["saved_ms"])
             for _, r in h.sort_values(["model", "size", "batch", "_o"]).iterrows()]
 
@@ -36,6 +39,8 @@ def compile_cost(t, model):
     ('never' where the variant saves no time)."""
     s = t["speedups"]
     s = s[(s["variant"] != "eager") & (s["status"] == "ok")]
+    if len(settings(s)) > 1:   # each setting (mode and dtype) its own bar, never a median across them
+        s = s.assign(model=s["model"] + "\n" + s["mode"].astype(str) + " " + s["dtype"].astype(str))
     d = s.groupby(["model", "variant"])[["compilation_latency_s", "compression_ratio"]].median()
     if d.dropna(how="all").empty:
         raise style.NoData("no variant besides eager ran ok")

@@ -4,10 +4,11 @@ time), with the headline speedup and its interval."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 from matplotlib.lines import Line2D
 
 from fusionlab.analysis.report import style
-from fusionlab.analysis.report.slicing import by_model, main_axis
+from fusionlab.analysis.report.slicing import by_model, by_setting, joined_fixed, main_axis
 from fusionlab.analysis.report.style import variant_colour, variant_order
 
 PART_COLOURS = {"kernel_ms": "#4c72b0", "host_ms": "#dd8452", "kernel_wait_ms": "#55a868", "other_ms": "#9a9a9a"}
@@ -42,8 +43,28 @@ def pick(values, n=MAX_PANELS) -> list:
     return [v[int(round(i))] for i in np.linspace(0, len(v) - 1, n)]
 
 
+def _panels(h):
+    """The panels of the headline: (setting, value of the main axis, rows) for each setting
+    (by_setting: inference and train apart) and each value picked along its main axis, at
+    most MAX_PANELS; where the settings need more, one setting (main_axis) and the values
+    pick() keeps. Returns (panels, the rows drawn, axis, fixed)."""
+    slices = by_setting(h)
+    if sum(rows[axis].nunique() for _, rows, axis, _ in slices) <= MAX_PANELS \
+            and len({axis for _, _, axis, _ in slices}) == 1:
+        axis = slices[0][2]
+        panels = [(label, v, rows) for label, rows, _, _ in slices for v in sorted(rows[axis].unique())]
+        return panels, pd.concat([rows for _, rows, _, _ in slices]), axis, joined_fixed([f for *_, f in slices])
+    d, axis, fixed = main_axis(h)
+    values = pick(d[axis].unique())
+    left_out = sorted(set(d[axis].unique()) - set(values))
+    if left_out:
+        fixed += f"; {style.xlabel(axis)} {', '.join(f'{v:g}' for v in left_out)} not drawn: see tables/headline.csv"
+    return [("", v, d) for v in values], d, axis, fixed
+
+
 def headline(t, model):
-    """Per value of the main swept axis (at most MAX_PANELS), a horizontal stacked bar per
+    """Per setting (mode and dtype) and value of the main swept axis (at most MAX_PANELS:
+    _panels), a horizontal stacked bar per
     variant (eager on top): GPU kernel time, exposed host time and other idle time per
     iteration, adding up to the untraced wall time written at the bar's end with the
     speedup over eager."""
@@ -51,18 +72,14 @@ def headline(t, model):
     h = h[h["wall_ms"].notna()]
     if h.empty:
         raise style.NoData("no configuration of this model ran ok")
-    d, axis, fixed = main_axis(h)
-    values = pick(d[axis].unique())
-    left_out = sorted(set(d[axis].unique()) - set(values))
-    if left_out:
-        fixed += f"; {style.xlabel(axis)} {', '.join(f'{v:g}' for v in left_out)} not drawn: see tables/headline.csv"
+    panels, d, axis, fixed = _panels(h)
     variants = variant_order(d["variant"].unique())
     cpu = set(t["runs"]["device"].dropna()) == {"cpu"} if "device" in t["runs"] else False
     labels = part_labels(cpu)
-    fig, axs = style.figure(len(values), w=4.6, h=1.8 + 0.42 * len(variants))
+    fig, axs = style.figure(len(panels), w=4.6, h=1.8 + 0.42 * len(variants))
     texts = {}
-    for ax, val in zip(axs, values):
-        g = d[d[axis] == val].set_index("variant").reindex(variants).dropna(subset=["wall_ms"])
+    for ax, (setting, val, rows) in zip(axs, panels):
+        g = rows[rows[axis] == val].set_index("variant").reindex(variants).dropna(subset=["wall_ms"])
         f, unit = style.time_unit(g["wall_ms"])
         y = np.arange(len(g))[::-1]
         left = np.zeros(len(g))
@@ -94,7 +111,7 @@ def headline(t, model):
             tick.set_color(variant_colour(v))
         ax.set_xlim(0, top * 1.05)
         ax.set_xlabel(f"time per iteration ({unit}), untraced")
-        ax.set_title(f"{style.xlabel(axis)} {val:g}", fontsize=8)
+        ax.set_title(", ".join(filter(None, [setting, f"{style.xlabel(axis)} {val:g}"])), fontsize=8)
     handles = {}
     for ax in axs:
         for hd, lab in zip(*ax.get_legend_handles_labels()):
@@ -104,7 +121,7 @@ def headline(t, model):
     if (d["variant"] != "eager").any():
         handles.append(Line2D([], [], color="k", lw=1.6, ls="none", marker="|", ms=9))
         order.append("eager time the speedup uses")
-    style.legend_below(fig, handles, order, fontsize=6.5, ncol=min(len(order), 3 if len(values) == 1 else 5))
+    style.legend_below(fig, handles, order, fontsize=6.5, ncol=min(len(order), 3 if len(panels) == 1 else 5))
     style.title(fig, f"Time per iteration and speedup over eager{style.at(fixed)}", t, model)
     style.fit_text_x(texts)
     return fig

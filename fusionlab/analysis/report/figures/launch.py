@@ -5,19 +5,31 @@ idle, with the busy share under tracing marked as a diagnostic."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from fusionlab.analysis.report import style
 from fusionlab.analysis.report.figures.headline import PART_COLOURS, part_labels
-from fusionlab.analysis.report.slicing import by_model, main_axis
+from fusionlab.analysis.report.slicing import by_model, by_setting, joined_fixed, main_axis
 from fusionlab.analysis.report.style import variant_colour, variant_order
 
 
+SETTING_LINES = [("-", "o"), ("--", "s"), (":", "^"), ("-.", "D")]
+
+
 def _rows(t, model):
+    """(rows, axis, fixed) of the model's configurations with a kernel time and a wall
+    time: every setting (mode and dtype: by_setting), its label in column _setting ('' for
+    one setting), where they share the main axis; else one setting (main_axis)."""
     h = by_model(t["headline"], model)
     h = h[h["wall_ms"].notna() & h["kernel_ms"].notna()]
     if h.empty:
         raise style.NoData("no configuration with a kernel time and an untraced wall time")
-    return main_axis(h)
+    slices = by_setting(h)
+    if len({axis for _, _, axis, _ in slices}) > 1:
+        d, axis, fixed = main_axis(h)
+        return d.assign(_setting=""), axis, fixed
+    return (pd.concat([rows.assign(_setting=label) for label, rows, _, _ in slices]), slices[0][2],
+            joined_fixed([f for *_, f in slices]))
 
 
 def launch_overhead(t, model):
@@ -28,20 +40,27 @@ def launch_overhead(t, model):
     fig, (ax, bx) = style.figure(2, w=4.6, h=3.9)
     f, unit = style.time_unit(d["host_ms"])
     labels, points = [], []
+    settings = list(dict.fromkeys(d["_setting"]))
     for v in variant_order(d["variant"].unique()):
-        g = d[d["variant"] == v].sort_values(axis)
-        c = variant_colour(v)
-        ax.plot(g[axis], g["host_ms"] * f, marker="o", color=c, label=v)
-        bx.plot(g[axis], 100 * g["host_share"], marker="o", color=c, label=v)
-        xs, ys = g[axis].to_numpy(float), 100 * g["host_share"].to_numpy(float)
-        for i in range(len(xs) - 1):      # the line between points, so no label crosses it
-            for f_ in np.linspace(0, 1, 24):
-                points.append((xs[i] ** (1 - f_) * xs[i + 1] ** f_, ys[i] + f_ * (ys[i + 1] - ys[i])))
-        for x, y, per in zip(g[axis], 100 * g["host_share"], g["host_per_launch_us"]):
-            points.append((x, y))
-            if per == per:
-                labels.append((x, y, f"{style.fmt_time(per / 1e3) if per > 0 else '0 us'}/launch",
-                               {"fontsize": 5.5, "color": c}))
+        for setting, (ls, mk) in zip(settings, SETTING_LINES * len(settings)):
+            g = d[(d["variant"] == v) & (d["_setting"] == setting)].sort_values(axis)
+            if g.empty:
+                continue
+            c = variant_colour(v)
+            name = ", ".join(filter(None, [v, setting]))
+            ax.plot(g[axis], g["host_ms"] * f, marker=mk, ls=ls, color=c, label=name)
+            bx.plot(g[axis], 100 * g["host_share"], marker=mk, ls=ls, color=c, label=name)
+            for _, r in g.iterrows():
+                style.record(fig, **style.keys_of(r), mark="point", quantity="host_ms", value=r["host_ms"])
+            xs, ys = g[axis].to_numpy(float), 100 * g["host_share"].to_numpy(float)
+            for i in range(len(xs) - 1):      # the line between points, so no label crosses it
+                for f_ in np.linspace(0, 1, 24):
+                    points.append((xs[i] ** (1 - f_) * xs[i + 1] ** f_, ys[i] + f_ * (ys[i + 1] - ys[i])))
+            for x, y, per in zip(g[axis], 100 * g["host_share"], g["host_per_launch_us"]):
+                points.append((x, y))
+                if per == per:
+                    labels.append((x, y, f"{style.fmt_time(per / 1e3) if per > 0 else '0 us'}/launch",
+                                   {"fontsize": 5.5, "color": c}))
     for a in (ax, bx):
         style.log_axis(a, "x", base=2)
         style.plain_x_ticks(a, d[axis].unique())
@@ -69,8 +88,11 @@ def idle_breakdown(t, model):
     the main swept axis, the busy share under tracing as a black tick."""
     d, axis, fixed = _rows(t, model)
     variants = variant_order(d["variant"].unique())
-    d = d.assign(_o=d["variant"].map({v: i for i, v in enumerate(variants)})).sort_values([axis, "_o"])
-    fig, (ax,) = style.figure(w=max(5.0, 2.4 + 0.55 * len(d)), h=4.2)
+    d = d.assign(_o=d["variant"].map({v: i for i, v in enumerate(variants)}))
+    d = d.assign(_s=d["_setting"].map({s: i for i, s in enumerate(dict.fromkeys(d["_setting"]))}))
+    d = d.sort_values(["_s", axis, "_o"])
+    per_bar = 0.8 if d["_setting"].str.len().max() > 9 else 0.55
+    fig, (ax,) = style.figure(w=max(5.0, 2.4 + per_bar * len(d)), h=4.2)
     x = np.arange(len(d))
     bottom = np.zeros(len(d))
     segments = []
@@ -91,8 +113,9 @@ def idle_breakdown(t, model):
     if np.isfinite(traced).any():
         ax.scatter(x, traced, marker="_", s=260, color="k", zorder=4, label="GPU busy under tracing (diagnostic)")
     ax.set_xticks(x)
-    ax.set_xticklabels([f"{r['variant']}\n{'bs' if axis == 'batch' else axis} {r[axis]:g}" for _, r in d.iterrows()],
-                       fontsize=6.5, rotation=90 if len(d) > 8 else 0)
+    ax.set_xticklabels(["\n".join(filter(None, [r["variant"], r["_setting"].replace(" ", chr(10)),
+                                                  f"{'bs' if axis == 'batch' else axis} {r[axis]:g}"]))
+                        for _, r in d.iterrows()], fontsize=6.5, rotation=90 if len(d) > 8 else 0)
     for tick, v in zip(ax.get_xticklabels(), d["variant"]):
         tick.set_color(variant_colour(v))
     ax.set_ylabel("% of untraced wall time per iteration"); ax.set_ylim(0, 102)

@@ -113,7 +113,8 @@ def roofline(t, model):
         avoid.append(free_corner_text(ax, "\n".join(textwrap.fill(s, 70) for s in lines), points,
                                       fontsize=5.5, color="red"))
     style.title(fig, "Roofline under the measured roofs, and achieved share of copy bandwidth", t, model)
-    avoid += roof_labels(ax, lo, hi, bw, fl, l2, points, avoid)
+    avoid += roof_labels(ax, lo, hi, bw, fl, l2, points, avoid,
+                         f"matmul ({peaks['dtype']})" if peaks.get("dtype") else "matmul")
     style.place_labels(ax, batch_labels, markers=points, avoid=avoid)
     return fig
 
@@ -137,7 +138,7 @@ def percent(p) -> str:
     return "" if p != p else "<1" if 0 < p < 0.5 else f"{p:.0f}"
 
 
-def roof_labels(ax, lo, hi, bw, fl, l2, points, avoid) -> list:
+def roof_labels(ax, lo, hi, bw, fl, l2, points, avoid, matmul="matmul") -> list:
     """The roofs' labels where no point is: along each bandwidth slope from as near its
     left end as is free (L2 above its line, DRAM copy below its line), the matmul rate
     above the flat roof at its right end."""
@@ -151,7 +152,7 @@ def roof_labels(ax, lo, hi, bw, fl, l2, points, avoid) -> list:
         out.append(style.line_label(ax, starts, lambda x: l2 * x / 1e12, f"L2 {fmt_rate(l2)} (highest measured)",
                                     above=True, markers=points, avoid=avoid + out, fontsize=6.5, color="grey"))
     if fl:
-        t = ax.annotate(f"matmul {fmt_flops(fl)}", (hi / 1.5, fl / 1e12), xytext=(0, 3),
+        t = ax.annotate(f"{matmul} {fmt_flops(fl)}", (hi / 1.5, fl / 1e12), xytext=(0, 3),
                         textcoords="offset points", fontsize=6.5, ha="right", va="bottom")
         t.set_in_layout(False)
         out.append(t)

@@ -4,10 +4,11 @@ the variants side by side at one value; where the time saved comes from."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from fusionlab.analysis.report import style
 from fusionlab.analysis.report.figures.headline import speedup_label
-from fusionlab.analysis.report.slicing import by_model, main_axis
+from fusionlab.analysis.report.slicing import by_model, by_setting, joined_fixed, main_axis
 from fusionlab.analysis.report.style import variant_colour, variant_order
 
 PART_COLOURS = {"host_saved_ms": "#dd8452", "traffic_ms": "#55a868", "kernels_saved_ms": "#4c72b0",
@@ -39,10 +40,12 @@ def _errors(g):
     return [lo, hi]
 
 
-def _estimator(d) -> str:
+def _estimator(d, at: str = "", note: str = ">1: faster") -> str:
+    """'paired speedup at batch size 64 (>1: faster; interval: range of 2)': the axis label
+    of a speedup, naming its estimator and interval."""
     ests = sorted(set(d["estimator"].dropna()))
     ivs = sorted(set(d["interval"].dropna().astype(str)) - {""})
-    return f"{'/'.join(ests)} speedup" + (f", interval: {'/'.join(ivs)}" if ivs else "")
+    return f"{'/'.join(ests)} speedup{at} ({note}" + (f"; interval: {'/'.join(ivs)})" if ivs else ")")
 
 
 def speedup_vs_batch(t, model):
@@ -52,9 +55,12 @@ def speedup_vs_batch(t, model):
     d = _variants(t, model)
     if d.empty:
         raise style.NoData("no variant besides eager ran ok")
+    slices = by_setting(d)
+    if all(rows[axis].nunique() <= 1 for _, rows, axis, _ in slices):
+        return _side_by_side(t, model, slices)
     d, axis, fixed = main_axis(d)
     if d[axis].nunique() <= 1:
-        return _side_by_side(t, model, d)
+        return _side_by_side(t, model, [("", d, axis, fixed)])
     fig, (ax,) = style.figure(w=6.2, h=4.2)
     for variant in variant_order(d["variant"].unique()):
         g = d[d["variant"] == variant].sort_values(axis)
@@ -70,7 +76,7 @@ def speedup_vs_batch(t, model):
     ax.axhline(1.0, color="grey", lw=0.8, ls="--")
     style.log_axis(ax, "x", base=2); style.log_axis(ax, "y")
     style.plain_x_ticks(ax, d[axis].unique())
-    ax.set_xlabel(style.xlabel(axis)); ax.set_ylabel(f"{_estimator(d)} (>1: faster)", fontsize=7)
+    ax.set_xlabel(style.xlabel(axis)); ax.set_ylabel(_estimator(d), fontsize=7)
     style.fit_log_ticks(ax, "y")
     style.legend(ax, loc="best")
     if (d["estimator"] == "paired").any() and d["speedup_across"].notna().any():
@@ -80,14 +86,23 @@ def speedup_vs_batch(t, model):
     return fig
 
 
-def _side_by_side(t, model, d):
-    """The variants at one value, slowest first, each with its interval written out."""
-    d = d.sort_values("speedup")
-    fig, (ax,) = style.figure(w=6.5, h=1.4 + 0.34 * len(d))
+def _side_by_side(t, model, slices):
+    """The variants at one value of the main axis, a row each, slowest first within each
+    setting (slices: by_setting's (label, rows, axis, fixed); the setting named on its
+    rows where there are several), each with its interval written out."""
+    axis = slices[0][2]
+    d = pd.concat([rows.assign(_setting=label).sort_values("speedup", ascending=False)
+                   for label, rows, _, _ in slices])[::-1]
+    fixed = joined_fixed([f for *_, f in slices])
+    values = sorted(d[axis].unique())
+    one_value = len(values) == 1
+    fig, (ax,) = style.figure(w=6.5, h=1.4 + 0.34 * len(d) + 0.1 * (len(slices) - 1))
     _point_marks(fig, d)
+    labels = []
     for i, (_, r) in enumerate(d.iterrows()):
         c = variant_colour(r["variant"])
-        ax.errorbar([r["speedup"]], [i], xerr=[[_errors(d.loc[[_]])[0].iloc[0]], [_errors(d.loc[[_]])[1].iloc[0]]],
+        err = _errors(d.iloc[[i]])
+        ax.errorbar([r["speedup"]], [i], xerr=[[err[0].iloc[0]], [err[1].iloc[0]]],
                     marker="o", capsize=3, color=c, mfc="white" if r["verdict"] == "inconclusive" else c)
         if r["estimator"] == "paired" and r["speedup_across"] == r["speedup_across"]:
             ax.plot([r["speedup_across"]], [i], marker="x", color=c, alpha=0.45, ls="none")
@@ -95,36 +110,81 @@ def _side_by_side(t, model, d):
         style.record(fig, **style.keys_of(r), mark="label", quantity="speedup", value=r["speedup"], text=label)
         if r["estimator"] == "paired" and r["speedup_across"] == r["speedup_across"]:
             label += f"; across processes {r['speedup_across']:.2f}x"
-        ax.annotate(label, (np.nanmax([r["speedup_hi"], r["speedup"]]), i), xytext=(6, 4),
-                    textcoords="offset points", fontsize=6.5)
-    ax.set_yticks(range(len(d))); ax.set_yticklabels(d["variant"], fontsize=8)
+        labels.append(ax.annotate(label, (np.nanmax([r["speedup_hi"], r["speedup"]]), i), xytext=(6, 0),
+                                  textcoords="offset points", fontsize=6.5, va="center"))
+    names = [", ".join(filter(None, [r["variant"], r["_setting"],
+                                     None if one_value else f"{'bs' if axis == 'batch' else axis} {r[axis]:g}"]))
+             for _, r in d.iterrows()]
+    ax.set_yticks(range(len(d))); ax.set_yticklabels(names, fontsize=8)
     for tick, v in zip(ax.get_yticklabels(), d["variant"]):
         tick.set_color(variant_colour(v))
+    for i in range(1, len(d)):      # a rule between settings
+        if d["_setting"].iloc[i] != d["_setting"].iloc[i - 1]:
+            ax.axhline(i - 0.5, color="0.8", lw=0.6)
     ax.axvline(1.0, color="grey", lw=0.8, ls="--")
     style.log_axis(ax, "x")
-    ax.set_xlabel(f"{_estimator(d)} at batch {int(d['batch'].iloc[0])} (>1: faster; x: across processes)",
-                  fontsize=7)
+    at = f" at {style.xlabel(axis)} {values[0]:g}" if one_value else ""
+    ax.set_xlabel(_estimator(d, at, ">1: faster; x: across processes"), fontsize=7)
     ax.margins(x=0.6)
+    style.title(fig, f"Speedup over eager{style.at(fixed)}", t, model)
+    _fit_right_log(ax, labels)
     style.fit_log_ticks(ax, "x")
-    style.title(fig, "Speedup over eager", t, model)
     return fig
+
+
+def _fit_right_log(ax, texts, margin_px=4, rounds=4):
+    """The right limit of a log x axis widened until every text (anchored at a data x)
+    ends inside the panel."""
+    for text in texts:
+        text.set_in_layout(False)
+    for _ in range(rounds):
+        r = style.renderer(ax.figure)
+        box = ax.get_window_extent(r)
+        beyond = max((tx.get_window_extent(r).x1 for tx in texts), default=box.x1) - box.x1 + margin_px
+        if beyond <= 1:
+            return
+        lo, hi = ax.get_xlim()
+        keep = max(box.width - beyond, 0.3 * box.width)
+        ax.set_xlim(lo, lo * (hi / lo) ** (box.width / keep))
 
 
 def speedup_breakdown(t, model):
     """Where the time saved per iteration comes from (headline parts, adding up to eager's
-    wall time as the headline estimator sees it - the variant's), as a share of eager's
-    wall time: saved above zero, added below, the total as a diamond labelled with the
-    headline speedup."""
+    wall time as the headline estimator sees it - the variant's), in time per iteration:
+    saved above zero, added below, the total as a diamond labelled with the headline
+    speedup; a panel per setting (mode and dtype: by_setting), each on its own scale."""
     w = _variants(t, model)
     w = w[w["saved_ms"].notna()]
     if w.empty:
         raise style.NoData("no configuration with both eager and a variant ok")
-    w, axis, fixed = main_axis(w)
+    slices = by_setting(w)
+    if len(slices) > 1 and len({axis for _, _, axis, _ in slices}) == 1:
+        fixed = joined_fixed([f for *_, f in slices])
+    else:
+        rows, axis, fixed = main_axis(w)
+        slices = [("", rows, axis, fixed)]
+    bars = max(len(rows) for _, rows, _, _ in slices)
+    fig, axs = style.figure(len(slices), w=max(5.8 if len(slices) == 1 else 3.4, 2.6 + 0.75 * bars), h=4.4)
+    labels_of = CPU_PART_LABELS if set(w["device"].dropna()) == {"cpu"} else PART_LABELS
+    for ax, (setting, rows, axis, _) in zip(axs, slices):
+        _breakdown_panel(fig, ax, rows, axis, labels_of)
+        if setting:
+            ax.set_title(setting, fontsize=8)
+    handles, names = axs[0].get_legend_handles_labels()
+    if len(slices) == 1:
+        axs[0].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0, frameon=False)
+    else:
+        style.legend_below(fig, handles, names, fontsize=6.5, ncol=3)
+    style.title(fig, f"Where the time saved comes from{style.at(fixed)}", t, model)
+    return fig
+
+
+def _breakdown_panel(fig, ax, w, axis, labels_of):
+    """One panel of speedup_breakdown: a stacked bar of the signed parts per row of w
+    (variants in the sweep's order along axis)."""
     w = w.assign(_o=w["variant"].map({v: i for i, v in enumerate(variant_order(w["variant"].unique()))}))
     w = w.sort_values([axis, "_o"]).reset_index(drop=True)
-    fig, (ax,) = style.figure(w=max(5.8, 2.6 + 0.75 * len(w)), h=4.4)
     x = np.arange(len(w))
-    labels_of = CPU_PART_LABELS if set(w["device"].dropna()) == {"cpu"} else PART_LABELS
     f, unit = style.time_unit(w[["saved_ms", *PART_COLOURS]].abs().max(axis=1))
     pos, neg = np.zeros(len(w)), np.zeros(len(w))
     for part, colour in PART_COLOURS.items():
@@ -152,9 +212,8 @@ def speedup_breakdown(t, model):
                        ha="right" if crowded else "center")
     for tick, v in zip(ax.get_xticklabels(), w["variant"]):
         tick.set_color(variant_colour(v))
+    ax.set_xlim(-0.6 - 0.2 * (len(w) == 1), len(w) - 0.4 + 0.2 * (len(w) == 1))
     ax.set_ylabel(f"time saved per iteration ({unit}; below 0: added)")
     lo, hi = min(neg.min(), tot.min(), 0), max(pos.max(), tot.max(), 0)
-    ax.set_ylim(lo - 0.08 * (hi - lo) - 1, hi + 0.22 * (hi - lo) + 1)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0, frameon=False)
-    style.title(fig, f"Where the time saved comes from{style.at(fixed)}", t, model)
-    return fig
+    pad = 0.05 * max(hi - lo, 1e-9)
+    ax.set_ylim(lo - 0.08 * (hi - lo) - pad, hi + 0.22 * (hi - lo) + pad)
