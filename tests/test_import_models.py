@@ -138,3 +138,25 @@ def test_the_decoder_factories_build_and_run(name):
     with torch.no_grad():
         y = model(x)
     assert y.dtype == torch.bfloat16 and y.shape[:2] == (2, 8)
+
+
+def test_regenerating_keeps_the_recorded_cost_of_a_model_it_cannot_import():
+    from fusionlab.experiments.cost import table
+    key = ("nope", 8, "inference", "bfloat16", "default")
+    imports = {"nope": {"factory": "no_such_package_xyz.nets:build"}}
+    recorded = [{"model": "nope", "batch": "8", "mode": "inference", "dtype": "bfloat16", "size": "default",
+                 "flops": "1234", "bytes_fused": "56"}]
+    assert table([key], imports, recorded) == recorded
+    failed, = table([key], imports)
+    assert failed["cost_error"].startswith("importing no_such_package_xyz.nets failed") and "flops" not in failed
+
+
+def test_eager_has_no_compilation_latency():
+    """Eager's first call against eager's own (noise, sometimes negative) is never shown as a
+    compile latency; compile's is."""
+    import pandas as pd
+    from fusionlab.analysis.sweep import tables
+    runs = pd.read_csv(os.path.join(ROOT, "tests", "data", "real_models_h100", "runs.csv"))
+    s = tables.speedups(runs)
+    assert s[s["variant"] == "eager"]["compilation_latency_s"].isna().all()
+    assert (s[s["variant"] == "compile"]["compilation_latency_s"] > 1).all()

@@ -81,20 +81,33 @@ def count(model_name: str, batch: int, mode: str = "inference", dtype: str = "fl
             "bytes_fused": int(fused)}
 
 
-def table(keys, imports: dict | None = None) -> "list[dict]":
+def table(keys, imports: dict | None = None, recorded: list | None = None) -> "list[dict]":
     """count() for each (model, batch, mode, dtype[, size]); a model that cannot be counted
     on the meta device gets empty values and the reason. `imports`: the config's
-    import_models, registered first."""
-    from fusionlab.experiments.registry import import_models
-    import_models(imports or {})
+    import_models, registered first (one that cannot be imported here gets the reason).
+    `recorded`: rows of a costs table already written (regenerating a sweep elsewhere): a
+    configuration that cannot be counted here keeps its recorded row."""
+    from fusionlab.experiments.registry import ImportError_, import_model
+    not_imported = {}
+    for name, e in sorted((imports or {}).items()):
+        try:
+            import_model(name, e["factory"], default_batch=e.get("default_batch"), modes=e.get("modes"),
+                         description=e.get("description"))
+        except ImportError_ as err:   # its configurations fail below, with this reason
+            not_imported[name] = str(err)
+    kept = {(r["model"], int(r["batch"]), r["mode"], r["dtype"], r.get("size") or "default"): r
+            for r in (recorded or []) if str(r.get("flops", "")) not in ("", "nan", "None")}
     rows = []
     for model, batch, mode, dtype, *size in keys:
         size = size[0] if size else "default"
         try:
             rows.append(count(model, int(batch), mode, dtype, size))
         except Exception as e:  # noqa: BLE001 - recorded, the other models go on
+            if (model, int(batch), mode, dtype, size) in kept:
+                rows.append(kept[(model, int(batch), mode, dtype, size)])
+                continue
             rows.append({"model": model, "batch": batch, "mode": mode, "dtype": dtype, "size": size,
-                         "cost_error": f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"})
+                         "cost_error": not_imported.get(model) or f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"})
     return rows
 
 

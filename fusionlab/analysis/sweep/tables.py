@@ -220,7 +220,9 @@ def speedups(runs: pd.DataFrame, noise_cv: float = NOISE_CV) -> pd.DataFrame:
             row[name] = d["host_slowdown"].median() if "host_slowdown" in d and len(d) else np.nan
         row["kernel_reduction"] = row["eager_kernels_per_iter"] / row["kernels_per_iter"] \
             if row["kernels_per_iter"] else np.nan
-        row["compilation_latency_s"], row["compile_cache"] = compile_cost(good)
+        # eager compiles nothing: its first call against eager's own is noise, never a latency
+        row["compilation_latency_s"], row["compile_cache"] = (np.nan, None) if key[-1] == "eager" \
+            else compile_cost(good)
         pm, epm = good["peak_memory_bytes"].median(), e["peak_memory_bytes"].median()
         row["compression_ratio"] = epm / pm if (pm and pm == pm and epm == epm) else np.nan
         rows.append(row)
