@@ -73,3 +73,34 @@ print(m["max_kernel_us"] == stat.oracle(sql_durations({sqlite!r})), "max_kernel_
       "| `max_kernel_us` | us |" in kernel_stats.docs_table())
 """)
     assert out.split() == ["True", "True", "True"]
+
+
+FIGURE = '''"""A test figure: kernels per iteration of each variant."""
+import matplotlib.pyplot as plt
+
+FIGURES = [{"name": "my_figure", "scope": "model", "category": "3. Kernels and fusion", "needs": "any",
+            "caption": "Kernels per iteration of {model}.", "shows": "kernels per iteration"}]
+
+
+def my_figure(tables, model):
+    fig, ax = plt.subplots()
+    return fig
+'''
+
+
+def test_add_a_figure_in_one_module(tmp_path):
+    """A figure module is in the registry the Snakefile reads (without importing it), in
+    the README's generated table, and drawn by report.plots."""
+    src = scratch_package(tmp_path)
+    with open(os.path.join(src, "fusionlab", "analysis", "report", "figures", "my_figure.py"), "w") as f:
+        f.write(FIGURE)
+    out = run(src, tmp_path, """
+import sys
+from fusionlab.analysis.report import figures
+assert "matplotlib" not in sys.modules
+f = figures.FIGURES["my_figure"]
+print(f.scope, f.draws, "| `my_figure` | kernels per iteration |" in figures.readme_table())
+from fusionlab.analysis.report import plots
+print(plots.FIGURES["my_figure"][1])
+""")
+    assert out.split() == ["model", "my_figure:my_figure", "True", "model"]

@@ -12,6 +12,22 @@ from fusionlab.analysis.report.style import variant_colour, variant_order
 from fusionlab.analysis.report.text import iterations
 from fusionlab.analysis.sweep import tables
 
+# this module's figures (read as data by the package: no import, no matplotlib); `needs`
+# names when the figure has something to draw (figures.NEEDS); the drawing function is
+# the figure's name
+FIGURES = [
+    {
+        'name': 'compile_cost',
+        'scope': 'sweep',
+        'category': '6. Compile cost',
+        'needs': 'any_compared',
+        'caption': ('Compilation latency ({compile}) and the iterations it takes to pay back (compile '
+                    'latency / time saved per iteration, for speedups faster by their interval: {even}).'),
+        'shows': ('compilation latency against the speedup it buys'),
+    },
+]
+
+
 TITLE = "Compile cost and the iterations it takes to pay back"
 
 

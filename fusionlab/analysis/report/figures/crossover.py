@@ -11,6 +11,23 @@ from fusionlab.analysis.report.slicing import main_axis
 from fusionlab.analysis.report.style import variant_colour, variant_order
 
 
+# this module's figures (read as data by the package: no import, no matplotlib); `needs`
+# names when the figure has something to draw (figures.NEEDS); the drawing function is
+# the figure's name
+FIGURES = [
+    {
+        'name': 'crossover',
+        'scope': 'sweep',
+        'category': '5. Crossover',
+        'needs': 'any_compared_swept_2',
+        'caption': ('The headline speedup of each model and variant along its swept axis; a crossover lies '
+                    'between the two values where the verdict turns from slower to faster. Verdicts: '
+                    '{verdicts}.'),
+        'shows': ('where each variant starts and stops beating eager along each axis'),
+    },
+]
+
+
 def crossover(t, model):
     """A panel per swept axis: rows (model, variant), columns the axis's values."""
     h = t["headline"]

@@ -11,6 +11,25 @@ from fusionlab.analysis.report import style
 from fusionlab.analysis.report.slicing import by_model, by_setting, joined_fixed, main_axis
 from fusionlab.analysis.report.style import variant_colour, variant_order
 
+# this module's figures (read as data by the package: no import, no matplotlib); `needs`
+# names when the figure has something to draw (figures.NEEDS); the drawing function is
+# the figure's name
+FIGURES = [
+    {
+        'name': 'headline',
+        'scope': 'model',
+        'category': '1. Headline',
+        'needs': 'any',
+        'caption': ('Time per iteration of {model} ({configs} configurations drawn; {variants}), untraced, '
+                    'split into {split}, with the speedup over eager (paired where paired) and its interval; '
+                    "a black tick on a variant's bar marks the eager time its speedup uses (eager timed "
+                    "beside it where paired; eager's own bar is its own processes' time): {best}."),
+        'shows': ('time per iteration of eager and each variant (kernel time and exposed host time) with '
+                    'the speedup and, as a tick, the eager time it uses'),
+    },
+]
+
+
 PART_COLOURS = {"kernel_ms": "#4c72b0", "host_ms": "#dd8452", "kernel_wait_ms": "#55a868", "other_ms": "#9a9a9a"}
 MAX_PANELS = 4
 

@@ -13,6 +13,26 @@ from fusionlab.analysis.report.text import fmt_flops, fmt_rate
 from fusionlab.analysis.sweep import roofline as sweep_roofline
 
 
+# this module's figures (read as data by the package: no import, no matplotlib); `needs`
+# names when the figure has something to draw (figures.NEEDS); the drawing function is
+# the figure's name
+FIGURES = [
+    {
+        'name': 'kernel_roofline',
+        'scope': 'model',
+        'category': '4. Roofline',
+        'needs': 'kernel_roofline',
+        'caption': ('Each kernel of {model} (the top kernels by time under Nsight Compute, the rest summed) '
+                    'at its DRAM intensity (filled, cold bytes) and its L2 intensity (hollow), achieved '
+                    "FLOP/s counted as Nsight Compute's roofline counts them, under the GPU's own "
+                    "peak-sustained roofs from the same report; the percentage is the kernel's fraction of "
+                    "its roof (compute roof past the ridge, bandwidth below it); crosses are the model's "
+                    'estimate.'),
+        'shows': ("each kernel's achieved FLOP/s at its DRAM and L2 intensity under the GPU's own roofs"),
+    },
+]
+
+
 def _largest(t):
     """Each variant's rows of the largest batch that has them."""
     return t[t["batch"] == t.groupby("variant")["batch"].transform("max")]

@@ -12,6 +12,30 @@ from fusionlab.analysis.report import style
 from fusionlab.analysis.report.slicing import by_model, by_setting, joined_fixed, main_axis
 from fusionlab.analysis.report.style import variant_colour, variant_order
 
+# this module's figures (read as data by the package: no import, no matplotlib); `needs`
+# names when the figure has something to draw (figures.NEEDS); the drawing function is
+# the figure's name
+FIGURES = [
+    {
+        'name': 'kernels_per_iter',
+        'scope': 'model',
+        'category': '3. Kernels and fusion',
+        'needs': 'any',
+        'caption': ('Kernels per iteration of {model} per variant (medians over repeats): {kernels}.'),
+        'shows': ('kernels launched per iteration, eager against each variant'),
+    },
+    {
+        'name': 'kernel_durations',
+        'scope': 'model',
+        'category': '3. Kernels and fusion',
+        'needs': 'any',
+        'caption': ('Each kernel of {model} at its largest swept configuration: duration per call, calls per '
+                    'iteration written beside it (first repeat). Kernels per iteration: {kernels}.'),
+        'shows': ('the distribution of kernel durations: fusion makes fewer, longer kernels'),
+    },
+]
+
+
 TOP = 8
 NAME_CHARS = 30
 # a reduction's operator in a demangled ATen kernel name: ReduceOp<float, MaxOps<float>...> -> max

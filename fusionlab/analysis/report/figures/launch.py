@@ -13,6 +13,33 @@ from fusionlab.analysis.report.slicing import by_model, by_setting, joined_fixed
 from fusionlab.analysis.report.style import variant_colour, variant_order
 
 
+# this module's figures (read as data by the package: no import, no matplotlib); `needs`
+# names when the figure has something to draw (figures.NEEDS); the drawing function is
+# the figure's name
+FIGURES = [
+    {
+        'name': 'launch_overhead',
+        'scope': 'model',
+        'category': '2. Where the time goes',
+        'needs': 'cuda',
+        'caption': ('Exposed host time per iteration of {model} (the GPU waiting on the host), against the '
+                    'untraced wall time; at most {host_max} of an iteration. The number at each point: '
+                    'exposed host time per launch call.'),
+        'shows': ('exposed host time against the untraced wall time, with host time per launch'),
+    },
+    {
+        'name': 'idle_breakdown',
+        'scope': 'model',
+        'category': '2. Where the time goes',
+        'needs': 'cuda',
+        'caption': ('The untraced iteration of {model} split into kernel time, exposed host time, kernel '
+                    'wait and other idle; the black tick is the busy share under tracing (a diagnostic: '
+                    'tracing inflates host time). Exposed host time reaches {host_max}.'),
+        'shows': ('the untraced wall time split into kernel time, kernel wait and exposed host time'),
+    },
+]
+
+
 SETTING_LINES = [("-", "o"), ("--", "s"), (":", "^"), ("-.", "D")]
 
 

@@ -12,6 +12,22 @@ from fusionlab.analysis.report import style
 from fusionlab.analysis.report.style import MODEL_MARKERS, variant_colour, variant_order
 from fusionlab.analysis.sweep import overfusion
 
+# this module's figures (read as data by the package: no import, no matplotlib); `needs`
+# names when the figure has something to draw (figures.NEEDS); the drawing function is
+# the figure's name
+FIGURES = [
+    {
+        'name': 'over_fusion',
+        'scope': 'sweep',
+        'category': '3. Kernels and fusion',
+        'needs': 'cuda_nsys',
+        'caption': ("Every GPU kernel's theoretical occupancy against its run's achieved bandwidth; fused "
+                    'kernels filled, spills ringed red, likely over-fusion labelled.'),
+        'shows': ("each fused kernel's occupancy against its run's achieved bandwidth (red ring: spills)"),
+    },
+]
+
+
 TITLE = "Over-fusion signs: occupancy of each GPU kernel against its bandwidth"
 
 

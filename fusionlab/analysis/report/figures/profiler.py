@@ -9,6 +9,22 @@ from fusionlab.analysis.report.style import variant_colour
 from fusionlab.analysis.sweep import tables
 
 
+# this module's figures (read as data by the package: no import, no matplotlib); `needs`
+# names when the figure has something to draw (figures.NEEDS); the drawing function is
+# the figure's name
+FIGURES = [
+    {
+        'name': 'profiler_overhead',
+        'scope': 'sweep',
+        'category': '7. Measurement',
+        'needs': 'models',
+        'caption': ('Wall time per iteration under tracing over the untraced loop, per run: {prof}. Wall '
+                    'times, speedups and idle shares come from the untraced loop.'),
+        'shows': ('traced / untraced wall time per run'),
+    },
+]
+
+
 def profiler_overhead(t, model):
     """The profiler's own cost per run: traced / untraced wall time per iteration, each
     repeat a hollow dot, the median a bar, in the variant's colour; for a large sweep a grid of

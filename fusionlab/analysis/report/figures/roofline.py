@@ -16,6 +16,22 @@ from fusionlab.analysis.report.slicing import ok_runs
 from fusionlab.analysis.report.style import MODEL_MARKERS, variant_colour, variant_order
 from fusionlab.analysis.sweep import tables
 
+# this module's figures (read as data by the package: no import, no matplotlib); `needs`
+# names when the figure has something to draw (figures.NEEDS); the drawing function is
+# the figure's name
+FIGURES = [
+    {
+        'name': 'roofline',
+        'scope': 'sweep',
+        'category': '4. Roofline',
+        'needs': 'models',
+        'caption': ('Each configuration (median of repeats) under the roofs measured on this device, with '
+                    'its batch size; {above}.'),
+        'shows': ('achieved FLOP rate against arithmetic intensity, under the measured ceilings'),
+    },
+]
+
+
 MAX_NOTES = 4
 
 

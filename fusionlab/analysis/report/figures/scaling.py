@@ -11,6 +11,22 @@ from fusionlab.analysis.report.style import variant_colour
 from fusionlab.analysis.sweep import scaling as scaling_law
 from fusionlab.analysis.sweep import tables
 
+# this module's figures (read as data by the package: no import, no matplotlib); `needs`
+# names when the figure has something to draw (figures.NEEDS); the drawing function is
+# the figure's name
+FIGURES = [
+    {
+        'name': 'scaling',
+        'scope': 'model',
+        'category': '8. Scaling',
+        'needs': 'swept_3',
+        'caption': ("The scaling law t = a + b * size^k of {model}'s untraced wall time and GPU time along "
+                    'each axis with 3 or more sizes; k with its 95% CI in the legend.'),
+        'shows': ('time per iteration against each swept size, with the fitted law'),
+    },
+]
+
+
 METRICS = {"wall": ("wall_time_per_iter_ms", "-", True), "gpu": ("gpu_time_per_iter_ms", "--", False)}
 
 

@@ -11,6 +11,37 @@ from fusionlab.analysis.report.figures.headline import speedup_label
 from fusionlab.analysis.report.slicing import by_model, by_setting, joined_fixed, main_axis
 from fusionlab.analysis.report.style import variant_colour, variant_order
 
+# this module's figures (read as data by the package: no import, no matplotlib); `needs`
+# names when the figure has something to draw (figures.NEEDS); the drawing function is
+# the figure's name
+FIGURES = [
+    {
+        'name': 'speedup_vs_batch',
+        'scope': 'model',
+        'category': '1. Headline',
+        'needs': 'compared',
+        'caption': ('Speedup over eager of each variant of {model} ({configs} configurations drawn): the '
+                    'paired speedup where the variant was paired, solid, with its interval (95% CI from '
+                    '{ci_min} or more repeats, else the range of the repeats); across processes dotted, as a '
+                    'diagnostic. Verdicts: {verdicts}; {best}.'),
+        'shows': ('the speedup over eager against batch, per variant, with its named interval; hollow: '
+                    'inconclusive'),
+    },
+    {
+        'name': 'speedup_breakdown',
+        'scope': 'model',
+        'category': '2. Where the time goes',
+        'needs': 'compared',
+        'caption': ('Where the time saved per iteration of {model} comes from ({configs} configurations '
+                    'drawn): exposed host time, memory traffic removed (measured or modelled bytes, as named '
+                    'in tables/headline.csv), other kernel time, the host-speed difference between processes '
+                    'and the remainder add up to the time saved that the headline speedup gives; {best}.'),
+        'shows': ('the signed parts of the time saved (exposed host time, memory traffic, other kernel '
+                    'time, host-speed difference, remainder) adding up to it'),
+    },
+]
+
+
 PART_COLOURS = {"host_saved_ms": "#dd8452", "traffic_ms": "#55a868", "kernels_saved_ms": "#4c72b0",
                 "host_speed_ms": "#8172b3", "remainder_ms": "#9a9a9a"}
 PART_LABELS = {"host_saved_ms": "exposed host time", "traffic_ms": "memory traffic removed",
