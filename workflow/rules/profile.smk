@@ -127,7 +127,7 @@ rule device_peaks:
         python=PYTHON,
         root=ROOT,
         device=MACHINE.device,
-        dtype=CFG["dtype"][0],
+        dtype=axes.compute_dtype(sweep.dtypes(CFG, CFG["mode"][0])[0]),   # the matmul roof in the runs' dtype
         slots=["--slots", slots.format_slots(SLOTS)] if SLOTS else [],
     threads: measure_threads()
     resources:
