@@ -156,3 +156,19 @@ def test_the_step_runs_each_pass_with_its_cache_control(tmp_path):
     assert (rec["steady"]["results"], rec["cold"]["results"]) == (4, 4)
     row, _ = run_traffic.compute(str(d / "ncu.json"))
     assert row["dram_bytes_measured"] == 45312 and row["dram_bytes_cold"] == 229888
+
+
+def test_the_headline_carries_the_measured_bytes_removed_as_a_range():
+    """Near or below L2 the memory term's bytes are a range (cold to steady), named in the
+    note; its time scales with the bytes at the bandwidth the term used."""
+    from fusionlab.analysis.sweep.headline import traffic_spread
+    row = {"traffic_source": "measured", "traffic_bytes": 48e6, "traffic_ms": 0.016, "traffic_note": ""}
+    sp = {"bytes_removed_low": 40e6, "bytes_removed_high": 67e6, "bytes_regime": "near or below L2"}
+    out = traffic_spread(sp, row)
+    assert (out["traffic_bytes_low"], out["traffic_bytes_high"]) == (40e6, 67e6)
+    assert abs(out["traffic_ms_low"] - 0.016 * 40 / 48) < 1e-15
+    assert out["traffic_note"] == ("the working set is near or below L2: the DRAM bytes removed lie between 40 and "
+                                   "67 MB (cold and steady-state iterations), 48 MB being the steady median")
+    assert "traffic_note" not in traffic_spread({**sp, "bytes_regime": "above L2"}, row)
+    modelled = traffic_spread(sp, {**row, "traffic_source": "modelled"})
+    assert set(modelled) == {"traffic_bytes_low", "traffic_bytes_high"} and modelled["traffic_bytes_low"] != modelled["traffic_bytes_low"]

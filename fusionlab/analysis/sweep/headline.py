@@ -31,7 +31,8 @@ it, one speedup estimator with its interval, and what the speedup comes from.
   saved), host_speed_ms (paired only: eager beside the variant minus eager in its own
   processes, the host-speed difference between the processes) and remainder_ms (kernel
   wait and other idle). Signed: negative where the variant adds time. traffic_bytes and
-  traffic_bytes_model are the bytes removed used and the model's; traffic_note says where
+  traffic_bytes_model are the bytes removed used and the model's (measured: with their range,
+  traffic_bytes_low/_high and traffic_ms_low/_high, traffic_spread); traffic_note says where
   they disagree by more than 25%. largest_part / largest_part_ms: the largest part of the
   total's sign, only where it is no larger than the total (else empty: the parts pull
   both ways).
@@ -58,7 +59,8 @@ COLUMNS = (list(tables.GROUP) + ["variant", "status", "repeats", "estimator", "s
            + ["bound", "host_per_launch_us", "launches_per_iter", "kernels_per_iter", "eager_wall_ms",
               "reference", "eager_own_ms", "saved_ms", "host_saved_ms", "traffic_ms", "kernels_saved_ms",
               "host_speed_ms", "remainder_ms", "largest_part", "largest_part_ms", "traffic_source",
-              "traffic_bytes", "traffic_bytes_model", "traffic_note", "traffic_bandwidth",
+              "traffic_bytes", "traffic_bytes_low", "traffic_bytes_high", "traffic_ms_low", "traffic_ms_high",
+              "traffic_bytes_model", "traffic_note", "traffic_bandwidth",
               "compile_s", "break_even_iters", "bandwidth_frac", "bandwidth_frac_measured", "flops_frac",
               "ceiling_note",
               "traced_wall_ms", "traced_busy_share", "traced_bound", "traced_launch_overhead_ratio"])
@@ -157,6 +159,26 @@ def _traffic(e: dict, v: dict, gpu: float, bw: float | None) -> dict:
     return out
 
 
+def traffic_spread(sp: dict, row: dict) -> dict:
+    """The measured bytes removed as a range (sweep.traffic: eager's lowest steady iteration
+    against the variant's highest and back, and near or below L2 the cold bytes too), and
+    the time that range takes at the bandwidth the traffic part used; the note names the
+    range where the working set is near or below L2 (which bytes stay there depends on
+    what ran before)."""
+    lo, hi = sp.get("bytes_removed_low", np.nan), sp.get("bytes_removed_high", np.nan)
+    if row.get("traffic_source") != "measured" or not (pd.notna(lo) and pd.notna(hi)):
+        return {"traffic_bytes_low": np.nan, "traffic_bytes_high": np.nan}
+    per_byte = row["traffic_ms"] / row["traffic_bytes"] if row["traffic_bytes"] else np.nan
+    out = {"traffic_bytes_low": lo, "traffic_bytes_high": hi,
+           "traffic_ms_low": lo * per_byte, "traffic_ms_high": hi * per_byte}
+    if sp.get("bytes_regime") == "near or below L2":
+        note = (f"the working set is near or below L2: the DRAM bytes removed lie between {lo / 1e6:.3g} and "
+                f"{hi / 1e6:.3g} MB (cold and steady-state iterations), {row['traffic_bytes'] / 1e6:.3g} MB "
+                "being the steady median")
+        out["traffic_note"] = "; ".join(x for x in (row.get("traffic_note"), note) if x)
+    return out
+
+
 def largest(parts: dict, total: float) -> tuple[str, float]:
     """The part of total's sign with the largest magnitude, where it is no larger than
     the total; ("", nan) otherwise (the parts pull both ways, or nothing was saved)."""
@@ -252,6 +274,7 @@ def table(runs: pd.DataFrame, sp: pd.DataFrame, peaks: dict | None = None) -> pd
         elif len(e):
             row.update(_speedup(pd.Series(r), v, e))
             row.update(_parts(_side(e), side, row["speedup"], row["estimator"], bw))
+            row.update(traffic_spread(r, row))
             saved = row["saved_ms"]
             row["break_even_iters"] = row["compile_s"] * 1e3 / saved \
                 if (row["verdict"] == "faster" and pd.notna(row["compile_s"]) and pd.notna(saved) and saved > 0
