@@ -160,3 +160,27 @@ def test_eager_has_no_compilation_latency():
     s = tables.speedups(runs)
     assert s[s["variant"] == "eager"]["compilation_latency_s"].isna().all()
     assert (s[s["variant"] == "compile"]["compilation_latency_s"] > 1).all()
+
+
+@pytest.mark.slow
+def test_a_model_named_by_import_path_goes_through_snakemake_all(tmp_path):
+    """A tiny model from a file outside the package, through the real `snakemake all` on the
+    CPU: run, profiled (torch.profiler), tables, the story and the audit."""
+    import pandas as pd
+    res = tmp_path / "results"
+    cfg = tmp_path / "byo.yaml"
+    cfg.write_text(f"import_models:\n  rmsnorm: {USER}:build\nmodels: [rmsnorm]\nvariants: [eager]\n"
+                   "batch_sizes: [4]\nsizes: {rmsnorm: {dim: [64]}}\nwarmup_iters: 1\nwarmup_min_s: 0\n"
+                   f"measure_iters: 3\nrepeats: 1\npaired_ci: 0\ndevice: cpu\nprofiler: auto\nresults: {res}\n")
+    env = dict(os.environ, FUSIONLAB_CACHE_DIR=str(tmp_path / "cache"))
+    p = subprocess.run([sys.executable, "-m", "snakemake", "all", "--cores", "2", "--configfile", str(cfg)],
+                       capture_output=True, text=True, cwd=ROOT, env=env)
+    assert p.returncode == 0, p.stderr[-3000:]
+    runs = pd.read_csv(res / "tables" / "runs.csv")
+    assert list(zip(runs.model, runs.status)) == [("rmsnorm", "ok")]
+    run = json.loads(next(res.glob("runs/*/rmsnorm/eager/*/*/r0/run.json")).read_text())
+    assert run["model_origin"] == f"{USER}:build" and run["sizes"] == {"dim": 64}
+    assert "rmsnorm" in (res / "summary.md").read_text()
+    audit = subprocess.run([sys.executable, "-m", "fusionlab.cli", "audit", str(res)], capture_output=True, text=True,
+                           cwd=ROOT)
+    assert audit.returncode == 0 and "no contradiction" in audit.stdout, audit.stdout + audit.stderr
