@@ -7,7 +7,7 @@ import shlex
 from fusionlab.analysis.report import captions as report_captions
 from fusionlab.analysis.report import figures as report_figures
 from fusionlab.core import ncu_passes
-from fusionlab.plan import ncu_plan
+from fusionlab.plan import gpu_slots, ncu_plan
 
 ENV = "../../environment.yml"
 
@@ -24,25 +24,21 @@ def _local_exec():
 
 
 def gpu_slots_plan():
-    """The GPU slots of a local GPU sweep (jobs.slots): each GPU its own measure
-    cores; Snakemake itself, and so every job it starts, runs on the other cores. None
-    where there are no slots: a CPU run, a cluster (its scheduler assigns GPUs),
-    regenerating, a job's own process."""
-    if REGENERATE or MACHINE.device != "cuda" or not _local_exec() or not workflow.is_main_process:
-        return None   # (a job's own process: the main process planned the slots and pinned itself)
+    """The GPU slots of a local GPU sweep (plan.gpu_slots), applied: this process pinned to
+    the other cores, the `gpu` resource registered unless --resources gave it."""
     try:
-        gpus = sweep.gpu_indices(CFG["gpus"])
+        p = gpu_slots.plan(CFG, MACHINE.device, os.sched_getaffinity(0), local=_local_exec(),
+                           regenerate=REGENERATE, main_process=workflow.is_main_process)
     except sweep.ConfigError as e:
         sys.exit(f"fusionlab: {e}")
-    planned, rest = slots.plan(gpus, sorted(os.sched_getaffinity(0)))
-    slots.pin_process(rest)
-    in_flight = len(gpus) * CFG["jobs_per_gpu"]
+    if p is None:
+        return None
+    slots.pin_process(p.other_cpus)
     if "gpu" not in workflow.global_resources:  # --resources gpu=N on the command line wins
-        workflow.register_resource("gpu", in_flight)
-    print(f"fusionlab: {len(gpus)} GPU slot(s) {slots.format_slots(planned)} (GPU=measure cores), "
-          f"up to {workflow.global_resources['gpu'].value if hasattr(workflow.global_resources['gpu'], 'value') else workflow.global_resources['gpu']} "
-          f"profiling jobs in flight; everything else on cores {slots.format_cpus(rest)}", file=sys.stderr)
-    return planned
+        workflow.register_resource("gpu", p.in_flight)
+    g = workflow.global_resources["gpu"]
+    print(f"fusionlab: {p.describe(getattr(g, 'value', g))}", file=sys.stderr)
+    return p.slots
 
 
 SLOTS = gpu_slots_plan()

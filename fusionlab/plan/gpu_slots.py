@@ -1,0 +1,34 @@
+"""The GPU slots of a sweep, planned where Snakemake parses the workflow, as plain data: for
+a local GPU sweep, each GPU's measure cores (jobs.slots.plan), the cores everything else
+runs on, and how many profiling jobs may be in flight. The Snakefile applies it (pins its
+own process to the other cores, registers the `gpu` resource)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fusionlab.jobs import slots
+from fusionlab.plan import sweep
+
+
+@dataclass(frozen=True)
+class SlotsPlan:
+    slots: list            # jobs.slots.Slot per GPU
+    other_cpus: list       # Snakemake and every job it starts run here
+    in_flight: int         # profiling jobs at once: GPUs x jobs_per_gpu
+
+    def describe(self, gpu_resource: int | None = None) -> str:
+        return (f"{len(self.slots)} GPU slot(s) {slots.format_slots(self.slots)} (GPU=measure cores), up to "
+                f"{gpu_resource if gpu_resource is not None else self.in_flight} profiling jobs in flight; "
+                f"everything else on cores {slots.format_cpus(self.other_cpus)}")
+
+
+def plan(cfg: dict, device: str, cpus: list, *, local: bool = True, regenerate: bool = False,
+         main_process: bool = True) -> SlotsPlan | None:
+    """The slots of a local GPU sweep over `cpus` (the process's affinity); None where there
+    are none: a CPU run, a cluster (its scheduler assigns GPUs), regenerating, a job's own
+    process (the main process planned the slots). ConfigError for a bad `gpus` key."""
+    if regenerate or device != "cuda" or not local or not main_process:
+        return None
+    gpus = sweep.gpu_indices(cfg["gpus"])
+    planned, rest = slots.plan(gpus, sorted(cpus))
+    return SlotsPlan(planned, rest, len(gpus) * cfg["jobs_per_gpu"])
