@@ -23,7 +23,7 @@ Slots are added (at least --min-slots) until the 95% CIs of the runner's ratios 
 0.5%, --max-slots or --max-s seconds. Each ratio is taken within a slot (a slot lasts well
 under a second; the lent VMs' host speed changes every few seconds, by up to 2x, and a
 ratio of medians over blocks seconds apart measured that, not the runner: by blocks of 5
-windows, alone / bare ranged from 0.79 to 1.25 on an H100), then
+windows, alone / bare ranged widely: benchmarks/results/h100-bare-loop-blocks), then
 the median over slots: per configuration, runner / bare for the variant's wall time, for
 eager's, and for the paired speedup (eager / variant within each kind), the old step /
 bare, alone / bare, and the harness's own cost (timing.harness_cost, at --iters, as a
@@ -53,7 +53,7 @@ GRIDS = {
     "default": [(["pointwise_heavy", "matmul_heavy", "mlp"], ["compile"], [128, 1024, 4096], "inference")],
     "train": [(["deep_gelu_mlp"], ["compile"], [256], "train")],
     "cpu": [(["mlp"], ["jit_script"], [64], "inference")],
-    # the five whose first slot run (H100, 25 s cap) missed 2% with CIs of 2.6-12%
+    # the configurations whose paired CI stayed widest (benchmarks/results/h100-bare-loop-noisy)
     "noisiest": [(["mlp"], ["compile"], [128, 256], "inference"),
                  (["pointwise_heavy"], ["compile_reduce_overhead"], [256], "inference"),
                  (["pointwise_heavy"], ["compile"], [1024], "inference"),

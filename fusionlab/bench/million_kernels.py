@@ -1,7 +1,7 @@
 """Can `fusionlab analyse` read a million-kernel nsys report in seconds and bounded memory?
 
 Target: a report of 1,000,000 tiny kernels in 1,000 NVTX iteration ranges analysed in at
-most 5 s and 500 MB peak RSS (`nsys stats` with four reports: 11.0 s, 690 MB on an H200 host).
+most 5 s and 500 MB peak RSS, with `nsys stats` beside it (benchmarks/results/h100-million-kernels).
 
     # CPU: a SQLite with nsys 2025.3's schema (the CREATE TABLE statements of a real export
     # in tests/data) and rows shaped like a training step's

@@ -2,10 +2,9 @@
 
 A host-bound configuration's wall time is the host's: Python, PyTorch's dispatcher and the
 launch path. On a shared machine (a cloud VM whose cores a neighbour's threads share) that
-speed changes by itself: on the H100 machine a CPU-only copy of pointwise_heavy's forward
-ran at 0.073 or at 0.13-0.15 ms per pass, switching within and between processes, and the
-host-bound GPU configuration's process medians followed it (correlation 0.89;
-benchmarks/process_noise.py). Pinning did not change it; no process can.
+speed changes by itself, within and between processes, and a host-bound GPU
+configuration's process medians follow it (benchmarks/process_noise.py measures it;
+docs/timing.md has what it found). Pinning does not change it; no process can.
 
 So the runner measures it: before the first timing window and after each one it times
 PROBE_PASSES passes of fixed CPU-only work (the same kind of work: 38 elementwise PyTorch

@@ -1,7 +1,7 @@
 """The device's measured ceilings, once per sweep, for the roofline:
 
 - copy_bandwidth_Bps: device-to-device copy y.copy_(x) of a large buffer (bytes read +
-  written per second, as metrics.md's anchor: 3.00 TB/s on the H100).
+  written per second, as docs/metrics.md's anchors define it).
 - matmul_flops: the FLOP rate of a large square matmul in the sweep's dtype.
 
 Median of timed repetitions after warm-up; CUDA events on the GPU, perf_counter on the

@@ -235,8 +235,8 @@ def harness_cost(make_loop_of, sync, iters: int, windows: int = 3) -> float:
 def paired_speedup(windows: list[float], eager_windows: list[float]) -> float | None:
     """Eager's median window / the variant's, both timed in this process
     (time_paired_windows). The ratio of the medians, not the median of each pair's ratio:
-    on the H100 machine its CV over 8 processes was 0.08 against 0.10 (a pair's two
-    windows can straddle a change of the host's speed; benchmarks/results/h100-noise)."""
+    a pair's two windows can straddle a change of the host's speed, and the ratio of
+    medians varies less across processes (benchmarks/results/h100-noise)."""
     w, e = [x for x in windows if x], [x for x in eager_windows if x]
     return statistics.median(e) / statistics.median(w) if w and e else None
 

@@ -22,7 +22,7 @@ Definitions (the report's captions repeat them):
   over the range duration (1 - HTA's idle share of the range).
 - gpu_busy_per_iter_ms: that union / iterations: the time the GPU ran any kernel. It is
   gpu_time_per_iter_ms when kernels never overlap, less when they do (cuDNN's LSTM runs
-  kernels on several streams at once: 0.38 against 0.54 ms summed on the H100).
+  kernels on several streams at once).
 - gpu_span_per_iter_ms: first kernel start to last kernel end / iterations
   (nvtx_gpu_proj_trace's projected duration).
 - median_kernel_us, p10_kernel_us, p90_kernel_us: kernel duration percentiles.

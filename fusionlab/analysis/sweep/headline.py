@@ -51,7 +51,7 @@ import pandas as pd
 from fusionlab.analysis.sweep import shares, tables
 
 CI_MIN = 5          # repeats for a bootstrap CI to mean more than the repeats' range
-L2_BYTES = 64e6     # about the L2 cache of current data-centre GPUs (H100 50 MB, H200 60 MB)
+L2_BYTES = 64e6     # about the L2 cache of current data-centre GPUs (their datasheets: 50-60 MB)
 COLUMNS = (list(tables.GROUP) + ["variant", "status", "repeats", "estimator", "speedup", "speedup_lo", "speedup_hi",
                                  "interval", "verdict", "speedup_across", "speedup_across_lo", "speedup_across_hi",
                                  "host_moved", "noisy"]

@@ -187,9 +187,8 @@ def _rowwise_bwd_kernel(g_ptr, x_ptr, y_ptr, dx_ptr, part_ptr, count_ptr, dy_ptr
 # elements a thread, threads across a row (16 bytes each), loop form (_pointwise_backward).
 # In 16-bit storage a program's tile is 8 rows x 512 columns (64 threads x 16 B: 1 KB of
 # each row contiguous) and each thread has 32 elements of x and of g in flight before its
-# math; bytes in flight, not occupancy, set the kernel's bandwidth (on the H100: 0.90-0.92
-# of the copy bandwidth at 2-3 programs an SM, 0.88-0.91 with 16 elements at 4-6;
-# benchmarks/kernels_backward_tune.py).
+# math; bytes in flight, not occupancy, set the kernel's bandwidth
+# (benchmarks/kernels_backward_tune.py measures the choices; benchmarks/results/h100-kernels-backward).
 ROWWISE_LAUNCH = {
     2: dict(warps=4, per_thread=32, threads_across=64, stages=0),
     4: dict(warps=4, per_thread=16, threads_across=32, stages=0),

@@ -14,7 +14,7 @@ from fusionlab.experiments.registry import register_variant
 
 def prepare(options):
     """Before the GPU lock: dynamo's and Inductor's imports (torch.compile's first call
-    imports its backend, about 2 s on the H200) and, unless options["compile_workers"] is
+    imports its backend: seconds) and, unless options["compile_workers"] is
     False (a process that will find its graphs in Inductor's cache), Inductor's compile
     workers: a pool of processes that each import torch, seconds of CPU beside the
     measurement."""
