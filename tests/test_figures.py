@@ -10,6 +10,7 @@ import shutil
 
 import pandas as pd
 import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from conftest import ROOT
 
@@ -111,12 +112,15 @@ def test_every_figure_from_the_written_tables_alone(written, tmp_path, monkeypat
     listed = {fig: figures.scopes(fig, plan) for fig in figures.FIGURES}
     # one batch size and no size axis: no crossover, no scaling law; every other figure
     assert [f for f, s in listed.items() if not s] == ["crossover", "scaling"]
+    saved, save = {}, plots.save        # each figure as render saved it (checked below, not drawn again)
+    monkeypatch.setattr(plots, "save", lambda f, png, svg=None: saved.__setitem__(png, f) or save(f, png, svg))
     for fig, scopes in listed.items():
         outputs = {s: (str(tmp_path / f"{fig}_{s}.png"), str(tmp_path / f"{fig}_{s}.svg")) for s in scopes}
         captions = {s: str(tmp_path / f"{fig}_{s}.rst") for s in scopes}
         assert plots.render(fig, t, outputs, captions) == [], fig      # nothing drawn as a marker
         for s in scopes:
-            f = plots.FIGURES[fig][0](t, None if s == plots.SWEEP else s)
+            f = saved[outputs[s][0]]
+            FigureCanvasAgg(f)          # the canvas pyplot.close took away, to measure its texts
             assert drawn(f) == [], (fig, s)
             svg = open(outputs[s][1]).read()
             assert "<text" in svg and f.get_suptitle().split(":")[-1].strip()[:12] in svg, (fig, s)   # text as text
