@@ -18,7 +18,7 @@ def loops(step, ref):
 
 def go(tmp_path, *extra, model="mlp", variant="eager"):
     out = tmp_path / "run.json"
-    rc = cli.main(["--model", model, "--variant", variant, "--batch", "4", "--warmup", "1",
+    rc = cli.main(["--model", model, "--variant", variant, "--batch", "4", "--warmup", "1", "--warmup-min-s", "0",
                    "--iters", "2", "--device", "cpu", "--out", str(out), *extra])
     assert rc == 0
     return json.loads(out.read_text())
