@@ -27,9 +27,10 @@ def report(tmp_path):
 
 def pytest_collection_modifyitems(config, items):
     """Two tiers. The fast tier (pyproject.toml: `-m "not slow"`, the README's test
-    command) is every test but the long end-to-end ones; the slow tier (`-m slow`, run by
-    .ci/run after it) is those: workflow runs, the SLURM test, time limits, and every test
-    that uses the smoke sweep (a test using the `smoke` fixture is marked slow here).
+    command) is every test but those marked slow; the slow tier (`-m slow`, run by .ci/run
+    after it) is those: Snakemake runs, the SLURM test, time limits, a process that compiles
+    with debug output, and every test that uses the smoke sweep
+    (a test using the `smoke` fixture is marked slow here).
     Within a session the slow tests go first, so that xdist's workers start on them (the
     first smoke test runs the sweep) while another takes the short ones; the tests that
     only read the smoke sweep (marked smoke_reader) go last, when it is ready, spread over

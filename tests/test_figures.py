@@ -165,6 +165,7 @@ def test_report_imports_no_reader_and_figures_list_needs_no_matplotlib():
             assert not [m for m in imported if m.startswith("matplotlib") or m.startswith("fusionlab")], path
 
 
+@pytest.mark.slow
 def test_regenerating_gpu_results_on_any_machine_plans_the_gpu_figures(report, tmp_path):
     """GPU runs copied without their profiles (run.json, metrics.json, kernels.csv of two
     H200 fixtures) or Nsight Compute reports, regenerated here (a CPU machine in CI): the

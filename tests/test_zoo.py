@@ -135,6 +135,7 @@ def test_compile_introspection_recorded(tmp_path):
     assert again["generated_kernels"] == c["generated_kernels"]
 
 
+@pytest.mark.slow
 def test_compile_debug_artifacts_kept(tmp_path):
     out = tmp_path / "run.json"
     dbg = tmp_path / "compile_debug"
