@@ -26,13 +26,19 @@ def report(tmp_path):
 
 
 def pytest_collection_modifyitems(config, items):
-    """The long end-to-end tests (marked slow: workflow runs, a 30 s time limit) go first:
-    with xdist (pyproject.toml: -n 3) workers start on them while another takes the many
-    short tests, so the session lasts about its share of the work, not that plus a long test
-    started last. The tests that only read the smoke sweep (marked smoke_reader; the first
-    smoke test runs it) go last, when it is ready, and spread over the workers. The order
-    is otherwise kept. All of them always run; `-m "not slow"` leaves them out for a quick
-    look."""
+    """Two tiers. The fast tier (pyproject.toml: `-m "not slow"`, the README's test
+    command) is every test but those marked slow; the slow tier (`-m slow`, run by .ci/run
+    after it) is those: Snakemake runs, the SLURM test, time limits, a process that compiles
+    with debug output, and every test that uses the smoke sweep
+    (a test using the `smoke` fixture is marked slow here).
+    Within a session the slow tests go first, so that xdist's workers start on them (the
+    first smoke test runs the sweep) while another takes the short ones; the tests that
+    only read the smoke sweep (marked smoke_reader) go last, when it is ready, spread over
+    the workers. The order is otherwise kept."""
+    for item in items:
+        if "smoke" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
+
     def rank(item):
         if item.get_closest_marker("smoke_reader"):
             return 2

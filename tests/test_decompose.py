@@ -135,3 +135,21 @@ def test_one_colour_per_variant_in_the_sweeps_order():
     assert style.variant_order(["compile", "zzz_new", "eager"]) == ["eager", "compile", "zzz_new"]
 
 
+def test_measured_bytes_on_both_sides_replace_the_model():
+    # Nsight Compute's DRAM bytes: eager 2.0e9, compile 0.5e9 -> 1.5e9 B saved, 1.5 ms at
+    # 1e12 B/s (all of the GPU time saved); one side measured alone: the model's 0.75e9 B
+    t = runs_table()
+    t["dram_bytes_measured"] = [2.0e9 if v == "eager" else 0.5e9 for v in t["variant"]]
+    r = one(decompose.breakdown_wide(t, peaks=PEAKS))
+    assert (r["saved_bytes"], r["bytes_source"]) == (1.5e9, "measured")
+    assert (r["traffic"], r["kernels"]) == (pytest.approx(1.5, abs=1e-12), pytest.approx(0.0, abs=1e-12))
+    t.loc[t["variant"] == "compile", "dram_bytes_measured"] = float("nan")
+    r = one(decompose.breakdown_wide(t, peaks=PEAKS))
+    assert (r["saved_bytes"], r["bytes_source"]) == (0.75e9, "model")
+
+
+def test_without_host_wait_the_remainder_is_wall_minus_gpu():
+    t = runs_table().assign(idle_host_wait_per_iter_ms=float("nan"))
+    r = one(decompose.breakdown_wide(t, peaks=PEAKS))
+    assert (r["eager_remainder_ms"], r["variant_remainder_ms"]) == (1.0, 0.5)
+    assert (r["host"], r["remainder"], r["total"]) == (0.0, 0.5, 2.0)

@@ -10,6 +10,7 @@ import shutil
 
 import pandas as pd
 import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from conftest import ROOT
 
@@ -112,12 +113,15 @@ def test_every_figure_from_the_written_tables_alone(written, tmp_path, monkeypat
     # one batch size and no size axis: no crossover, no scaling law; no ncu roofline pass:
     # no per-kernel roofline (tests/test_bytes_roofline.py draws it); every other figure
     assert [f for f, s in listed.items() if not s] == ["kernel_roofline", "crossover", "scaling"]
+    saved, save = {}, plots.save        # each figure as render saved it (checked below, not drawn again)
+    monkeypatch.setattr(plots, "save", lambda f, png, svg=None: saved.__setitem__(png, f) or save(f, png, svg))
     for fig, scopes in listed.items():
         outputs = {s: (str(tmp_path / f"{fig}_{s}.png"), str(tmp_path / f"{fig}_{s}.svg")) for s in scopes}
         captions = {s: str(tmp_path / f"{fig}_{s}.rst") for s in scopes}
         assert plots.render(fig, t, outputs, captions) == [], fig      # nothing drawn as a marker
         for s in scopes:
-            f = plots.FIGURES[fig][0](t, None if s == plots.SWEEP else s)
+            f = saved[outputs[s][0]]
+            FigureCanvasAgg(f)          # the canvas pyplot.close took away, to measure its texts
             assert drawn(f) == [], (fig, s)
             svg = open(outputs[s][1]).read()
             assert "<text" in svg and f.get_suptitle().split(":")[-1].strip()[:12] in svg, (fig, s)   # text as text
@@ -162,6 +166,7 @@ def test_report_imports_no_reader_and_figures_list_needs_no_matplotlib():
             assert not [m for m in imported if m.startswith("matplotlib") or m.startswith("fusionlab")], path
 
 
+@pytest.mark.slow
 def test_regenerating_gpu_results_on_any_machine_plans_the_gpu_figures(report, tmp_path):
     """GPU runs copied without their profiles (run.json, metrics.json, kernels.csv of two
     H200 fixtures) or Nsight Compute reports, regenerated here (a CPU machine in CI): the

@@ -82,6 +82,7 @@ def dry_run(cfg_path, *extra):
                           capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_a_configfile_is_the_config_you_get(tmp_path):
     """Keys the file leaves out come from the schema's defaults, not config.yaml (its
     batches, its 3 repeats), and the sweep's record lists them."""
@@ -115,6 +116,7 @@ def test_a_checkout_under_a_hostile_path_runs(tmp_path):
     assert not any(p.name == "pwned" for p in tmp_path.rglob("pwned"))
 
 
+@pytest.mark.slow
 def test_yte_configs_are_refused_unless_asked(tmp_path):
     from fusionlab.plan import config_checks
     cfg = tmp_path / "yte.yaml"

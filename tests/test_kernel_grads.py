@@ -155,8 +155,9 @@ def interpreted_checks() -> list[str]:
     return bad
 
 
-def interpret(*args) -> list:
-    """Run this file with TRITON_INTERPRET=1 (and args) in a process; its failures."""
+def interpret(*args) -> dict:
+    """Run this file with TRITON_INTERPRET=1 (and args) in a process; its failures
+    ({"kernels": [...], "knobs": [...]})."""
     triton = pytest.importorskip("triton", reason="Triton is not installed (pip install triton: its interpreter runs on CPU)")
     if tuple(int(p) for p in triton.__version__.split(".")[:2]) < (3, 7):
         # its scalar arguments are 1-element arrays there, and range() over one fails
@@ -170,8 +171,15 @@ def interpret(*args) -> list:
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
-def test_triton_kernels_in_the_interpreter():
-    assert interpret() == []
+@pytest.fixture(scope="module")
+def in_interpreter() -> dict:
+    """One interpreter process for the kernels' own checks and the launch knobs' grid
+    (each process imports torch and Triton: seconds of a 2-core machine)."""
+    return interpret("grid", *KNOB_KERNELS)
+
+
+def test_triton_kernels_in_the_interpreter(in_interpreter):
+    assert in_interpreter["kernels"] == []
 
 
 def tune_grid():
@@ -227,16 +235,16 @@ def knob_checks(kernel: str, scope: str) -> list[str]:
 KNOB_KERNELS = ["bias_gelu", "add_relu", "lstm_gates"]
 
 
-def test_backward_knobs_in_the_interpreter():
+def test_backward_knobs_in_the_interpreter(in_interpreter):
     # each launch knob kernels_backward_tune.py may time gives eager's gradients
-    assert interpret("grid", *KNOB_KERNELS) == []
+    assert in_interpreter["knobs"] == []
 
 
 @pytest.mark.parametrize("kernel", KNOB_KERNELS)
 def test_every_knob_combination_in_the_interpreter(kernel):
     if not FULL:
         pytest.skip("every knob combination (minutes): FUSIONLAB_INTERPRETER_FULL=1, as benchmarks/gpu/gpu_tests.sh runs it")
-    assert interpret("all", kernel) == []
+    assert interpret("all", kernel)["knobs"] == []
 
 
 # ---- the Triton and CUDA kernels on the GPU -------------------------------------------------
@@ -346,6 +354,9 @@ def test_runner_train_mode_ok(tmp_path, model, variant):
     assert r["correctness"]["passed"]
 
 
-if __name__ == "__main__":   # the interpreter's process (interpret())
-    print(json.dumps([e for k in sys.argv[2:] for e in knob_checks(k, sys.argv[1])] if len(sys.argv) > 1
-                     else interpreted_checks()))
+if __name__ == "__main__":   # the interpreter's process (interpret()): [SCOPE KERNEL...]
+    # the launch knobs' checks of each KERNEL in SCOPE ("grid" or "all"); the kernels' own
+    # checks too without arguments or with SCOPE "grid"
+    scope, kernels = (sys.argv[1], sys.argv[2:]) if len(sys.argv) > 1 else ("grid", [])
+    print(json.dumps({"kernels": interpreted_checks() if scope == "grid" else [],
+                      "knobs": [e for k in kernels for e in knob_checks(k, scope)]}))

@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 
 from conftest import ROOT
 
@@ -175,6 +176,7 @@ print("HEAVY", sorted(m for m in ("torch", "matplotlib") if m in sys.modules), "
 """
 
 
+@pytest.mark.slow
 def test_dag_builds_without_torch_or_matplotlib(tmp_path):
     p = subprocess.run([sys.executable, "-c", DRY_RUN % (tmp_path / "r")], capture_output=True, text=True, cwd=ROOT)
     assert "HEAVY [] EXIT 0" in p.stdout, p.stdout[-2000:] + p.stderr[-2000:]

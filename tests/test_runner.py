@@ -18,7 +18,7 @@ def loops(step, ref):
 
 def go(tmp_path, *extra, model="mlp", variant="eager"):
     out = tmp_path / "run.json"
-    rc = cli.main(["--model", model, "--variant", variant, "--batch", "4", "--warmup", "1",
+    rc = cli.main(["--model", model, "--variant", variant, "--batch", "4", "--warmup", "1", "--warmup-min-s", "0",
                    "--iters", "2", "--device", "cpu", "--out", str(out), *extra])
     assert rc == 0
     return json.loads(out.read_text())
@@ -350,20 +350,29 @@ def test_bad_size_exits_with_the_reason(tmp_path, capsys, size, words):
     assert e.value.code == 2 and words in capsys.readouterr().err
 
 
-def test_a_compile_variant_does_its_imports_before_the_lock():
+def test_a_compile_variant_does_its_imports_before_the_lock(monkeypatch):
     # VariantSpec.prepare runs before the GPU lock; for torch.compile it leaves nothing of
     # the backend's imports to the build (in the lock): torch.compile then imports no
-    # module (without prepare it imports over a thousand, torch._inductor.compile_fx among them)
+    # module (without prepare it imports over a thousand, torch._inductor.compile_fx among
+    # them). The imports checked in a fresh process, without the compile workers' pool
+    # (each worker imports torch: seconds of a 2-core machine); the pool's start below.
     code = ("import sys; from fusionlab.experiments.registry import VARIANTS; "
-            "VARIANTS['compile_max_autotune'].prepare({}); import torch; before = set(sys.modules); "
-            "torch.compile(torch.nn.Linear(2, 2), mode='max-autotune'); "
-            "print('torch._inductor.compile_fx' in sys.modules, len(set(sys.modules) - before)); "
-            "from torch._inductor.async_compile import shutdown_compile_workers; shutdown_compile_workers()")
+            "VARIANTS['compile_max_autotune'].prepare({'compile_workers': False}); import torch; "
+            "before = set(sys.modules); torch.compile(torch.nn.Linear(2, 2), mode='max-autotune'); "
+            "print('torch._inductor.compile_fx' in sys.modules, len(set(sys.modules) - before))")
     import subprocess
     import sys
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     loaded, imported = p.stdout.split()
     assert loaded == "True" and imported == "0", p.stderr[-2000:]
+    # Inductor's compile workers started too, unless the run will find its graphs cached
+    from torch._inductor.async_compile import AsyncCompile
+    started = []
+    monkeypatch.setattr(AsyncCompile, "warm_pool", classmethod(lambda cls: started.append(cls)))
+    VARIANTS["compile_max_autotune"].prepare({})
+    assert started == [AsyncCompile]
+    VARIANTS["compile"].prepare({"compile_workers": False})
+    assert started == [AsyncCompile]
     assert VARIANTS["eager"].prepare({}) is None   # a variant without one: nothing to do
 
 

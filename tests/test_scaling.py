@@ -1,4 +1,9 @@
+<<<<<<< HEAD
 """analysis.sweep.scaling on synthetic times whose scaling law t = a + b*s^k is known exactly."""
+=======
+"""analysis.scaling on synthetic times whose scaling law t = a + b*s^k is known exactly."""
+import functools
+>>>>>>> tests-fast
 import math
 
 import numpy as np
@@ -74,6 +79,14 @@ def test_bootstrap_deterministic_and_needs_four_sizes():
     assert all(math.isnan(v) for v in scaling.bootstrap_k(s3, t3))
 
 
+@pytest.fixture
+def few_resamples(monkeypatch):
+    """scaling.table's bootstrap of k at 100 resamples, not its 1000 (seconds a table): the
+    tables and figures below check the fits and what is drawn; the bootstrap is checked at
+    its default above."""
+    monkeypatch.setattr(scaling, "bootstrap_k", functools.partial(scaling.bootstrap_k, n=100))
+
+
 def runs_frame():
     """Two variants of one model swept over 4 dims (2 repeats, times 1% either side of the
     law, so the medians lie on it exactly) plus a failed third repeat; another model with
@@ -98,7 +111,7 @@ def runs_frame():
     return df, law_of
 
 
-def test_table_one_row_per_variant_and_metric():
+def test_table_one_row_per_variant_and_metric(few_resamples):
     df, law_of = runs_frame()
     out = scaling.table(df)
     assert list(out.columns) == scaling.COLUMNS
@@ -142,7 +155,7 @@ def test_fit_note_says_what_limits_a_fit():
     assert scaling.describe(row).endswith("(exact fit: 3 sizes for 3 parameters, no CI; sweep 4 or more sizes).")
 
 
-def test_summary_section_and_figure(tmp_path):
+def test_summary_section_and_figure(tmp_path, few_resamples):
     """The table feeds summary.md's 'Scaling law' section (wall fits only) and the figure
     (a panel per axis, a fitted line per variant and metric)."""
     from fusionlab.analysis.report import plots, summary
@@ -165,7 +178,7 @@ def test_summary_section_and_figure(tmp_path):
         plots.FIGURES["scaling"][0]({"scaling": fits.iloc[:0], "runs": df}, "mlp")
 
 
-def test_figure_panel_for_runs_without_a_size_axis():
+def test_figure_panel_for_runs_without_a_size_axis(few_resamples):
     """Runs recorded without a size column value (nan) still land in their panel."""
     from fusionlab.analysis.report import plots
     df, _ = runs_frame()
@@ -180,7 +193,7 @@ def test_figure_panel_for_runs_without_a_size_axis():
         assert len(ax.containers) == 4 and all(len(c.lines[0].get_xdata()) == 4 for c in ax.containers)
 
 
-def test_two_dtypes_in_one_sweep_stay_apart():
+def test_two_dtypes_in_one_sweep_stay_apart(few_resamples):
     from fusionlab.analysis.report import plots, summary
     df, _ = runs_frame()
     df = df[df["model"] == "mlp"].assign(status="ok")

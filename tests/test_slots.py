@@ -127,9 +127,10 @@ def test_a_failed_holder_frees_its_slot(tmp_path):
     p = mp.Process(target=_fail_while_holding, args=(str(tmp_path),))
     p.start(); p.join(30)
     assert p.exitcode != 0
+    assert _lock_is_free(str(tmp_path))      # let go when the experiment raised: taken at once
     with slots.hold(slots.Slot("0", ()), str(tmp_path)) as info:
         pass
-    assert info["wait_s"] < 5
+    assert info["held_unix"][0] <= info["held_unix"][1]
 
 
 def test_holding_pins_the_process_to_the_slot_cores_and_back(tmp_path):

@@ -118,3 +118,21 @@ def test_a_ceiling_note_reads_its_reason_from_measured_bytes():
     assert note.startswith("1.12x") and "0.40x by Nsight Compute's DRAM bytes" in note and "stays in L2" in note
     assert ceiling_note(0.9, 0.1, 537e6, 0.95) == ""
     assert "fit in L2" in ceiling_note(1.12, 0.1, 16e6)          # no measured bytes: the model's reason
+
+
+def test_a_ceiling_note_joins_both_reasons_and_names_the_device_s_work():
+    from fusionlab.analysis.sweep.headline import ceiling_note
+    gpu = ceiling_note(1.12, 1.5, 16e6)
+    assert gpu.count("; ") == 1 and gpu.split("; ")[1].startswith("1.50x the measured matmul rate: the kernels take")
+    assert "the operators take a faster path" in ceiling_note(0.5, 1.5, 16e6, device="cpu")
+
+
+def test_the_headline_row_carries_the_traced_run_and_the_best_variant():
+    """The traced range's wall time and launch-overhead ratio, medians of the repeats; best():
+    per configuration the variant of the highest speedup."""
+    runs = softmax_runs().assign(launch_overhead_ratio=[0.5, 0.7, 0.6] * 4)
+    h = headline.table(runs, tables.speedups(runs))
+    c = h[(h["variant"] == "compile") & (h["batch"] == 64)].iloc[0]
+    assert c["traced_wall_ms"] == 0.100 * 1.01 * 1.6 and c["traced_launch_overhead_ratio"] == 0.6
+    b = headline.best(h).set_index("batch")["variant"]
+    assert b.to_dict() == {64: "eager", 1024: "compile"}

@@ -39,6 +39,10 @@ def reader(request, monkeypatch):
     return request.param
 
 
+# tests that read no nsys export through nsys_sqlite.Report run under one reader
+ONE_READER = pytest.mark.parametrize("reader", ["columnar"], indirect=True)
+
+
 def test_report_uses_the_reader_asked_for(report, reader):
     assert nsys_sqlite.scan(report("nsys2025_h200/mlp_eager")).columnar is (reader == "columnar")
 
@@ -108,6 +112,7 @@ def test_streamed_equals_pandas_on_every_fixture(report, name):
 
 
 @pytest.mark.parametrize("name", ["torch_cpu/mlp_compile", "torch_cpu/pointwise_heavy_eager"])
+@ONE_READER
 def test_trace_equals_oracle_on_torch_fixtures(name):
     """A torch.profiler trace (a Trace, read through trace.Chunks): the package's metrics
     and kernel tables = the pandas oracle's, exactly."""
@@ -211,6 +216,7 @@ def test_synthetic_report_streamed_equals_pandas(tmp_path, monkeypatch):
     assert (m["process"]["kernels"], m["same_thread"]["kernels"], m["process"]["iterations"]) == (20_000, 8_000, 20)
 
 
+@ONE_READER
 def test_measure_check_on_synthetic(tmp_path):
     """`million_kernels.py measure --check --pandas`: the timing table and the SQL oracle."""
     path = str(tmp_path / "s.sqlite")
@@ -221,6 +227,7 @@ def test_measure_check_on_synthetic(tmp_path):
     assert (table["rc"][:2] == 0).all() and (table["wall_s"][:2] > 0).all() and (table["peak_rss_mb"][:2] > 0).all()
 
 
+@ONE_READER
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 10, 11, 99, 1000, 1001])
 def test_histogram_order_statistics_are_numpys(n):
     rng = np.random.default_rng(n)
@@ -258,6 +265,7 @@ def test_kernel_file_capped_with_a_note(report, monkeypatch):
     assert row["kernels_csv_note"] == f"kernels.csv keeps the 3 kernels with the most GPU time of {len(full)} distinct kernels"
 
 
+@ONE_READER
 def test_segmented_running_max_both_ways():
     rng = np.random.default_rng(0)
     x = rng.integers(0, 10**6, 500)
@@ -270,6 +278,7 @@ def test_segmented_running_max_both_ways():
     assert (stream._segmented_cummax(huge, first) == want).all()
 
 
+@ONE_READER
 def test_generate_workload_on_cpu_and_without_nsys(tmp_path, monkeypatch):
     """`generate`'s traced process launches every kernel (here as CPU ops, from both
     threads); without nsys on PATH, generate stops with a clear message."""

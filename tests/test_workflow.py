@@ -32,12 +32,14 @@ def snake(*args, env=None, check=True, timeout=900):
     return p
 
 
+@pytest.mark.slow
 def test_lint_clean():
     p = snake("--lint", check=False)
     assert p.returncode == 0, p.stdout + p.stderr
 
 
 # (each kind of bad value and its message: tests/test_config.py, without Snakemake)
+@pytest.mark.slow
 @pytest.mark.parametrize("override, words", [
     ({"models": ["resnet"]}, ["models[0]", "'resnet'", "allowed values", "mlp"]),
     ({"variants": ["eager; rm -rf ~"]}, ["variants[0]", "allowed values"]),
