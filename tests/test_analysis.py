@@ -177,7 +177,8 @@ def test_crossover_names_the_values_where_the_ci_includes_one():
     assert stats.ties(dims, lo, hi) == [2048.0, 16384.0]
     assert stats.ties(dims, [np.nan] * 4, hi) == []
     sp = pd.DataFrame({"model": "m", "variant": "compile", "mode": "train", "dtype": "float32",
-                       "backend": "nsys", "device": "cuda", "batch": 1, "dim": dims, "speedup_wall": med,
+                       "backend": "nsys", "device": "cuda", "batch": 1, "dim": dims, "size": [f"dim{d}" for d in dims],
+                       "speedup_wall": med,
                        "speedup_wall_lo": lo, "speedup_wall_hi": hi})
     row = tables.crossover(sp).iloc[0]
     assert row["axis"] == "dim" and row["ties"] == "2048 16384" and row["note"] == note

@@ -8,6 +8,8 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 from conftest import DATA, ROOT
 
 
@@ -33,6 +35,7 @@ def run(src: str, tmp_path, code: str) -> str:
     return p.stdout
 
 
+@pytest.mark.slow
 def test_add_a_model_in_one_file(tmp_path):
     src = scratch_package(tmp_path)
     with open(os.path.join(src, "fusionlab", "experiments", "models", "my_model.py"), "w") as f:
@@ -96,6 +99,8 @@ def test_add_a_figure_in_one_module(tmp_path):
         f.write(FIGURE)
     out = run(src, tmp_path, """
 import sys
+
+import pytest
 from fusionlab.analysis.report import figures
 assert "matplotlib" not in sys.modules
 f = figures.FIGURES["my_figure"]

@@ -80,6 +80,7 @@ def test_a_malformed_entry_names_its_key(entry, words):
     assert words in str(e.value)
 
 
+@pytest.mark.slow
 def test_the_config_names_it_and_fusionlab_list_shows_it(tmp_path):
     """Through the sweep's own validation (the catalog computed in a child process): the
     model is a name the sweep may use, with its size axis; a broken one is one line naming
@@ -118,6 +119,7 @@ def test_the_runner_runs_it_under_autocast(tmp_path):
     assert run["model_origin"] == f"{USER}:build" and run["dtype"] == "amp_bfloat16" and run["sizes"] == {"dim": 64}
 
 
+@pytest.mark.slow
 def test_a_real_network_factory_runs_at_a_small_size(tmp_path):
     """BERT from its transformers configuration, one layer, 8 tokens (the GPU sweep runs
     config/real-models.yaml's full sizes)."""

@@ -104,6 +104,7 @@ def test_nothing_to_draw_is_said(t):
         draw("headline", t, "vit")
 
 
+@pytest.mark.slow
 def test_the_figures_and_summary_pass_the_audit(tmp_path):
     t = tables()
     res = tmp_path / "results"

@@ -3,7 +3,8 @@ their catalog entries from the config alone and never imports them (their librar
 torchvision or timm, need not be installed where tables and figures are redrawn)."""
 import pytest
 
-from fusionlab.experiments import catalog, sweep
+from fusionlab.experiments import catalog
+from fusionlab.plan import sweep
 
 CONFIG = {"import_models": {"absent_net": {"factory": "no_such_package_xyz.nets:build", "default_batch": 48},
                             "absent_block": "no_such_package_xyz.blocks:build"},

@@ -1,9 +1,5 @@
-<<<<<<< HEAD
 """analysis.sweep.scaling on synthetic times whose scaling law t = a + b*s^k is known exactly."""
-=======
-"""analysis.scaling on synthetic times whose scaling law t = a + b*s^k is known exactly."""
 import functools
->>>>>>> tests-fast
 import math
 
 import numpy as np
@@ -107,7 +103,7 @@ def runs_frame():
                              "wall_time_per_iter_ms": t, "gpu_time_per_iter_ms": t})
     df = pd.DataFrame(rows)
     df = df.assign(mode="inference", dtype="float32", backend="inductor", device="cuda", batch=8,
-                   size=[f"dim={d}" for d in df["dim"]])
+                   size=[f"dim{d}" for d in df["dim"]])
     return df, law_of
 
 
@@ -184,6 +180,7 @@ def test_figure_panel_for_runs_without_a_size_axis(few_resamples):
     df, _ = runs_frame()
     df = df[df["model"] == "mlp"].assign(status="ok")
     df = pd.concat([df.assign(num_layers=4.0), df.assign(num_layers=np.nan)], ignore_index=True)
+    df["size_axes"] = "dim,num_layers"          # as run_metrics records the axes each run has
     fits = scaling.table(df)
     assert set(fits["fixed"]) == {"batch=8 num_layers=4", "batch=8 num_layers=nan"}
     fig = plots.FIGURES["scaling"][0]({"scaling": fits, "runs": df}, "mlp")

@@ -150,7 +150,11 @@ def size_axes(df: pd.DataFrame) -> list[str]:
     each run recorded, its `size_axes` column), in name order."""
     named = {a for v in df["size_axes"].dropna() for a in str(v).split(",") if a} if "size_axes" in df else set()
     if "size" in df:   # tables without the column: the axes the size labels name
-        named |= {a for label in df["size"].dropna().unique() for a in sizes.parse(str(label))}
+        for label in df["size"].dropna().unique():
+            try:
+                named |= set(sizes.parse(str(label)))
+            except ValueError:   # a label of another form names no axis here
+                pass
     return sorted(a for a in named if a in df.columns)
 
 
