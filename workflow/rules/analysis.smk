@@ -27,16 +27,6 @@ rule run_metrics:
         "../scripts/run_metrics.py"
 
 
-def recorded_costs():
-    """Regenerating: the costs table already written, read before the rule runs (a
-    configuration that cannot be counted on this machine keeps its recorded row)."""
-    if not (REGENERATE and os.path.exists(COSTS)):
-        return []
-    import csv
-    with open(COSTS) as f:
-        return list(csv.DictReader(f))
-
-
 rule model_costs:
     output:
         COSTS,

@@ -176,3 +176,21 @@ def figure_caption(path):
         if not safe:
             return os.path.join(ROOT, "workflow", "report", "caption_withheld.rst")
     return os.path.abspath(path)
+
+
+def recorded_costs():
+    """Regenerating: the costs table already written, read before the rule runs (a
+    configuration that cannot be counted on this machine keeps its recorded row)."""
+    if not (REGENERATE and os.path.exists(COSTS)):
+        return []
+    import csv
+    with open(COSTS) as f:
+        return list(csv.DictReader(f))
+
+
+def every_gpu_job():
+    """The `gpu` resource of the whole sweep (--resources gpu=N, else every GPU slot's
+    jobs_per_gpu): a job that takes it all runs alone on the GPUs."""
+    g = workflow.global_resources["gpu"] if "gpu" in workflow.global_resources else None
+    g = getattr(g, "value", g)
+    return int(g) if g else max(1, len(sweep.gpu_indices(CFG["gpus"])) * CFG["jobs_per_gpu"])

@@ -11,14 +11,6 @@ CLAIMS_JSON = f"{RES}/reproduction/claims.json"
 CLAIMS_INPUT = ([CLAIMS_JSON] if os.path.exists(CLAIMS_JSON) else []) if REGENERATE else [CLAIMS_JSON]
 
 
-def every_gpu_job():
-    """The `gpu` resource of the whole sweep (--resources gpu=N, else every GPU slot's
-    jobs_per_gpu): a job that takes it all runs alone on the GPUs."""
-    g = workflow.global_resources["gpu"] if "gpu" in workflow.global_resources else None
-    g = getattr(g, "value", g)
-    return int(g) if g else max(1, len(sweep.gpu_indices(CFG["gpus"])) * CFG["jobs_per_gpu"])
-
-
 REPRODUCTION = [f"{RES}/reproduction.md", f"{RES}/figures/reproduction/all.png", f"{RES}/figures/reproduction/all.svg"]
 
 
