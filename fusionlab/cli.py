@@ -36,7 +36,7 @@ def list_registry(argv) -> int:
         with open(a.configfile) as f:
             cfg = yaml.safe_load(f) or {}
         try:
-            catalog.extend(sweep._imports(cfg.get("import_models") or {}))
+            catalog.extend(sweep.import_entries(cfg.get("import_models") or {}))
         except catalog.CatalogError as e:
             raise sweep.ConfigError(f"{a.configfile}: {e}") from None
     cat = catalog.load()

@@ -76,7 +76,7 @@ def test_a_built_in_name_is_not_taken(registered):
 ])
 def test_a_malformed_entry_names_its_key(entry, words):
     with pytest.raises(sweep.ConfigError) as e:
-        sweep._imports({"mine": entry})
+        sweep.import_entries({"mine": entry})
     assert words in str(e.value)
 
 

@@ -117,7 +117,7 @@ def _defaults(s: dict, cfg: dict) -> None:
             _defaults(sub, cfg[k])
 
 
-def _imports(entries) -> dict:
+def import_entries(entries) -> dict:
     """The config's import_models as name -> {factory, ...}, with a factory file's path
     made absolute (jobs may run elsewhere). ConfigError (one line) on a malformed entry."""
     if not isinstance(entries, dict):
@@ -164,7 +164,7 @@ def validate(config: dict, root: str | None = None, regenerate: bool = False) ->
     if not isinstance(config, dict) or not config:
         raise ConfigError("config: empty; give models, variants and batch_sizes (see config.yaml)")
     config_checks.check_strings(config)
-    imports = _imports(config.get("import_models", {}))
+    imports = import_entries(config.get("import_models", {}))
     try:
         catalog.extend(imports, check=not regenerate)
     except catalog.CatalogError as e:

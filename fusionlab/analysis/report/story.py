@@ -109,11 +109,13 @@ def banner_md(runs: pd.DataFrame, h: pd.DataFrame, warnings: list[str], audit: l
                         "`repeats` of 3 or more before quoting them.")
     short = v["interval"].astype(str).str.startswith("range of").sum() if len(v) else 0
     if short:
-        lines.append(f"{short} speedups rest on fewer than {sweep_headline.CI_MIN} repeats: their interval is "
-                     "the range of the repeats, not a confidence interval.")
+        lines.append(f"{short} speedup{'s rest' if short > 1 else ' rests'} on fewer than {sweep_headline.CI_MIN} "
+                     f"repeats: {'their' if short > 1 else 'its'} interval is the range of the repeats, not a "
+                     "confidence interval.")
     unsure = (v["verdict"] == "inconclusive").sum() if len(v) else 0
     if unsure:
-        lines.append(f"{unsure} speedups are inconclusive: their interval holds 1.")
+        lines.append(f"{unsure} speedup{'s are' if unsure > 1 else ' is'} inconclusive: "
+                     f"{'their' if unsure > 1 else 'its'} interval holds 1.")
     if not lines or (audit and len(lines) == 1 and len(audit) == 1):
         return ["> **Data quality**: no warning: every speedup has an interval, no run was timed on a slow host "
                 "or still warming up." + (f" The {lines[0][4:]}" if lines else ""), ""]
