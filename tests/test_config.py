@@ -61,6 +61,13 @@ def test_a_variant_may_have_its_own_time_limit():
     ({**GOOD, "sizes": {"mlp": {"hidden": [1 << 20]}}}, ["sizes.mlp.hidden", "1048576", "1 to 65536"]),
     ({**GOOD, "sizes": {"mlp": {"hidden": 64}}}, ["sizes.mlp.hidden", "64", "array"]),
     ({**GOOD, "sizes": {"mlp": {"hidden": [64, 64]}}}, ["sizes.mlp.hidden", "repeated"]),
+    ({**GOOD, "variants_by_mode": {"train": ["fast"]}}, ["variants_by_mode.train[0]", "'fast'", "compile"]),
+    ({**GOOD, "variants_by_mode": {"train": ["compile"]}}, ["variants_by_mode.train", "'compile'",
+                                                            "not in variants", "eager"]),
+    ({**GOOD, "variants_by_mode": {"training": ["eager"]}}, ["'training'"]),
+    ({**GOOD, "batch_sizes_by_model": {"matmul": [2]}}, ["batch_sizes_by_model.matmul", "not in models", "mlp"]),
+    ({**GOOD, "batch_sizes_by_model": {"resnet": [2]}}, ["batch_sizes_by_model", "'resnet'", "matmul"]),
+    ({**GOOD, "batch_sizes_by_model": {"mlp": [0]}}, ["batch_sizes_by_model.mlp[0]", ">= 1"]),
 ])
 def test_bad_config(bad, words):
     msg = err(bad)
@@ -95,6 +102,20 @@ def test_runs_expand():
     cfg = sweep.validate({"models": ["mlp", "pointwise_heavy"], "variants": ["compile"],
                           "batch_sizes": [1, 2], "repeats": 3})
     assert len(sweep.runs(cfg, "torch")) == 2 * 2 * 2 * 3
+
+
+def test_variants_by_mode_and_batch_sizes_by_model_expand():
+    """A mode's own variants (eager added) and a model's own batch sizes replace the
+    sweep-wide ones for that mode and model only."""
+    cfg = sweep.validate({"models": ["mlp", "softmax"], "mode": ["inference", "train"],
+                          "variants": ["compile", "compile_reduce_overhead"],
+                          "variants_by_mode": {"train": ["compile"]},
+                          "batch_sizes": [4], "batch_sizes_by_model": {"softmax": [2, 8]}})
+    got = {(r["model"], r["variant"], r["mode"], r["batch"]) for r in sweep.runs(cfg, "torch")}
+    want = {(m, v, mode, b) for m, bs in (("mlp", [4]), ("softmax", [2, 8])) for b in bs
+            for mode, vs in (("inference", ["eager", "compile", "compile_reduce_overhead"]),
+                             ("train", ["eager", "compile"])) for v in vs}
+    assert got == want and len(sweep.runs(cfg, "torch")) == len(want)
 
 
 def test_size_axes_expand_to_one_run_and_folder_each():

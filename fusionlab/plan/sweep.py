@@ -57,6 +57,9 @@ def schema() -> dict:
     dtype[0]["enum"] = dtype[1]["items"]["enum"] = list(axes.DTYPES)
     for m in s["properties"]["dtype_by_mode"]["properties"].values():
         m["items"]["enum"] = list(axes.DTYPES)
+    for m in s["properties"]["variants_by_mode"]["properties"].values():
+        m["items"]["enum"] = list(catalog.variant_names())
+    s["properties"]["batch_sizes_by_model"]["propertyNames"] = {"enum": list(catalog.model_names())}
     return s
 
 
@@ -184,8 +187,25 @@ def validate(config: dict, root: str | None = None, regenerate: bool = False) ->
             cfg[key] = [cfg[key]]
     if "eager" not in cfg["variants"]:
         cfg["variants"] = ["eager"] + cfg["variants"]
+    _check_by_keys(cfg)
     _check_sizes(cfg)
     return cfg
+
+
+def _check_by_keys(cfg: dict) -> None:
+    """variants_by_mode's variants among variants (eager added to each mode), and
+    batch_sizes_by_model's models among models."""
+    for mode, names in cfg["variants_by_mode"].items():
+        bad = [v for v in names if v not in cfg["variants"]]
+        if bad:
+            raise ConfigError(f"config key variants_by_mode.{mode}: {bad[0]!r} is not in variants; "
+                              f"allowed values: {', '.join(cfg['variants'])}")
+        if "eager" not in names:
+            cfg["variants_by_mode"][mode] = ["eager"] + names
+    for model in cfg["batch_sizes_by_model"]:
+        if model not in cfg["models"]:
+            raise ConfigError(f"config key batch_sizes_by_model.{model}: model {model} is not in models; "
+                              f"allowed values: {', '.join(cfg['models'])}")
 
 
 def _check_sizes(cfg: dict) -> None:
@@ -339,9 +359,14 @@ def runs(cfg: dict, backend: str) -> list[dict]:
     model's default sizes)."""
     return [dict(backend=backend, model=m, variant=v, mode=mode, dtype=dtype, batch=b,
                  size=sizes.suffix(s), repeat=r)
-            for m in cfg["models"] for v in cfg["variants"] for mode in cfg["mode"]
+            for m in cfg["models"] for v in cfg["variants"] for mode in cfg["mode"] if v in variants(cfg, mode)
             for dtype in dtypes(cfg, mode) for s in size_labels(cfg, m) for b in batch_sizes(cfg, m)
             for r in range(cfg["repeats"])]
+
+
+def variants(cfg: dict, mode: str) -> list[str]:
+    """The variants a mode's runs take: variants_by_mode's for that mode, else variants'."""
+    return (cfg.get("variants_by_mode") or {}).get(mode) or cfg["variants"]
 
 
 def dtypes(cfg: dict, mode: str) -> list[str]:
@@ -350,7 +375,11 @@ def dtypes(cfg: dict, mode: str) -> list[str]:
 
 
 def batch_sizes(cfg: dict, model: str) -> list[int]:
-    """The configured batch sizes, or the model's own default (batch_sizes: default)."""
+    """The model's batch sizes: batch_sizes_by_model's, else the configured batch sizes, or
+    the model's own default (batch_sizes: default)."""
+    own = (cfg.get("batch_sizes_by_model") or {}).get(model)
+    if own:
+        return own
     return [catalog.default_batch(model)] if cfg["batch_sizes"] == "default" else cfg["batch_sizes"]
 
 
