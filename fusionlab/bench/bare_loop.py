@@ -53,6 +53,9 @@ GRIDS = {
     "default": [(["pointwise_heavy", "matmul_heavy", "mlp"], ["compile"], [128, 1024, 4096], "inference")],
     "train": [(["deep_gelu_mlp"], ["compile"], [256], "train")],
     "cpu": [(["mlp"], ["jit_script"], [64], "inference")],
+    # two real networks (pip install .[models]) at config/real-models.yaml's batch sizes, bf16
+    "real": [(["bert"], ["compile"], [8, 32], "inference", "bfloat16"),
+             (["llama_block"], ["compile"], [1, 4], "inference", "bfloat16")],
     # the configurations whose paired CI stayed widest (benchmarks/results/h100-bare-loop-noisy)
     "noisiest": [(["mlp"], ["compile"], [128, 256], "inference"),
                  (["pointwise_heavy"], ["compile_reduce_overhead"], [256], "inference"),
@@ -104,18 +107,19 @@ def old_loop(torch, mode, f, m, inputs):
 
 
 def measure(model: str, variant: str, batch: int, mode: str, min_slots: int, max_slots: int, max_s: float,
-            iters: int, device: str = "auto") -> dict:
+            iters: int, device: str = "auto", dtype: str = "float32") -> dict:
     """One configuration, in this process (module doc). Returns its record."""
     import torch
     from fusionlab import runner as run
     from fusionlab.jobs import host_probe
     from fusionlab.runner import timing
-    args = run.parse_args(["--model", model, "--variant", variant, "--batch", str(batch), "--mode", mode,
-                           "--device", device, "--iters", str(iters), "--out", os.devnull])
+    imported = ["--model-from", json.dumps(IMPORTED[model])] if model in IMPORTED else []
+    args = run.parse_args(["--model", model, *imported, "--variant", variant, "--batch", str(batch), "--mode", mode,
+                           "--dtype", dtype, "--device", device, "--iters", str(iters), "--out", os.devnull])
     dev = "cuda" if (device != "cpu" and torch.cuda.is_available()) else "cpu"
     cuda = dev == "cuda"
     sync = torch.cuda.synchronize if cuda else (lambda: None)
-    rec = {"model": model, "variant": variant, "batch": batch, "mode": mode, "device": dev,
+    rec = {"model": model, "variant": variant, "batch": batch, "mode": mode, "dtype": dtype, "device": dev,
            "gpu": torch.cuda.get_device_name(0) if cuda else None,
            "versions": run.versions(torch, dev, "nsys"), "min_slots": min_slots, "max_slots": max_slots,
            "max_s": max_s}
@@ -213,6 +217,8 @@ def slot_ratios(w: dict) -> dict:
                 out[f"runner_{name}_ci"] = half
                 cis.append(half)
     out["alone_wall_ratio"] = _median_ci([a / b for a, b in zip(m["alone_v"], m["bare_v"])])[0]
+    med, half = _median_ci([m["bare_e"][i] / m["bare_v"][i] for i in slots])
+    out["bare_paired_slot"], out["bare_paired_lo"], out["bare_paired_hi"] = med, med / (1 + half), med * (1 + half)
     for k in w:
         out[f"{k}_ms"] = statistics.median(x for s in w[k] for x in s)
     for kind in ("runner", "bare", "old"):
@@ -224,24 +230,32 @@ def slot_ratios(w: dict) -> dict:
 def ratios(rec: dict) -> dict:
     """The table's columns of one configuration's record."""
     out = {k: rec[k] for k in ("model", "variant", "batch", "mode")}
+    out["dtype"] = rec.get("dtype", "float32")
     if rec.get("status") != "ok":
         return {**out, "status": rec.get("status")}
     out.update(status="ok", iters=rec["iters"], slots=rec["slots"], bare_wall_ms=rec["bare_v_ms"],
                wall=rec["runner_wall_ratio"], eager_wall=rec["runner_eager_wall_ratio"],
                paired=rec["runner_paired_ratio"], ci=rec["ci"],
                bare_paired=rec["bare_paired"], runner_paired=rec["runner_paired"],
+               bare_paired_lo=rec.get("bare_paired_lo"), bare_paired_hi=rec.get("bare_paired_hi"),
                old_wall=rec["old_wall_ratio"], old_paired=rec["old_paired_ratio"],
                alone_wall=rec["alone_wall_ratio"], harness_us=rec["harness_us_per_iter"])
     out["within_target"] = all(abs(out[k] - 1) <= TARGET for k in ("wall", "eager_wall", "paired"))
     return out
 
 
+# the real networks' factories, by import path (as config/real-models.yaml names them)
+IMPORTED = {name: f"fusionlab.experiments.real_models.{name}:build"
+            for name in ("resnet50", "bert", "gpt2", "vit", "llama_block")}
+
+
 def configs(grid: str):
-    for models, variants, batches, mode in GRIDS[grid]:
+    """(model, variant, batch, mode, dtype) of a grid (dtype float32 unless it names one)."""
+    for models, variants, batches, mode, *dtype in GRIDS[grid]:
         for mdl in models:
             for b in batches:
                 for v in variants:
-                    yield mdl, v, b, mode
+                    yield mdl, v, b, mode, (dtype or ["float32"])[0]
 
 
 def cmd_sweep(a) -> int:
@@ -250,21 +264,23 @@ def cmd_sweep(a) -> int:
     done = set()
     if os.path.exists(path):
         with open(path) as f:
-            done = {(r["model"], r["variant"], r["batch"], r["mode"]) for r in map(json.loads, f)}
+            done = {(r["model"], r["variant"], r["batch"], r["mode"], r.get("dtype", "float32"))
+                    for r in map(json.loads, f)}
     for grid in a.grid.split(","):
         for cfg in configs(grid):
             if cfg in done:
                 continue
             t0 = time.time()
             p = subprocess.run([sys.executable, "-m", "fusionlab.bench.bare_loop", "one", "--model", cfg[0], "--variant", cfg[1],
-                                "--batch", str(cfg[2]), "--mode", cfg[3], "--min-slots", str(a.min_slots),
+                                "--batch", str(cfg[2]), "--mode", cfg[3], "--dtype", cfg[4],
+                                "--min-slots", str(a.min_slots),
                                 "--max-slots", str(a.max_slots), "--max-s", str(a.max_s), "--iters", str(a.iters),
                                 "--device", a.device],
                                capture_output=True, text=True, cwd=ROOT)
             line = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else ""
             if p.returncode or not line.startswith("{"):
                 line = json.dumps({"model": cfg[0], "variant": cfg[1], "batch": cfg[2], "mode": cfg[3],
-                                   "status": "error", "reason": p.stderr.strip().splitlines()[-1:]})
+                                   "dtype": cfg[4], "status": "error", "reason": p.stderr.strip().splitlines()[-1:]})
             with open(path, "a") as f:
                 f.write(line + "\n")
             print(f"{'/'.join(map(str, cfg))}: {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
@@ -297,9 +313,38 @@ def cmd_report(a) -> int:
     return 0
 
 
+def compare(bare, speedups):
+    """The bare loop's paired speedup (its own process) beside the sweep's paired speedup
+    of the same (model, variant, batch, mode, dtype): one row each, with both intervals and
+    bare / sweep."""
+    import pandas as pd
+    keys = ["model", "variant", "batch", "mode", "dtype"]
+    b = bare[bare["status"].eq("ok")][keys + ["bare_paired", "bare_paired_lo", "bare_paired_hi"]]
+    s = speedups[keys + ["speedup_paired", "speedup_paired_lo", "speedup_paired_hi", "repeats_ok"]]
+    out = b.merge(s, on=keys, how="left")
+    out["bare_over_sweep"] = out["bare_paired"] / out["speedup_paired"]
+    out["intervals_overlap"] = ((out["bare_paired_lo"] <= out["speedup_paired_hi"])
+                                & (out["speedup_paired_lo"] <= out["bare_paired_hi"]))
+    return out.reset_index(drop=True) if len(out) else pd.DataFrame(columns=[*keys, "bare_over_sweep"])
+
+
+def cmd_compare(a) -> int:
+    import pandas as pd
+    if not a.speedups:
+        print("compare: --speedups tables/speedups.csv of the sweep to compare with", file=sys.stderr)
+        return 2
+    df, _ = table(a.out)
+    if "dtype" not in df:
+        df["dtype"] = "float32"
+    out = compare(df, pd.read_csv(a.speedups))
+    out.to_csv(os.path.join(a.out, "bare_vs_sweep.csv"), index=False)
+    print(out.to_string(index=False, float_format=lambda x: f"{x:.4f}"))
+    return 0
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("step", choices=("sweep", "report", "one"))
+    p.add_argument("step", choices=("sweep", "report", "one", "compare"))
     p.add_argument("--grid", default="holdout,default", help=f"comma-separated: {', '.join(GRIDS)}")
     p.add_argument("--out", default="results/bare_loop")
     p.add_argument("--model")
@@ -311,12 +356,14 @@ def main(argv=None) -> int:
     p.add_argument("--max-s", type=float, default=25.0, help="no slot is added after this many seconds")
     p.add_argument("--iters", type=int, default=200)
     p.add_argument("--device", default="auto")
+    p.add_argument("--dtype", default="float32")
+    p.add_argument("--speedups", help="compare: a sweep's tables/speedups.csv")
     a = p.parse_args(argv)
     if a.step == "one":
         print(json.dumps(measure(a.model, a.variant, a.batch, a.mode, a.min_slots, a.max_slots, a.max_s, a.iters,
-                                a.device)))
+                                a.device, a.dtype)))
         return 0
-    return {"sweep": cmd_sweep, "report": cmd_report}[a.step](a)
+    return {"sweep": cmd_sweep, "report": cmd_report, "compare": cmd_compare}[a.step](a)
 
 
 if __name__ == "__main__":
