@@ -47,14 +47,12 @@ def away_from_zero(t, eps=1e-3):
 
 # ---- the formulas, on the CPU ---------------------------------------------------------------
 
-@pytest.mark.parametrize("op", OPS)
-@pytest.mark.parametrize("y_kind", ["none", "bias", "same"])
+@pytest.mark.parametrize("op, y_kind", [(op, y) for op in OPS for y in ("none", "bias", "same")
+                                         if not (op == "relu" and y == "none")])   # add+ReLU always has a y
 def test_reference_backward_passes_gradcheck(op, y_kind):
     torch.manual_seed(0)
     x = away_from_zero(leaf(6, 5, scale=2.0))
     y = {"none": None, "bias": leaf(5, scale=0.1), "same": leaf(6, 5, scale=0.1)}[y_kind]
-    if y is None and op == "relu":
-        pytest.skip("add+ReLU always has a y")
     assert torch.autograd.gradcheck(reference.Pointwise.apply, (x, y, OPS[op]), eps=1e-6, atol=1e-7, rtol=1e-6)
 
 
@@ -104,7 +102,8 @@ def test_autograd_function_only_where_autograd_records():
 
 INTERPRET_SHAPES = [(1, 1), (3, 5), (7, 1000), (37, 300), (300, 20)]
 # the whole grid of launch knobs, and the larger knob shapes: FUSIONLAB_INTERPRETER_FULL=1
-# (benchmarks/gpu/gpu_tests.sh sets it); CI runs each knob once, on the small shapes
+# (the slow tier's test_every_knob_combination_in_the_interpreter sets it); the fast tier
+# runs each knob once, on the small shapes
 FULL = os.environ.get("FUSIONLAB_INTERPRETER_FULL") == "1"
 RTOL, ATOL = 1e-4, 1e-5     # an fp32 kernel against the float64 reference
 
@@ -155,14 +154,15 @@ def interpreted_checks() -> list[str]:
     return bad
 
 
-def interpret(*args) -> dict:
+def interpret(*args, full: bool = FULL) -> dict:
     """Run this file with TRITON_INTERPRET=1 (and args) in a process; its failures
-    ({"kernels": [...], "knobs": [...]})."""
+    ({"kernels": [...], "knobs": [...]}). full: the larger knob shapes too."""
     triton = pytest.importorskip("triton", reason="Triton is not installed (pip install triton: its interpreter runs on CPU)")
     if tuple(int(p) for p in triton.__version__.split(".")[:2]) < (3, 7):
         # its scalar arguments are 1-element arrays there, and range() over one fails
         pytest.skip(f"Triton {triton.__version__}'s interpreter cannot loop to a runtime bound (3.7 can)")
-    env = {**os.environ, "TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": ""}
+    env = {**os.environ, "TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": "",
+           "FUSIONLAB_INTERPRETER_FULL": "1" if full else "0"}
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
     p = subprocess.run([sys.executable, os.path.abspath(__file__), *args], env=env, capture_output=True, text=True,
@@ -240,11 +240,11 @@ def test_backward_knobs_in_the_interpreter(in_interpreter):
     assert in_interpreter["knobs"] == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kernel", KNOB_KERNELS)
 def test_every_knob_combination_in_the_interpreter(kernel):
-    if not FULL:
-        pytest.skip("every knob combination (minutes): FUSIONLAB_INTERPRETER_FULL=1, as benchmarks/gpu/gpu_tests.sh runs it")
-    assert interpret("all", kernel)["knobs"] == []
+    """Every combination of the launch knobs, on the larger shapes too (minutes: the slow tier)."""
+    assert interpret("all", kernel, full=True)["knobs"] == []
 
 
 # ---- the Triton and CUDA kernels on the GPU -------------------------------------------------
