@@ -1,18 +1,57 @@
 #!/usr/bin/env bash
 # The real networks (config/real-models.yaml) through `snakemake all` on the GPUs it is
-# given, then the audit; packs tables, figures, summary and every run's records into
-# OUTDIR/real-models.tgz (no .nsys-rep or .sqlite).
-#   CUDA_VISIBLE_DEVICES=2,3 bash benchmarks/gpu/real_models.sh OUTDIR [--config KEY=VALUE ...]
+# given, in stages that each finish a useful part of the grid, under one deadline; then the
+# audit. Packs tables, figures, summary and every run's records into OUTDIR/real-models.tgz
+# (no .nsys-rep or .sqlite).
+#   CUDA_VISIBLE_DEVICES=0,1 DEADLINE_S=1200 bash benchmarks/gpu/real_models.sh OUTDIR [--config KEY=VALUE ...]
+# Stages (each a `snakemake all` of the same results folder: a later one adds runs):
+#   1. bfloat16 inference (eager, compile, compile_reduce_overhead) and amp_bfloat16
+#      training (eager, compile)
+#   2. bfloat16 inference with compile_max_autotune_no_cudagraphs too
+#   3. the whole config (adds float32 inference)
+# At DEADLINE_S (default: none) the running stage is stopped and the tables, figures and
+# summary are regenerated from the runs recorded so far (`snakemake regenerate`); stages.txt
+# in OUTDIR says which stages finished.
 set -u
 OUT=${1:?usage: real_models.sh OUTDIR [snakemake --config values]}; shift
 cd "$(dirname "$0")/../.."
 RES=results/real-models
+CFG=config/real-models.yaml
 export TORCHINDUCTOR_CACHE_DIR=${TORCHINDUCTOR_CACHE_DIR:-/tmp/inductor-real} PYTHONUNBUFFERED=1
 mkdir -p "$OUT"
-start=$(date +%s)
-snakemake all --configfile config/real-models.yaml --cores "$(nproc)" --scheduler greedy "$@" > "$OUT/real-models.log" 2>&1
-echo "sweep rc=$? in $(( $(date +%s) - start )) s" | tee -a "$OUT/real-models.log"
+OUT=$(cd "$OUT" && pwd)
+T0=$(date +%s)
+DEADLINE_S=${DEADLINE_S:-0}
+left() { [ "$DEADLINE_S" -gt 0 ] && echo $(( DEADLINE_S - ($(date +%s) - T0) )) || echo 999999; }
+{ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+  nsys --version
+  python -c "import torch, triton, transformers, torchvision, timm; print('torch', torch.__version__, 'triton', triton.__version__, 'transformers', transformers.__version__, 'torchvision', torchvision.__version__, 'timm', timm.__version__)"
+} > "$OUT/versions.txt" 2>&1
+
+stage() {   # stage NAME [--config ...]: one `snakemake all` until done or the deadline
+  local name=$1 t=$(date +%s) rc
+  shift
+  if [ "$(left)" -le 30 ]; then echo "$name: not started (deadline)" >> "$OUT/stages.txt"; return 1; fi
+  timeout --signal=TERM --kill-after=30 "$(left)" snakemake all --configfile $CFG --cores "$(nproc)" \
+    --scheduler greedy --keep-going "$@" >> "$OUT/real-models.log" 2>&1
+  rc=$?
+  echo "$name: rc $rc in $(( $(date +%s) - t )) s" >> "$OUT/stages.txt"
+  return $rc
+}
+BF16='dtype_by_mode={inference: [bfloat16], train: [amp_bfloat16]}'
+stage bf16 --config "$BF16" 'variants_by_mode={inference: [eager, compile, compile_reduce_overhead], train: [eager, compile]}' "$@" \
+  && stage bf16-autotune --config "$BF16" "$@" \
+  && stage all "$@"
+full=$?
+if [ $full -ne 0 ]; then   # tables, figures and summary of the runs recorded so far
+  snakemake --unlock --configfile $CFG > /dev/null 2>&1
+  timeout 300 snakemake regenerate -R tables fusion_ledger headline --configfile $CFG --cores "$(nproc)" \
+    --scheduler greedy --config regenerate=1 >> "$OUT/real-models.log" 2>&1
+  echo "regenerate: rc $?" >> "$OUT/stages.txt"
+fi
+echo "total $(( $(date +%s) - T0 )) s" >> "$OUT/stages.txt"
 python -m fusionlab.cli audit $RES > "$OUT/audit.txt" 2>&1; tail -3 "$OUT/audit.txt"
 tar czf "$OUT/real-models.tgz" --exclude='*.svg' $RES/tables $RES/figures $RES/summary.md $RES/summary.html \
   $RES/device $RES/logs \
-  $(ls -d $RES/runs/*/*/*/*/*/*/{run.json,timing.json,unsupported.json,metrics.json,kernels.csv,stats} 2>/dev/null) 2>/dev/null
+  $(ls -d $RES/runs/*/*/*/*/*/*/{run.json,timing.json,unsupported.json,metrics.json,kernels.csv,stats,inductor} 2>/dev/null) 2>/dev/null
+cat "$OUT/stages.txt"

@@ -5,6 +5,7 @@ SCALING = f"{RES}/tables/scaling.csv"  # analysis.sweep.scaling
 KERNEL_RESOURCES = f"{RES}/tables/kernel_resources.csv"  # analysis.sweep.overfusion
 LEDGER = f"{RES}/tables/fusion_ledger.csv"  # analysis.sweep.ledger
 MISSED = f"{RES}/tables/missed_fusions.csv"
+SUITE = {k: f"{RES}/tables/{k}.csv" for k in ("suite", "kernel_classes", "slower")}  # analysis.sweep.suite
 
 
 rule run_metrics:
@@ -80,6 +81,20 @@ rule fusion_ledger:
         ENV
     script:
         "../scripts/fusion_ledger.py"
+
+
+rule suite:
+    input:
+        speedups=TABLES["speedups"],
+        kernels=TABLES["kernels"],
+    output:
+        **SUITE,
+    log:
+        f"{RES}/logs/suite.log",
+    conda:
+        ENV
+    script:
+        "../scripts/suite.py"
 
 
 rule fusion_map:

@@ -31,6 +31,7 @@ rule summary:
         kernel_resources=KERNEL_RESOURCES,
         ledger=LEDGER,
         missed=MISSED,
+        **SUITE,
         peaks=PEAKS_INPUT,
         # the figures' data and captions, which the audit in the summary's banner checks
         figure_data=[f"{RES}/figures/{fig}/{s}.{ext}" for fig in report_figures.FIGURES

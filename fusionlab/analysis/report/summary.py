@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from fusionlab.analysis.report import story
+from fusionlab.analysis.report import story, suite_text
 from fusionlab.analysis.report.text import drop_constant, fmt_time, md_table, speedup
 from fusionlab.analysis.sweep import headline as sweep_headline
 from fusionlab.analysis.sweep import overfusion, tables, traffic
@@ -162,7 +162,8 @@ def _title(runs: pd.DataFrame) -> str:
 def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks: dict | None,
                headline: pd.DataFrame | None = None, scaling: pd.DataFrame | None = None,
                kernel_resources: pd.DataFrame | None = None, ledger: pd.DataFrame | None = None,
-               missed: pd.DataFrame | None = None, audit: list[str] | None = None) -> str:
+               missed: pd.DataFrame | None = None, audit: list[str] | None = None,
+               suite: dict | None = None) -> str:
     """summary.md: the opening sentences, the data-quality banner (with the audit's
     result: audit, its tally line then its violations), the time per iteration per model,
     then the details, the data-quality details last. Every speedup is the headline
@@ -211,6 +212,7 @@ def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks:
     out += overfusion_md(kernel_resources)
     out += traffic_md(runs, sp)
     out += ledger_md(ledger, missed)
+    out += suite_text.sections(suite)
     out += ["## Data quality", ""] + (quality or ["No run was timed on a slow host or still warming up, and "
                                                   "no two speedup estimators disagree.", ""])
     out += harness_md(runs)

@@ -1,0 +1,97 @@
+"""summary.md's sections on a sweep read as a suite of models, from the suite tables
+(analysis.sweep.suite: tables/suite.csv, kernel_classes.csv, slower.csv); every number is
+a cell of those tables."""
+from __future__ import annotations
+
+import pandas as pd
+
+from fusionlab.analysis.report.text import fmt_time, md_table
+from fusionlab.analysis.run import kernel_class
+
+VERDICT_WORDS = {"faster": "faster", "slower": "slower", "inconclusive": "inconclusive (the interval holds 1)",
+                 "no interval": "no interval (one model)"}
+
+
+def _x(v) -> str:
+    return f"{v:.2f}x" if pd.notna(v) else ""
+
+
+def suite_md(suite: pd.DataFrame | None) -> list[str]:
+    """The geometric-mean table: one row per variant, mode and dtype."""
+    if suite is None or not len(suite) or suite["n_models"].max() < 2:
+        return []
+    status_cols = [c for c in suite.columns if c.startswith("n_") and c not in ("n_models", "n_configs", "n_pass")]
+    rows = []
+    for _, r in suite.iterrows():
+        failed = ", ".join(f"{int(r[c])} {c[2:]}" for c in status_cols if r[c])
+        rows.append({"variant": r["variant"], "mode": r["mode"], "dtype": r["dtype"],
+                     "geomean speedup [95% over models]": f"{_x(r['geomean_speedup'])} "
+                     f"[{_x(r['geomean_lo'])}, {_x(r['geomean_hi'])}]" if pd.notna(r["geomean_lo"])
+                     else _x(r["geomean_speedup"]),
+                     "reads": VERDICT_WORDS.get(r["verdict"], r["verdict"]),
+                     "range": f"{_x(r['min_speedup'])} to {_x(r['max_speedup'])}",
+                     "passed": f"{int(r['n_pass'])} of {int(r['n_configs'])} ({r['pass_rate']:.0%})",
+                     "not passed": failed,
+                     "compile s (median)": f"{r['compile_s_median']:.1f}" if pd.notna(r["compile_s_median"]) else "",
+                     "break-even iterations (median)": f"{r['break_even_iters_median']:.0f}"
+                     if pd.notna(r["break_even_iters_median"]) else ""})
+    src = suite["speedup_source"].iloc[0]
+    return ["## The suite", "",
+            f"Each variant against eager over the models' configurations (model x batch x sizes) that ran "
+            f"and matched eager: the geometric mean of their {src} speedups, with its 95% interval from "
+            "resampling whole models (where the next model may fall), and the pass rate (configurations "
+            "that ran and matched eager, of those tried). Compile time: the variant's first call less "
+            "eager's; break-even: compile time over the time saved per iteration.", "",
+            md_table(pd.DataFrame(rows)), ""]
+
+
+def classes_md(classes: pd.DataFrame | None) -> list[str]:
+    """Kernel time per iteration by class, one row per configuration, and its largest class."""
+    if classes is None or not len(classes):
+        return []
+    keys = [c for c in ("model", "mode", "dtype", "batch", "size", "variant") if c in classes]
+    wide = classes.pivot_table(index=keys, columns="kernel_class", values="time_per_iter_us", aggfunc="sum")
+    cols = [c for c in kernel_class.CLASSES if c in wide.columns]
+    wide = wide[cols]
+    out = wide.reset_index()[keys]
+    if "size" in out and out["size"].nunique() == 1:
+        out = out.drop(columns="size")
+    for c in cols:
+        out[c] = [fmt_time(v / 1e3) if pd.notna(v) else "" for v in wide[c]]
+    out["largest"] = [f"{row.idxmax()} ({row.max() / row.sum():.0%})" for _, row in wide.fillna(0).iterrows()]
+    return ["## Time by kernel class", "",
+            "Kernel time per iteration (traced, median over repeats) by what each kernel does "
+            "(fusionlab.analysis.run.kernel_class names the rule for each class).", "",
+            md_table(out), ""]
+
+
+def slower_md(slower: pd.DataFrame | None, top: int = 3) -> list[str]:
+    """Per configuration where a variant is decisively slower: the eager kernels it no longer
+    runs and what runs in their place, by class, with both times and the stated precision."""
+    if slower is None or not len(slower):
+        return []
+    out = ["## Where a variant is slower than eager", "",
+           "Configurations whose speedup interval lies below 1: per kernel class, eager's kernels the "
+           "variant no longer runs and the kernels it runs in their place (traced time per iteration; "
+           "precision as the kernel's name states it).", ""]
+    keys = [c for c in ("model", "variant", "mode", "dtype", "batch", "size") if c in slower]
+    for key, g in slower.groupby(keys, sort=False):
+        r = g.iloc[0]
+        head = " ".join(str(v) for v in key if v != "default")
+        out.append(f"- **{head}**: {_x(r['speedup'])} [{_x(r['speedup_lo'])}, {_x(r['speedup_hi'])}]")
+        for cls, c in g.groupby("kernel_class", sort=False):
+            e, v = c["eager_class_us"].iloc[0], c["variant_class_us"].iloc[0]
+
+            def names(side):
+                s = c[c["side"] == side].nlargest(top, "time_per_iter_us")
+                return "; ".join(f"{n} ({fmt_time(t / 1e3)}{', ' + p if p == p and p else ''})"
+                                 for n, t, p in zip(s["name"], s["time_per_iter_us"], s["precision"])) or "none"
+            out.append(f"  - {cls}: eager {fmt_time(e / 1e3)}, {r['variant']} {fmt_time(v / 1e3)}. "
+                       f"Gone: {names('gone')}. In their place: {names('new')}.")
+    return out + [""]
+
+
+def sections(suite: dict | None) -> list[str]:
+    """The three sections, from {"suite": ..., "kernel_classes": ..., "slower": ...}."""
+    suite = suite or {}
+    return [*suite_md(suite.get("suite")), *slower_md(suite.get("slower")), *classes_md(suite.get("kernel_classes"))]

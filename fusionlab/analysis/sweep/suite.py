@@ -1,0 +1,182 @@
+"""A sweep read as a suite of models (as compiler dashboards report one), from the tables.
+
+- suite:          one row per (variant, mode, dtype), eager excluded: the configurations
+                  tried (model x batch x sizes), how many ran ok and matched eager
+                  (pass_rate = n_pass / n_configs; every other status counted by name),
+                  the geometric-mean speedup over the passing configurations (the headline
+                  speedup: paired where every one was paired) with its 95% interval across
+                  models (bootstrap resampling whole models: the spread a reader's next
+                  model could fall in), its smallest and largest, the median compile time
+                  (compilation_latency_s) and the median break-even iterations
+                  (compile time / time saved per iteration, where it saves time).
+- kernel_classes: one row per configuration (model, variant, batch, size, mode, dtype) and
+                  kernel class (analysis.run.kernel_class): kernel time per iteration (the
+                  median over repeats of the class's sum), kernels per iteration and the
+                  class's share of the configuration's kernel time.
+- slower:         for each configuration whose variant is decisively slower than eager
+                  (the speedup's interval below 1), per kernel class, the kernels eager ran
+                  that the variant no longer runs ("gone") and those the variant runs
+                  that eager did not ("new"), by name, with time per iteration, the class
+                  totals of both sides, and the precision each kernel's name states.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from fusionlab.analysis.run import kernel_class
+from fusionlab.core.io import atomic_path
+
+CONFIG = ["model", "variant", "batch", "size", "mode", "dtype"]
+SUITE_KEYS = ["variant", "mode", "dtype"]
+N_BOOT, SEED = 2000, 0
+
+
+def headline(sp: pd.DataFrame) -> tuple[str, str]:
+    """The speedup column a suite reads and its name: paired where every configuration
+    with a speedup has one, else across processes."""
+    if "speedup_paired" in sp:
+        ran = sp[sp["speedup_wall"].notna() | sp["speedup_paired"].notna()]
+        if len(ran) and ran["speedup_paired"].notna().all():
+            return "speedup_paired", "paired"
+    return "speedup_wall", "across processes"
+
+
+def geomean_ci(values: pd.Series, groups: pd.Series, n: int = N_BOOT, seed: int = SEED,
+               level: float = 0.95) -> tuple[float, float, float]:
+    """The geometric mean of values and its bootstrap interval resampling whole groups
+    (models) with replacement; nan bounds with fewer than two groups."""
+    logs = np.log(values.to_numpy(dtype=float))
+    gm = float(np.exp(logs.mean())) if len(logs) else np.nan
+    names = groups.unique()
+    if len(names) < 2:
+        return gm, np.nan, np.nan
+    by = [logs[(groups == g).to_numpy()] for g in names]
+    rng = np.random.default_rng(seed)
+    boots = []
+    for _ in range(n):
+        pick = rng.integers(0, len(by), len(by))
+        boots.append(np.concatenate([by[i] for i in pick]).mean())
+    a = (1 - level) / 2
+    return gm, float(np.exp(np.quantile(boots, a))), float(np.exp(np.quantile(boots, 1 - a)))
+
+
+def suite(sp: pd.DataFrame) -> pd.DataFrame:
+    """The suite table of a speedups table (module doc)."""
+    col, source = headline(sp)
+    rows = []
+    for key, g in sp[sp["variant"] != "eager"].groupby(SUITE_KEYS, sort=False):
+        ok = g[g["status"].eq("ok") & g[col].notna() & (g[col] > 0)]
+        gm, lo, hi = geomean_ci(ok[col], ok["model"])
+        row = dict(zip(SUITE_KEYS, key), n_models=g["model"].nunique(), n_configs=len(g), n_pass=len(ok),
+                   pass_rate=len(ok) / len(g) if len(g) else np.nan, speedup_source=source,
+                   geomean_speedup=gm, geomean_lo=lo, geomean_hi=hi,
+                   verdict=stats_verdict(gm, lo, hi),
+                   min_speedup=ok[col].min() if len(ok) else np.nan,
+                   max_speedup=ok[col].max() if len(ok) else np.nan,
+                   models_faster=int((ok[f"{col}_lo"] > 1).sum()) if f"{col}_lo" in ok else 0,
+                   models_slower=int((ok[f"{col}_hi"] < 1).sum()) if f"{col}_hi" in ok else 0)
+        for status, n in g["status"].value_counts().items():
+            if status != "ok":
+                row[f"n_{status}"] = int(n)
+        comp = ok["compilation_latency_s"] if "compilation_latency_s" in ok else pd.Series(dtype=float)
+        row["compile_s_median"] = comp.median() if comp.notna().any() else np.nan
+        saved_ms = ok["eager_wall_time_per_iter_ms"] - ok["wall_time_per_iter_ms"]
+        even = (comp / (saved_ms / 1e3)).where(saved_ms > 0)
+        row["break_even_iters_median"] = even.median() if even.notna().any() else np.nan
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    status_cols = sorted(c for c in out.columns if c.startswith("n_") and c not in
+                         ("n_models", "n_configs", "n_pass"))
+    for c in status_cols:
+        out[c] = out[c].fillna(0).astype(int)
+    return out
+
+
+def stats_verdict(s, lo, hi) -> str:
+    """faster / slower where the interval lies above / below 1, inconclusive where it
+    holds 1, no interval where there is none."""
+    if pd.isna(lo) or pd.isna(hi):
+        return "no interval"
+    return "faster" if lo > 1 else "slower" if hi < 1 else "inconclusive"
+
+
+def with_class(kernels: pd.DataFrame) -> pd.DataFrame:
+    """The kernels table with each kernel's class and the precision its name states."""
+    k = kernels.copy()
+    full = k["full_name"] if "full_name" in k else pd.Series("", index=k.index)
+    k["kernel_class"] = [kernel_class.kernel_class(n, f) for n, f in zip(k["name"], full.fillna(""))]
+    k["precision"] = [kernel_class.precision(n, f) for n, f in zip(k["name"], full.fillna(""))]
+    return k
+
+
+def kernel_classes(kernels: pd.DataFrame) -> pd.DataFrame:
+    """The kernel-class split of every configuration (module doc)."""
+    k = with_class(kernels)
+    keys = [c for c in CONFIG if c in k]
+    per_rep = (k.groupby(keys + ["repeat", "kernel_class"], dropna=False)
+                .agg(time_per_iter_us=("time_per_iter_us", "sum"), kernels_per_iter=("calls_per_iter", "sum"))
+                .reset_index())
+    out = (per_rep.groupby(keys + ["kernel_class"], dropna=False)
+                  .agg(time_per_iter_us=("time_per_iter_us", "median"),
+                       kernels_per_iter=("kernels_per_iter", "median"), repeats=("repeat", "nunique"))
+                  .reset_index())
+    total = out.groupby(keys, dropna=False)["time_per_iter_us"].transform("sum")
+    out["share"] = out["time_per_iter_us"] / total
+    order = {c: i for i, c in enumerate(kernel_class.CLASSES)}
+    return (out.assign(_o=out["kernel_class"].map(order)).sort_values(keys + ["_o"])
+               .drop(columns="_o").reset_index(drop=True))
+
+
+def _by_name(k: pd.DataFrame) -> pd.DataFrame:
+    """One configuration's kernels by name: median time per iteration over repeats."""
+    per = (k.groupby(["repeat", "kernel_class", "name", "precision"])["time_per_iter_us"].sum()
+            .reset_index())
+    return per.groupby(["kernel_class", "name", "precision"])["time_per_iter_us"].median().reset_index()
+
+
+def slower(sp: pd.DataFrame, kernels: pd.DataFrame, top: int = 5) -> pd.DataFrame:
+    """The slower-variant ledger (module doc): at most `top` kernels a side per class."""
+    col, _ = headline(sp)
+    hi = f"{col}_hi"
+    if hi not in sp:
+        return pd.DataFrame()
+    bad = sp[(sp["variant"] != "eager") & sp["status"].eq("ok") & (sp[hi] < 1)]
+    if not len(bad):
+        return pd.DataFrame()
+    k = with_class(kernels)
+    keys = [c for c in CONFIG if c in k and c != "variant"]
+    rows = []
+    for _, r in bad.iterrows():
+        sel = np.logical_and.reduce([k[c].astype(str) == str(r[c]) for c in keys])
+        eager = _by_name(k[sel & (k["variant"] == "eager")])
+        var = _by_name(k[sel & (k["variant"] == r["variant"])])
+        base = {c: r[c] for c in CONFIG if c in r} | {"speedup": r[col], "speedup_lo": r[f"{col}_lo"],
+                                                       "speedup_hi": r[hi]}
+        for cls in kernel_class.CLASSES:
+            e, v = eager[eager["kernel_class"] == cls], var[var["kernel_class"] == cls]
+            if not len(e) and not len(v):
+                continue
+            totals = {"kernel_class": cls, "eager_class_us": e["time_per_iter_us"].sum(),
+                      "variant_class_us": v["time_per_iter_us"].sum()}
+            for side, mine, other in (("gone", e, v), ("new", v, e)):
+                only = mine[~mine["name"].isin(other["name"])].nlargest(top, "time_per_iter_us")
+                for _, kr in only.iterrows():
+                    rows.append({**base, **totals, "side": side, "name": kr["name"],
+                                 "time_per_iter_us": kr["time_per_iter_us"], "precision": kr["precision"]})
+    return pd.DataFrame(rows)
+
+
+def write(speedups_csv: str, kernels_csv: str, suite_csv: str, classes_csv: str, slower_csv: str) -> str:
+    """The three tables from the sweep's speedups and kernels tables; a one-line account."""
+    sp = pd.read_csv(speedups_csv)
+    try:
+        k = pd.read_csv(kernels_csv)
+    except pd.errors.EmptyDataError:
+        k = pd.DataFrame(columns=[*CONFIG, "repeat", "name", "full_name", "calls_per_iter", "time_per_iter_us"])
+    tables = {suite_csv: suite(sp), classes_csv: kernel_classes(k), slower_csv: slower(sp, k)}
+    for path, df in tables.items():
+        with atomic_path(path) as tmp:
+            df.to_csv(tmp, index=False)
+    return (f"suite: {len(tables[suite_csv])} rows; kernel classes: {len(tables[classes_csv])} rows; "
+            f"slower-variant ledger: {len(tables[slower_csv])} rows")
