@@ -1,0 +1,122 @@
+"""The suite tables (analysis.sweep.suite) on the H100 real-network tables: the kernel-class
+split against a hand classification of one configuration's kernel names, the geometric
+mean and pass rate against a hand computation, and the slower-variant ledger."""
+import math
+
+import pandas as pd
+import pytest
+
+from fusionlab.analysis.report import suite_text
+from fusionlab.analysis.run.kernel_class import kernel_class, precision
+from fusionlab.analysis.sweep import suite
+from conftest import ROOT
+
+DATA = f"{ROOT}/tests/data/real_models_h100"
+
+# resnet50, eager, inference, bfloat16, batch 64: each kernel name of the table, classified by hand
+RESNET_EAGER = {
+    "Kernel": "matmul/convolution",                   # cutlass__5x_cudnn::Kernel<..fprop..>: a convolution
+    "Kernel2": "matmul/convolution",                  # cutlass::Kernel2<..s16816gemm..>: a GEMM
+    "batch_norm_transform_input_kernel": "reduction/normalisation",
+    "max_pool_forward_nchw": "elementwise",
+    "nchwToNhwcKernel": "copies",
+    "nhwcToNchwKernel": "copies",
+    "reduce_kernel": "reduction/normalisation",
+    "unrolled_elementwise_kernel": "elementwise",
+    "vectorized_elementwise_kernel": "elementwise",
+}
+
+
+@pytest.fixture(scope="module")
+def tables():
+    return pd.read_csv(f"{DATA}/speedups.csv"), pd.read_csv(f"{DATA}/kernels.csv")
+
+
+def test_kernel_classes_of_one_configuration_by_hand(tables):
+    _, k = tables
+    one = k[(k["model"] == "resnet50") & (k["variant"] == "eager") & (k["mode"] == "inference")]
+    want: dict[str, float] = {}
+    for name, t in zip(one["name"], one["time_per_iter_us"]):
+        cls = RESNET_EAGER.get(name) or ("matmul/convolution" if name.startswith(("nvjet_", "sm90_xmma_")) else None)
+        assert cls, f"unclassified by hand: {name}"
+        want[cls] = want.get(cls, 0.0) + t
+    got = suite.kernel_classes(k)
+    got = got[(got["model"] == "resnet50") & (got["variant"] == "eager") & (got["mode"] == "inference")]
+    assert dict(zip(got["kernel_class"], got["time_per_iter_us"])) == pytest.approx(want, rel=1e-12)
+    assert got["share"].sum() == pytest.approx(1.0)
+    assert dict(zip(got["kernel_class"], got["kernels_per_iter"])) == {
+        c: one[[RESNET_EAGER.get(n) == c or (c == "matmul/convolution" and n.startswith(("nvjet_", "sm90_xmma_")))
+                for n in one["name"]]]["calls_per_iter"].sum() for c in want}
+
+
+@pytest.mark.parametrize("name, full, cls, prec", [
+    ("triton_poi_fused__to_copy_10", "", "copies", ""),
+    ("triton_poi_fused__native_batch_norm_legit_no_training_add_relu_7", "", "elementwise", ""),
+    ("triton_red_fused__native_batch_norm_legit_functional_13", "", "reduction/normalisation", ""),
+    ("triton_per_fused_add_native_layer_norm_view_9", "", "reduction/normalisation", ""),
+    ("triton_tem_fused_mm_0", "", "matmul/convolution", ""),
+    ("cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7", "", "attention", "fp16"),
+    ("compute_dot_do_o_specialized", "", "attention", ""),
+    ("Kernel2", "void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_bf16_256x128_64x3_nn_align2>(T1::Params)",
+     "matmul/convolution", "bf16"),
+    ("nvjet_sm90_tst_96x128_64x6_2x1_v_bz_bias_NNN", "", "matmul/convolution", ""),
+    ("multi_tensor_apply_kernel", "", "elementwise", ""),
+    ("CatArrayBatchedCopy", "", "copies", ""),
+    ("some_kernel", "", "other", ""),
+])
+def test_kernel_class_and_precision_of_names(name, full, cls, prec):
+    assert kernel_class(name, full) == cls
+    assert precision(name, full) == prec
+
+
+def test_suite_geomean_and_pass_rate_by_hand(tables):
+    sp, _ = tables
+    got = suite.suite(sp)
+    for mode in ("inference", "train"):
+        row = got[got["mode"] == mode].iloc[0]
+        s = sp[(sp["variant"] == "compile") & (sp["mode"] == mode)]["speedup_paired"]
+        assert row["geomean_speedup"] == pytest.approx(math.prod(s) ** (1 / len(s)), rel=1e-12)
+        assert (row["n_configs"], row["n_pass"], row["pass_rate"], row["n_models"]) == (2, 2, 1.0, 2)
+        # resampling two models: the interval's ends are the geometric means of {a, a}, {b, b}
+        assert (row["geomean_lo"], row["geomean_hi"]) == pytest.approx((s.min(), s.max()), rel=1e-12)
+        assert row["verdict"] == suite.stats_verdict(row["geomean_speedup"], row["geomean_lo"], row["geomean_hi"])
+
+
+def test_a_failed_configuration_lowers_the_pass_rate_and_is_named(tables):
+    sp, _ = tables
+    sp = sp.copy()
+    bad = (sp["variant"] == "compile") & (sp["mode"] == "inference") & (sp["model"] == "gpt2")
+    sp.loc[bad, "status"] = "incorrect"
+    row = suite.suite(sp).query("mode == 'inference'").iloc[0]
+    assert (row["n_pass"], row["pass_rate"], row["n_incorrect"]) == (1, 0.5, 1)
+    assert row["verdict"] == "no interval"    # one model left: no interval over models
+    text = "\n".join(suite_text.suite_md(suite.suite(sp)))
+    assert "1 of 2 (50%)" in text and "1 incorrect" in text
+
+
+def test_the_slower_ledger_lists_what_the_variant_no_longer_runs(tables):
+    sp, k = tables
+    sp = sp.copy()
+    # read gpt2's compiled inference as if its interval lay below 1
+    row = (sp["variant"] == "compile") & (sp["mode"] == "inference") & (sp["model"] == "gpt2")
+    sp.loc[row, ["speedup_paired", "speedup_paired_lo", "speedup_paired_hi"]] = [0.8, 0.7, 0.9]
+    led = suite.slower(sp, k)
+    assert set(led["model"]) == {"gpt2"} and set(led["variant"]) == {"compile"}
+    classes = suite.kernel_classes(k)
+    cfg = classes[(classes["model"] == "gpt2") & (classes["mode"] == "inference")]
+    for cls, g in led.groupby("kernel_class"):
+        e = cfg[(cfg["variant"] == "eager") & (cfg["kernel_class"] == cls)]["time_per_iter_us"].sum()
+        v = cfg[(cfg["variant"] == "compile") & (cfg["kernel_class"] == cls)]["time_per_iter_us"].sum()
+        assert (g["eager_class_us"].iloc[0], g["variant_class_us"].iloc[0]) == pytest.approx((e, v), rel=1e-12)
+    eager_names = set(k[(k["model"] == "gpt2") & (k["variant"] == "eager") & (k["mode"] == "inference")]["name"])
+    comp_names = set(k[(k["model"] == "gpt2") & (k["variant"] == "compile") & (k["mode"] == "inference")]["name"])
+    assert set(led[led["side"] == "gone"]["name"]) <= eager_names - comp_names
+    assert set(led[led["side"] == "new"]["name"]) <= comp_names - eager_names
+    assert "vectorized_elementwise_kernel" in set(led[led["side"] == "gone"]["name"])
+    text = "\n".join(suite_text.slower_md(led))
+    assert "gpt2 compile inference bfloat16 16" in text and "0.80x [0.70x, 0.90x]" in text
+
+
+def test_no_slower_configuration_no_ledger(tables):
+    sp, k = tables
+    assert suite.slower(sp, k).empty and suite_text.slower_md(suite.slower(sp, k)) == []
