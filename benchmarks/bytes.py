@@ -7,8 +7,13 @@
         the step (jobs.ncu_step) on the runner in DIR, then DIR/traffic.json;
     python benchmarks/bytes.py hand --csv FILE --iters N
         per-iteration DRAM bytes of `ncu --csv --page raw` output (the median over iterations);
+    python benchmarks/bytes.py tables --work DIR --out OUTDIR
+        OUTDIR/bytes.csv (every DIR/bytes/*/traffic.json with the model's bytes_fused and
+        bytes_unfused), kernel_roofline.csv and kernel_roofline_<model>.png (the per-kernel
+        roofline of the runs with a roofline pass);
     python benchmarks/bytes.py summary --work DIR --out FILE
-        one markdown table of every DIR/**/traffic.json beside the cost ratio and by-hand figures.
+        one markdown table of every DIR/**/traffic.json (steady and cold, median and range,
+        beside the model's bytes) with the cost ratio and by-hand figures.
 """
 from __future__ import annotations
 
@@ -53,7 +58,8 @@ def profile(a) -> int:
         json.dump(row, f, indent=1)
     kernels.to_csv(os.path.join(a.out, "traffic.csv"), index=False)
     print(json.dumps({k: row[k] for k in ("dram_bytes_measured", "dram_bytes_steady_min", "dram_bytes_steady_max",
-                                          "dram_bytes_cold", "ncu_status", "ncu_note")}))
+                                          "dram_bytes_cold", "dram_bytes_cold_min", "dram_bytes_cold_max",
+                                          "ncu_status", "ncu_note")}))
     return 0
 
 
@@ -68,19 +74,72 @@ def hand(a) -> int:
     return 0
 
 
+def _model_bytes(model: str, batch: int) -> dict:
+    """The cost model's bytes_fused and bytes_unfused of one configuration (fp32, inference)."""
+    try:
+        from fusionlab.experiments import cost
+        c = cost.count(model, batch)
+        return {"bytes_fused": c.get("bytes_fused"), "bytes_unfused": c.get("bytes_unfused")}
+    except Exception as e:   # noqa: BLE001  a model the counter cannot run here: no model bytes
+        return {"bytes_fused": None, "bytes_unfused": None, "model_note": str(e)[:120]}
+
+
+def _runs(work: str) -> list[dict]:
+    out = []
+    for j in sorted(glob.glob(os.path.join(work, "bytes", "*", "traffic.json"))):
+        with open(j) as f:
+            r = json.load(f)
+        out.append({**r, **_model_bytes(r["model"], int(r["batch"])), "dir": os.path.dirname(j)})
+    return out
+
+
+def tables(a) -> int:
+    import pandas as pd
+    from fusionlab.analysis.report.figures.kernel_roofline import kernel_roofline
+    from fusionlab.analysis.sweep import roofline
+    os.makedirs(a.out, exist_ok=True)
+    runs, frames = _runs(a.work), []
+    for r in runs:
+        keys = dict(model=r["model"], variant=r["variant"], batch=r["batch"], size="default", mode="inference",
+                    dtype="float32", backend="ncu", device="cuda")
+        r.update(keys)
+        try:
+            frames.append(pd.read_csv(os.path.join(r["dir"], "traffic.csv")).assign(**keys))
+        except (FileNotFoundError, pd.errors.EmptyDataError):
+            pass
+    pd.DataFrame(runs).to_csv(os.path.join(a.out, "bytes.csv"), index=False)
+    if not frames:
+        return 0
+    k = pd.concat(frames, ignore_index=True)
+    roofline.kernel_roofline(k).to_csv(os.path.join(a.out, "kernel_roofline.csv"), index=False)
+    t = {"kernels": k, "runs": pd.DataFrame(runs), "speedups": pd.DataFrame()}
+    for m in sorted({r["model"] for r in runs}):
+        try:
+            kernel_roofline(t, m).savefig(os.path.join(a.out, f"kernel_roofline_{m}.png"), dpi=150)
+            print(f"figure {m}: written")
+        except Exception as e:   # noqa: BLE001  a model without a roofline pass
+            print(f"figure {m}: {e}")
+    return 0
+
+
 def _mb(x) -> str:
     return "" if x is None else f"{x / 1e6:.3f}"
 
 
 def summary(a) -> int:
-    lines = ["# DRAM bytes per iteration (MB): steady median [min, max] and cold", "",
-             "| run | steady median | steady min | steady max | cold | passes | note |", "|---|---|---|---|---|---|---|"]
-    for j in sorted(glob.glob(os.path.join(a.work, "bytes", "*", "traffic.json"))):
-        r = json.load(open(j))
+    lines = ["# DRAM bytes per iteration (MB): steady and cold, median [min, max], beside the model's", "",
+             "| run | steady median | steady min | steady max | cold median | cold min | cold max | cold replay | "
+             "model fused | model unfused | passes | note |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in _runs(a.work):
         lines.append(f"| {r.get('model')} {r.get('variant')} {r.get('batch')} | {_mb(r.get('dram_bytes_measured'))} | "
                      f"{_mb(r.get('dram_bytes_steady_min'))} | {_mb(r.get('dram_bytes_steady_max'))} | "
-                     f"{_mb(r.get('dram_bytes_cold'))} | {r.get('ncu_passes')} | {(r.get('ncu_note') or '')[:80]} |")
-    for name in ("cost/ncu_cost.json", "hand.json", "versions.txt", "stages.txt"):
+                     f"{_mb(r.get('dram_bytes_cold'))} | {_mb(r.get('dram_bytes_cold_min'))} | "
+                     f"{_mb(r.get('dram_bytes_cold_max'))} | {r.get('cold_replay') or ''} | "
+                     f"{_mb(r.get('bytes_fused'))} | {_mb(r.get('bytes_unfused'))} | {r.get('ncu_passes')} | "
+                     f"{(r.get('ncu_note') or '')[:80]} |")
+    names = ["cost/ncu_cost.json", "hand.json", "versions.txt", "stages.txt"]
+    names += sorted(os.path.relpath(p, a.work) for p in glob.glob(os.path.join(a.work, "hand_*.json")))
+    for name in names:
         p = os.path.join(a.work, name)
         if os.path.exists(p):
             lines += ["", f"## {name}", "", "```", open(p).read().strip()[:4000], "```"]
@@ -104,11 +163,12 @@ def main(argv=None) -> int:
     s = sub.add_parser("hand")
     s.add_argument("--csv", required=True)
     s.add_argument("--iters", type=int, default=3)
-    s = sub.add_parser("summary")
-    s.add_argument("--work", required=True)
-    s.add_argument("--out", required=True)
+    for name in ("summary", "tables"):
+        s = sub.add_parser(name)
+        s.add_argument("--work", required=True)
+        s.add_argument("--out", required=True)
     a = p.parse_args(argv)
-    return {"plain": plain, "profile": profile, "hand": hand, "summary": summary}[a.cmd](a)
+    return {"plain": plain, "profile": profile, "hand": hand, "summary": summary, "tables": tables}[a.cmd](a)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,11 @@ on and with it off (config key ncu.enabled), wall time of each Snakemake invocat
 the seconds of each rule from its benchmark file.
 
     python benchmarks/ncu_cost.py --configfile config/ncu.yaml [MORE.yaml ...] --out DIR [--cores 8]
+        [--side on|off|both]
+    python benchmarks/ncu_cost.py ratio --on DIR_ON/ncu_cost.json --off DIR_OFF/ncu_cost.json --out FILE
+
+`--side on` or `off` runs one of the two sweeps (two at once on two GPUs of one host:
+benchmarks/gpu/ncu_cost.sh); `ratio` combines their records into one.
 
 The config files follow the project config, in order, as snakemake's --configfile does.
 Each sweep has its own empty Inductor and Triton caches (DIR/on-cache, DIR/off-cache), so
@@ -79,27 +84,59 @@ def newest_mtime(results: str) -> float:
     return max((os.path.getmtime(os.path.join(d, f)) for d, _, fs in os.walk(results) for f in fs), default=0.0)
 
 
+def ratio(res: dict) -> dict:
+    """res (with `on` and `off` sweep records) with ratio_on_over_off and what it is: a
+    sweep stopped at its timeout has no wall time; with the step's sweep stopped, the ratio
+    is a lower bound."""
+    on, off = res["on"], res["off"]
+    res["ratio_on_over_off"] = round(on["wall_s"] / off["wall_s"], 3) if off["rc"] is not None and off["wall_s"] else None
+    res["ratio_is"] = (None if res["ratio_on_over_off"] is None else
+                       "a lower bound (the sweep with the step was stopped)" if on["rc"] is None else "measured")
+    return res
+
+
+def _summary(res: dict) -> str:
+    return json.dumps({k: (v["wall_s"], v["rc"]) if isinstance(v, dict) else v for k, v in res.items()})
+
+
+def combine(argv) -> int:
+    p = argparse.ArgumentParser(description="the ratio of two one-sided records")
+    p.add_argument("--on", required=True)
+    p.add_argument("--off", required=True)
+    p.add_argument("--out", required=True)
+    a = p.parse_args(argv)
+    with open(a.on) as f_on, open(a.off) as f_off:
+        res = ratio({"on": json.load(f_on)["on"], "off": json.load(f_off)["off"]})
+    with open(a.out, "w") as f:
+        json.dump(res, f, indent=1)
+    print(_summary(res))
+    return 0
+
+
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["ratio"]:
+        return combine(argv[1:])
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--configfile", nargs="+", action="extend", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--cores", type=int, default=8)
     p.add_argument("--timeout", type=float, default=240)
+    p.add_argument("--side", choices=["on", "off", "both"], default="both")
     a = p.parse_args(argv)
     os.makedirs(a.out, exist_ok=True)
     res = {}
     for key, enabled in (("on", True), ("off", False)):
+        if a.side not in (key, "both"):
+            continue
         res[key] = sweep(a.configfile, os.path.join(a.out, key), a.cores, enabled, a.timeout)
         with open(os.path.join(a.out, "ncu_cost.json"), "w") as f:   # after each sweep
             json.dump(res, f, indent=1)
-    on, off = res["on"], res["off"]
-    # a sweep stopped at --timeout has no wall time: with the step stopped, the ratio is a lower bound
-    res["ratio_on_over_off"] = round(on["wall_s"] / off["wall_s"], 3) if off["rc"] is not None and off["wall_s"] else None
-    res["ratio_is"] = (None if res["ratio_on_over_off"] is None else
-                       "a lower bound (the sweep with the step was stopped)" if on["rc"] is None else "measured")
-    with open(os.path.join(a.out, "ncu_cost.json"), "w") as f:
-        json.dump(res, f, indent=1)
-    print(json.dumps({k: (v["wall_s"], v["rc"]) if isinstance(v, dict) else v for k, v in res.items()}))
+    if a.side == "both":
+        ratio(res)
+        with open(os.path.join(a.out, "ncu_cost.json"), "w") as f:
+            json.dump(res, f, indent=1)
+    print(_summary(res))
     return 0
 
 

@@ -35,8 +35,8 @@ def _step_dir(tmp_path, passes=("steady", "cold", "range")):
     ok = {"status": "ok", "reason": None, "passes": 1}
     rec = {"status": "ok", "reason": None, "settings": {"iterations": 4}, "passes": list(passes)}
     for p in passes:
-        _unpack("oracle_range" if p == "range" else "oracle", tmp_path / ncu_passes.PASSES[p].report)
-        rec[p] = {**ok, "report": ncu_passes.PASSES[p].report, "iterations": 1 if p == "cold" else 4}
+        _unpack("oracle_range" if p in ("range", "cold") else "oracle", tmp_path / ncu_passes.PASSES[p].report)
+        rec[p] = {**ok, "report": ncu_passes.PASSES[p].report, "iterations": 4}
     (tmp_path / "ncu.json").write_text(json.dumps(rec))
     return str(tmp_path / "ncu.json")
 
@@ -52,12 +52,39 @@ def test_steady_bytes_are_the_median_and_range_of_the_iterations(tmp_path):
     assert row["ncu_passes"] == "steady, cold, range" and row["ncu_note"] is None
 
 
+# oracle_range: each of the 4 iteration ranges' DRAM read and write (its raw CSV)
+RANGE_READ, RANGE_WRITE = [1536, 19456, 17152, 18176], [46336, 34816, 18944, 15104]
+
+
 @needs_module
-def test_cold_bytes_are_the_cold_passs_one_iteration(tmp_path):
-    """The cold pass's report here holds the same 4 launches, read as one iteration: its
-    per-iteration bytes are their sum."""
+def test_cold_bytes_are_each_iteration_range_flushed_once(tmp_path):
+    """The cold pass replays each iteration as one range (results without kernel names):
+    each range result is one iteration's bytes, so their median and range."""
     row, kernels = run_traffic.compute(_step_dir(tmp_path))
+    per = sorted(r + w for r, w in zip(RANGE_READ, RANGE_WRITE))   # 33280, 36096, 47872, 54272
+    assert row["cold_replay"] == "range" and row["cold_iterations"] == 4
+    assert row["dram_bytes_cold"] == (36096 + 47872) / 2 == 41984
+    assert (row["dram_bytes_cold_min"], row["dram_bytes_cold_max"]) == (33280, 54272)
+    assert row["dram_read_bytes_cold"] == (17152 + 18176) / 2
+    assert row["dram_write_bytes_cold"] == (18944 + 34816) / 2
+    assert per[0] == row["dram_bytes_cold_min"]
+    assert kernels["dram_bytes_cold"].isna().all()   # ranges name no kernel: no per-kernel cold bytes
+
+
+@needs_module
+def test_a_cold_report_of_kernels_reads_as_each_iterations_kernels_summed(tmp_path):
+    """A cold pass recorded by kernel replay (caches flushed before each kernel): the same
+    4 launches read as one iteration, its bytes their sum, each kernel's its own."""
+    j = _step_dir(tmp_path, passes=("steady",))
+    _unpack("oracle", tmp_path / ncu_passes.PASSES["cold"].report)
+    rec = json.loads(open(j).read())
+    rec["cold"] = {"status": "ok", "reason": None, "passes": 1, "report": ncu_passes.PASSES["cold"].report,
+                   "iterations": 1}
+    open(j, "w").write(json.dumps(rec))
+    row, kernels = run_traffic.compute(j)
+    assert row["cold_replay"] == "kernel" and row["cold_iterations"] == 1
     assert row["dram_bytes_cold"] == sum(PER_ITER) == 229888
+    assert kernels.loc[0, "dram_bytes_cold"] == sum(PER_ITER)
     assert row["dram_read_bytes_cold"] == 7168 + 2048 + 1792 + 2560
     assert kernels.loc[0, "dram_bytes_cold"] == sum(PER_ITER)
     assert kernels.loc[0, "dram_bytes"] == sum(PER_ITER) / 4   # steady, per iteration
@@ -128,14 +155,15 @@ def test_table_8_1_puts_cold_and_steady_bytes_beside_the_formula():
         (30.0, 3.0, 2.0, 5.0)
 
 
-def _fake_ncu(tmp_path, report):
-    """An ncu stand-in that writes the recorded report where -o says and logs 1 pass."""
+def _fake_ncu(tmp_path, report, range_report=None):
+    """An ncu stand-in that writes the recorded report where -o says (range_report under
+    `--replay-mode range`) and logs 1 pass."""
     p = tmp_path / "ncu"
     p.write_text(f"""#!/bin/sh
-out=""; prev=""
-for a in "$@"; do [ "$prev" = "-o" ] && out="$a"; prev="$a"; done
+out=""; prev=""; rep={report}
+for a in "$@"; do [ "$prev" = "-o" ] && out="$a"; [ "$prev $a" = "--replay-mode range" ] && rep={range_report or report}; prev="$a"; done
 echo "==PROF== Profiling \\"k\\" - 0: 0%....50%....100% - 1 pass"
-cp {report} "$out.ncu-rep"
+cp $rep "$out.ncu-rep"
 """)
     p.chmod(0o755)
     return str(p)
@@ -146,16 +174,21 @@ def test_the_step_runs_each_pass_with_its_cache_control(tmp_path):
     d = tmp_path / "r0"
     d.mkdir()
     (d / "timing.json").write_text(json.dumps({"status": "ok"}))
-    ncu = _fake_ncu(tmp_path, _unpack("oracle", tmp_path / "o.ncu-rep"))
+    ncu = _fake_ncu(tmp_path, _unpack("oracle", tmp_path / "o.ncu-rep"),
+                    _unpack("oracle_range", tmp_path / "r.ncu-rep"))
     subprocess.run([sys.executable, PROFILE, "--run-dir", str(d), "--ncu", ncu, "--passes", "cold,steady",
                     "--iters", "4", "--", "python"], env={**os.environ, "PYTHONPATH": ROOT}, check=True)
     rec = json.loads((d / "ncu.json").read_text())
     assert rec["status"] == "ok" and rec["passes"] == ["steady", "cold"]
-    assert "--cache-control none" in rec["steady"]["command"] and "--iters 4 " in rec["steady"]["command"]
-    assert "--cache-control all" in rec["cold"]["command"] and "--iters 1 " in rec["cold"]["command"]
+    steady, cold = rec["steady"]["command"], rec["cold"]["command"]
+    assert "--replay-mode kernel --cache-control none" in steady and "--iters 4 " in steady
+    assert "--nvtx-include fusionlab@measure/" in steady
+    # cold: each iteration one range, the caches flushed once before it
+    assert "--replay-mode range --cache-control all" in cold and "--nvtx-include fusionlab@iteration/" in cold
+    assert "--iters 4 " in cold
     assert (rec["steady"]["results"], rec["cold"]["results"]) == (4, 4)
     row, _ = run_traffic.compute(str(d / "ncu.json"))
-    assert row["dram_bytes_measured"] == 45312 and row["dram_bytes_cold"] == 229888
+    assert row["dram_bytes_measured"] == 45312 and row["dram_bytes_cold"] == 41984
 
 
 def test_the_headline_carries_the_measured_bytes_removed_as_a_range():

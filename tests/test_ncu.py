@@ -277,7 +277,7 @@ def test_a_failing_or_timed_out_step_is_recorded_and_exits_0(tmp_path, body, sta
     d.mkdir()
     (d / "timing.json").write_text(json.dumps({"status": "ok"}))
     rc = subprocess.run([sys.executable, PROFILE, "--run-dir", str(d), "--ncu", _fake_ncu(tmp_path, body),
-                         "--timeout", "2", "--", sys.executable, "-m", "fusionlab.runner"],
+                         "--passes", "steady,cold", "--timeout", "2", "--", sys.executable, "-m", "fusionlab.runner"],
                         env={**os.environ, "PYTHONPATH": ROOT}).returncode
     rec = json.loads((d / "ncu.json").read_text())
     assert rc == 0 and rec["status"] == status and rec["cold"] is None
@@ -330,7 +330,7 @@ def test_a_run_that_failed_untraced_is_not_profiled(tmp_path):
 
 def test_config_switch():
     cfg = sweep.validate({"models": ["mlp"], "variants": ["eager"], "batch_sizes": [8]})
-    assert cfg["ncu"] == {"enabled": "auto", "passes": ["steady", "cold"], "iters": 3, "warmup_iters": 5,
+    assert cfg["ncu"] == {"enabled": "auto", "passes": ["steady"], "iters": 3, "warmup_iters": 5,
                           "timeout_s": 900}
     assert sweep.validate({"models": ["mlp"], "variants": ["eager"], "batch_sizes": [8],
                            "ncu": {"enabled": False}})["ncu"]["enabled"] is False

@@ -15,8 +15,8 @@ def test_on_a_gpu_with_ncu_repeat_0_of_each_run_gets_the_default_passes():
     assert p["ncu"] == "/usr/bin/ncu" and p["off"] is None and p["note"] is None
     assert p["profile"] == p["traffic"] == R0
     assert p["inputs"] == [f"{d}/traffic.json" for d in R0]
-    assert p["passes"] == ["steady", "cold"]
-    assert p["options"] == ["--passes", "steady,cold", "--iters", "3", "--warmup", "5", "--timeout", "900"]
+    assert p["passes"] == ["steady"]   # the one-pass byte collection; cold, roofline and range opt-in
+    assert p["options"] == ["--passes", "steady", "--iters", "3", "--warmup", "5", "--timeout", "900"]
 
 
 def test_passes_come_in_the_steps_order_with_steady_always_first():

@@ -17,6 +17,19 @@ Writes into --out:
 - work.json: each kernel's elements, dtype and operation, and the tools' versions.
 
     python benchmarks/gpu/ncu_fixtures.py workload   # the process ncu profiles
+
+The roofs fixture (tests/test_roofs.py: the GPU's peak rates against its datasheet):
+
+    python benchmarks/gpu/ncu_fixtures.py roofs --out tests/data/ncu_h100_roofs
+
+the roofline pass's settings (core.ncu_passes.PASSES["roofline"]: kernel replay, caches
+flushed, ROOFLINE_METRICS with the peak-sustained metrics, clocks free) on the fp32 fma
+kernel and a bf16 4096 x 4096 matmul (tensor cores); writes roofs.ncu-rep.gz,
+roofs_raw.csv (base units), and roofs.json (the tools' versions and `ncu
+--query-metrics-mode suffix` of each roof metric's base name on this GPU's chip: the
+names this ncu knows).
+
+    python benchmarks/gpu/ncu_fixtures.py roofs-workload   # the process ncu profiles
 """
 from __future__ import annotations
 
@@ -70,6 +83,57 @@ def workload() -> None:
     torch.cuda.synchronize()
 
 
+def roofs_workload() -> None:
+    import nvtx
+    import torch
+
+    from fusionlab.core import ranges
+    a, b = (torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+    x, y, z = (torch.randn(N, device="cuda") for _ in range(3))
+    for _ in range(2):               # cuBLAS's heuristics and the allocator outside the range
+        torch.mm(a, b)
+        torch.addcmul(z, x, y)
+    torch.cuda.synchronize()
+    with nvtx.annotate(ranges.MEASURE, domain=ranges.DOMAIN):
+        torch.mm(a, b)
+        torch.addcmul(z, x, y)
+    torch.cuda.synchronize()
+
+
+def _versions(ncu: str) -> dict:
+    import torch
+    import triton
+    version = subprocess.run([ncu, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    return {"ncu": version, "torch": torch.__version__, "triton": triton.__version__,
+            "gpu": torch.cuda.get_device_name(0)}
+
+
+def record_roofs(out: str, ncu: str) -> dict:
+    from fusionlab.core import ncu_passes
+    p = ncu_passes.PASSES["roofline"]
+    os.makedirs(out, exist_ok=True)
+    rep = os.path.join(out, "roofs")
+    cmd = [ncu, "--nvtx", "--nvtx-include", p.nvtx_include, "--replay-mode", p.replay, "--cache-control",
+           p.cache_control, "--clock-control", "none", "--metrics", ",".join(p.metrics), "--force-overwrite",
+           "-o", rep, sys.executable, os.path.abspath(__file__), "roofs-workload"]
+    subprocess.run(cmd, check=True)
+    text = subprocess.run([ncu, "--import", rep + ".ncu-rep", "--csv", "--page", "raw", "--print-kernel-base",
+                           "demangled", "--print-units", "base"], check=True, capture_output=True, text=True).stdout
+    with open(os.path.join(out, "roofs_raw.csv"), "w") as f:
+        f.write(text)
+    with open(rep + ".ncu-rep", "rb") as src, gzip.open(rep + ".ncu-rep.gz", "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    os.remove(rep + ".ncu-rep")
+    bases = sorted({m.split(".")[0] for m in ncu_passes.ROOF_METRICS})
+    query = subprocess.run([ncu, "--query-metrics", "--query-metrics-mode", "suffix", "--metrics", ",".join(bases)],
+                           capture_output=True, text=True)
+    info = {**_versions(ncu), "command": " ".join(cmd[:-3]), "roof_metrics": list(ncu_passes.ROOF_METRICS),
+            "query_metrics": (query.stdout + query.stderr)[-20000:]}
+    with open(os.path.join(out, "roofs.json"), "w") as f:
+        json.dump(info, f, indent=1)
+    return {k: v for k, v in info.items() if k != "query_metrics"}
+
+
 def record(out: str, ncu: str) -> dict:
     import torch
     import triton
@@ -101,12 +165,18 @@ def record(out: str, ncu: str) -> dict:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("cmd", nargs="?", default="record", choices=["record", "workload"])
+    p.add_argument("cmd", nargs="?", default="record", choices=["record", "workload", "roofs", "roofs-workload"])
     p.add_argument("--out", default="tests/data/ncu_h100_fp16")
     p.add_argument("--ncu", default=shutil.which("ncu") or "/usr/local/cuda/bin/ncu")
     a = p.parse_args(argv)
     if a.cmd == "workload":
         workload()
+        return 0
+    if a.cmd == "roofs-workload":
+        roofs_workload()
+        return 0
+    if a.cmd == "roofs":
+        print(json.dumps(record_roofs(a.out, a.ncu)))
         return 0
     print(json.dumps(record(a.out, a.ncu)))
     return 0

@@ -4,21 +4,23 @@ readers share. The profiling step (jobs.ncu_step) runs them; the readers
 (analysis.readers.ncu_report, analysis.run.traffic) read them back.
 
 Passes (docs/ncu.md says what each costs and what each number means):
-- steady: the loop's own bytes. Kernel replay, caches not flushed (`--cache-control
-  none`), the byte metrics only (one pass: no save and restore of memory), over the
-  step's consecutive iterations after warm-up: each iteration's DRAM bytes, so the
-  steady state's median and range.
-- cold: the compulsory bytes. Kernel replay, caches flushed before each kernel
-  (`--cache-control all`, Nsight Compute's default), the byte metrics (one pass), one
-  iteration: every input of every kernel read from DRAM.
-- roofline: the rest, as Nsight Compute's roofline sections collect it (several passes):
-  FLOP instructions of the FP64, FP32 and FP16/BF16 pipes and tensor instructions, the
-  GPU's peak-sustained rates (the roofs), L2-to-L1 bytes, throughput, occupancy, spills,
-  and the duration that aligns its launches with the steady pass's. Caches flushed
-  (Nsight Compute's default); its DRAM side is the cold pass's bytes.
-- range: range replay of each measured iteration as a whole (`fusionlab@iteration/`),
-  caches not flushed: the iteration's bytes, L2 write-backs inside it included.
-DEFAULT is what the step runs unless the config names its passes.
+- steady (the default): the loop's own bytes. Kernel replay, caches not flushed
+  (`--cache-control none`), the byte metrics only (one pass: no save and restore of
+  memory), over the step's consecutive iterations after warm-up: each iteration's DRAM
+  bytes, so the steady state's median and range.
+- cold: the compulsory bytes of one iteration. Range replay of each measured iteration
+  (`fusionlab@iteration/`) as a whole, caches flushed once before it (`--cache-control
+  all`), the byte metrics (one pass): the iteration's DRAM bytes from empty caches, over
+  the step's iterations (median and range). Its results are ranges, not kernels.
+- roofline: Nsight Compute's roofline, per kernel (several passes, kernel replay, caches
+  flushed before each kernel, Nsight Compute's default): FLOP instructions of the FP64,
+  FP32 and FP16/BF16 pipes and tensor instructions, the kernel's DRAM bytes and duration
+  (so its rates use one pass's bytes, FLOPs and time), the GPU's peak-sustained rates (the
+  roofs), L2-to-L1 bytes, throughput, occupancy, spills.
+- range: range replay of each measured iteration, caches not flushed: the iteration's
+  bytes, L2 write-backs inside it included.
+DEFAULT is what the step runs unless the config names its passes: the cheapest that gives
+the steady bytes.
 """
 from __future__ import annotations
 
@@ -63,7 +65,7 @@ L2_L1_METRIC = "l1tex__m_xbar2l1tex_read_bytes.sum"
 OTHER_METRICS = ("dram__throughput.avg.pct_of_peak_sustained_elapsed", "sm__throughput.avg.pct_of_peak_sustained_elapsed",
                  "sm__warps_active.avg.pct_of_peak_sustained_active", "l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum",
                  "l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum")
-ROOFLINE_METRICS = ("gpu__time_duration.sum", L2_L1_METRIC, *OTHER_METRICS, *FLOP_METRICS, TENSOR_METRIC, *ROOF_METRICS)
+ROOFLINE_METRICS = ("gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum", L2_L1_METRIC, *OTHER_METRICS, *FLOP_METRICS, TENSOR_METRIC, *ROOF_METRICS)
 L2_SIZE_METRIC = "device__attribute_l2_cache_size"
 
 
@@ -72,7 +74,7 @@ class Pass:
     name: str
     report: str          # file in the run folder
     cache_control: str   # all | none
-    replay: str          # kernel | range
+    replay: str          # kernel | range (results are kernels | NVTX range instances)
     nvtx: str            # the NVTX push/pop range whose work is profiled
     metrics: tuple
     iterations: str      # `step`: the step's iterations; `one`: a single iteration
@@ -85,9 +87,9 @@ class Pass:
 
 PASSES = {p.name: p for p in (
     Pass("steady", "ncu_steady.ncu-rep", "none", "kernel", ranges.MEASURE, BYTE_METRICS, "step"),
-    Pass("cold", "ncu_cold.ncu-rep", "all", "kernel", ranges.MEASURE, BYTE_METRICS, "one"),
+    Pass("cold", "ncu_cold.ncu-rep", "all", "range", ranges.ITERATION, BYTE_METRICS, "step"),
     Pass("roofline", "ncu.ncu-rep", "all", "kernel", ranges.MEASURE, ROOFLINE_METRICS, "one"),
     Pass("range", "ncu_range.ncu-rep", "none", "range", ranges.ITERATION, BYTE_METRICS, "step"),
 )}
-DEFAULT = ("steady", "cold")
+DEFAULT = ("steady",)
 ORDER = tuple(PASSES)   # the order the step runs them in: steady first, its status is the step's

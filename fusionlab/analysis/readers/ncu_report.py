@@ -1,6 +1,8 @@
 """Nsight Compute reports (.ncu-rep) as tables: one row per profiled result.
 
-A result is one kernel launch (kernel replay) or one NVTX range instance (range replay).
+A result is one kernel launch (kernel replay) or one NVTX range instance (range replay):
+its `kind` is `kernel` or `range` (a range has no kernel name: its name and full_name are
+`range`, and its metrics are the whole range's: every kernel in it, back to back).
 Two ways in, same columns: `load` reads the report through NVIDIA's `ncu_report` Python
 module (PyPI `ncu-report`; works on a machine without ncu or a GPU), `load_csv` parses
 `ncu --import REPORT --csv --page raw` (needs ncu); `read` takes the first of the two
@@ -131,8 +133,11 @@ def _nansum(values) -> float:
     return sum(values) if values else math.nan
 
 
-def _row(idx: int, name: str, full_name: str, values: dict) -> dict:
-    row = {"id": idx, "name": name, "full_name": full_name}
+RANGE = "range"
+
+
+def _row(idx: int, name: str, full_name: str, values: dict, kind: str = "kernel") -> dict:
+    row = {"id": idx, "kind": kind, "name": name, "full_name": full_name}
     for metric, col in COLUMNS.items():
         row[col] = values.get(metric, math.nan)
     for p, col in (("d", "flops_fp64"), ("f", "flops_fp32"), ("h", "flops_fp16")):
@@ -146,8 +151,8 @@ def _row(idx: int, name: str, full_name: str, values: dict) -> dict:
 
 
 def load(path: str) -> list[dict]:
-    """Every result of the report's ranges, in order: id, name (function), full_name
-    (demangled), the COLUMNS and flops."""
+    """Every result of the report's ranges, in order: id, kind (kernel | range), name
+    (function), full_name (demangled), the COLUMNS and flops."""
     ncu_report = _module()
     try:
         ctx = ncu_report.load_report(path)
@@ -159,7 +164,10 @@ def load(path: str) -> list[dict]:
         for i in range(rng.num_actions()):
             a = rng.action_by_idx(i)
             values = {m: _value(a, m) for m in METRICS}
-            rows.append(_row(len(rows), a.name(), a.name(a.NameBase_DEMANGLED), values))
+            if a.workload_type() == a.WorkloadType_RANGE:
+                rows.append(_row(len(rows), RANGE, RANGE, values, RANGE))
+            else:
+                rows.append(_row(len(rows), a.name(), a.name(a.NameBase_DEMANGLED), values))
     return rows
 
 
@@ -209,7 +217,9 @@ def parse_raw_csv(text: str) -> list[dict]:
         unit = dict(zip(header, units))
         values = {m: _number(rec.get(m, "")) * _UNIT.get(unit.get(m, ""), math.nan) for m in METRICS if m in rec}
         name = rec.get("Kernel Name") or rec.get("Function Name") or ""
-        rows.append(_row(len(rows), name.split("(")[0].split("<")[0].split()[-1] if name else "", name, values))
+        # a range result has no launch (no grid) and ncu names it `range`
+        kind = RANGE if name == RANGE and not rec.get("Grid Size") else "kernel"
+        rows.append(_row(len(rows), name.split("(")[0].split("<")[0].split()[-1] if name else "", name, values, kind))
     return rows
 
 

@@ -5,10 +5,14 @@ iteration, from the run folder's ncu.json and the reports of its passes (core.nc
   launch's DRAM and L2 bytes and duration; each iteration's DRAM bytes are the sum over
   its launches (the report's launches cut into N equal runs of the same kernels), so the
   steady state's median, min and max per iteration.
-- cold (caches flushed before each kernel, one pass, one iteration): each kernel's
-  compulsory DRAM bytes.
-- roofline (several passes): FLOPs per pipe and tensor, L2-to-L1 bytes, the GPU's roofs,
-  throughput, occupancy, spills.
+- cold (range replay: each iteration one range, caches flushed once before it, one pass,
+  the step's iterations): each iteration's compulsory DRAM bytes, so their median, min
+  and max. A cold report of kernels (kernel replay, caches flushed before each kernel)
+  reads as each iteration's kernels summed (cold_replay says which).
+- roofline (kernel replay, caches flushed before each kernel, several passes): FLOPs per
+  pipe and tensor, each kernel's DRAM bytes and duration in that pass (dram_bytes_cold,
+  roofline_time_us: the roofline's rates use one pass's bytes, FLOPs and time),
+  L2-to-L1 bytes, the GPU's roofs, throughput, occupancy, spills.
 - range (the iteration replayed as a whole): the iteration's bytes.
 Per kernel, the passes are joined on the kernel (readers.ncu_report.kernel_key), each
 summed per iteration of its own pass. A folder written with a `bytes` pass (the steady
@@ -17,15 +21,18 @@ bytes_replay says how the bytes were measured: `one pass` or `kernel replay, N p
 
 - traffic.csv (KERNEL_FILE): one row per distinct kernel (full_name, the demangled name
   nsys's kernels.csv has too), values per iteration: ncu_calls_per_iter,
-  dram_read_bytes, dram_write_bytes, dram_bytes (steady), dram_bytes_cold, l2_bytes,
-  l2_l1_bytes, ncu_time_us, local_bytes, the FLOP columns (readers.ncu_report) and the
+  dram_read_bytes, dram_write_bytes, dram_bytes, ncu_time_us (steady), dram_bytes_cold
+  and roofline_time_us (the roofline pass's: the kernel alone after a flush), l2_bytes,
+  l2_l1_bytes, local_bytes, the FLOP columns (readers.ncu_report) and the
   roofs; dram_bandwidth_Bps = dram_bytes / ncu_time, the time-weighted means of
   dram_pct_peak, sm_pct_peak and achieved_occupancy_pct, measured_intensity = flops /
   dram_bytes.
 - traffic.json (RUN_FILE): per iteration, dram_bytes_measured (the steady median) with
   dram_bytes_steady_min and _max over the steady_iterations, dram_read_bytes_measured
-  and dram_write_bytes_measured (their medians), dram_bytes_cold (with its read and
-  write), l2_bytes_measured, flops_measured, local_bytes_measured, ncu_kernel_time_us,
+  and dram_write_bytes_measured (their medians), dram_bytes_cold (the cold iterations'
+  median, with its read and write medians, dram_bytes_cold_min and _max over
+  cold_iterations, cold_replay `range` or `kernel`), l2_bytes_measured, flops_measured,
+  local_bytes_measured, ncu_kernel_time_us,
   ncu_kernels_per_iter, the range replay's iteration_* (medians), l2_size_bytes (the
   GPU's, from the report), the roofs (roof_*), ncu_status, ncu_note (why a value is
   missing, or how it was measured), bytes_replay, ncu_settings and ncu_passes.
@@ -49,12 +56,12 @@ SUMMED = ["dram_read_bytes", "dram_write_bytes", "dram_bytes", "l2_bytes", "l2_l
 MEANS = ["dram_pct_peak", "sm_pct_peak", "achieved_occupancy_pct"]
 ROOFS = ncu_report.ROOF_COLUMNS
 KERNEL_COLUMNS = ["full_name", "name", "ncu_calls_per_iter", "dram_read_bytes", "dram_write_bytes", "dram_bytes",
-                  "dram_bytes_cold", "l2_bytes", "l2_l1_bytes", "ncu_time_us", "dram_bandwidth_Bps", "dram_pct_peak",
+                  "dram_bytes_cold", "roofline_time_us", "l2_bytes", "l2_l1_bytes", "ncu_time_us", "dram_bandwidth_Bps", "dram_pct_peak",
                   "sm_pct_peak", "achieved_occupancy_pct", "local_bytes", "flops_fp64", "flops_fp32", "flops_fp16",
                   "flops_tensor", "flops", "measured_intensity", *ROOFS]
 RUN_FIELDS = ["dram_read_bytes_measured", "dram_write_bytes_measured", "dram_bytes_measured", "dram_bytes_steady_min",
               "dram_bytes_steady_max", "steady_iterations", "dram_read_bytes_cold", "dram_write_bytes_cold",
-              "dram_bytes_cold", "l2_bytes_measured", "flops_measured", "local_bytes_measured", "ncu_kernel_time_us",
+              "dram_bytes_cold", "dram_bytes_cold_min", "dram_bytes_cold_max", "cold_iterations", "l2_bytes_measured", "flops_measured", "local_bytes_measured", "ncu_kernel_time_us",
               "ncu_kernels_per_iter", "iteration_dram_bytes_measured", "iteration_l2_bytes_measured",
               "iteration_ncu_time_us", "l2_size_bytes", *ROOFS]
 # a step's ncu.json keys -> the pass they hold (a `bytes` pass is the steady pass's
@@ -75,7 +82,7 @@ def _frame(rows: list[dict]) -> pd.DataFrame:
 
 def kernel_table(rows: list[dict], iters: int) -> pd.DataFrame:
     """Per distinct kernel, per iteration, from readers.ncu_report rows of one report
-    (module doc; dram_bytes_cold left empty)."""
+    (module doc; dram_bytes_cold and roofline_time_us left empty)."""
     if not rows:
         return pd.DataFrame(columns=KERNEL_COLUMNS)
     df = _frame(rows)
@@ -83,7 +90,7 @@ def kernel_table(rows: list[dict], iters: int) -> pd.DataFrame:
     for full, g in df.groupby("full_name", sort=False):
         w = g["ncu_time_us"].fillna(0)
         row = {"full_name": full, "name": g["name"].iloc[0], "ncu_calls_per_iter": len(g) / iters,
-               "dram_bytes_cold": math.nan}
+               "dram_bytes_cold": math.nan, "roofline_time_us": math.nan}
         for c in SUMMED:
             row[c] = g[c].sum(min_count=1) / iters
         for c in MEANS:
@@ -210,21 +217,28 @@ def compute(ncu_json: str) -> tuple[dict, pd.DataFrame]:
                          "the loop's")
     kernels = kernel_table(rows or [], iters.get(src, 1))
     if src == "steady" and read.get("roofline") is not None:
-        kernels, note = merge(kernels, kernel_table(read["roofline"], iters["roofline"]),
-                              [c for c in ncu_report.KERNEL_COLUMNS if c not in ("local_load_bytes", "local_store_bytes")]
-                              + ["local_bytes"])
+        roof = kernel_table(read["roofline"], iters["roofline"])
+        roof = roof.drop(columns=["dram_bytes_cold", "roofline_time_us"]).rename(
+            columns={"dram_bytes": "dram_bytes_cold", "ncu_time_us": "roofline_time_us"})
+        kernels, note = merge(kernels, roof, [c for c in ncu_report.KERNEL_COLUMNS
+                                              if c not in ("local_load_bytes", "local_store_bytes")]
+                              + ["local_bytes", "dram_bytes_cold", "roofline_time_us"])
         notes += [f"roofline pass: {note}"] if note else []
-    if read.get("cold") is not None:
-        cold = kernel_table(read["cold"], iters["cold"])
+    cold_rows = read.get("cold")
+    if cold_rows and not _ranges(cold_rows) and kernels["dram_bytes_cold"].isna().all():
+        cold = kernel_table(cold_rows, iters["cold"])   # a cold pass of kernels: each after a flush
         kernels, note = merge(kernels, cold.drop(columns="dram_bytes_cold").rename(columns={"dram_bytes": "dram_bytes_cold"}), ["dram_bytes_cold"])
         notes += [f"cold pass: {note}"] if note else []
     kernels["measured_intensity"] = kernels["flops"] / kernels["dram_bytes"].where(kernels["dram_bytes"] > 0)
-    row = {k: None for k in RUN_FIELDS}
+    row = {**{k: None for k in RUN_FIELDS}, "cold_replay": None}
     if rows is not None:
-        row.update(run_fields(rows, kernels, iters.get(src, 1), read.get("cold"), read.get("range")))
+        row.update(run_fields(rows, kernels, iters.get(src, 1), read.get("cold"), read.get("range"),
+                              iters.get("cold", 1)))
         if row["steady_iterations"] is None:
             notes.append(f"the {iters.get(src, 1)} profiled iterations did not launch the same kernels: "
                          "their mean per iteration, no range")
+        if read.get("cold") and row["cold_iterations"] is None:
+            notes.append("the cold pass's iterations did not launch the same kernels: their mean, no range")
     row["ncu_status"] = "ok" if rows else (step.get("status") if not ok else "unreadable")
     row["ncu_note"] = "; ".join(notes)[:500] or None
     row["ncu_iterations"] = iters.get(src, 1)
@@ -236,16 +250,46 @@ def compute(ncu_json: str) -> tuple[dict, pd.DataFrame]:
     return row, kernels
 
 
+def _ranges(rows: list[dict] | None) -> bool:
+    """Whether a report's results are NVTX ranges (range replay), not kernels."""
+    return bool(rows) and all(r.get("kind") == ncu_report.RANGE for r in rows)
+
+
+def cold_fields(rows: list[dict], iters: int) -> dict:
+    """The cold pass's per-iteration fields (module doc): each range result is one
+    iteration; a report of kernels is cut into `iters` iterations (their mean where the
+    iterations launched different kernels: cold_iterations None)."""
+    if _ranges(rows):
+        per = [{"read": r["dram_read_bytes"], "write": r["dram_write_bytes"]} for r in rows]
+        replay = "range"
+    else:
+        per = iteration_bytes(rows, iters)
+        replay = "kernel"
+    out = {"cold_replay": replay, "cold_iterations": len(per) if per else None}
+    if not per:   # kernels that do not cut into equal iterations: their mean per iteration
+        c = _frame(rows)
+        r, w = c["dram_read_bytes"].sum(min_count=1) / iters, c["dram_write_bytes"].sum(min_count=1) / iters
+        return {**out, "dram_read_bytes_cold": _opt(r), "dram_write_bytes_cold": _opt(w),
+                "dram_bytes_cold": _opt(r + w), "dram_bytes_cold_min": None, "dram_bytes_cold_max": None}
+    total = [p["read"] + p["write"] for p in per]
+    return {**out, "dram_read_bytes_cold": float(statistics.median(p["read"] for p in per)),
+            "dram_write_bytes_cold": float(statistics.median(p["write"] for p in per)),
+            "dram_bytes_cold": float(statistics.median(total)), "dram_bytes_cold_min": float(min(total)),
+            "dram_bytes_cold_max": float(max(total))}
+
+
 def run_fields(rows: list[dict], kernels: pd.DataFrame, iters: int, cold_rows: list[dict] | None,
-               range_rows: list[dict] | None) -> dict:
+               range_rows: list[dict] | None, cold_iters: int = 1) -> dict:
     """traffic.json's measured fields (module doc) from the steady rows (`iters`
-    iterations), the per-kernel table and the cold and range rows."""
+    iterations), the per-kernel table, the cold rows (`cold_iters` iterations) and the
+    range rows."""
     def total(c):
         v = kernels[c].sum(min_count=1) if len(kernels) else math.nan
         return _opt(v)
     row = {c + "_measured": total(c) for c in ("dram_read_bytes", "dram_write_bytes", "dram_bytes", "l2_bytes")}
     row.update(flops_measured=total("flops"), local_bytes_measured=total("local_bytes"),
-               ncu_kernel_time_us=total("ncu_time_us"), ncu_kernels_per_iter=total("ncu_calls_per_iter"))
+               ncu_kernel_time_us=total("ncu_time_us"), ncu_kernels_per_iter=total("ncu_calls_per_iter"),
+               steady_iterations=None, cold_iterations=None, cold_replay=None)
     per = iteration_bytes(rows, iters)
     if per:
         dram = [p["read"] + p["write"] for p in per]
@@ -254,10 +298,7 @@ def run_fields(rows: list[dict], kernels: pd.DataFrame, iters: int, cold_rows: l
                    dram_read_bytes_measured=float(statistics.median(p["read"] for p in per)),
                    dram_write_bytes_measured=float(statistics.median(p["write"] for p in per)))
     if cold_rows:
-        c = _frame(cold_rows)
-        row.update(dram_read_bytes_cold=_opt(c["dram_read_bytes"].sum(min_count=1)),
-                   dram_write_bytes_cold=_opt(c["dram_write_bytes"].sum(min_count=1)),
-                   dram_bytes_cold=_opt(c["dram_bytes"].sum(min_count=1)))
+        row.update(cold_fields(cold_rows, cold_iters))
     it = pd.DataFrame(range_rows or [])
     med = (lambda c: float(it[c].median()) if c in it and it[c].notna().any() else None)
     row["iteration_dram_bytes_measured"] = (med("dram_read_bytes") + med("dram_write_bytes")

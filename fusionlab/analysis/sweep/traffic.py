@@ -18,8 +18,8 @@ model's bytes (experiments.cost).
   GPU's L2 size from the report), bytes_regime = `above L2` where the working set is more
   than ABOVE_L2 x L2 (one figure: the steady state's, dram_bytes_low..high its range over
   the profiled iterations), else `near or below L2` (dram_bytes_low..high: from the
-  lowest to the highest of the cold bytes and the steady iterations: which bytes stay in
-  L2 depends on what ran before).
+  lowest to the highest of the cold iterations and the steady iterations: which bytes
+  stay in L2 depends on what ran before).
   Without measured values the columns are empty and ncu_note says why.
 - speedups: dram_bytes_measured, l2_bytes_measured and the bytes fusion removed:
   bytes_removed_measured = eager's dram_bytes_measured - the variant's (steady medians),
@@ -47,7 +47,7 @@ from fusionlab.analysis.run import traffic as run_traffic
 from fusionlab.core.io import read_json
 
 CONFIG = ["model", "variant", "batch", "size", "mode", "dtype", "backend", "device"]
-RUN_COLUMNS = run_traffic.RUN_FIELDS + ["ncu_status", "ncu_note", "bytes_replay"]
+RUN_COLUMNS = run_traffic.RUN_FIELDS + ["ncu_status", "ncu_note", "bytes_replay", "cold_replay"]
 ABOVE_L2 = 2.0   # a working set above this many L2 sizes: one figure (module doc)
 SPREAD = ["working_set_bytes", "working_set_over_l2", "bytes_regime", "dram_bytes_low", "dram_bytes_high"]
 RATIOS = [*SPREAD, "dram_over_fused", "dram_over_unfused", "l2_over_unfused", "flops_measured_over_model",
@@ -123,8 +123,11 @@ def spread(runs: pd.DataFrame) -> pd.DataFrame:
     lo = runs["dram_bytes_steady_min"].fillna(runs["dram_bytes_measured"])
     hi = runs["dram_bytes_steady_max"].fillna(runs["dram_bytes_measured"])
     near = known & ~above
-    runs["dram_bytes_low"] = lo.where(~near, pd.concat([lo, runs["dram_bytes_cold"]], axis=1).min(axis=1))
-    runs["dram_bytes_high"] = hi.where(~near, pd.concat([hi, runs["dram_bytes_cold"]], axis=1).max(axis=1))
+    cold = runs["dram_bytes_cold"]
+    cold_lo = runs["dram_bytes_cold_min"].fillna(cold) if "dram_bytes_cold_min" in runs else cold
+    cold_hi = runs["dram_bytes_cold_max"].fillna(cold) if "dram_bytes_cold_max" in runs else cold
+    runs["dram_bytes_low"] = lo.where(~near, pd.concat([lo, cold_lo], axis=1).min(axis=1))
+    runs["dram_bytes_high"] = hi.where(~near, pd.concat([hi, cold_hi], axis=1).max(axis=1))
     return runs
 
 
@@ -210,7 +213,7 @@ def _median(g: pd.DataFrame, c: str) -> float:
 def memory_access_table(runs: pd.DataFrame) -> pd.DataFrame:
     """Table 8.1 of source 000 as a measured result, for each mlp_small eager configuration:
     the formula's reads and writes (elements x dtype bytes; B batch, F feature, H hidden)
-    beside the cold DRAM bytes (caches flushed before each kernel: read, write, total), the
+    beside the cold DRAM bytes (caches flushed once before the iteration: read, write, total), the
     steady-state DRAM bytes (read, write, median and range per iteration), the L2 bytes,
     the iteration range's DRAM bytes and the model's bytes_unfused."""
     sel = runs[(runs["model"] == "mlp_small") & (runs["variant"] == "eager")]
