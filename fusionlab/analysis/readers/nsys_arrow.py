@@ -6,7 +6,7 @@ read with ctypes), so neither pyarrow nor pandas is imported.
 
 Used by nsys_sqlite.Report where the driver is installed (FUSIONLAB_SQLITE_READER=sqlite3
 forces the sqlite3 path): on the synthetic 1M-kernel export the runtime and kernel tables
-read in about a third of the time sqlite3's fetchmany takes.
+read in under half the CPU time sqlite3's fetchmany takes.
 
 - launch_calls(path, query): every launch call as one array (correlation id, start, end,
   tid), read once: the launch-call pass slices it and first_launches() makes the join table.
