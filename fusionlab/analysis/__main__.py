@@ -42,12 +42,10 @@ import subprocess
 import sys
 import tempfile
 
-from fusionlab.analysis import terminal as table
-from fusionlab.analysis.readers import gpu_ops, torch_trace
+from fusionlab.analysis.readers import nsys_sqlite
 from fusionlab.analysis.readers.trace import Chunks, ReportError, Trace
 from fusionlab.analysis.run import fields as F
 from fusionlab.analysis.run import metrics, projection, single_pass, stream, whole
-from fusionlab.analysis.run.run_metrics import load_profile
 
 WINDOWS = {
     "range": "the range's CPU-side start to end (duration_ms, wall_time_per_iter_ms, gpu_busy_fraction, "
@@ -81,6 +79,7 @@ DEFAULT_NOTE = ("kernel wait = gaps up to {:g} us and every ProfilerStep kept; H
 def hta_view(trace: Trace) -> Trace:
     """A torch.profiler Trace as HTA reads it by default: the ranges and launch calls that
     start before the last ProfilerStep starts, and the kernels those calls launched."""
+    from fusionlab.analysis.readers import torch_trace
     steps = trace.ranges[trace.ranges["name"] == torch_trace.STEP_RANGE]
     if len(steps) < 2:
         return trace
@@ -88,6 +87,14 @@ def hta_view(trace: Trace) -> Trace:
     return dataclasses.replace(trace, ranges=trace.ranges[trace.ranges["start"] < cut],
                                api=trace.api[trace.api["start"] < cut],
                                kernels=trace.kernels[trace.kernels["launch_start"] < cut])
+
+
+def load_profile(path: str):
+    """run_metrics.load_profile; an nsys export opened without importing pandas."""
+    if path.endswith((".sqlite", ".db")) and os.path.exists(path):
+        return nsys_sqlite.scan(path)
+    from fusionlab.analysis.run.run_metrics import load_profile as load
+    return load(path)
 
 
 def analyse(path: str, hta: bool = False) -> dict:
@@ -100,6 +107,7 @@ def analyse(path: str, hta: bool = False) -> dict:
             sql = export_sqlite(path, os.path.join(d, "report.sqlite"))
             return analyse_profile(path, load_profile(sql), sql, hta)
     if path.endswith(".json.gz"):
+        from fusionlab.analysis.readers import torch_trace
         return analyse_profile(path, torch_trace.load(path), path, hta)
     return analyse_profile(path, load_profile(path), path, hta)
 
@@ -110,6 +118,7 @@ def analyse_profile(path: str, trace, source: str | None = None, hta: bool = Fal
     wait = F.HTA_KERNEL_WAIT_US if hta else F.KERNEL_WAIT_US
     cut = None
     if hta and isinstance(trace, Trace) and trace.backend == "torch":
+        from fusionlab.analysis.readers import torch_trace
         steps = trace.ranges[trace.ranges["name"] == torch_trace.STEP_RANGE]
         cut = int(steps["start"].max()) if len(steps) > 1 else None
         trace = hta_view(trace)
@@ -117,7 +126,8 @@ def analyse_profile(path: str, trace, source: str | None = None, hta: bool = Fal
     keys = F.range_keys(report)
     ops = None
     if single_pass.usable(report):
-        views, kt, proj, ops, has_kernels = single_pass.analyse(report, keys, True, wait, ops=bool(source))
+        views, kt, proj, ops, has_kernels = single_pass.analyse(report, keys, True, wait, ops=bool(source),
+                                                                frames=False)
     else:
         aug, has_kernels = whole.with_activity(report)
         targets = keys + ([(whole.WHOLE, None)] if has_kernels else [])
@@ -149,6 +159,7 @@ def analyse_profile(path: str, trace, source: str | None = None, hta: bool = Fal
         if ops is not None:
             doc["whole_report"].update(ops)
         elif source and trace.device == "cuda" and not single_pass.usable(report):
+            from fusionlab.analysis.readers import gpu_ops, torch_trace
             ops = gpu_ops.nsys(source) if trace.backend == "nsys" else torch_trace.gpu_ops(source)
             if cut is not None:
                 ops = ops[(ops["launch_start"] >= 0) & (ops["launch_start"] < cut)]   # HTA: launched by a kept call
@@ -225,12 +236,14 @@ def main(argv=None) -> int:
             status = 2
             continue
         if mode == "table":
+            from fusionlab.analysis import terminal as table
             print(table.text(doc))
         else:
             docs.append(doc)
     if mode == "json" and docs:
         print(json.dumps(docs[0] if len(a.report) == 1 else docs, indent=2))
     elif mode == "csv" and docs:
+        from fusionlab.analysis import terminal as table
         sys.stdout.write(table.csv(docs))
     return status
 

@@ -29,12 +29,16 @@ import os
 import re
 import sqlite3
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 
 from fusionlab.analysis.readers import nsys_arrow
 from fusionlab.analysis.readers.trace import (API_COLUMNS, CONFIG_COLUMNS, DEVICE_FIELDS, KERNEL_COLUMNS, NO_VALUE,
-                                              RANGE_COLUMNS, ReportError, Trace, empty, join_launches)
+                                              RANGE_COLUMNS, RangeTable, ReportError, Trace, empty, join_launches)
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # NVTX event types (ENUM_NSYS_EVENT_TYPE): push/pop and start/end ranges, domain create
 NVTX_PUSHPOP, NVTX_STARTEND, NVTX_DOMAIN_CREATE = 59, 60, 75
@@ -107,9 +111,9 @@ def _strings(con) -> dict[int, str]:
     return dict(con.execute("SELECT id, value FROM StringIds").fetchall())
 
 
-def _ranges(con, strings) -> pd.DataFrame:
+def _ranges(con, strings) -> RangeTable:
     if "NVTX_EVENTS" not in _tables(con):
-        return empty(RANGE_COLUMNS)
+        return RangeTable([], [], [], [], [])
     cols = _columns(con, "NVTX_EVENTS")
     text = "text" if "text" in cols else "NULL"
     text_id = "textId" if "textId" in cols else "NULL"
@@ -121,10 +125,11 @@ def _ranges(con, strings) -> pd.DataFrame:
     out = [(r[2] if r[2] is not None else strings.get(r[3], ""), domains.get(r[4], ""),
             r[0], r[1], r[6]) for r in rows
            if r[5] in (NVTX_PUSHPOP, NVTX_STARTEND) and r[1] is not None]
-    return pd.DataFrame(out, columns=RANGE_COLUMNS).astype({"start": "int64", "end": "int64", "tid": "int64"})
+    return RangeTable(*zip(*out)) if out else RangeTable([], [], [], [], [])
 
 
 def _api(con, strings) -> pd.DataFrame:
+    import pandas as pd
     if "CUPTI_ACTIVITY_KIND_RUNTIME" not in _tables(con):
         return empty(API_COLUMNS + ["correlation"])
     cols = _columns(con, "CUPTI_ACTIVITY_KIND_RUNTIME")
@@ -144,6 +149,7 @@ def _api(con, strings) -> pd.DataFrame:
 
 
 def _kernels(con, strings, api: pd.DataFrame) -> pd.DataFrame:
+    import pandas as pd
     if "CUPTI_ACTIVITY_KIND_KERNEL" not in _tables(con):
         return empty(KERNEL_COLUMNS + CONFIG_COLUMNS)
     cols = _columns(con, "CUPTI_ACTIVITY_KIND_KERNEL")
@@ -228,8 +234,8 @@ def _unreadable(path: str, e: Exception) -> ReportError:
 
 
 class Report:
-    """An nsys export opened for streaming (module doc): ranges (Trace.ranges' columns),
-    device, tool_version, gpu and gpus (Trace.gpus) are read at open; kernels and launch
+    """An nsys export opened for streaming (module doc): range_table (the ranges;
+    ranges: as a DataFrame of Trace.ranges' columns, made on first use), device, tool_version, gpu and gpus (Trace.gpus) are read at open; kernels and launch
     calls stay in the file until kernel_chunks() / launch_chunks() stream them."""
     backend = "nsys"
 
@@ -238,7 +244,7 @@ class Report:
         try:
             tables = _tables(con)
             self.source = path
-            self.ranges = _ranges(con, _strings(con))
+            self.range_table = _ranges(con, _strings(con))
             self._runtime = self._kernel = None
             if RUNTIME_TABLE in tables:
                 cols = _columns(con, RUNTIME_TABLE)
@@ -273,6 +279,13 @@ class Report:
         self._names: dict = {}     # kernel name -> id, where the export stores names as text
         self.columnar = nsys_arrow.available()   # read the big tables through nsys_arrow
         self._calls = None         # the launch calls, once read (columnar)
+        self._frame = None         # ranges, once made
+
+    @property
+    def ranges(self) -> pd.DataFrame:
+        if self._frame is None:
+            self._frame = self.range_table.frame()
+        return self._frame
 
     @staticmethod
     def _launch_filter(con, name: str) -> str:
@@ -417,7 +430,7 @@ def load(path: str) -> Trace:
             complete(con, tables, Report._launch_filter(con, _pick(cols, "nameId", "name") or "name"))
         else:
             complete(con, tables, None)
-        ranges = _ranges(con, strings)
+        ranges = _ranges(con, strings).frame()
         api = _api(con, strings)
         kernels = _kernels(con, strings, api)
         m = meta(con)
@@ -425,7 +438,12 @@ def load(path: str) -> Trace:
         gpus = gpu_limits(con)
     except ReportError as e:
         raise ReportError(f"{path}: {e}") from None
-    except (sqlite3.DatabaseError, pd.errors.DatabaseError) as e:
+    except sqlite3.DatabaseError as e:
+        raise _unreadable(path, e) from None
+    except Exception as e:
+        import pandas as pd
+        if not isinstance(e, pd.errors.DatabaseError):
+            raise
         raise _unreadable(path, e) from None
     finally:
         con.close()

@@ -16,13 +16,18 @@ All times are integer nanoseconds on the profile's own clock.
 
 Chunks(trace) reads a Trace as the streamed analysis (analysis.run.stream) reads an nsys
 export (nsys_sqlite.Report): ranges and facts, kernels and launch calls as int64 arrays.
+RangeTable holds ranges as columns (a streamed export's, without pandas) and Instances one
+range name's instances.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 RANGE_COLUMNS = ["name", "domain", "start", "end", "tid"]
 API_COLUMNS = ["name", "start", "end", "tid", "is_launch"]
@@ -43,6 +48,7 @@ class ReportError(Exception):
 
 
 def empty(columns) -> pd.DataFrame:
+    import pandas as pd
     return pd.DataFrame({c: pd.Series(dtype="object" if c in ("name", "domain", "launch_name", "full_name") else "int64")
                          for c in columns})
 
@@ -58,6 +64,79 @@ class Trace:
     tool_version: str | None = None
     gpu: str | None = None
     gpus: dict = field(default_factory=dict)
+
+
+class Instances:
+    """One range name's instances as int64 arrays start, end, tid (RangeTable's order)."""
+
+    def __init__(self, start: np.ndarray, end: np.ndarray, tid: np.ndarray):
+        self.start, self.end, self.tid = start, end, tid
+
+    def __len__(self) -> int:
+        return len(self.start)
+
+
+def _null(v) -> bool:
+    return v is None or v != v
+
+
+class RangeTable:
+    """Ranges (RANGE_COLUMNS) as columns: name and domain lists, start, end and tid int64
+    arrays; frame() is the DataFrame."""
+
+    def __init__(self, name: list, domain: list, start, end, tid):
+        self.name, self.domain = list(name), list(domain)
+        self.start, self.end, self.tid = (np.asarray(x, np.int64).reshape(-1) for x in (start, end, tid))
+
+    @classmethod
+    def of(cls, frame) -> "RangeTable":
+        return cls(frame["name"].tolist(), frame["domain"].tolist(), frame["start"].to_numpy(np.int64),
+                   frame["end"].to_numpy(np.int64), frame["tid"].to_numpy(np.int64))
+
+    @classmethod
+    def of_profile(cls, profile) -> "RangeTable":
+        """A profile's ranges (its own range_table where it keeps one)."""
+        table = getattr(profile, "range_table", None)
+        return table if table is not None else cls.of(profile.ranges)
+
+    def __len__(self) -> int:
+        return len(self.start)
+
+    def frame(self) -> pd.DataFrame:
+        import pandas as pd
+        if not len(self):
+            return empty(RANGE_COLUMNS)
+        rows = zip(self.name, self.domain, self.start.tolist(), self.end.tolist(), self.tid.tolist())
+        return pd.DataFrame(list(rows), columns=RANGE_COLUMNS).astype({"start": "int64", "end": "int64", "tid": "int64"})
+
+    def plus(self, rows: list[tuple]) -> "RangeTable":
+        """This table with rows (name, domain, start, end, tid) appended."""
+        if not rows:
+            return self
+        n, d, s, e, t = zip(*rows)
+        return RangeTable(self.name + list(n), self.domain + list(d), np.r_[self.start, s], np.r_[self.end, e],
+                          np.r_[self.tid, t])
+
+    def keys(self) -> list[tuple[str, str | None]]:
+        """(name, domain or None) of every range name, by domain then name (fields.range_keys:
+        a range without a name or domain is left out, as pandas' groupby does)."""
+        pairs = {(d, n) for d, n in zip(self.domain, self.name) if not _null(d) and not _null(n)}
+        return [(n, d or None) for d, n in sorted(pairs)]
+
+    def rows(self, name: str, domain: str | None = None) -> np.ndarray:
+        """Indices of the ranges named name (of that domain, where one is given)."""
+        m = [x == name for x in self.name]
+        if domain is not None:
+            m = [a and d == domain for a, d in zip(m, self.domain)]
+        return np.flatnonzero(np.asarray(m, bool)) if len(m) else np.zeros(0, np.int64)
+
+    def instances(self, name: str, domain: str | None) -> Instances:
+        """fields.instances: the range's instances (of that domain, where the table has one)."""
+        if domain is not None and domain in self.domain:
+            i = self.rows(name, domain)
+        else:
+            i = self.rows(name)
+        return Instances(self.start[i], self.end[i], self.tid[i])
 
 
 def join_launches(kernels: pd.DataFrame, api: pd.DataFrame) -> pd.DataFrame:
@@ -81,6 +160,7 @@ class Chunks:
         self.trace = trace
         for name in ("source", "backend", "device", "ranges", "tool_version", "gpu", "gpus"):
             setattr(self, name, getattr(trace, name))
+        import pandas as pd
         k = trace.kernels
         self._kernels = k.sort_values(["start", "end", "launch_start"], kind="stable", ignore_index=True)
         codes, self._strings = pd.factorize(pd.concat([self._kernels["name"], self._kernels["full_name"]],

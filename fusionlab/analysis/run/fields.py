@@ -5,13 +5,17 @@ and the ranges' keys and instances.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from fusionlab.analysis.readers.trace import CONFIG_COLUMNS, NO_VALUE, RESOURCE_COLUMNS
 from fusionlab.analysis.run import kernel_stats
 from fusionlab.analysis.run import occupancy as occ
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from fusionlab.analysis.readers.trace import Instances
 
 KERNEL_WAIT_US = 5.0   # gaps up to this between already-queued kernels are "kernel wait"
 HTA_KERNEL_WAIT_US = 30.0   # HTA's default (get_idle_time_breakdown's consecutive_kernel_delay)
@@ -30,11 +34,18 @@ def key(name: str, domain: str | None) -> str:
 
 def range_keys(trace) -> list[tuple[str, str | None]]:
     """(name, domain or None) of every range name of the trace, by domain then name."""
+    table = getattr(trace, "range_table", None)
+    if table is not None:
+        return table.keys()
     return [(name, domain or None) for (domain, name), _ in trace.ranges.groupby(["domain", "name"], sort=True)]
 
 
-def instances(trace, name: str, domain: str | None) -> pd.DataFrame:
-    """The range's instances (of that domain, where the trace has one)."""
+def instances(trace, name: str, domain: str | None) -> pd.DataFrame | Instances:
+    """The range's instances (of that domain, where the trace has one): rows of the trace's
+    ranges, or trace.Instances where the ranges are a RangeTable (range_table)."""
+    table = getattr(trace, "range_table", None)
+    if table is not None:
+        return table.instances(name, domain)
     rs = trace.ranges[trace.ranges["name"] == name]
     if domain is not None and (trace.ranges["domain"] == domain).any():
         rs = rs[rs["domain"] == domain]
@@ -113,6 +124,7 @@ def launch_configs(configs: pd.DataFrame, gpus: dict) -> pd.DataFrame:
     limits of the launch's GPU in `gpus`, Trace.gpus). configs: full_name,
     trace.CONFIG_COLUMNS, ns (summed kernel ns) and calls, at any granularity (one row per
     launch, or sums per configuration). A value the export does not record is NA."""
+    import pandas as pd
     cols = ["full_name"] + CONFIG_COLUMNS
     if configs.empty:
         return pd.DataFrame(columns=RESOURCE_TABLE_COLUMNS, index=pd.Index([], name="full_name"))
@@ -135,6 +147,7 @@ def launch_configs(configs: pd.DataFrame, gpus: dict) -> pd.DataFrame:
 def with_resources(table: pd.DataFrame, configs: pd.DataFrame | None) -> pd.DataFrame:
     """A kernel table with RESOURCE_TABLE_COLUMNS from launch_configs' frame (NA where a
     kernel has none, or configs is None: a profile without launch configurations)."""
+    import pandas as pd
     t = table.copy()
     best = configs if configs is not None else launch_configs(pd.DataFrame(), {})
     for c in RESOURCE_COLUMNS:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import re
 
 import numpy as np
-import pandas as pd
 
 from fusionlab.analysis.readers import nsys_pass as P
 from fusionlab.analysis.readers import nsys_sqlite as N
@@ -72,10 +71,7 @@ def _whole_ranges(report, calls: P.Calls, times):
             if int(ls[i]) < b_[0]:
                 b_[0], b_[2] = int(ls[i]), int(tid[i])
             b_[1] = max(b_[1], int(e[m].max()))
-    extra = pd.DataFrame([(whole.WHOLE, "", s, e, t) for s, e, t in best.values()], columns=report.ranges.columns)
-    ranges = pd.concat([report.ranges, extra], ignore_index=True) if len(extra) else report.ranges
-    return (whole._WithRanges(report, ranges.astype({"start": "int64", "end": "int64", "tid": "int64"})),
-            bool(best), in_order)
+    return whole.with_ranges(report, [(whole.WHOLE, "", s, e, t) for s, e, t in best.values()]), bool(best), in_order
 
 
 class Breakdown:
@@ -404,10 +400,11 @@ class _Merge:
         self.kernels(np.empty((0, 6), np.int64), bound_last=False)
 
 
-def analyse(report, keys, tables: bool, wait_us: float, ops: bool = True):
+def analyse(report, keys, tables: bool, wait_us: float, ops: bool = True, frames: bool = True):
     """(views, kernel tables, projections, breakdown or None, has_kernels): stream.views over
-    keys + WHOLE (the WHOLE kernel table where tables), projection.projections over keys,
-    and whole.gpu_breakdown (where ops), from one pass (module doc)."""
+    keys + WHOLE (the WHOLE kernel table where tables; as stream.answer's frames or records),
+    projection.projections over keys, and whole.gpu_breakdown (where ops), from one pass
+    (module doc)."""
     calls = P.Calls(report)
     n = P.kernel_count(report)
     held = P.held_kernels(report, n) if n <= P.HELD else None
@@ -471,7 +468,7 @@ def analyse(report, keys, tables: bool, wait_us: float, ops: bool = True):
         occupied.finish()
         for t in everyone:
             t.occupied = occupied.between(t.pid, t.lo, t.hi)
-    views, kt = stream.answer(report, aug.ranges, targets, tabs, plan, live)
+    views, kt = stream.answer(report, aug.range_table, targets, tabs, plan, live, frames=frames)
     projections = {F.key(n, d): ({a: proj[(n, d)].fields(a) for a in F.ATTRIBUTIONS} if (n, d) in proj
                                  else {a: {} for a in F.ATTRIBUTIONS}) for n, d in keys}
     return views, kt, projections, (breakdown.result() if breakdown is not None and breakdown.dev else None), \

@@ -30,15 +30,18 @@ from __future__ import annotations
 import math
 import threading
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
-from fusionlab.analysis.readers.trace import CONFIG_COLUMNS, Chunks, Trace
+from fusionlab.analysis.readers.trace import CONFIG_COLUMNS, Chunks, Instances, RangeTable, Trace
 from fusionlab.analysis.run import busy_at
 from fusionlab.analysis.run import fields as F
 from fusionlab.analysis.run.kernel_stats import median, percentile
 from fusionlab.core import ranges as R
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 KERNEL_WAIT_NS = F.KERNEL_WAIT_US * 1e3
 SHORT_CALL_NS = F.SHORT_CALL_US * 1e3
@@ -95,6 +98,14 @@ class Hist:
 
 # --- one range's instances ----------------------------------------------------------------
 
+def instance_arrays(rs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """start, end and tid of a range's instances (fields.instances: rows of a DataFrame, or
+    trace.Instances) as int64 arrays, in their order."""
+    if isinstance(rs, Instances):
+        return rs.start, rs.end, rs.tid
+    return rs["start"].to_numpy(np.int64), rs["end"].to_numpy(np.int64), rs["tid"].to_numpy(np.int64)
+
+
 class View:
     """What one range accumulates under one attribution."""
 
@@ -111,11 +122,10 @@ class View:
 class Target:
     """A range name's instances (rs, fields.instances), in layers of disjoint instances."""
 
-    def __init__(self, rs: pd.DataFrame, attributions, table_attributions, rows: bool = False):
-        rs = rs.sort_values(["start", "end"], kind="stable")
-        self.lo = rs["start"].to_numpy(np.int64)
-        self.hi = rs["end"].to_numpy(np.int64)
-        self.tid = rs["tid"].to_numpy(np.int64)
+    def __init__(self, rs: pd.DataFrame | Instances, attributions, table_attributions, rows: bool = False):
+        lo, hi, tid = instance_arrays(rs)
+        o = np.lexsort((hi, lo))            # by (start, end), stably
+        self.lo, self.hi, self.tid = lo[o], hi[o], tid[o]
         self.pid = (self.tid >> PID_SHIFT) & PID_MASK
         layers, ends = [], []
         for i, (lo, hi) in enumerate(zip(self.lo.tolist(), self.hi.tolist())):
@@ -303,12 +313,13 @@ class KernelTable:
         first = np.flatnonzero(np.r_[True, (p[1:, :k] != p[:-1, :k]).any(axis=1)])
         self.configs = np.column_stack([p[first, :k], np.add.reduceat(p[:, k:], first, axis=0)])
 
-    def frame(self, strings: dict[int, str], iters: int, gpus: dict | None = None) -> pd.DataFrame:
-        """metrics.kernel_table's frame; kernels whose full names read the same are one."""
+    def summary(self, strings: dict[int, str]) -> list[tuple]:
+        """Per kernel (kernels whose full names read the same are one), in the order they
+        first ran: (full_name, name, calls, total_us, median_us)."""
         hists: dict[str, Hist] = {}
         rows: dict[str, list] = {}
         if not len(self.pairs):
-            return pd.DataFrame(columns=F.KERNEL_TABLE_COLUMNS)
+            return []
         bounds = np.r_[np.flatnonzero(np.r_[True, self.pairs[1:, 0] != self.pairs[:-1, 0]]), len(self.pairs)]
         for a, b in zip(bounds[:-1], bounds[1:]):
             f = int(self.pairs[a, 0])
@@ -320,15 +331,29 @@ class KernelTable:
                 r[0], r[1] = pos, strings[nid]
             r[2] += int(c.sum())
             r[3] += _exact_us(d, c)
-        if not rows:
-            return pd.DataFrame(columns=F.KERNEL_TABLE_COLUMNS)
         totals = None
         if self.rows:
+            import pandas as pd
             full, dur = (np.concatenate(x) for x in zip(*self.rows))
             totals = pd.Series(dur / 1e3).groupby([strings[int(f)] for f in full], sort=False).sum().to_dict()
-        g = pd.DataFrame([(full, r[1], r[2], totals[full] if totals else float(r[3]), median(hists[full], 1e3), r[0]) for full, r in rows.items()],
-                         columns=["full_name", "name", "calls", "total_us", "median_us", "pos"])
-        g = g.sort_values("pos", kind="stable").drop(columns="pos").reset_index(drop=True)
+        out = sorted(((r[0], full, r[1], r[2], totals[full] if totals else float(r[3]), median(hists[full], 1e3))
+                      for full, r in rows.items()), key=lambda x: x[0])
+        return [x[1:] for x in out]
+
+    def ranked(self, strings: dict[int, str]) -> list[dict]:
+        """summary()'s kernels as records (name, full_name, calls, total_us, median_us) in
+        frame()'s order (by total_us, descending, as pandas' sort_values orders them)."""
+        rows = self.summary(strings)
+        order = descending(np.array([r[3] for r in rows], np.float64), "quicksort")
+        return [dict(zip(("full_name", "name", "calls", "total_us", "median_us"), rows[i])) for i in order.tolist()]
+
+    def frame(self, strings: dict[int, str], iters: int, gpus: dict | None = None) -> pd.DataFrame:
+        """metrics.kernel_table's frame; kernels whose full names read the same are one."""
+        import pandas as pd
+        rows = self.summary(strings)
+        if not rows:
+            return pd.DataFrame(columns=F.KERNEL_TABLE_COLUMNS)
+        g = pd.DataFrame(rows, columns=["full_name", "name", "calls", "total_us", "median_us"])
         g["calls_per_iter"] = g["calls"] / iters
         g["time_per_iter_us"] = g["total_us"] / iters
         configs = None
@@ -340,22 +365,31 @@ class KernelTable:
                                                                                 ignore_index=True)
 
 
+def descending(x: np.ndarray, kind: str) -> np.ndarray:
+    """The order pandas' sort_values(ascending=False, kind=kind) gives a column x without
+    NaN (pandas.core.sorting.nargsort)."""
+    idx = np.arange(len(x))[::-1]
+    return idx[x[::-1].argsort(kind=kind)][::-1]
+
+
 # --- the pass -----------------------------------------------------------------------------
 
-def iterations(ranges: pd.DataFrame, rs: pd.DataFrame, name: str) -> int:
+def iterations(ranges: RangeTable, rs, name: str) -> int:
     """ITERATION ranges of each instance's thread inside it, summed over the instances (the
     ITERATION ranges nested in the range), else the instances."""
     if name == R.ITERATION:
         return len(rs)
-    its = ranges[ranges["name"] == R.ITERATION].sort_values("start", kind="stable")
+    i = ranges.rows(R.ITERATION)
+    o = np.argsort(ranges.start[i], kind="stable")
+    st, en, tids = ranges.start[i][o], ranges.end[i][o], ranges.tid[i][o]
+    by_tid = {t: (st[tids == t], en[tids == t]) for t in np.unique(tids).tolist()}
     total = 0
-    by_tid = {t: (g["start"].to_numpy(np.int64), g["end"].to_numpy(np.int64)) for t, g in its.groupby("tid")}
-    for r in rs.itertuples():
-        if r.tid not in by_tid:
+    for lo, hi, tid in zip(*(x.tolist() for x in instance_arrays(rs))):
+        if tid not in by_tid:
             continue
-        st, en = by_tid[r.tid]
-        a, b = np.searchsorted(st, r.start, side="left"), np.searchsorted(st, r.end, side="right")
-        total += int((en[a:b] <= r.end).sum())
+        s, e = by_tid[tid]
+        a, b = np.searchsorted(s, lo, side="left"), np.searchsorted(s, hi, side="right")
+        total += int((e[a:b] <= hi).sum())
     return total or len(rs)
 
 
@@ -427,12 +461,17 @@ def views(report, targets, attributions, tables=(), kernel_wait_us: float = F.KE
         occupied.finish()
         for t in live.values():
             t.occupied = occupied.between(t.pid, t.lo, t.hi)
-    return answer(report, report.ranges, targets, tables, plan, live, attributions)
+    return answer(report, RangeTable.of_profile(report), targets, tables, plan, live, attributions)
 
 
-def answer(report, ranges, targets, tables, plan, live, attributions=F.ATTRIBUTIONS):
+
+def answer(report, ranges, targets, tables, plan, live, attributions=F.ATTRIBUTIONS, frames: bool = True):
     """views' answer from the fed targets (live): per target its metrics per attribution,
-    and the kernel tables asked for."""
+    and the kernel tables asked for (ranges: the profile's, a DataFrame or RangeTable);
+    frames: each table as metrics.kernel_table's DataFrame, else as KernelTable.ranked's
+    records (without the per-iteration and resource columns)."""
+    if not isinstance(ranges, RangeTable):
+        ranges = RangeTable.of(ranges)
     out, kt = {}, {}
     ids = set()
     for t in live.values():
@@ -443,13 +482,19 @@ def answer(report, ranges, targets, tables, plan, live, attributions=F.ATTRIBUTI
     strings = report.strings(ids) if ids else {}
     for name, domain in targets:
         rs, t = plan[(name, domain)][0], live.get((name, domain))
-        iters, dur = (iterations(ranges, rs, name) if t else None), int((rs["end"] - rs["start"]).sum())
+        lo, hi, _ = instance_arrays(rs)
+        iters, dur = (iterations(ranges, rs, name) if t else None), int((hi - lo).sum())
         out[F.key(name, domain)] = {
             a: F.finish(F.header(name, domain, a, len(rs)), report.device, iters, dur, t.aggregates(a))
             if t else F.header(name, domain, a, len(rs)) for a in attributions}
     for name, domain, a in tables:
         rs, t = plan[(name, domain)][0], live.get((name, domain))
-        kt[(name, domain, a)] = t.views[a].table.frame(strings, iterations(ranges, rs, name),
-                                                       getattr(report, "gpus", {})) if t \
-            else pd.DataFrame(columns=F.KERNEL_TABLE_COLUMNS)
+        if not frames:
+            kt[(name, domain, a)] = t.views[a].table.ranked(strings) if t else []
+        elif t:
+            kt[(name, domain, a)] = t.views[a].table.frame(strings, iterations(ranges, rs, name),
+                                                           getattr(report, "gpus", {}))
+        else:
+            import pandas as pd
+            kt[(name, domain, a)] = pd.DataFrame(columns=F.KERNEL_TABLE_COLUMNS)
     return out, kt

@@ -19,25 +19,42 @@
 """
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING
 
-from fusionlab.analysis.readers.trace import Chunks, Trace
+import numpy as np
+
+from fusionlab.analysis.readers.trace import Chunks, RangeTable, Trace
 from fusionlab.analysis.run import fields as F
 from fusionlab.analysis.run import stream
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 WHOLE = "(whole report)"
 TOP = 10     # top_kernels' rows
 
 
 class _WithRanges:
-    """A profile (Chunks or nsys_sqlite.Report) with other ranges."""
+    """A profile (Chunks or nsys_sqlite.Report) with other ranges (range_table; ranges: as
+    a DataFrame, made on first use)."""
 
-    def __init__(self, report, ranges: pd.DataFrame):
-        self._report, self.ranges = report, ranges
+    def __init__(self, report, ranges: RangeTable):
+        self._report, self.range_table = report, ranges
+        self._frame = None
+
+    @property
+    def ranges(self) -> pd.DataFrame:
+        if self._frame is None:
+            self._frame = self.range_table.frame()
+        return self._frame
 
     def __getattr__(self, name):
         return getattr(self._report, name)
+
+
+def with_ranges(report, rows: list[tuple]) -> _WithRanges:
+    """The profile with the ranges rows (name, domain, start, end, tid) added."""
+    return _WithRanges(report, RangeTable.of_profile(report).plus(rows))
 
 
 def with_activity(report):
@@ -55,23 +72,33 @@ def with_activity(report):
             if int(rows[i, 2]) < b[0]:
                 b[0], b[2] = int(rows[i, 2]), int(rows[i, 4])
             b[1] = max(b[1], int(rows[:, 1].max()))
-    extra = pd.DataFrame([(WHOLE, "", s, e, t) for s, e, t in best.values()], columns=report.ranges.columns)
-    ranges = pd.concat([report.ranges, extra], ignore_index=True) if len(extra) else report.ranges
-    return _WithRanges(report, ranges.astype({"start": "int64", "end": "int64", "tid": "int64"})), bool(best)
+    return with_ranges(report, [(WHOLE, "", s, e, t) for s, e, t in best.values()]), bool(best)
 
 
-def top_kernels(table: pd.DataFrame, n: int = TOP) -> list[dict]:
+def top_kernels(table, n: int = TOP) -> list[dict]:
     """The n kernels with the most GPU time: name, calls, total_ms, share (of the table's
-    summed time), median_us."""
-    if table is None or table.empty:
+    summed time), median_us. table: metrics.kernel_table's frame, or its rows as records
+    (stream.KernelTable.ranked) in the frame's order."""
+    if table is None or len(table) == 0:
         return []
-    total = float(table["total_us"].sum())
-    shared = table.groupby("name")["full_name"].transform("nunique") > 1   # a short name several kernels carry
-    table = table.assign(name=table["name"].where(~shared, table["full_name"]))
-    t = table.sort_values("total_us", ascending=False, kind="stable").head(n)
-    return [{"name": r.name, "calls": int(r.calls), "total_ms": float(r.total_us) / 1e3,
-             "share": float(r.total_us) / total if total else None, "median_us": float(r.median_us)}
-            for r in t.itertuples()]
+    if not isinstance(table, list):
+        table = table[["name", "full_name", "calls", "total_us", "median_us"]].to_dict("records")
+    totals = np.array([r["total_us"] for r in table], np.float64)
+    total = float(totals.sum())
+    fulls: dict = {}
+    for r in table:      # a short name several kernels carry
+        if not _null(r["name"]) and not _null(r["full_name"]):
+            fulls.setdefault(r["name"], set()).add(r["full_name"])
+    names = [r["full_name"] if not _null(r["name"]) and len(fulls.get(r["name"], ())) > 1 else r["name"]
+             for r in table]
+    top = stream.descending(totals, "stable")[:n].tolist()
+    return [{"name": names[i], "calls": int(table[i]["calls"]), "total_ms": float(table[i]["total_us"]) / 1e3,
+             "share": float(table[i]["total_us"]) / total if total else None,
+             "median_us": float(table[i]["median_us"])} for i in top]
+
+
+def _null(v) -> bool:
+    return v is None or v != v
 
 
 def _union(start: np.ndarray, end: np.ndarray) -> int:
