@@ -138,3 +138,19 @@ def check_yte(config_files, allowed: bool) -> None:
             raise ConfigError(f"config file {path}: {YTE_KEY}: true runs Python while Snakemake reads the "
                               f"file (YTE templating); a config is code then. Run it only if you trust it, "
                               f"with --config allow_yte=true")
+
+
+def check_by_keys(cfg: dict) -> None:
+    """variants_by_mode's variants among variants (eager added to each mode), and
+    batch_sizes_by_model's models among models."""
+    for mode, names in cfg["variants_by_mode"].items():
+        bad = [v for v in names if v not in cfg["variants"]]
+        if bad:
+            raise ConfigError(f"config key variants_by_mode.{mode}: {bad[0]!r} is not in variants; "
+                              f"allowed values: {', '.join(cfg['variants'])}")
+        if "eager" not in names:
+            cfg["variants_by_mode"][mode] = ["eager"] + names
+    for model in cfg["batch_sizes_by_model"]:
+        if model not in cfg["models"]:
+            raise ConfigError(f"config key batch_sizes_by_model.{model}: model {model} is not in models; "
+                              f"allowed values: {', '.join(cfg['models'])}")

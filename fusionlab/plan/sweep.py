@@ -187,25 +187,9 @@ def validate(config: dict, root: str | None = None, regenerate: bool = False) ->
             cfg[key] = [cfg[key]]
     if "eager" not in cfg["variants"]:
         cfg["variants"] = ["eager"] + cfg["variants"]
-    _check_by_keys(cfg)
+    config_checks.check_by_keys(cfg)
     _check_sizes(cfg)
     return cfg
-
-
-def _check_by_keys(cfg: dict) -> None:
-    """variants_by_mode's variants among variants (eager added to each mode), and
-    batch_sizes_by_model's models among models."""
-    for mode, names in cfg["variants_by_mode"].items():
-        bad = [v for v in names if v not in cfg["variants"]]
-        if bad:
-            raise ConfigError(f"config key variants_by_mode.{mode}: {bad[0]!r} is not in variants; "
-                              f"allowed values: {', '.join(cfg['variants'])}")
-        if "eager" not in names:
-            cfg["variants_by_mode"][mode] = ["eager"] + names
-    for model in cfg["batch_sizes_by_model"]:
-        if model not in cfg["models"]:
-            raise ConfigError(f"config key batch_sizes_by_model.{model}: model {model} is not in models; "
-                              f"allowed values: {', '.join(cfg['models'])}")
 
 
 def _check_sizes(cfg: dict) -> None:
