@@ -7,6 +7,8 @@ import time
 import types
 
 import pytest
+
+from conftest import ROOT
 import torch
 
 from fusionlab.runner import cli, timing
@@ -187,3 +189,23 @@ def test_median_ratio_ci_holds_the_reported_ratio():
     lo, hi = timing.median_ratio_ci(v, e)
     assert lo <= point <= hi
     assert timing.median_ratio_ci(v, e) == (lo, hi)     # seeded: the same record twice
+
+
+@pytest.mark.slow
+def test_the_bare_loop_runs_a_model_by_import_path_and_sits_beside_the_sweep(monkeypatch):
+    """A model the benchmark names by import path (as config/real-models.yaml does) is
+    built through the runner's --model-from, in the dtype asked; compare() puts its paired
+    speedup beside a speedups table's row of the same configuration."""
+    import pandas as pd
+    bl = _bare_loop_benchmark()
+    monkeypatch.setitem(bl.IMPORTED, "rmsnorm_mlp", {"factory": f"{ROOT}/examples/rmsnorm_mlp.py:build"})
+    rec = bl.measure("rmsnorm_mlp", "jit_script", 1, "inference", min_slots=2, max_slots=2, max_s=30, iters=2,
+                     device="cpu", dtype="float32")
+    assert rec["status"] == "ok" and rec["dtype"] == "float32" and rec["check_passed"]
+    bare = pd.DataFrame([bl.ratios(rec)])
+    assert bare["bare_paired_lo"].iloc[0] <= bare["bare_paired"].iloc[0] * 1.5
+    sweep = pd.DataFrame([{"model": "rmsnorm_mlp", "variant": "jit_script", "batch": 1, "mode": "inference",
+                           "dtype": "float32", "speedup_paired": 2 * rec["bare_paired"], "speedup_paired_lo": 0.1,
+                           "speedup_paired_hi": 100.0, "repeats_ok": 1}])
+    out = bl.compare(bare, sweep)
+    assert out["bare_over_sweep"].iloc[0] == pytest.approx(0.5) and bool(out["intervals_overlap"].iloc[0])

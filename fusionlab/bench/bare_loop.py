@@ -245,7 +245,7 @@ def ratios(rec: dict) -> dict:
 
 
 # the real networks' factories, by import path (as config/real-models.yaml names them)
-IMPORTED = {name: f"fusionlab.experiments.real_models.{name}:build"
+IMPORTED = {name: {"factory": f"fusionlab.experiments.real_models.{name}:build"}
             for name in ("resnet50", "bert", "gpt2", "vit", "llama_block")}
 
 
