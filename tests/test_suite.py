@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from fusionlab.analysis.report import suite_text
-from fusionlab.analysis.run.kernel_class import kernel_class, precision
+from fusionlab.core.kernel_class import kernel_class, precision
 from fusionlab.analysis.sweep import suite
 from conftest import ROOT
 

@@ -30,7 +30,7 @@ import re
 import shutil
 import subprocess
 
-from fusionlab.core import ncu_passes
+from fusionlab.core import kernel_class, ncu_passes
 
 # the per-kernel metrics (Nsight Compute names -> column names)
 COLUMNS = {
@@ -143,7 +143,13 @@ def _row(idx: int, name: str, full_name: str, values: dict, kind: str = "kernel"
     for p, col in (("d", "flops_fp64"), ("f", "flops_fp32"), ("h", "flops_fp16")):
         row[col] = _nansum([values.get(m, math.nan) * w for m, w in FLOP_METRICS.items()
                             if m.startswith(f"smsp__sass_thread_inst_executed_op_{p}")])
-    row["flops_tensor"] = values.get(ncu_passes.TENSOR_METRIC, math.nan) * ncu_passes.TENSOR_FLOPS_PER_INST
+    # tensor-pipe instructions are MMA FLOPs only in a kernel that does matrix products (a
+    # GEMM, a convolution, attention); elsewhere (an elementwise kernel) they are reported
+    # apart, as instructions, and add no FLOPs
+    inst = values.get(ncu_passes.TENSOR_METRIC, math.nan)
+    mma = kernel_class.kernel_class(name, full_name) in kernel_class.MMA_CLASSES or kind == RANGE
+    row["flops_tensor"] = inst * ncu_passes.TENSOR_FLOPS_PER_INST if mma else (0.0 if inst == inst else math.nan)
+    row["tensor_inst_not_mma"] = math.nan if mma else inst
     row["flops"] = _nansum([row[c] for c in FLOP_COLUMNS[:-1]])
     for key, (peak, weight, clock) in ncu_passes.ROOFS.items():
         row[f"roof_{key}"] = values.get(peak, math.nan) * weight * values.get(clock, math.nan)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from fusionlab.analysis.report.text import fmt_time, md_table
-from fusionlab.analysis.run import kernel_class
+from fusionlab.core import kernel_class
 
 VERDICT_WORDS = {"faster": "faster", "slower": "slower", "inconclusive": "inconclusive (the interval holds 1)",
                  "no interval": "no interval (one model)"}
@@ -61,7 +61,7 @@ def classes_md(classes: pd.DataFrame | None) -> list[str]:
     out["largest"] = [f"{row.idxmax()} ({row.max() / row.sum():.0%})" for _, row in wide.fillna(0).iterrows()]
     return ["## Time by kernel class", "",
             "Kernel time per iteration (traced, median over repeats) by what each kernel does "
-            "(fusionlab.analysis.run.kernel_class names the rule for each class).", "",
+            "(fusionlab.core.kernel_class names the rule for each class).", "",
             md_table(out), ""]
 
 

@@ -72,8 +72,9 @@ def kernel_roofline(kernels: pd.DataFrame, top: int = TOP) -> pd.DataFrame:
     t["l2_intensity"] = t["flops"] / t["l2_l1_bytes"].where(t["l2_l1_bytes"] > 0)
     pipes = t[list(PIPES.values())].fillna(0)
     t["pipe"] = np.where(pipes.sum(axis=1) > 0, pipes.idxmax(axis=1).map({v: k for k, v in PIPES.items()}), None)
-    t["roof_flops"] = [r.get(f"roof_{p}_flops", np.nan) if p else np.nan for p, (_, r) in zip(t["pipe"], t.iterrows())]
-    pipe_flops = pd.Series([r.get(PIPES[p], np.nan) if p else np.nan for p, (_, r) in zip(t["pipe"], t.iterrows())],
+    named = [p if isinstance(p, str) else None for p in t["pipe"]]    # no FLOPs on any pipe: None (or nan)
+    t["roof_flops"] = [r.get(f"roof_{p}_flops", np.nan) if p else np.nan for p, (_, r) in zip(named, t.iterrows())]
+    pipe_flops = pd.Series([r.get(PIPES[p], np.nan) if p else np.nan for p, (_, r) in zip(named, t.iterrows())],
                            index=t.index, dtype=float)
     ridge = t["roof_flops"] / t["roof_dram_Bps"]
     known = t["dram_intensity"].notna() & ridge.notna()

@@ -10,7 +10,7 @@
                   (compilation_latency_s) and the median break-even iterations
                   (compile time / time saved per iteration, where it saves time).
 - kernel_classes: one row per configuration (model, variant, batch, size, mode, dtype) and
-                  kernel class (analysis.run.kernel_class): kernel time per iteration (the
+                  kernel class (core.kernel_class): kernel time per iteration (the
                   median over repeats of the class's sum), kernels per iteration and the
                   class's share of the configuration's kernel time.
 - slower:         for each configuration whose variant is decisively slower than eager
@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from fusionlab.analysis.run import kernel_class
+from fusionlab.core import kernel_class
 from fusionlab.core.io import atomic_path
 
 CONFIG = ["model", "variant", "batch", "size", "mode", "dtype"]

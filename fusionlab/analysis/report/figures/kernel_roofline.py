@@ -43,6 +43,7 @@ def kernel_roofline(t, model):
     L2 bandwidth slopes, the FP32 and tensor rates, each named with its value and source."""
     k = sweep_roofline.kernel_roofline(t["kernels"][t["kernels"]["model"] == model] if len(t["kernels"]) else None)
     k = k.dropna(subset=["achieved_flops", "dram_intensity"])
+    k = k[(k["achieved_flops"] > 0) & (k["dram_intensity"] > 0)]   # a kernel without FLOPs (a copy) has no point
     if k.empty:
         raise style.NoData("no kernel with measured FLOPs (ncu pass `roofline`)")
     k = _largest(k)

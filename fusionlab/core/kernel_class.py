@@ -29,6 +29,7 @@ REDUCTION = "reduction/normalisation"
 ELEMENTWISE = "elementwise"
 OTHER = "other"
 CLASSES = (ATTENTION, MATMUL, COPIES, REDUCTION, ELEMENTWISE, OTHER)
+MMA_CLASSES = (ATTENTION, MATMUL)   # the classes whose kernels run matrix products on tensor cores
 
 _LIBRARY = (
     (ATTENTION, re.compile(r"flash|fmha|sdpa|attention|_attn|dot_do_o|convert_dq", re.I)),
