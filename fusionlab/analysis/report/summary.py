@@ -363,7 +363,7 @@ def traffic_md(runs: pd.DataFrame, sp: pd.DataFrame) -> list[str]:
         g[c] = (pd.to_numeric(g[c], errors="coerce") / 1e6).round(3)
     out += ["Per iteration, in MB: `dram_bytes_measured` the steady state's median (DRAM bytes measured by "
             "Nsight Compute on repeat 0, caches warm, clocks free, over consecutive iterations), "
-            "`dram_bytes_cold` with caches flushed before each kernel, `low`..`high` the range a reader is "
+            "`dram_bytes_cold` with caches flushed once before each iteration (range replay), `low`..`high` the range a reader is "
             "told: above L2, the steady iterations' range; near or below L2 (the working set, bytes_fused, "
             "within 2x the GPU's L2), from the lowest to the highest of cold and steady, since which bytes stay "
             "in L2 depends on what ran before. A ratio under 1 is traffic the model counts that stays in L2.",
