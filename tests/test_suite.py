@@ -29,7 +29,7 @@ RESNET_EAGER = {
 
 @pytest.fixture(scope="module")
 def tables():
-    return pd.read_csv(f"{DATA}/speedups.csv"), pd.read_csv(f"{DATA}/kernels.csv")
+    return pd.read_csv(f"{DATA}/headline.csv"), pd.read_csv(f"{DATA}/kernels.csv")
 
 
 def test_kernel_classes_of_one_configuration_by_hand(tables):
@@ -70,11 +70,13 @@ def test_kernel_class_and_precision_of_names(name, full, cls, prec):
 
 
 def test_suite_geomean_and_pass_rate_by_hand(tables):
+    """From the headline records: the geometric mean of the configurations' speedups, the
+    pass rate, and the interval's ends where only two models can be drawn."""
     sp, _ = tables
     got = suite.suite(sp)
     for mode in ("inference", "train"):
         row = got[got["mode"] == mode].iloc[0]
-        s = sp[(sp["variant"] == "compile") & (sp["mode"] == mode)]["speedup_paired"]
+        s = sp[(sp["variant"] == "compile") & (sp["mode"] == mode)]["speedup"]
         assert row["geomean_speedup"] == pytest.approx(math.prod(s) ** (1 / len(s)), rel=1e-12)
         assert (row["n_configs"], row["n_pass"], row["pass_rate"], row["n_models"]) == (2, 2, 1.0, 2)
         # resampling two models: the interval's ends are the geometric means of {a, a}, {b, b}
@@ -99,7 +101,7 @@ def test_the_slower_ledger_lists_what_the_variant_no_longer_runs(tables):
     sp = sp.copy()
     # read gpt2's compiled inference as if its interval lay below 1
     row = (sp["variant"] == "compile") & (sp["mode"] == "inference") & (sp["model"] == "gpt2")
-    sp.loc[row, ["speedup_paired", "speedup_paired_lo", "speedup_paired_hi"]] = [0.8, 0.7, 0.9]
+    sp.loc[row, ["speedup", "speedup_lo", "speedup_hi", "verdict"]] = [0.8, 0.7, 0.9, "slower"]
     led = suite.slower(sp, k)
     assert set(led["model"]) == {"gpt2"} and set(led["variant"]) == {"compile"}
     classes = suite.kernel_classes(k)
@@ -120,3 +122,23 @@ def test_the_slower_ledger_lists_what_the_variant_no_longer_runs(tables):
 def test_no_slower_configuration_no_ledger(tables):
     sp, k = tables
     assert suite.slower(sp, k).empty and suite_text.slower_md(suite.slower(sp, k)) == []
+
+
+def test_the_audit_recomputes_the_suite_from_the_records(tables):
+    """audit.check_suite: the suite as written agrees with its records and with the summary
+    table quoting it; a geometric mean, pass count or verdict changed in the table, or a
+    summary quoting another number, is a contradiction."""
+    from fusionlab.analysis.report import audit
+    h, _ = tables
+    st = suite.suite(h)
+    md = "\n".join(suite_text.suite_md(st))
+    a = audit.Audit()
+    audit.check_suite(a, h, st, md)
+    assert a.violations == [] and a.checks == 2 * 4
+    bad = st.copy()
+    bad.loc[0, "geomean_speedup"] *= 1.01
+    bad.loc[1, "n_pass"] = 1
+    bad.loc[1, "verdict"] = "faster"
+    a = audit.Audit()
+    audit.check_suite(a, h, bad, md)
+    assert len(a.violations) == 4, a.violations   # the mean, its quote, the count, the verdict

@@ -85,7 +85,7 @@ rule fusion_ledger:
 
 rule suite:
     input:
-        speedups=TABLES["speedups"],
+        headline=HEADLINE,
         kernels=TABLES["kernels"],
     output:
         **SUITE,

@@ -16,6 +16,8 @@ Checks, each violation printed with the two values that disagree:
 - summary.md's opening sentences: each configuration's variant, speedup, interval,
   times, time saved and its largest part against the record, and bold or "beats" only
   for a verdict of faster.
+- the suite (tables/suite.csv): each row's geometric mean and pass count recomputed from
+  the records, its verdict against its interval, and summary.md's suite table quoting it.
 
     fusionlab audit RESULTS        # exit 1 when any check fails
 """
@@ -275,6 +277,27 @@ def _read(path: str) -> pd.DataFrame | None:
         return None
 
 
+def check_suite(a: Audit, h: pd.DataFrame, suite: pd.DataFrame, md: str | None) -> None:
+    """tables/suite.csv against the records it summarises (module doc)."""
+    for r in suite.to_dict("records"):
+        where = f"tables/suite.csv {r['variant']} {r['mode']} {r['dtype']}"
+        g = h[(h["variant"] == r["variant"]) & (h["mode"] == r["mode"]) & (h["dtype"].astype(str) == str(r["dtype"]))]
+        ok = g[g["status"].eq("ok") & (pd.to_numeric(g["speedup"], errors="coerce") > 0)]
+        gm = math.exp(sum(math.log(v) for v in ok["speedup"]) / len(ok)) if len(ok) else math.nan
+        a.check(_close(gm, r["geomean_speedup"]), where, f"geometric mean {r['geomean_speedup']} but the records' is {gm}")
+        a.check(int(r["n_pass"]) == len(ok) and int(r["n_configs"]) == len(g), where,
+                f"{r['n_pass']} of {r['n_configs']} passed but the records have {len(ok)} of {len(g)}")
+        lo, hi = r["geomean_lo"], r["geomean_hi"]
+        want = ("no interval" if pd.isna(lo) or pd.isna(hi) else "faster" if lo > 1 else "slower" if hi < 1
+                else "inconclusive")
+        a.check(r["verdict"] == want, where, f"verdict {r['verdict']} but its interval [{lo}, {hi}] reads {want}")
+        if md and "## The suite" in md:
+            line = next((ln for ln in md.split("## The suite", 1)[1].splitlines()
+                         if ln.startswith(f"| {r['variant']} | {r['mode']} | {r['dtype']} |")), "")
+            a.check(f"{r['geomean_speedup']:.2f}x" in line, "summary.md: The suite",
+                    f"{r['variant']} {r['mode']} {r['dtype']}: the table does not quote {r['geomean_speedup']:.2f}x")
+
+
 def audit(results: str, summary_text: str | None = None) -> Audit:
     """Every check of the module doc on the results folder (summary_text: summary.md's
     text, where it is not yet written)."""
@@ -305,6 +328,9 @@ def audit(results: str, summary_text: str | None = None) -> Audit:
                 summary_text = f.read()
     if summary_text:
         check_opening(a, summary_text, h)
+    suite = _read(os.path.join(results, "tables", "suite.csv"))
+    if suite is not None and len(suite):
+        check_suite(a, h, suite, summary_text)
     return a
 
 

@@ -1,22 +1,24 @@
 """A sweep read as a suite of models (as compiler dashboards report one), from the tables.
 
+Read from tables/headline.csv (the one record of each configuration's speedup, interval
+and verdict) and tables/kernels.csv.
+
 - suite:          one row per (variant, mode, dtype), eager excluded: the configurations
                   tried (model x batch x sizes), how many ran ok and matched eager
                   (pass_rate = n_pass / n_configs; every other status counted by name),
-                  the geometric-mean speedup over the passing configurations (the headline
-                  speedup: paired where every one was paired) with its 95% interval across
-                  models (bootstrap resampling whole models: the spread a reader's next
-                  model could fall in), its smallest and largest, the median compile time
-                  (compilation_latency_s) and the median break-even iterations
-                  (compile time / time saved per iteration, where it saves time).
+                  the geometric-mean speedup over the passing configurations (each one's
+                  headline speedup; speedup_source names their estimators) with its 95%
+                  interval across models (bootstrap resampling whole models: the spread a
+                  reader's next model could fall in), its smallest and largest, the median
+                  compile time (compile_s) and break-even iterations (break_even_iters).
 - kernel_classes: one row per configuration (model, variant, batch, size, mode, dtype) and
                   kernel class (core.kernel_class): kernel time per iteration (the
                   median over repeats of the class's sum), kernels per iteration and the
                   class's share of the configuration's kernel time.
-- slower:         for each configuration whose variant is decisively slower than eager
-                  (the speedup's interval below 1), per kernel class, the kernels eager ran
-                  that the variant no longer runs ("gone") and those the variant runs
-                  that eager did not ("new"), by name, with time per iteration, the class
+- slower:         for each configuration whose verdict is slower (the speedup's interval
+                  below 1), per kernel class, the kernels eager ran that the variant no
+                  longer runs ("gone") and those the variant runs that eager did not
+                  ("new"), by name, with time per iteration, the class
                   totals of both sides, and the precision each kernel's name states.
 """
 from __future__ import annotations
@@ -25,21 +27,12 @@ import numpy as np
 import pandas as pd
 
 from fusionlab.core import kernel_class
+from fusionlab.analysis.sweep.tables import with_size as tables_with_size
 from fusionlab.core.io import atomic_path
 
 CONFIG = ["model", "variant", "batch", "size", "mode", "dtype"]
 SUITE_KEYS = ["variant", "mode", "dtype"]
 N_BOOT, SEED = 2000, 0
-
-
-def headline(sp: pd.DataFrame) -> tuple[str, str]:
-    """The speedup column a suite reads and its name: paired where every configuration
-    with a speedup has one, else across processes."""
-    if "speedup_paired" in sp:
-        ran = sp[sp["speedup_wall"].notna() | sp["speedup_paired"].notna()]
-        if len(ran) and ran["speedup_paired"].notna().all():
-            return "speedup_paired", "paired"
-    return "speedup_wall", "across processes"
 
 
 def geomean_ci(values: pd.Series, groups: pd.Series, n: int = N_BOOT, seed: int = SEED,
@@ -61,29 +54,29 @@ def geomean_ci(values: pd.Series, groups: pd.Series, n: int = N_BOOT, seed: int 
     return gm, float(np.exp(np.quantile(boots, a))), float(np.exp(np.quantile(boots, 1 - a)))
 
 
-def suite(sp: pd.DataFrame) -> pd.DataFrame:
-    """The suite table of a speedups table (module doc)."""
-    col, source = headline(sp)
+def suite(h: pd.DataFrame) -> pd.DataFrame:
+    """The suite table of a headline table (sweep.headline: one record per configuration
+    and variant; module doc)."""
     rows = []
-    for key, g in sp[sp["variant"] != "eager"].groupby(SUITE_KEYS, sort=False):
-        ok = g[g["status"].eq("ok") & g[col].notna() & (g[col] > 0)]
-        gm, lo, hi = geomean_ci(ok[col], ok["model"])
+    for key, g in h[h["variant"] != "eager"].groupby(SUITE_KEYS, sort=False):
+        ok = g[g["status"].eq("ok") & g["speedup"].notna() & (g["speedup"] > 0)]
+        gm, lo, hi = geomean_ci(ok["speedup"], ok["model"])
+        est = sorted(ok["estimator"].dropna().unique()) if "estimator" in ok else []
         row = dict(zip(SUITE_KEYS, key), n_models=g["model"].nunique(), n_configs=len(g), n_pass=len(ok),
-                   pass_rate=len(ok) / len(g) if len(g) else np.nan, speedup_source=source,
+                   pass_rate=len(ok) / len(g) if len(g) else np.nan,
+                   speedup_source=" and ".join(est) or "none",
                    geomean_speedup=gm, geomean_lo=lo, geomean_hi=hi,
                    verdict=stats_verdict(gm, lo, hi),
-                   min_speedup=ok[col].min() if len(ok) else np.nan,
-                   max_speedup=ok[col].max() if len(ok) else np.nan,
-                   models_faster=int((ok[f"{col}_lo"] > 1).sum()) if f"{col}_lo" in ok else 0,
-                   models_slower=int((ok[f"{col}_hi"] < 1).sum()) if f"{col}_hi" in ok else 0)
+                   min_speedup=ok["speedup"].min() if len(ok) else np.nan,
+                   max_speedup=ok["speedup"].max() if len(ok) else np.nan,
+                   models_faster=int(ok["verdict"].eq("faster").sum()),
+                   models_slower=int(ok["verdict"].eq("slower").sum()))
         for status, n in g["status"].value_counts().items():
             if status != "ok":
                 row[f"n_{status}"] = int(n)
-        comp = ok["compilation_latency_s"] if "compilation_latency_s" in ok else pd.Series(dtype=float)
-        row["compile_s_median"] = comp.median() if comp.notna().any() else np.nan
-        saved_ms = ok["eager_wall_time_per_iter_ms"] - ok["wall_time_per_iter_ms"]
-        even = (comp / (saved_ms / 1e3)).where(saved_ms > 0)
-        row["break_even_iters_median"] = even.median() if even.notna().any() else np.nan
+        for col, name in (("compile_s", "compile_s_median"), ("break_even_iters", "break_even_iters_median")):
+            v = pd.to_numeric(ok[col], errors="coerce") if col in ok else pd.Series(dtype=float)
+            row[name] = v.median() if v.notna().any() else np.nan
         rows.append(row)
     out = pd.DataFrame(rows)
     status_cols = sorted(c for c in out.columns if c.startswith("n_") and c not in
@@ -135,13 +128,10 @@ def _by_name(k: pd.DataFrame) -> pd.DataFrame:
     return per.groupby(["kernel_class", "name", "precision"])["time_per_iter_us"].median().reset_index()
 
 
-def slower(sp: pd.DataFrame, kernels: pd.DataFrame, top: int = 5) -> pd.DataFrame:
-    """The slower-variant ledger (module doc): at most `top` kernels a side per class."""
-    col, _ = headline(sp)
-    hi = f"{col}_hi"
-    if hi not in sp:
-        return pd.DataFrame()
-    bad = sp[(sp["variant"] != "eager") & sp["status"].eq("ok") & (sp[hi] < 1)]
+def slower(h: pd.DataFrame, kernels: pd.DataFrame, top: int = 5) -> pd.DataFrame:
+    """The slower-variant ledger (module doc) of a headline table's configurations whose
+    verdict is slower: at most `top` kernels a side per class."""
+    bad = h[(h["variant"] != "eager") & h["status"].eq("ok") & h["verdict"].eq("slower")]
     if not len(bad):
         return pd.DataFrame()
     k = with_class(kernels)
@@ -151,8 +141,8 @@ def slower(sp: pd.DataFrame, kernels: pd.DataFrame, top: int = 5) -> pd.DataFram
         sel = np.logical_and.reduce([k[c].astype(str) == str(r[c]) for c in keys])
         eager = _by_name(k[sel & (k["variant"] == "eager")])
         var = _by_name(k[sel & (k["variant"] == r["variant"])])
-        base = {c: r[c] for c in CONFIG if c in r} | {"speedup": r[col], "speedup_lo": r[f"{col}_lo"],
-                                                       "speedup_hi": r[hi]}
+        base = {c: r[c] for c in CONFIG if c in r} | {"speedup": r["speedup"], "speedup_lo": r["speedup_lo"],
+                                                       "speedup_hi": r["speedup_hi"]}
         for cls in kernel_class.CLASSES:
             e, v = eager[eager["kernel_class"] == cls], var[var["kernel_class"] == cls]
             if not len(e) and not len(v):
@@ -167,9 +157,9 @@ def slower(sp: pd.DataFrame, kernels: pd.DataFrame, top: int = 5) -> pd.DataFram
     return pd.DataFrame(rows)
 
 
-def write(speedups_csv: str, kernels_csv: str, suite_csv: str, classes_csv: str, slower_csv: str) -> str:
-    """The three tables from the sweep's speedups and kernels tables; a one-line account."""
-    sp = pd.read_csv(speedups_csv)
+def write(headline_csv: str, kernels_csv: str, suite_csv: str, classes_csv: str, slower_csv: str) -> str:
+    """The three tables from the sweep's headline and kernels tables; a one-line account."""
+    sp = tables_with_size(pd.read_csv(headline_csv))
     try:
         k = pd.read_csv(kernels_csv)
     except pd.errors.EmptyDataError:
