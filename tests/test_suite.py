@@ -142,3 +142,22 @@ def test_the_audit_recomputes_the_suite_from_the_records(tables):
     a = audit.Audit()
     audit.check_suite(a, h, bad, md)
     assert len(a.violations) == 4, a.violations   # the mean, its quote, the count, the verdict
+
+
+def test_the_kernel_class_figure_draws_the_tables_values(tables):
+    """Each bar segment of figure kernel_classes is one (configuration, class) cell of the
+    kernel_classes table, with its value; a configuration with no kernels draws nothing."""
+    from fusionlab.analysis.report import style
+    from fusionlab.analysis.report.figures.kernel_classes import kernel_classes as draw
+    _, k = tables
+    runs = pd.read_csv(f"{DATA}/runs.csv")
+    fig = draw({"kernels": k, "runs": runs}, "gpt2")
+    marks = pd.DataFrame(style.marks(fig))
+    cls = suite.kernel_classes(k)
+    cls = cls[cls["model"] == "gpt2"]
+    want = {(r["variant"], r["mode"], f"kernel_time_us {r['kernel_class']}"): r["time_per_iter_us"]
+            for r in cls.to_dict("records")}
+    got = {(m["variant"], m["mode"], m["quantity"]): m["value"] for m in marks.to_dict("records") if m["value"] > 0}
+    assert got == pytest.approx(want, rel=1e-12)
+    with pytest.raises(style.NoData):
+        draw({"kernels": k.iloc[:0], "runs": runs}, "gpt2")

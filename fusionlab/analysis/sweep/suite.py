@@ -104,7 +104,10 @@ def with_class(kernels: pd.DataFrame) -> pd.DataFrame:
 
 
 def kernel_classes(kernels: pd.DataFrame) -> pd.DataFrame:
-    """The kernel-class split of every configuration (module doc)."""
+    """The kernel-class split of every configuration (module doc) run on a GPU (the classes
+    are of GPU kernels; a CPU run's rows are CPU operators)."""
+    if "device" in kernels:
+        kernels = kernels[kernels["device"].astype(str) != "cpu"]
     k = with_class(kernels)
     keys = [c for c in CONFIG if c in k]
     per_rep = (k.groupby(keys + ["repeat", "kernel_class"], dropna=False)
