@@ -7,7 +7,10 @@ The runner's own command follows `--`; each process adds `--iters N --windows 0
 else. Clocks are left free (`--clock-control none`); each pass sets its cache control.
 ncu.json: `settings`, `passes` (the names asked for) and one record per pass (status,
 seconds, passes (the most any result took, from ncu's log), results, reason, command,
-report, cache_control, iterations; None where not run). A record's status is ok, failed
+report, cache_control, iterations; None where not run), and `selection` where the step
+profiles only the kernels that carry the most time (`--top-kernels N`, select_kernels:
+the names, their share of the kernel time, the kernel-replay passes' name filter). A
+record's status is ok, failed
 (ncu's exit status or no result: its log's tail is the reason) or timeout; the step's
 status is the steady pass's, or skipped (the run did not end ok untraced). The step
 always returns 0 so the sweep completes.
@@ -15,7 +18,9 @@ always returns 0 so the sweep completes.
 from __future__ import annotations
 
 import argparse
+import csv
 import json
+import math
 import os
 import re
 import shlex
@@ -42,11 +47,62 @@ def log_passes(log: str) -> int | None:
     return max(found) if found else None
 
 
-def ncu_command(ncu: str, p: ncu_passes.Pass, out: str) -> list[str]:
-    """The ncu command line of pass p in front of the runner's (`-o out`, without .ncu-rep)."""
+KERNEL_TABLE = "kernels.csv"   # the run's nsys kernel table (analysis.run.metrics.kernel_table)
+REGEX_SPECIAL = set("\\^$.|?*+()[]{}")
+
+
+def select_kernels(table: str, top: int) -> dict:
+    """The `top` kernel names that carry the most GPU time in the run's nsys kernel table
+    (kernels.csv: one row per kernel, its short name `name` and `time_per_iter_us` over the
+    measured iterations), by time then name. Short names are the kernel's function name
+    without scopes, templates or parameters, the name ncu matches with
+    `--kernel-name-base function`, so a name stands for every kernel that has it. Returns
+    {top_kernels, names, time_us_selected, time_us_total, time_share (selected / total),
+    names_total, active (fewer names than the table has: a filter is needed), reason
+    (why there is no selection, else None)}."""
+    out = {"top_kernels": top, "names": [], "time_us_selected": None, "time_us_total": None,
+           "time_share": None, "names_total": 0, "active": False, "reason": None}
+    per_name: dict[str, float] = {}
+    try:
+        with open(table, newline="") as f:
+            for r in csv.DictReader(f):
+                t = float(r.get("time_per_iter_us") or "nan")
+                if r.get("name") and not math.isnan(t):
+                    per_name[r["name"]] = per_name.get(r["name"], 0.0) + t
+    except (OSError, ValueError) as e:
+        out["reason"] = f"no kernel table to select from ({type(e).__name__}: {e}): every kernel profiled"
+        return out
+    total = sum(per_name.values())
+    if not per_name or total <= 0:
+        out["reason"] = f"{os.path.basename(table)} has no kernel time: every kernel profiled"
+        return out
+    ranked = sorted(per_name.items(), key=lambda x: (-x[1], x[0]))[:top]
+    chosen = sum(t for _, t in ranked)
+    out.update(names=[n for n, _ in ranked], time_us_selected=chosen, time_us_total=total,
+               time_share=chosen / total, names_total=len(per_name), active=len(ranked) < len(per_name))
+    return out
+
+
+def _regex_escape(name: str) -> str:
+    """A name as a regular expression that matches it literally (only the characters that
+    are special in ECMAScript and POSIX extended expressions escaped)."""
+    return "".join("\\" + c if c in REGEX_SPECIAL else c for c in name)
+
+
+def name_filter(names: list[str]) -> list[str]:
+    """ncu's options that profile only the kernels whose function name is one of `names`."""
+    return ["--kernel-name-base", "function", "--kernel-name",
+            "regex:^(" + "|".join(_regex_escape(n) for n in names) + ")$"]
+
+
+def ncu_command(ncu: str, p: ncu_passes.Pass, out: str, names: list[str] | None = None) -> list[str]:
+    """The ncu command line of pass p in front of the runner's (`-o out`, without .ncu-rep);
+    `names`: only the kernels of those function names (kernel-replay passes; a range-replay
+    pass replays whole iterations)."""
+    only = name_filter(names) if names and p.replay == "kernel" else []
     return [ncu, "--nvtx", "--nvtx-include", p.nvtx_include, "--replay-mode", p.replay,
             "--cache-control", p.cache_control, *SETTINGS, "--metrics", ",".join(p.metrics),
-            "--force-overwrite", "-o", out]
+            *only, "--force-overwrite", "-o", out]
 
 
 def runner_overrides(run_dir: str, iters: int, warmup: int) -> list[str]:
@@ -96,27 +152,35 @@ def profile(cmd: list[str], log: str, timeout: float, rep: str, count: Callable 
 
 
 def run(run_dir: str, ncu: str, runner: list[str], names: list[str], iters: int = 3, warmup: int = 5,
-        timeout: float = 900, log: str | None = None, count: Callable | None = None) -> dict:
+        timeout: float = 900, log: str | None = None, count: Callable | None = None, top_kernels: int = 0,
+        kernel_table: str | None = None) -> dict:
     """Profile the run folder's runner command with the passes `names`; writes and returns
-    ncu.json's record (module doc)."""
+    ncu.json's record (module doc). top_kernels > 0: only the kernels of the names that
+    carry the most time in `kernel_table` (default the run folder's kernels.csv)."""
     owner = folder_owner.hold(run_dir, "job")   # writes only while this process owns the folder
     log = log or os.path.join(run_dir, ncu_passes.LOG_FILE)
     out = os.path.join(run_dir, ncu_passes.STEP_FILE)
     timing = read_json(os.path.join(run_dir, "timing.json")) or read_json(os.path.join(run_dir, "run.json")) or {}
     names = [n for n in ncu_passes.ORDER if n in set(names) | {"steady"}]
     rec = {"settings": {"clock_control": "none", "iterations": iters, "warmup": warmup,
-                        "nvtx_include": ncu_passes.PASSES["steady"].nvtx_include},
+                        "nvtx_include": ncu_passes.PASSES["steady"].nvtx_include,
+                        **({"top_kernels": top_kernels} if top_kernels else {})},
            "ncu": ncu, "passes": names, **{n: None for n in names}}
     open(log, "w").close()
     if timing.get("status") not in (None, "ok"):
         rec.update(status="skipped", reason=f"not run under ncu: the run ended {timing.get('status')}")
         owner.write_json(out, rec)
         return rec
+    only = None
+    if top_kernels:
+        sel = select_kernels(kernel_table or os.path.join(run_dir, KERNEL_TABLE), top_kernels)
+        only = sel["names"] if sel["active"] else None
+        rec["selection"] = {**sel, "filter": shlex.join(name_filter(only)) if only else None}
     for name in names:
         p = ncu_passes.PASSES[name]
         n = iters if p.iterations == "step" else 1
         rep = os.path.join(run_dir, p.report)
-        cmd = ncu_command(ncu, p, rep[:-len(".ncu-rep")]) + runner + runner_overrides(run_dir, n, warmup)
+        cmd = ncu_command(ncu, p, rep[:-len(".ncu-rep")], only) + runner + runner_overrides(run_dir, n, warmup)
         rec[name] = {**profile(cmd, log, timeout, rep, count), "cache_control": p.cache_control, "iterations": n}
         if rec["steady"]["status"] != "ok":
             break
@@ -128,7 +192,8 @@ def run(run_dir: str, ncu: str, runner: list[str], names: list[str], iters: int 
 
 
 USAGE = ("ncu_profile.py --run-dir DIR --ncu NCU [--passes steady,cold,roofline,range] [--iters N] "
-         "[--warmup N] [--timeout S] [--log F] -- PYTHON -m fusionlab.runner ARGS...")
+         "[--warmup N] [--timeout S] [--log F] [--top-kernels N [--kernel-table CSV]] "
+         "-- PYTHON -m fusionlab.runner ARGS...")
 
 
 def main(argv: list[str], count: Callable | None = None) -> int:
@@ -145,9 +210,12 @@ def main(argv: list[str], count: Callable | None = None) -> int:
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--timeout", type=float, default=900)
     p.add_argument("--log", default=None)
+    p.add_argument("--top-kernels", type=int, default=0)
+    p.add_argument("--kernel-table", default=None)
     a = p.parse_args(argv[:cut])
     bad = [n for n in a.passes.split(",") if n not in ncu_passes.PASSES]
     if bad:
         p.error(f"unknown pass(es) {bad}; known: {list(ncu_passes.PASSES)}")
-    run(a.run_dir, a.ncu, argv[cut + 1:], a.passes.split(","), a.iters, a.warmup, a.timeout, a.log, count)
+    run(a.run_dir, a.ncu, argv[cut + 1:], a.passes.split(","), a.iters, a.warmup, a.timeout, a.log, count,
+        a.top_kernels, a.kernel_table)
     return 0

@@ -20,10 +20,17 @@ def passes(cfg: dict) -> list[str]:
     return [p for p in ncu_passes.ORDER if p in want]
 
 
+def top_kernels(cfg: dict) -> int:
+    """How many kernel names the step profiles, those that carry the most time in the
+    run's nsys kernel table (kernels.csv); 0: every kernel."""
+    return int(cfg.get("top_kernels") or 0)
+
+
 def options(cfg: dict) -> list[str]:
     """The options of the step's command (jobs.ncu_step.main)."""
+    top = ["--top-kernels", str(top_kernels(cfg))] if top_kernels(cfg) else []
     return ["--passes", ",".join(passes(cfg)), "--iters", str(cfg.get("iters", 3)),
-            "--warmup", str(cfg.get("warmup_iters", 5)), "--timeout", str(cfg.get("timeout_s", 900))]
+            "--warmup", str(cfg.get("warmup_iters", 5)), "--timeout", str(cfg.get("timeout_s", 900)), *top]
 
 
 def _steady_record(step: dict) -> tuple[str, dict]:
@@ -66,6 +73,8 @@ def plan(cfg: dict, device: str | None, backend: str, regenerate: bool, ncu: str
       ncu: the command to run (None: the step does not profile here),
       off: why nothing is measured (None where something is, or may be, read),
       passes, options: what the step runs and its command's options,
+      top_kernels: the kernel names each run profiles (0: every kernel; else the step
+        needs the run's kernels.csv),
       profile: the folders that get an ncu process,
       traffic: the folders whose traffic files the tables read,
       kept: those of them whose traffic files are used as they are (reports not copied),
@@ -74,7 +83,8 @@ def plan(cfg: dict, device: str | None, backend: str, regenerate: bool, ncu: str
       note: the tables' note where no run has measured traffic,
       messages: what the sweep says about it on start."""
     r0 = [d for d in run_dirs if os.path.basename(d) == "r0"]
-    out = {"ncu": None, "off": None, "passes": passes(cfg), "options": options(cfg), "profile": [],
+    out = {"ncu": None, "off": None, "passes": passes(cfg), "options": options(cfg),
+           "top_kernels": top_kernels(cfg), "profile": [],
            "traffic": [], "kept": [], "lost": [], "inputs": [], "note": None, "messages": []}
     want = cfg.get("enabled", "auto")
     if want is False:

@@ -9,9 +9,12 @@ if NCU["ncu"]:
     rule profile_ncu:
         # after profile_nsys (its run.json): the same runner arguments, one ncu process per
         # pass of NCU["passes"]; the GPU slot's lock is held as for any measurement
+        # with ncu.top_kernels, the run's nsys kernel table too: the names that carry the
+        # most time are the ones profiled
         input:
             run=f"{RUN}/run.json",
             timing=f"{RUN}/timing.json",
+            kernels=f"{RUN}/kernels.csv" if NCU["top_kernels"] else [],
         output:
             f"{RUN}/{ncu_passes.STEP_FILE}",
         wildcard_constraints:

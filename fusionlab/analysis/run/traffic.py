@@ -36,6 +36,12 @@ bytes_replay says how the bytes were measured: `one pass` or `kernel replay, N p
   ncu_kernels_per_iter, the range replay's iteration_* (medians), l2_size_bytes (the
   GPU's, from the report), the roofs (roof_*), ncu_status, ncu_note (why a value is
   missing, or how it was measured), bytes_replay, ncu_settings and ncu_passes.
+- A step that profiled only the kernel names that carry the most time (ncu.top_kernels;
+  ncu.json's `selection`): ncu_kernels_selected (the names), ncu_kernel_count_selected,
+  ncu_time_share_selected (their share of the measured iterations' kernel time in the
+  run's nsys kernel table). The steady pass's sums over kernels (SELECTED) then cover
+  those kernels only: they are kept as `<field>_selected` and the whole-iteration fields
+  are empty. The range-replay passes (cold, range) replay whole iterations: theirs stay.
 """
 from __future__ import annotations
 
@@ -64,6 +70,12 @@ RUN_FIELDS = ["dram_read_bytes_measured", "dram_write_bytes_measured", "dram_byt
               "dram_bytes_cold", "dram_bytes_cold_min", "dram_bytes_cold_max", "cold_iterations", "l2_bytes_measured", "flops_measured", "local_bytes_measured", "ncu_kernel_time_us",
               "ncu_kernels_per_iter", "iteration_dram_bytes_measured", "iteration_l2_bytes_measured",
               "iteration_ncu_time_us", "l2_size_bytes", *ROOFS]
+# the steady pass's sums over its kernels: with a selection, those kernels' only
+SELECTED = ["dram_read_bytes_measured", "dram_write_bytes_measured", "dram_bytes_measured", "dram_bytes_steady_min",
+            "dram_bytes_steady_max", "l2_bytes_measured", "flops_measured", "local_bytes_measured",
+            "ncu_kernel_time_us", "ncu_kernels_per_iter"]
+SELECTION_FIELDS = ["ncu_kernel_count_selected", "ncu_time_share_selected", *(f + "_selected" for f in SELECTED)]
+RUN_FIELDS += SELECTION_FIELDS
 # a step's ncu.json keys -> the pass they hold (a `bytes` pass is the steady pass's
 # settings; a lone `kernel` report holds every metric)
 LEGACY = {"bytes": "steady", "kernel": "roofline"}
@@ -239,6 +251,19 @@ def compute(ncu_json: str) -> tuple[dict, pd.DataFrame]:
                          "their mean per iteration, no range")
         if read.get("cold") and row["cold_iterations"] is None:
             notes.append("the cold pass's iterations did not launch the same kernels: their mean, no range")
+    row["ncu_kernels_selected"] = None
+    sel = step.get("selection") or {}
+    if sel.get("active"):
+        names, share = list(sel.get("names") or []), sel.get("time_share")
+        row.update(ncu_kernels_selected=names, ncu_kernel_count_selected=len(names),
+                   ncu_time_share_selected=_opt(share))
+        for f in SELECTED:
+            row[f + "_selected"], row[f] = row[f], None
+        notes.append(f"Nsight Compute profiled the {len(names)} kernel names that carry {share:.0%} of the "
+                     f"kernel time (ncu.top_kernels {sel.get('top_kernels')}, of {sel.get('names_total')}): "
+                     "its sums cover those kernels only (the *_selected columns)")
+    elif sel.get("reason"):
+        notes.append(sel["reason"])
     row["ncu_status"] = "ok" if rows else (step.get("status") if not ok else "unreadable")
     row["ncu_note"] = "; ".join(notes)[:500] or None
     row["ncu_iterations"] = iters.get(src, 1)

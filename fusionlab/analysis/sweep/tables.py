@@ -112,7 +112,8 @@ def runs_table(metric_files: list[str], costs: pd.DataFrame | None = None,
     if costs is not None and len(costs):
         costs = with_size(costs)
         on = ["model", "batch", "size", "mode", "dtype"]
-        cost_cols = [c for c in ("flops", "flops_pointwise", "bytes_fused", "bytes_unfused", "cost_error") if c in costs]
+        cost_cols = [c for c in ("flops", "flops_pointwise", "bytes_fused", "bytes_unfused", "cost_method",
+                                               "cost_error") if c in costs]
         df = df.drop(columns=[c for c in cost_cols if c in df]).merge(costs[on + cost_cols], on=on, how="left")
     # the GPU's busy time (kernels that overlap counted once; a record from before it was
     # kept: the summed kernel time), the CPU backend's operator time

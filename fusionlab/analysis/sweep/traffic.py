@@ -12,7 +12,11 @@ model's bytes (experiments.cost).
   bytes per GPU time over the measured copy bandwidth),
   bytes_source: `measured` where the run has measured DRAM bytes, else `model`;
   bytes_replay: how the per-kernel bytes were measured (`one pass`, or
-  `kernel replay, N passes`).
+  `kernel replay, N passes`). A run whose step profiled only the kernels that carry the
+  most time (ncu.top_kernels) has no whole-iteration sums over kernels (empty, so the
+  ratios and bytes_source fall back to the model): its sums are the `_selected` columns,
+  with ncu_kernels_selected (the names, `; ` between them), ncu_kernel_count_selected and
+  ncu_time_share_selected.
   The spread a reader is told: working_set_bytes = bytes_fused (the model's inputs,
   parameters and outputs: what any variant moves at least once), working_set_over_l2 (the
   GPU's L2 size from the report), bytes_regime = `above L2` where the working set is more
@@ -47,7 +51,7 @@ from fusionlab.analysis.run import traffic as run_traffic
 from fusionlab.core.io import read_json
 
 CONFIG = ["model", "variant", "batch", "size", "mode", "dtype", "backend", "device"]
-RUN_COLUMNS = run_traffic.RUN_FIELDS + ["ncu_status", "ncu_note", "bytes_replay", "cold_replay"]
+RUN_COLUMNS = run_traffic.RUN_FIELDS + ["ncu_status", "ncu_note", "bytes_replay", "cold_replay", "ncu_kernels_selected"]
 ABOVE_L2 = 2.0   # a working set above this many L2 sizes: one figure (module doc)
 SPREAD = ["working_set_bytes", "working_set_over_l2", "bytes_regime", "dram_bytes_low", "dram_bytes_high"]
 RATIOS = [*SPREAD, "dram_over_fused", "dram_over_unfused", "l2_over_unfused", "flops_measured_over_model",
@@ -82,6 +86,9 @@ def add_to_runs(runs: pd.DataFrame, files, note: str | None = None) -> pd.DataFr
     """runs with the measured columns (module doc); `note` says why there are none where no
     run has a traffic.json."""
     recs = [{**_keys(m), **(read_json(j) or {})} for m, j, _ in files]
+    for r in recs:   # the profiled kernel names, one cell
+        if isinstance(r.get("ncu_kernels_selected"), list):
+            r["ncu_kernels_selected"] = "; ".join(r["ncu_kernels_selected"])
     runs = runs.drop(columns=[c for c in RUN_COLUMNS + RATIOS if c in runs])
     if recs:
         t = pd.DataFrame(recs).reindex(columns=CONFIG + RUN_COLUMNS).drop_duplicates(CONFIG)
