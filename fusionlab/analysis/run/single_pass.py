@@ -50,19 +50,22 @@ class Occupied(busy_at.BusyAt):
             self._add(p, ch.s[m], ch.e[m])
 
 
-def _whole_ranges(report, calls: P.Calls, times):
+def _whole_ranges(report, times):
     """with_activity's (profile with the WHOLE ranges, whether it has a kernel), and
     whether the file holds the kernels in (start, end) order; times: the kernels' (start,
-    end, correlation id) in file order, in batches."""
+    end) and their launch calls (Calls.launch_of's hit, start, end, tid) in file order, in
+    batches."""
     best: dict[int, list] = {}
     in_order, last = True, None
-    for s, e, corr in times:
+    for s, e, hit, ls, _, tid in times:
         if in_order:
             in_order, last = P.sorted_after(last, s, e)
-        hit, ls, _, tid = calls.launch_of(corr)
-        if not hit.any():
+        if not hit.all():
+            if not hit.any():
+                continue
+            e, ls, tid = e[hit], ls[hit], tid[hit]
+        if not len(e):
             continue
-        e, ls, tid = e[hit], ls[hit], tid[hit]
         pid = (tid >> stream.PID_SHIFT) & stream.PID_MASK
         for p in _distinct(pid):
             m = pid == p
@@ -90,17 +93,22 @@ class Breakdown:
         return int(np.maximum(0, e - np.maximum(s, prev)).sum()), int(run[-1])
 
     def add(self, s, e, dev, st, ls, kernel, compute) -> None:
-        for d in _distinct(dev):
-            m = dev == d
+        """kernel: which rows are kernels (None: all)."""
+        devs = _distinct(dev)
+        for d in devs:
+            m = dev == d if len(devs) > 1 else slice(None)
             ds, de = s[m], e[m]
             a = self.dev.setdefault(d, [0, 0, int(ds[0]), int(de.max()), busy_at.NONE, 0, busy_at.NONE, 0])
             a[0] += len(ds)
-            a[1] += int(kernel[m].sum())
+            a[1] += len(ds) if kernel is None else int(kernel[m].sum())
             a[2], a[3] = min(a[2], int(ds.min())), max(a[3], int(de.max()))
             u, a[4] = self._union(ds, de, a[4])
             a[5] += u
             c = compute[m]
-            if c.any():
+            if c.all():
+                u, a[6] = self._union(ds, de, a[6])
+                a[7] += u
+            elif c.any():
                 u, a[6] = self._union(ds[c], de[c], a[6])
                 a[7] += u
         key = dev * (1 << 32) + st if (dev.max(initial=0) < (1 << 30) and st.min(initial=0) >= 0
@@ -108,12 +116,15 @@ class Breakdown:
         pairs = {(int(a), int(b)) for a, b in zip(dev.tolist(), st.tolist())} if key is None else \
             {(int(k) >> 32, int(k) & 0xFFFFFFFF) for k in _distinct(key)}
         for d, t in pairs:
-            m = (key == (d << 32) + t) if key is not None else (dev == d) & (st == t)
-            ss, se, sl, k = s[m], e[m], ls[m], kernel[m]
+            if len(pairs) == 1:
+                ss, se, sl, k = s, e, ls, kernel
+            else:
+                m = (key == (d << 32) + t) if key is not None else (dev == d) & (st == t)
+                ss, se, sl, k = s[m], e[m], ls[m], None if kernel is None else kernel[m]
             a = self.st.setdefault((d, t), [0, 0, 0, int(ss.min()), int(se.max()), None, 0, 0, 0])
             a[0] += len(ss)
-            a[1] += int(k.sum())
-            a[2] += int((se - ss)[k].sum())
+            a[1] += len(ss) if k is None else int(k.sum())
+            a[2] += int((se - ss).sum()) if k is None else int((se - ss)[k].sum())
             a[3], a[4] = min(a[3], int(ss.min())), max(a[4], int(se.max()))
             prev = np.empty_like(se)
             prev[1:] = se[:-1]
@@ -354,8 +365,10 @@ class _Merge:
     def __init__(self, out: Breakdown, memops, calls: P.Calls):
         self.out, self.calls = out, calls
         self.mem = iter(memops)
-        self.buf = np.empty((0, 6), np.int64)
-        self.done = False
+        first = next(self.mem, None)
+        self.buf = first if first is not None else np.empty((0, 6), np.int64)
+        self.done = first is None       # no memops at all: kernels go straight through
+        self.none = first is None
         self.held = None
 
     def _memops_before(self, bound):
@@ -369,35 +382,40 @@ class _Merge:
         out, self.buf = self.buf[:n], self.buf[n:]
         return out
 
-    def kernels(self, rows, bound_last: bool = True) -> None:
-        """rows: start, end, device, stream, launch_start, compute (all kernels of a batch)."""
+    def kernels(self, cols, bound_last: bool = True) -> None:
+        """cols: start, end, device, stream, launch start, compute (bool) of all kernels of a
+        batch."""
+        if self.none:       # kernels alone: already in (start, end, rowid) order
+            if len(cols[0]):
+                self.out.add(*cols[:5], None, cols[5])
+            return
         if self.held is not None:
-            rows = np.concatenate([self.held, rows])
+            cols = [np.concatenate([a, b]) for a, b in zip(self.held, cols)]
         bound = None
-        if bound_last and len(rows):
-            bound = int(rows[-1, 0])
-            tail = rows[:, 0] == bound
-            self.held, rows = rows[tail], rows[~tail]
+        if bound_last and len(cols[0]):
+            bound = int(cols[0][-1])
+            k = int(np.searchsorted(cols[0], bound, side="left"))
+            self.held, cols = [c[k:] for c in cols], [c[:k] for c in cols]
         else:
             self.held = None
         m = self._memops_before(bound)
-        if not len(rows) and not len(m):
+        if not len(cols[0]) and not len(m):
             return
-        if not len(m):          # kernels alone: already in (start, end, rowid) order
-            return self.out.add(*rows[:, :5].T, np.ones(len(rows), bool), rows[:, 5].astype(bool))
+        if not len(m):
+            return self.out.add(*cols[:5], None, cols[5])
         ls = self.calls.first_call(m[:, 4])
-        s = np.concatenate([rows[:, 0], m[:, 0]])
-        e = np.concatenate([rows[:, 1], m[:, 1]])
-        kind = np.concatenate([np.zeros(len(rows), np.int64), m[:, 5]])
+        s = np.concatenate([cols[0], m[:, 0]])
+        e = np.concatenate([cols[1], m[:, 1]])
+        kind = np.concatenate([np.zeros(len(cols[0]), np.int64), m[:, 5]])
         o = np.lexsort((kind, e, s))
-        dev = np.concatenate([rows[:, 2], m[:, 2]])[o]
-        st = np.concatenate([rows[:, 3], m[:, 3]])[o]
-        lsa = np.concatenate([rows[:, 4], ls])[o]
-        comp = np.concatenate([rows[:, 5].astype(bool), np.zeros(len(m), bool)])[o]
+        dev = np.concatenate([cols[2], m[:, 2]])[o]
+        st = np.concatenate([cols[3], m[:, 3]])[o]
+        lsa = np.concatenate([cols[4], ls])[o]
+        comp = np.concatenate([cols[5], np.zeros(len(m), bool)])[o]
         self.out.add(s[o], e[o], dev, st, lsa, kind[o] == 0, comp)
 
     def finish(self) -> None:
-        self.kernels(np.empty((0, 6), np.int64), bound_last=False)
+        self.kernels([np.empty(0, np.int64)] * 5 + [np.empty(0, bool)], bound_last=False)
 
 
 def analyse(report, keys, tables: bool, wait_us: float, ops: bool = True, frames: bool = True):
@@ -408,8 +426,16 @@ def analyse(report, keys, tables: bool, wait_us: float, ops: bool = True, frames
     calls = P.Calls(report)
     n = P.kernel_count(report)
     held = P.held_kernels(report, n) if n <= P.HELD else None
-    aug, has_kernels, in_order = _whole_ranges(report, calls, [held[:3]] if held is not None
-                                               else P.kernel_times(report))
+    if held is not None:        # each kernel's launch call, found once
+        joined = [np.empty(len(held[0]), t) for t in (bool, np.int64, np.int64, np.int64)]
+        for i in range(0, len(held[0]), P.CHUNK):
+            for x, y in zip(joined, calls.launch_of(held[2][i:i + P.CHUNK])):
+                x[i:i + P.CHUNK] = y
+        times = ([held[0][i:i + P.CHUNK], held[1][i:i + P.CHUNK]] + [x[i:i + P.CHUNK] for x in joined]
+                 for i in range(0, len(held[0]), P.CHUNK))
+    else:
+        times = ([s, e, *calls.launch_of(corr)] for s, e, corr in P.kernel_times(report))
+    aug, has_kernels, in_order = _whole_ranges(report, times)
     targets = list(keys) + ([(whole.WHOLE, None)] if has_kernels else [])
     tabs = [(whole.WHOLE, None, "process")] if (has_kernels and tables) else []
     plan = {}
@@ -435,6 +461,8 @@ def analyse(report, keys, tables: bool, wait_us: float, ops: bool = True, frames
     nccl = _nccl_ids(report) if breakdown is not None else None
     carry = None
     if held is not None:
+        held += joined
+        del joined
         if not in_order:        # (start, end, rowid) order, a column at a time
             o = np.lexsort((held[1], held[0]))
             for i in range(len(held)):
@@ -442,11 +470,11 @@ def analyse(report, keys, tables: bool, wait_us: float, ops: bool = True, frames
             del o
         batches = ([x[i:i + P.CHUNK] for x in held] for i in range(0, len(held[0]), P.CHUNK))
     else:
-        batches = P.kernel_rows(report, in_order)
-    for s, e, corr, name, full, dev, st in batches:
-        hit, ls, le, tid = calls.launch_of(corr)
+        batches = ([*b, *calls.launch_of(b[2])] for b in P.kernel_rows(report, in_order))
+    for s, e, corr, name, full, dev, st, hit, ls, le, tid in batches:
         if merge is not None:
-            merge.kernels(np.column_stack([s, e, dev, st, calls.first_call(corr, hit, ls), ~np.isin(name, nccl)]))
+            merge.kernels([s, e, dev, st, calls.first_call(corr, hit, ls),
+                           ~np.isin(name, nccl) if len(nccl) else np.ones(len(s), bool)])
         every = hit.all()
         cols = [s, e, ls, le, tid, name, full] if every else [x[hit] for x in (s, e, ls, le, tid, name, full)]
         if carry is not None:
