@@ -31,20 +31,11 @@ def usable(report) -> bool:
     return P.usable(report) and P.kernel_name_column(report) == report._kernel["name"]
 
 
-def _distinct(x: np.ndarray) -> list[int]:
-    """The sorted distinct values of x (one compare where all are equal, as mostly)."""
-    if not len(x):
-        return []
-    if (x == x[0]).all():
-        return [int(x[0])]
-    return np.unique(x, return_counts=True)[0].tolist()     # numpy's sort-based path
-
-
 class Occupied(busy_at.BusyAt):
     """busy_at.BusyAt fed Chunks (their process ids computed once)."""
 
     def kernels(self, ch) -> None:
-        ps = _distinct(ch.pid)
+        ps = whole.distinct(ch.pid)
         for p in (p for p in ps if p in self.t):
             m = ch.pid == p if len(ps) > 1 else slice(None)
             self._add(p, ch.s[m], ch.e[m])
@@ -67,7 +58,7 @@ def _whole_ranges(report, times):
         if not len(e):
             continue
         pid = (tid >> stream.PID_SHIFT) & stream.PID_MASK
-        for p in _distinct(pid):
+        for p in whole.distinct(pid):
             m = pid == p
             i = int(np.argmin(np.where(m, ls, np.iinfo(np.int64).max)))
             b_ = best.setdefault(p, [int(ls[i]), int(e[m].max()), int(tid[i])])
@@ -75,92 +66,6 @@ def _whole_ranges(report, times):
                 b_[0], b_[2] = int(ls[i]), int(tid[i])
             b_[1] = max(b_[1], int(e[m].max()))
     return whole.with_ranges(report, [(whole.WHOLE, "", s, e, t) for s, e, t in best.values()]), bool(best), in_order
-
-
-class Breakdown:
-    """whole.gpu_breakdown over GPU activities fed in (start, end, kind, rowid) order."""
-
-    def __init__(self, kernel_wait_us: float):
-        self.wait_ns = kernel_wait_us * 1e3
-        self.dev: dict[int, list] = {}      # ops, kernels, first start, last end, run, busy, compute run, compute
-        self.st: dict[tuple, list] = {}     # ops, kernels, kernel ns, first start, last end, prev end, host, kwait, other
-
-    @staticmethod
-    def _union(s, e, run0):
-        run = np.maximum.accumulate(np.maximum(e, run0))
-        prev = np.empty_like(run)
-        prev[0], prev[1:] = run0, run[:-1]
-        return int(np.maximum(0, e - np.maximum(s, prev)).sum()), int(run[-1])
-
-    def add(self, s, e, dev, st, ls, kernel, compute) -> None:
-        """kernel: which rows are kernels (None: all)."""
-        devs = _distinct(dev)
-        for d in devs:
-            m = dev == d if len(devs) > 1 else slice(None)
-            ds, de = s[m], e[m]
-            a = self.dev.setdefault(d, [0, 0, int(ds[0]), int(de.max()), busy_at.NONE, 0, busy_at.NONE, 0])
-            a[0] += len(ds)
-            a[1] += len(ds) if kernel is None else int(kernel[m].sum())
-            a[2], a[3] = min(a[2], int(ds.min())), max(a[3], int(de.max()))
-            u, a[4] = self._union(ds, de, a[4])
-            a[5] += u
-            c = compute[m]
-            if c.all():
-                u, a[6] = self._union(ds, de, a[6])
-                a[7] += u
-            elif c.any():
-                u, a[6] = self._union(ds[c], de[c], a[6])
-                a[7] += u
-        key = dev * (1 << 32) + st if (dev.max(initial=0) < (1 << 30) and st.min(initial=0) >= 0
-                                       and st.max(initial=0) < (1 << 32) and dev.min(initial=0) >= 0) else None
-        pairs = {(int(a), int(b)) for a, b in zip(dev.tolist(), st.tolist())} if key is None else \
-            {(int(k) >> 32, int(k) & 0xFFFFFFFF) for k in _distinct(key)}
-        for d, t in pairs:
-            if len(pairs) == 1:
-                ss, se, sl, k = s, e, ls, kernel
-            else:
-                m = (key == (d << 32) + t) if key is not None else (dev == d) & (st == t)
-                ss, se, sl, k = s[m], e[m], ls[m], None if kernel is None else kernel[m]
-            a = self.st.setdefault((d, t), [0, 0, 0, int(ss.min()), int(se.max()), None, 0, 0, 0])
-            a[0] += len(ss)
-            a[1] += len(ss) if k is None else int(k.sum())
-            a[2] += int((se - ss).sum()) if k is None else int((se - ss)[k].sum())
-            a[3], a[4] = min(a[3], int(ss.min())), max(a[4], int(se.max()))
-            prev = np.empty_like(se)
-            prev[1:] = se[:-1]
-            if a[5] is None:
-                ss, sl, prev = ss[1:], sl[1:], prev[1:]
-            else:
-                prev[0] = a[5]
-            a[5] = int(se[-1])
-            gap = ss - prev
-            host = sl > prev
-            kwait = ~host & (gap <= self.wait_ns)
-            a[6] += int(gap[host].sum())
-            a[7] += int(gap[kwait].sum())
-            a[8] += int(gap[~host & ~kwait].sum())
-
-    def result(self) -> dict:
-        devices, streams = [], []
-        for d in sorted(self.dev):
-            ops, kernels, first, last, _, busy, _, compute = self.dev[d]
-            span = last - first
-            devices.append({"device": int(d), "gpu_ops": ops, "kernels": kernels,
-                            "span_ms": span / 1e6, "busy_ms": busy / 1e6,
-                            "idle_frac": (span - busy) / span if span else None,
-                            "compute_frac": compute / span if span else None,
-                            "non_compute_frac": (busy - compute) / span if span else None})
-        for (d, t) in sorted(self.st):
-            ops, kernels, kns, first, last, _, host, kwait, other = self.st[(d, t)]
-            idle = {"host_wait": host, "kernel_wait": kwait, "other": other}
-            total = sum(idle.values())
-            row = {"device": int(d), "stream": int(t), "gpu_ops": ops, "kernels": kernels,
-                   "kernel_time_ms": kns / 1e6, "span_ms": (last - first) / 1e6, "idle_ms": total / 1e6}
-            for k, v in idle.items():
-                row[f"idle_{k}_ms"] = v / 1e6
-                row[f"idle_{k}_ratio"] = v / total if total else None
-            streams.append(row)
-        return {"devices": devices, "streams": streams}
 
 
 class LaunchChunk:
@@ -174,12 +79,13 @@ class LaunchChunk:
 
 class Chunk(LaunchChunk):
     """One chunk of joined kernels (stream's rows: start, end, launch start, launch end,
-    tid, short name id, full name id) as columns, with what every target reads of it."""
+    tid, short name id, full name id[, trace.CONFIG_COLUMNS]) as a list of columns, with
+    what every target reads of it."""
 
-    def __init__(self, c: np.ndarray):
-        self.c = c
-        self.s, self.e = c[:, 0], c[:, 1]
-        super().__init__(c[:, 2], c[:, 3], c[:, 4])
+    def __init__(self, cols: list[np.ndarray]):
+        self.cols = cols
+        self.s, self.e = cols[0], cols[1]
+        super().__init__(cols[2], cols[3], cols[4])
 
 
 def _segments(g: np.ndarray):
@@ -254,7 +160,7 @@ class Own(stream.Target):
                 member[a] = m if layers == 1 else (member[a] | m if a in member else m)
                 g = np.full(len(rows), inst) if isinstance(inst, int) else inst[rows]
                 self.walk(v, rows, g, ch)
-        c = ch.c
+        c = ch.cols
         for a, m in member.items():
             v = self.views[a]
             every = len(m) == int(m.sum())
@@ -268,7 +174,8 @@ class Own(stream.Target):
                 h.add(x)
             v.short += int(((kd < api) & (api <= stream.SHORT_CALL_NS)).sum())
             if v.table is not None:
-                v.table.add(c[:, 5] if every else c[m, 5], c[:, 6] if every else c[m, 6], kd, c[m, 7:])
+                config = np.column_stack([x if every else x[m] for x in c[7:]]) if len(c) > 7 else None
+                v.table.add(c[5] if every else c[5][m], c[6] if every else c[6][m], kd, config)
 
     def walk(self, v, rows, g, ch: Chunk) -> None:
         """stream.Target.timeline (and projection.Projected.timeline where project) over
@@ -362,7 +269,7 @@ class _Merge:
     """Kernels (start, end, rowid order) and memops (start, end, kind, rowid order) fed to a
     Breakdown in (start, end, kind, rowid) order, a batch at a time."""
 
-    def __init__(self, out: Breakdown, memops, calls: P.Calls):
+    def __init__(self, out: whole.Breakdown, memops, calls: P.Calls):
         self.out, self.calls = out, calls
         self.mem = iter(memops)
         first = next(self.mem, None)
@@ -456,7 +363,7 @@ def analyse(report, keys, tables: bool, wait_us: float, ops: bool = True, frames
             c = LaunchChunk(*c)
             for t in live.values():
                 t.launches(c)
-    breakdown = Breakdown(wait_us) if ops and cuda else None
+    breakdown = whole.Breakdown(wait_us) if ops and cuda else None
     merge = _Merge(breakdown, P.memops(report), calls) if breakdown is not None else None
     nccl = _nccl_ids(report) if breakdown is not None else None
     carry = None
@@ -503,17 +410,14 @@ def analyse(report, keys, tables: bool, wait_us: float, ops: bool = True, frames
         has_kernels
 
 
-def _rows(cols: list[np.ndarray]) -> np.ndarray:
-    """Columns sorted by (start, end) as one column-major array, rows sharing a (start,
-    end) ordered by launch start (stably: nsys_arrow.joined_kernels' order)."""
+def _rows(cols: list[np.ndarray]) -> list[np.ndarray]:
+    """Columns sorted by (start, end), rows sharing a (start, end) ordered by launch start
+    (stably: nsys_arrow.joined_kernels' order)."""
     s, e = cols[0], cols[1]
     if len(s) > 1 and ((s[1:] == s[:-1]) & (e[1:] == e[:-1])).any():
         o = np.lexsort((cols[2], e, s))
         cols = [x[o] for x in cols]
-    c = np.empty((len(s), len(cols)), np.int64, order="F")   # each column contiguous: the targets
-    for i, x in enumerate(cols):                             # work column by column
-        c[:, i] = x
-    return c
+    return cols
 
 
 def _feed(c, live, proj, occupied) -> None:
