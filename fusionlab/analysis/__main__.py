@@ -42,10 +42,30 @@ import subprocess
 import sys
 import tempfile
 
-from fusionlab.analysis.readers import nsys_sqlite
-from fusionlab.analysis.readers.trace import Chunks, ReportError, Trace
-from fusionlab.analysis.run import fields as F
-from fusionlab.analysis.run import metrics, projection, single_pass, stream, whole
+
+def _one_blas_thread() -> None:
+    """numpy's BLAS with one thread unless the environment names a number: analysis does no
+    matrix products, and OpenBLAS starts a thread per core when numpy loads, each spinning
+    about 0.1 s of CPU time before it sleeps (6 s of CPU on a 64-core host). Set only while
+    numpy loads (nothing where it is loaded already), so that child processes (nsys export)
+    see the caller's environment."""
+    if "numpy" in sys.modules:
+        return
+    unset = [n for n in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS") if n not in os.environ]
+    os.environ.update({n: "1" for n in unset})
+    try:
+        import numpy  # noqa: F401
+    finally:
+        for n in unset:
+            os.environ.pop(n, None)
+
+
+_one_blas_thread()
+
+from fusionlab.analysis.readers import nsys_sqlite  # noqa: E402
+from fusionlab.analysis.readers.trace import Chunks, ReportError, Trace  # noqa: E402
+from fusionlab.analysis.run import fields as F  # noqa: E402
+from fusionlab.analysis.run import metrics, projection, single_pass, stream, whole  # noqa: E402
 
 WINDOWS = {
     "range": "the range's CPU-side start to end (duration_ms, wall_time_per_iter_ms, gpu_busy_fraction, "

@@ -17,8 +17,15 @@ copies and memsets once in start order.
   batches; in_order: the file holds them so already (nsys writes kernels in start order),
   so SQLite reads without sorting.
 - held_kernels(report): kernel_rows' columns of every kernel in file order, read once
-  into memory (56 bytes a kernel), for exports of at most HELD kernels (kernel_count),
-  which so skip kernel_times' second read of the table.
+  into memory (56 bytes a kernel), for exports of at most HELD kernels (kernel_count:
+  at most the span of the table's rowids, found without reading the table), which so
+  skip kernel_times' second read of the table.
+The driver's cost grows with the number of values it hands over, so pairs of small
+numbers travel packed in one column: a runtime call's launch flag with its correlation
+id (CUPTI's ids are unsigned 32-bit numbers: a call that is not a launch reads as
+OTHER - id, OTHER where it has none), a kernel's short and full name ids (where they are
+below 2**31) and its device and stream (unsigned 32-bit numbers in CUPTI, as
+device * 2**32 + stream).
 - memops(report): every memory copy and memset as rows start, end, device, stream,
   correlation id, kind (1 memcpy, 2 memset), ordered by (start, end, kind, rowid).
 """
@@ -30,6 +37,7 @@ from fusionlab.analysis.readers import nsys_arrow
 from fusionlab.analysis.readers import nsys_sqlite as N
 
 MISSING = nsys_arrow.MISSING
+OTHER = -2             # Calls' packed column: a call that is not a launch, without an id (id c: OTHER - 1 - c)
 CHUNK = 1 << 16
 HELD = 1 << 20          # held_kernels: at most this many kernels held in memory (56 MB)
 MEMOPS = (("CUPTI_ACTIVITY_KIND_MEMCPY", 1), ("CUPTI_ACTIVITY_KIND_MEMSET", 2))
@@ -39,6 +47,13 @@ KERNEL_NAME = ("shortName", "demangledName", "name")    # readers.gpu_ops' kerne
 def usable(report) -> bool:
     return (isinstance(report, N.Report) and report.columnar and report._kernel is not None
             and report._runtime is not None and report._kernel["ids"])
+
+
+def _rowid_span(report, table: str) -> int:
+    """At least the table's number of rows: max(rowid) - min(rowid) + 1 (two index
+    look-ups, where count(*) reads the whole table)."""
+    lo, hi = _one(report, f"SELECT (SELECT min(rowid) FROM {table}), (SELECT max(rowid) FROM {table})")[0]
+    return 0 if lo is None else int(hi) - int(lo) + 1
 
 
 def _one(report, sql: str):
@@ -84,22 +99,23 @@ class Calls:
 
     def __init__(self, report):
         r = report._runtime
-        n = _one(report, f"SELECT count(*) FROM {N.RUNTIME_TABLE}")[0][0]
+        n = _rowid_span(report, N.RUNTIME_TABLE)
         lc = [np.empty(n, np.int64) for _ in range(4)]     # corr, start, end, tid of the launch calls
         other = [[], []]                                           # corr, start of the other calls with an id
         i = 0
-        q = (f"SELECT coalesce({r['corr']}, {MISSING}), start, end, coalesce(globalTid, 0), ({r['launch']}) "
+        q = (f"SELECT CASE WHEN {r['launch']} THEN coalesce({r['corr']}, {MISSING}) "
+             f"ELSE {OTHER} - 1 - coalesce({r['corr']}, {MISSING}) END, start, end, coalesce(globalTid, 0) "
              f"FROM {N.RUNTIME_TABLE} ORDER BY rowid")
         for b in nsys_arrow.column_batches(report.source, q, CHUNK):
-            is_launch = b[4] != 0
-            k = int(is_launch.sum())
+            is_launch = b[0] >= MISSING
+            k = min(int(is_launch.sum()), n - i)     # the table grew since it was looked at: its first rows
             every = k == len(is_launch)
             for j in range(4):
-                lc[j][i:i + k] = b[j] if every else b[j][is_launch]
+                lc[j][i:i + k] = b[j] if every else b[j][is_launch][:k]
             i += k
             if not every:
-                o = ~is_launch & (b[0] != MISSING)
-                other[0].append(b[0][o])
+                o = b[0] < OTHER
+                other[0].append(OTHER - 1 - b[0][o])
                 other[1].append(b[1][o])
         for c in lc:
             c.resize(i, refcheck=False)      # in place: the rows of the other calls given back
@@ -196,20 +212,22 @@ def kernel_rows(report, in_order: bool = False, chunk: int = CHUNK):
     k = report._kernel
     info = _kernel_columns(report)
     cols = info["cols"]
-    dev = "k.deviceId" if "deviceId" in cols else "0"
-    stream = "k.streamId" if "streamId" in cols else "0"
+    dev = "coalesce(k.deviceId, 0)" if "deviceId" in cols else "0"
+    stream = "coalesce(k.streamId, 0)" if "streamId" in cols else "0"
     names = f"(k.{k['name']} << 31) | k.{k['full']}" if info["packed"] else f"k.{k['name']}, k.{k['full']}"
-    q = (f"SELECT k.start, k.end, coalesce(k.{k['corr']}, {MISSING}), {names}, {dev}, {stream} "
+    q = (f"SELECT k.start, k.end, coalesce(k.{k['corr']}, {MISSING}), {names}, {dev} * 4294967296 + {stream} "
          f"FROM {N.KERNEL_TABLE} k ORDER BY " + ("k.rowid" if in_order else "k.start, k.end, k.rowid"))
     for b in nsys_arrow.column_batches(report.source, q, chunk):
         if info["packed"]:
             p = b[3]
             b = b[:3] + [p >> 31, p & ((1 << 31) - 1)] + b[4:]
-        yield b
+        p = b[-1]
+        yield b[:-1] + [p >> 32, p & 0xFFFFFFFF]
 
 
 def kernel_count(report) -> int:
-    return int(_one(report, f"SELECT count(*) FROM {N.KERNEL_TABLE}")[0][0])
+    """At least the number of kernels (_rowid_span)."""
+    return _rowid_span(report, N.KERNEL_TABLE)
 
 
 def held_kernels(report, n: int) -> list[np.ndarray]:

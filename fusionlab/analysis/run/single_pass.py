@@ -31,40 +31,34 @@ def usable(report) -> bool:
     return P.usable(report) and P.kernel_name_column(report) == report._kernel["name"]
 
 
-def _distinct(x: np.ndarray) -> list[int]:
-    """The sorted distinct values of x (one compare where all are equal, as mostly)."""
-    if not len(x):
-        return []
-    if (x == x[0]).all():
-        return [int(x[0])]
-    return np.unique(x, return_counts=True)[0].tolist()     # numpy's sort-based path
-
-
 class Occupied(busy_at.BusyAt):
     """busy_at.BusyAt fed Chunks (their process ids computed once)."""
 
     def kernels(self, ch) -> None:
-        ps = _distinct(ch.pid)
+        ps = whole.distinct(ch.pid)
         for p in (p for p in ps if p in self.t):
             m = ch.pid == p if len(ps) > 1 else slice(None)
             self._add(p, ch.s[m], ch.e[m])
 
 
-def _whole_ranges(report, calls: P.Calls, times):
+def _whole_ranges(report, times):
     """with_activity's (profile with the WHOLE ranges, whether it has a kernel), and
     whether the file holds the kernels in (start, end) order; times: the kernels' (start,
-    end, correlation id) in file order, in batches."""
+    end) and their launch calls (Calls.launch_of's hit, start, end, tid) in file order, in
+    batches."""
     best: dict[int, list] = {}
     in_order, last = True, None
-    for s, e, corr in times:
+    for s, e, hit, ls, _, tid in times:
         if in_order:
             in_order, last = P.sorted_after(last, s, e)
-        hit, ls, _, tid = calls.launch_of(corr)
-        if not hit.any():
+        if not hit.all():
+            if not hit.any():
+                continue
+            e, ls, tid = e[hit], ls[hit], tid[hit]
+        if not len(e):
             continue
-        e, ls, tid = e[hit], ls[hit], tid[hit]
         pid = (tid >> stream.PID_SHIFT) & stream.PID_MASK
-        for p in _distinct(pid):
+        for p in whole.distinct(pid):
             m = pid == p
             i = int(np.argmin(np.where(m, ls, np.iinfo(np.int64).max)))
             b_ = best.setdefault(p, [int(ls[i]), int(e[m].max()), int(tid[i])])
@@ -72,84 +66,6 @@ def _whole_ranges(report, calls: P.Calls, times):
                 b_[0], b_[2] = int(ls[i]), int(tid[i])
             b_[1] = max(b_[1], int(e[m].max()))
     return whole.with_ranges(report, [(whole.WHOLE, "", s, e, t) for s, e, t in best.values()]), bool(best), in_order
-
-
-class Breakdown:
-    """whole.gpu_breakdown over GPU activities fed in (start, end, kind, rowid) order."""
-
-    def __init__(self, kernel_wait_us: float):
-        self.wait_ns = kernel_wait_us * 1e3
-        self.dev: dict[int, list] = {}      # ops, kernels, first start, last end, run, busy, compute run, compute
-        self.st: dict[tuple, list] = {}     # ops, kernels, kernel ns, first start, last end, prev end, host, kwait, other
-
-    @staticmethod
-    def _union(s, e, run0):
-        run = np.maximum.accumulate(np.maximum(e, run0))
-        prev = np.empty_like(run)
-        prev[0], prev[1:] = run0, run[:-1]
-        return int(np.maximum(0, e - np.maximum(s, prev)).sum()), int(run[-1])
-
-    def add(self, s, e, dev, st, ls, kernel, compute) -> None:
-        for d in _distinct(dev):
-            m = dev == d
-            ds, de = s[m], e[m]
-            a = self.dev.setdefault(d, [0, 0, int(ds[0]), int(de.max()), busy_at.NONE, 0, busy_at.NONE, 0])
-            a[0] += len(ds)
-            a[1] += int(kernel[m].sum())
-            a[2], a[3] = min(a[2], int(ds.min())), max(a[3], int(de.max()))
-            u, a[4] = self._union(ds, de, a[4])
-            a[5] += u
-            c = compute[m]
-            if c.any():
-                u, a[6] = self._union(ds[c], de[c], a[6])
-                a[7] += u
-        key = dev * (1 << 32) + st if (dev.max(initial=0) < (1 << 30) and st.min(initial=0) >= 0
-                                       and st.max(initial=0) < (1 << 32) and dev.min(initial=0) >= 0) else None
-        pairs = {(int(a), int(b)) for a, b in zip(dev.tolist(), st.tolist())} if key is None else \
-            {(int(k) >> 32, int(k) & 0xFFFFFFFF) for k in _distinct(key)}
-        for d, t in pairs:
-            m = (key == (d << 32) + t) if key is not None else (dev == d) & (st == t)
-            ss, se, sl, k = s[m], e[m], ls[m], kernel[m]
-            a = self.st.setdefault((d, t), [0, 0, 0, int(ss.min()), int(se.max()), None, 0, 0, 0])
-            a[0] += len(ss)
-            a[1] += int(k.sum())
-            a[2] += int((se - ss)[k].sum())
-            a[3], a[4] = min(a[3], int(ss.min())), max(a[4], int(se.max()))
-            prev = np.empty_like(se)
-            prev[1:] = se[:-1]
-            if a[5] is None:
-                ss, sl, prev = ss[1:], sl[1:], prev[1:]
-            else:
-                prev[0] = a[5]
-            a[5] = int(se[-1])
-            gap = ss - prev
-            host = sl > prev
-            kwait = ~host & (gap <= self.wait_ns)
-            a[6] += int(gap[host].sum())
-            a[7] += int(gap[kwait].sum())
-            a[8] += int(gap[~host & ~kwait].sum())
-
-    def result(self) -> dict:
-        devices, streams = [], []
-        for d in sorted(self.dev):
-            ops, kernels, first, last, _, busy, _, compute = self.dev[d]
-            span = last - first
-            devices.append({"device": int(d), "gpu_ops": ops, "kernels": kernels,
-                            "span_ms": span / 1e6, "busy_ms": busy / 1e6,
-                            "idle_frac": (span - busy) / span if span else None,
-                            "compute_frac": compute / span if span else None,
-                            "non_compute_frac": (busy - compute) / span if span else None})
-        for (d, t) in sorted(self.st):
-            ops, kernels, kns, first, last, _, host, kwait, other = self.st[(d, t)]
-            idle = {"host_wait": host, "kernel_wait": kwait, "other": other}
-            total = sum(idle.values())
-            row = {"device": int(d), "stream": int(t), "gpu_ops": ops, "kernels": kernels,
-                   "kernel_time_ms": kns / 1e6, "span_ms": (last - first) / 1e6, "idle_ms": total / 1e6}
-            for k, v in idle.items():
-                row[f"idle_{k}_ms"] = v / 1e6
-                row[f"idle_{k}_ratio"] = v / total if total else None
-            streams.append(row)
-        return {"devices": devices, "streams": streams}
 
 
 class LaunchChunk:
@@ -163,12 +79,13 @@ class LaunchChunk:
 
 class Chunk(LaunchChunk):
     """One chunk of joined kernels (stream's rows: start, end, launch start, launch end,
-    tid, short name id, full name id) as columns, with what every target reads of it."""
+    tid, short name id, full name id[, trace.CONFIG_COLUMNS]) as a list of columns, with
+    what every target reads of it."""
 
-    def __init__(self, c: np.ndarray):
-        self.c = c
-        self.s, self.e = c[:, 0], c[:, 1]
-        super().__init__(c[:, 2], c[:, 3], c[:, 4])
+    def __init__(self, cols: list[np.ndarray]):
+        self.cols = cols
+        self.s, self.e = cols[0], cols[1]
+        super().__init__(cols[2], cols[3], cols[4])
 
 
 def _segments(g: np.ndarray):
@@ -243,7 +160,7 @@ class Own(stream.Target):
                 member[a] = m if layers == 1 else (member[a] | m if a in member else m)
                 g = np.full(len(rows), inst) if isinstance(inst, int) else inst[rows]
                 self.walk(v, rows, g, ch)
-        c = ch.c
+        c = ch.cols
         for a, m in member.items():
             v = self.views[a]
             every = len(m) == int(m.sum())
@@ -257,7 +174,8 @@ class Own(stream.Target):
                 h.add(x)
             v.short += int(((kd < api) & (api <= stream.SHORT_CALL_NS)).sum())
             if v.table is not None:
-                v.table.add(c[:, 5] if every else c[m, 5], c[:, 6] if every else c[m, 6], kd, c[m, 7:])
+                config = np.column_stack([x if every else x[m] for x in c[7:]]) if len(c) > 7 else None
+                v.table.add(c[5] if every else c[5][m], c[6] if every else c[6][m], kd, config)
 
     def walk(self, v, rows, g, ch: Chunk) -> None:
         """stream.Target.timeline (and projection.Projected.timeline where project) over
@@ -351,11 +269,13 @@ class _Merge:
     """Kernels (start, end, rowid order) and memops (start, end, kind, rowid order) fed to a
     Breakdown in (start, end, kind, rowid) order, a batch at a time."""
 
-    def __init__(self, out: Breakdown, memops, calls: P.Calls):
+    def __init__(self, out: whole.Breakdown, memops, calls: P.Calls):
         self.out, self.calls = out, calls
         self.mem = iter(memops)
-        self.buf = np.empty((0, 6), np.int64)
-        self.done = False
+        first = next(self.mem, None)
+        self.buf = first if first is not None else np.empty((0, 6), np.int64)
+        self.done = first is None       # no memops at all: kernels go straight through
+        self.none = first is None
         self.held = None
 
     def _memops_before(self, bound):
@@ -369,35 +289,40 @@ class _Merge:
         out, self.buf = self.buf[:n], self.buf[n:]
         return out
 
-    def kernels(self, rows, bound_last: bool = True) -> None:
-        """rows: start, end, device, stream, launch_start, compute (all kernels of a batch)."""
+    def kernels(self, cols, bound_last: bool = True) -> None:
+        """cols: start, end, device, stream, launch start, compute (bool) of all kernels of a
+        batch."""
+        if self.none:       # kernels alone: already in (start, end, rowid) order
+            if len(cols[0]):
+                self.out.add(*cols[:5], None, cols[5])
+            return
         if self.held is not None:
-            rows = np.concatenate([self.held, rows])
+            cols = [np.concatenate([a, b]) for a, b in zip(self.held, cols)]
         bound = None
-        if bound_last and len(rows):
-            bound = int(rows[-1, 0])
-            tail = rows[:, 0] == bound
-            self.held, rows = rows[tail], rows[~tail]
+        if bound_last and len(cols[0]):
+            bound = int(cols[0][-1])
+            k = int(np.searchsorted(cols[0], bound, side="left"))
+            self.held, cols = [c[k:] for c in cols], [c[:k] for c in cols]
         else:
             self.held = None
         m = self._memops_before(bound)
-        if not len(rows) and not len(m):
+        if not len(cols[0]) and not len(m):
             return
-        if not len(m):          # kernels alone: already in (start, end, rowid) order
-            return self.out.add(*rows[:, :5].T, np.ones(len(rows), bool), rows[:, 5].astype(bool))
+        if not len(m):
+            return self.out.add(*cols[:5], None, cols[5])
         ls = self.calls.first_call(m[:, 4])
-        s = np.concatenate([rows[:, 0], m[:, 0]])
-        e = np.concatenate([rows[:, 1], m[:, 1]])
-        kind = np.concatenate([np.zeros(len(rows), np.int64), m[:, 5]])
+        s = np.concatenate([cols[0], m[:, 0]])
+        e = np.concatenate([cols[1], m[:, 1]])
+        kind = np.concatenate([np.zeros(len(cols[0]), np.int64), m[:, 5]])
         o = np.lexsort((kind, e, s))
-        dev = np.concatenate([rows[:, 2], m[:, 2]])[o]
-        st = np.concatenate([rows[:, 3], m[:, 3]])[o]
-        lsa = np.concatenate([rows[:, 4], ls])[o]
-        comp = np.concatenate([rows[:, 5].astype(bool), np.zeros(len(m), bool)])[o]
+        dev = np.concatenate([cols[2], m[:, 2]])[o]
+        st = np.concatenate([cols[3], m[:, 3]])[o]
+        lsa = np.concatenate([cols[4], ls])[o]
+        comp = np.concatenate([cols[5], np.zeros(len(m), bool)])[o]
         self.out.add(s[o], e[o], dev, st, lsa, kind[o] == 0, comp)
 
     def finish(self) -> None:
-        self.kernels(np.empty((0, 6), np.int64), bound_last=False)
+        self.kernels([np.empty(0, np.int64)] * 5 + [np.empty(0, bool)], bound_last=False)
 
 
 def analyse(report, keys, tables: bool, wait_us: float, ops: bool = True, frames: bool = True):
@@ -408,8 +333,16 @@ def analyse(report, keys, tables: bool, wait_us: float, ops: bool = True, frames
     calls = P.Calls(report)
     n = P.kernel_count(report)
     held = P.held_kernels(report, n) if n <= P.HELD else None
-    aug, has_kernels, in_order = _whole_ranges(report, calls, [held[:3]] if held is not None
-                                               else P.kernel_times(report))
+    if held is not None:        # each kernel's launch call, found once
+        joined = [np.empty(len(held[0]), t) for t in (bool, np.int64, np.int64, np.int64)]
+        for i in range(0, len(held[0]), P.CHUNK):
+            for x, y in zip(joined, calls.launch_of(held[2][i:i + P.CHUNK])):
+                x[i:i + P.CHUNK] = y
+        times = ([held[0][i:i + P.CHUNK], held[1][i:i + P.CHUNK]] + [x[i:i + P.CHUNK] for x in joined]
+                 for i in range(0, len(held[0]), P.CHUNK))
+    else:
+        times = ([s, e, *calls.launch_of(corr)] for s, e, corr in P.kernel_times(report))
+    aug, has_kernels, in_order = _whole_ranges(report, times)
     targets = list(keys) + ([(whole.WHOLE, None)] if has_kernels else [])
     tabs = [(whole.WHOLE, None, "process")] if (has_kernels and tables) else []
     plan = {}
@@ -430,11 +363,13 @@ def analyse(report, keys, tables: bool, wait_us: float, ops: bool = True, frames
             c = LaunchChunk(*c)
             for t in live.values():
                 t.launches(c)
-    breakdown = Breakdown(wait_us) if ops and cuda else None
+    breakdown = whole.Breakdown(wait_us) if ops and cuda else None
     merge = _Merge(breakdown, P.memops(report), calls) if breakdown is not None else None
     nccl = _nccl_ids(report) if breakdown is not None else None
     carry = None
     if held is not None:
+        held += joined
+        del joined
         if not in_order:        # (start, end, rowid) order, a column at a time
             o = np.lexsort((held[1], held[0]))
             for i in range(len(held)):
@@ -442,11 +377,11 @@ def analyse(report, keys, tables: bool, wait_us: float, ops: bool = True, frames
             del o
         batches = ([x[i:i + P.CHUNK] for x in held] for i in range(0, len(held[0]), P.CHUNK))
     else:
-        batches = P.kernel_rows(report, in_order)
-    for s, e, corr, name, full, dev, st in batches:
-        hit, ls, le, tid = calls.launch_of(corr)
+        batches = ([*b, *calls.launch_of(b[2])] for b in P.kernel_rows(report, in_order))
+    for s, e, corr, name, full, dev, st, hit, ls, le, tid in batches:
         if merge is not None:
-            merge.kernels(np.column_stack([s, e, dev, st, calls.first_call(corr, hit, ls), ~np.isin(name, nccl)]))
+            merge.kernels([s, e, dev, st, calls.first_call(corr, hit, ls),
+                           ~np.isin(name, nccl) if len(nccl) else np.ones(len(s), bool)])
         every = hit.all()
         cols = [s, e, ls, le, tid, name, full] if every else [x[hit] for x in (s, e, ls, le, tid, name, full)]
         if carry is not None:
@@ -475,17 +410,14 @@ def analyse(report, keys, tables: bool, wait_us: float, ops: bool = True, frames
         has_kernels
 
 
-def _rows(cols: list[np.ndarray]) -> np.ndarray:
-    """Columns sorted by (start, end) as one column-major array, rows sharing a (start,
-    end) ordered by launch start (stably: nsys_arrow.joined_kernels' order)."""
+def _rows(cols: list[np.ndarray]) -> list[np.ndarray]:
+    """Columns sorted by (start, end), rows sharing a (start, end) ordered by launch start
+    (stably: nsys_arrow.joined_kernels' order)."""
     s, e = cols[0], cols[1]
     if len(s) > 1 and ((s[1:] == s[:-1]) & (e[1:] == e[:-1])).any():
         o = np.lexsort((cols[2], e, s))
         cols = [x[o] for x in cols]
-    c = np.empty((len(s), len(cols)), np.int64, order="F")   # each column contiguous: the targets
-    for i, x in enumerate(cols):                             # work column by column
-        c[:, i] = x
-    return c
+    return cols
 
 
 def _feed(c, live, proj, occupied) -> None:
