@@ -170,3 +170,16 @@ def views(trace: Trace, targets=None, attributions=F.ATTRIBUTIONS, tables=()) ->
     targets = F.range_keys(trace) if targets is None else list(targets)
     return ({F.key(n, d): {a: range_metrics(trace, n, d, a) for a in attributions} for n, d in targets},
             {(n, d, a): kernel_table(trace, n, d, a) for n, d, a in tables})
+
+
+def rows_in_measure_range(path: str, sql: str) -> list[tuple]:
+    """The rows of sql (parameters :start, :end, :pid) over an nsys export, with the
+    `measure` NVTX range's start and end and its process id, in plain SQL."""
+    import sqlite3
+    con = sqlite3.connect(path)
+    (start, end, tid), = con.execute(
+        "SELECT e.start, e.end, e.globalTid FROM NVTX_EVENTS e LEFT JOIN StringIds s ON s.id = e.textId "
+        "WHERE coalesce(e.text, s.value) = 'measure'").fetchall()
+    rows = con.execute(sql, {"start": start, "end": end, "pid": (tid >> 24) & 0xFFFFFF}).fetchall()
+    con.close()
+    return rows

@@ -2,11 +2,11 @@
 by the streamed pass, checked against its own oracle on the durations a plain SQL query
 selects from a real H100 export, listed in the tables' metrics and in docs/metrics.md."""
 import os
-import sqlite3
 
 import numpy as np
 import pytest
 
+from metrics_oracle import rows_in_measure_range
 from conftest import ROOT
 from fusionlab.analysis.readers import nsys_sqlite
 from fusionlab.analysis.run import kernel_stats, metrics
@@ -21,12 +21,7 @@ WHERE r.start >= :start AND r.end <= :end AND (r.globalTid >> 24) & 16777215 = :
 def sql_durations(path: str) -> np.ndarray:
     """The oracle's input: the ns durations of the kernels whose launch call lies inside the
     measure range, by any thread of its process."""
-    con = sqlite3.connect(path)
-    (start, end, tid), = con.execute(
-        "SELECT e.start, e.end, e.globalTid FROM NVTX_EVENTS e LEFT JOIN StringIds s ON s.id = e.textId "
-        "WHERE coalesce(e.text, s.value) = 'measure'").fetchall()
-    rows = con.execute(SQL, {"start": start, "end": end, "pid": (tid >> 24) & 0xFFFFFF}).fetchall()
-    con.close()
+    rows = rows_in_measure_range(path, SQL)
     return np.array([r[0] for r in rows], dtype=np.int64)
 
 

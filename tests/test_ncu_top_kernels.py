@@ -7,13 +7,13 @@ import json
 import os
 import re
 import shutil
-import sqlite3
 import subprocess
 import sys
 
 import pandas as pd
 import pytest
 
+from metrics_oracle import rows_in_measure_range
 from conftest import DATA, ROOT
 
 from fusionlab.analysis.readers import ncu_report
@@ -42,12 +42,7 @@ GROUP BY s.value ORDER BY 2 DESC, 1"""
 def sql_time_by_name(path: str) -> list[tuple[str, int]]:
     """The oracle: kernel ns per short name, kernels launched inside the measure range by
     its process, in plain SQL."""
-    con = sqlite3.connect(path)
-    (start, end, tid), = con.execute(
-        "SELECT e.start, e.end, e.globalTid FROM NVTX_EVENTS e LEFT JOIN StringIds s ON s.id = e.textId "
-        "WHERE coalesce(e.text, s.value) = 'measure'").fetchall()
-    rows = con.execute(SQL, {"start": start, "end": end, "pid": (tid >> 24) & 0xFFFFFF}).fetchall()
-    con.close()
+    rows = rows_in_measure_range(path, SQL)
     return rows
 
 
