@@ -161,3 +161,17 @@ def test_the_kernel_class_figure_draws_the_tables_values(tables):
     assert got == pytest.approx(want, rel=1e-12)
     with pytest.raises(style.NoData):
         draw({"kernels": k.iloc[:0], "runs": runs}, "gpt2")
+
+
+def test_no_suite_verdict_from_configurations_without_their_own_interval(tables):
+    """One repeat gives a configuration no interval: the suite then gives its geometric
+    mean and its spread over models but no verdict, and the audit agrees."""
+    from fusionlab.analysis.report import audit
+    h, _ = tables
+    h = h.copy()
+    h.loc[h["model"] == "gpt2", ["speedup_lo", "speedup_hi", "verdict"]] = [float("nan"), float("nan"), None]
+    st = suite.suite(h)
+    assert set(st["verdict"]) == {"no interval"} and st["geomean_lo"].notna().all()
+    a = audit.Audit()
+    audit.check_suite(a, h, st, None)
+    assert a.violations == []

@@ -9,7 +9,7 @@ from fusionlab.analysis.report.text import fmt_time, md_table
 from fusionlab.core import kernel_class
 
 VERDICT_WORDS = {"faster": "faster", "slower": "slower", "inconclusive": "inconclusive (the interval holds 1)",
-                 "no interval": "no interval (one model)"}
+                 "no interval": "no verdict (one model, or a configuration without its own interval)"}
 
 
 def _x(v) -> str:

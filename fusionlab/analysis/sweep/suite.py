@@ -66,7 +66,9 @@ def suite(h: pd.DataFrame) -> pd.DataFrame:
                    pass_rate=len(ok) / len(g) if len(g) else np.nan,
                    speedup_source=" and ".join(est) or "none",
                    geomean_speedup=gm, geomean_lo=lo, geomean_hi=hi,
-                   verdict=stats_verdict(gm, lo, hi),
+                   # no verdict over models from configurations that have none of their own
+                   verdict=stats_verdict(gm, lo, hi) if ok[["speedup_lo", "speedup_hi"]].notna().all().all()
+                   else "no interval",
                    min_speedup=ok["speedup"].min() if len(ok) else np.nan,
                    max_speedup=ok["speedup"].max() if len(ok) else np.nan,
                    models_faster=int(ok["verdict"].eq("faster").sum()),
