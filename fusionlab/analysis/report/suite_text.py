@@ -31,10 +31,10 @@ def suite_md(suite: pd.DataFrame | None) -> list[str]:
                      "reads": VERDICT_WORDS.get(r["verdict"], r["verdict"]),
                      "range": f"{_x(r['min_speedup'])} to {_x(r['max_speedup'])}",
                      "passed": f"{int(r['n_pass'])} of {int(r['n_configs'])} ({r['pass_rate']:.0%})",
-                     "not passed": failed,
+                     "not passed": failed or "none",
                      "compile s (median)": f"{r['compile_s_median']:.1f}" if pd.notna(r["compile_s_median"]) else "",
                      "break-even iterations (median)": f"{r['break_even_iters_median']:.0f}"
-                     if pd.notna(r["break_even_iters_median"]) else ""})
+                     if pd.notna(r["break_even_iters_median"]) else "none (no configuration faster)"})
     src = suite["speedup_source"].iloc[0]
     return ["## The suite", "",
             f"Each variant against eager over the models' configurations (model x batch x sizes) that ran "
