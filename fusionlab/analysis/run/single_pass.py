@@ -15,6 +15,7 @@ usable(report) says whether the export can be read so (else the caller uses them
 """
 from __future__ import annotations
 
+import copy
 import re
 
 import numpy as np
@@ -115,9 +116,40 @@ def _before(inc: np.ndarray, b: np.ndarray, carry: np.ndarray) -> np.ndarray:
 
 class Own(stream.Target):
     """stream.Target that matches a chunk once per layer for both attributions and walks
-    each instance's kernels in one vectorised pass (the same sums, in fewer operations)."""
+    each instance's kernels in one vectorised pass (the same sums, in fewer operations).
+    While every launch and kernel seen so far falls in a range's instance by the thread
+    rule exactly where it does by the process rule (the range's process launches from
+    its own thread alone), the same_thread view is the process view: only the process
+    view accumulates, and untwin() gives same_thread a copy of it (at the first chunk
+    where the rules differ, and before the views are read)."""
 
     project = False
+    twin = False
+
+    def twin_views(self) -> None:
+        """Accumulate the same_thread view through the process view (class doc)."""
+        self.twin = "process" in self.views and "same_thread" in self.views \
+            and self.views["same_thread"].table is None
+
+    def untwin(self) -> None:
+        """same_thread's view as a copy of the process view's (class doc)."""
+        if not self.twin:
+            return
+        self.twin = False
+        p = self.views["process"]
+        table, p.table = p.table, None
+        try:
+            self.views["same_thread"] = copy.deepcopy(p)
+        finally:
+            p.table = table
+
+    def _matched(self, ch):
+        """_layers' matches; the views to accumulate (untwin where the rules differ)."""
+        matched = list(self._layers(ch))
+        if self.twin and any(not np.array_equal(r["process"], r["same_thread"]) for _, r in matched):
+            self.untwin()
+        views = {"process": self.views["process"]} if self.twin else self.views
+        return matched, views
 
     def _layers(self, ch: Chunk):
         """stream.Target.match over a Chunk."""
@@ -138,10 +170,11 @@ class Own(stream.Target):
         if ch.hi < self.window[0] or ch.lo > self.window[1]:
             return
         member = {}
-        for _, rules in self._layers(ch):
-            for a in self.views:
+        matched, views = self._matched(ch)
+        for _, rules in matched:
+            for a in views:
                 member[a] = member[a] | rules[a] if a in member else rules[a]
-        for a, v in self.views.items():
+        for a, v in views.items():
             m = member[a]
             v.launches += int(m.sum())
             v.launch_ns += int((ch.le[m] - ch.ls[m]).sum())
@@ -151,8 +184,9 @@ class Own(stream.Target):
             return
         layers = len(self.layers)
         member = {}
-        for inst, rules in self._layers(ch):
-            for a, v in self.views.items():
+        matched, views = self._matched(ch)
+        for inst, rules in matched:
+            for a, v in views.items():
                 rows = np.flatnonzero(rules[a])
                 if not len(rows):
                     continue
@@ -355,6 +389,7 @@ def analyse(report, keys, tables: bool, wait_us: float, ops: bool = True, frames
     live = {k: (Both if k in ranges else Own)(rs, v, t) for k, (rs, v, t) in plan.items() if len(rs)}
     for t in live.values():
         t.kernel_wait_ns = wait_us * 1e3
+        t.twin_views()
     proj = {k: t for k, t in live.items() if isinstance(t, Both)}
     everyone = list(live.values())
     occupied = Occupied(stream._queries(everyone)) if everyone and cuda else None
@@ -399,6 +434,8 @@ def analyse(report, keys, tables: bool, wait_us: float, ops: bool = True, frames
         _feed(_rows(carry), live, proj, occupied)
     if merge is not None:
         merge.finish()
+    for t in live.values():
+        t.untwin()
     if occupied is not None:
         occupied.finish()
         for t in everyone:
