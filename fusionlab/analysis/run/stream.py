@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 KERNEL_WAIT_NS = F.KERNEL_WAIT_US * 1e3
 SHORT_CALL_NS = F.SHORT_CALL_US * 1e3
 PID_SHIFT, PID_MASK = 24, 0xFFFFFF
+KNOWN_IDS = 1 << 24    # KernelTable: full ids below this are marked seen in an array
 
 
 # --- exact order statistics from histograms ---------------------------------------------
@@ -278,6 +279,7 @@ class KernelTable:
 
         self.order: dict[int, tuple[int, int]] = {}   # full id -> (first position, name id)
         self.seen = 0
+        self.known = np.zeros(0, bool)                 # per full id below KNOWN_IDS: in order
         self.rows = [] if rows else None               # (full ids, durations) per chunk
         self.pairs = np.empty((0, 3), np.int64)        # full id, duration, count
         self.configs = np.empty((0, len(CONFIG_COLUMNS) + 3), np.int64)   # full id, config, ns, count
@@ -285,10 +287,12 @@ class KernelTable:
     def add(self, name: np.ndarray, full: np.ndarray, dur: np.ndarray, config: np.ndarray | None = None) -> None:
         if config is not None and config.shape[1] == len(CONFIG_COLUMNS):
             self.add_configs(full, dur, config)
-        u, first = np.unique(full, return_index=True)
-        for f, i in zip(u.tolist(), first.tolist()):
-            if f not in self.order:
-                self.order[f] = (self.seen + i, int(name[i]))
+        at = self._unseen(full)
+        if len(at):
+            u, first = np.unique(full[at], return_index=True)
+            for f, i in zip(u.tolist(), at[first].tolist()):
+                if f not in self.order:
+                    self.order[f] = (self.seen + i, int(name[i]))
         self.seen += len(full)
         if self.rows is not None:
             self.rows.append((full, dur))
@@ -303,6 +307,18 @@ class KernelTable:
         p = p[o]
         first = np.flatnonzero(np.r_[True, (p[1:, 0] != p[:-1, 0]) | (p[1:, 1] != p[:-1, 1])])
         self.pairs = np.column_stack([p[first, 0], p[first, 1], np.add.reduceat(p[:, 2], first)])
+
+    def _unseen(self, full: np.ndarray) -> np.ndarray:
+        """Positions of the rows whose full id may not be in order yet (every row where the
+        ids are not small non-negative numbers)."""
+        if not len(full) or int(full.min()) < 0 or int(full.max()) >= KNOWN_IDS:
+            return np.arange(len(full))
+        top = int(full.max())
+        if top >= len(self.known):
+            self.known = np.concatenate([self.known, np.zeros(top + 1 - len(self.known), bool)])
+        at = np.flatnonzero(~self.known[full])
+        self.known[full[at]] = True
+        return at
 
     def add_configs(self, full: np.ndarray, dur: np.ndarray, config: np.ndarray) -> None:
         """Sum ns and launches per (full id, configuration): rows as many as distinct pairs."""
