@@ -37,10 +37,7 @@ import argparse
 import dataclasses
 import json
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 
 
 def _one_blas_thread() -> None:
@@ -94,6 +91,8 @@ WINDOWS = {
 
 
 def export_sqlite(rep: str, out: str) -> str:
+    import shutil
+    import subprocess
     if not shutil.which("nsys"):
         raise ReportError(f"{rep}: reading a .nsys-rep needs nsys on PATH to export it "
                           "(or pass the .sqlite from `nsys export --type sqlite`)")
@@ -138,6 +137,7 @@ def analyse(path: str, hta: bool = False) -> dict:
     if not os.path.exists(path):
         raise ReportError(f"{path}: no such file")
     if path.endswith(".nsys-rep"):
+        import tempfile
         with tempfile.TemporaryDirectory() as d:
             sql = export_sqlite(path, os.path.join(d, "report.sqlite"))
             return analyse_profile(path, load_profile(sql), sql, hta)
