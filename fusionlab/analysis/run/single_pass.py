@@ -87,6 +87,17 @@ class Chunk(LaunchChunk):
         self.cols = cols
         self.s, self.e = cols[0], cols[1]
         super().__init__(cols[2], cols[3], cols[4])
+        self._sums = None
+
+    def sums(self):
+        """What a view adds from every kernel of the chunk, computed once for all the views
+        that take them all: durations, their sum, the last end, the kernel, launch-call and
+        queue durations as Hist.counted pairs, the short-kernel count."""
+        if self._sums is None:
+            kd, api, gap = self.e - self.s, self.le - self.ls, self.s - self.le
+            self._sums = (kd, int(kd.sum()), int(self.e.max()), [stream.Hist.counted(x) for x in (kd, api, gap)],
+                          int(((kd < api) & (api <= stream.SHORT_CALL_NS)).sum()))
+        return self._sums
 
 
 def _segments(g: np.ndarray):
@@ -198,15 +209,23 @@ class Own(stream.Target):
         for a, m in member.items():
             v = self.views[a]
             every = len(m) == int(m.sum())
-            ks, ke, kls, kle = (ch.s, ch.e, ch.ls, ch.le) if every else (ch.s[m], ch.e[m], ch.ls[m], ch.le[m])
-            kd, api, gap = ke - ks, kle - kls, ks - kle
-            v.kernels += len(ks)
-            v.kernel_ns += int(kd.sum())
-            v.first_start = int(ks[0]) if v.first_start is None else min(v.first_start, int(ks[0]))
-            v.last_end = int(ke.max()) if v.last_end is None else max(v.last_end, int(ke.max()))
-            for h, x in ((v.kdur, kd), (v.api, api), (v.gap, gap)):
-                h.add(x)
-            v.short += int(((kd < api) & (api <= stream.SHORT_CALL_NS)).sum())
+            if every:
+                kd, kns, last, counted, short = ch.sums()
+                first = int(ch.s[0])
+                for h, (x, n) in zip((v.kdur, v.api, v.gap), counted):
+                    h.add(x, n)
+            else:
+                ks, ke, kls, kle = ch.s[m], ch.e[m], ch.ls[m], ch.le[m]
+                kd, api, gap = ke - ks, kle - kls, ks - kle
+                kns, first, last = int(kd.sum()), int(ks[0]), int(ke.max())
+                for h, x in ((v.kdur, kd), (v.api, api), (v.gap, gap)):
+                    h.add(x)
+                short = int(((kd < api) & (api <= stream.SHORT_CALL_NS)).sum())
+            v.kernels += len(kd)
+            v.kernel_ns += kns
+            v.first_start = first if v.first_start is None else min(v.first_start, first)
+            v.last_end = last if v.last_end is None else max(v.last_end, last)
+            v.short += short
             if v.table is not None:
                 config = np.column_stack([x if every else x[m] for x in c[7:]]) if len(c) > 7 else None
                 v.table.add(c[5] if every else c[5][m], c[6] if every else c[6][m], kd, config)

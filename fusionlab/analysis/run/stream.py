@@ -62,19 +62,23 @@ class Hist:
         if len(x) == 0:
             return
         if counts is None:
-            lo = int(x.min())
-            span = int(x.max()) - lo + 1
-            if span <= 4 * len(x):            # durations of similar kernels: count, not sort
-                counts = np.bincount(x - lo, minlength=span)
-                x = np.flatnonzero(counts) + lo
-                counts = counts[x - lo]
-            else:
-                x, counts = np.unique(x, return_counts=True)
+            x, counts = Hist.counted(x)
         v, c = np.concatenate([self.v, x]), np.concatenate([self.c, counts.astype(np.int64)])
         o = np.argsort(v, kind="stable")
         v, c = v[o], c[o]
         first = np.flatnonzero(np.r_[True, v[1:] != v[:-1]])
         self.v, self.c = v[first], np.add.reduceat(c, first)
+
+    @staticmethod
+    def counted(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The distinct values of x (not empty), sorted, and their counts."""
+        lo = int(x.min())
+        span = int(x.max()) - lo + 1
+        if span <= 4 * len(x):            # durations of similar kernels: count, not sort
+            counts = np.bincount(x - lo, minlength=span)
+            x = np.flatnonzero(counts) + lo
+            return x, counts[x - lo]
+        return np.unique(x, return_counts=True)
 
     @property
     def n(self) -> int:
