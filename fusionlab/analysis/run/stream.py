@@ -38,7 +38,6 @@ from fusionlab.analysis.readers.trace import CONFIG_COLUMNS, Chunks, Instances, 
 from fusionlab.analysis.run import busy_at
 from fusionlab.analysis.run import fields as F
 from fusionlab.analysis.run.kernel_stats import median, percentile
-from fusionlab.core import ranges as R
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -101,15 +100,7 @@ class Hist:
         return h
 
 
-# --- one range's instances ----------------------------------------------------------------
-
-def instance_arrays(rs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """start, end and tid of a range's instances (fields.instances: rows of a DataFrame, or
-    trace.Instances) as int64 arrays, in their order."""
-    if isinstance(rs, Instances):
-        return rs.start, rs.end, rs.tid
-    return rs["start"].to_numpy(np.int64), rs["end"].to_numpy(np.int64), rs["tid"].to_numpy(np.int64)
-
+# --- one range's instances (fields.instance_arrays) ---------------------------------------
 
 class View:
     """What one range accumulates under one attribution."""
@@ -128,7 +119,7 @@ class Target:
     """A range name's instances (rs, fields.instances), in layers of disjoint instances."""
 
     def __init__(self, rs: pd.DataFrame | Instances, attributions, table_attributions, rows: bool = False):
-        lo, hi, tid = instance_arrays(rs)
+        lo, hi, tid = F.instance_arrays(rs)
         o = np.lexsort((hi, lo))            # by (start, end), stably
         self.lo, self.hi, self.tid = lo[o], hi[o], tid[o]
         self.pid = (self.tid >> PID_SHIFT) & PID_MASK
@@ -394,25 +385,6 @@ def descending(x: np.ndarray, kind: str) -> np.ndarray:
 
 # --- the pass -----------------------------------------------------------------------------
 
-def iterations(ranges: RangeTable, rs, name: str) -> int:
-    """ITERATION ranges of each instance's thread inside it, summed over the instances (the
-    ITERATION ranges nested in the range), else the instances."""
-    if name == R.ITERATION:
-        return len(rs)
-    i = ranges.rows(R.ITERATION)
-    o = np.argsort(ranges.start[i], kind="stable")
-    st, en, tids = ranges.start[i][o], ranges.end[i][o], ranges.tid[i][o]
-    by_tid = {t: (st[tids == t], en[tids == t]) for t in np.unique(tids).tolist()}
-    total = 0
-    for lo, hi, tid in zip(*(x.tolist() for x in instance_arrays(rs))):
-        if tid not in by_tid:
-            continue
-        s, e = by_tid[tid]
-        a, b = np.searchsorted(s, lo, side="left"), np.searchsorted(s, hi, side="right")
-        total += int((e[a:b] <= hi).sum())
-    return total or len(rs)
-
-
 def _queries(targets) -> dict:
     """busy_at's query instants: every instance's start and end, per process."""
     pid = np.concatenate([t.pid for t in targets])
@@ -502,8 +474,8 @@ def answer(report, ranges, targets, tables, plan, live, attributions=F.ATTRIBUTI
     strings = report.strings(ids) if ids else {}
     for name, domain in targets:
         rs, t = plan[(name, domain)][0], live.get((name, domain))
-        lo, hi, _ = instance_arrays(rs)
-        iters, dur = (iterations(ranges, rs, name) if t else None), int((hi - lo).sum())
+        lo, hi, _ = F.instance_arrays(rs)
+        iters, dur = (F.iterations(ranges, rs, name) if t else None), int((hi - lo).sum())
         out[F.key(name, domain)] = {
             a: F.finish(F.header(name, domain, a, len(rs)), report.device, iters, dur, t.aggregates(a))
             if t else F.header(name, domain, a, len(rs)) for a in attributions}
@@ -512,7 +484,7 @@ def answer(report, ranges, targets, tables, plan, live, attributions=F.ATTRIBUTI
         if not frames:
             kt[(name, domain, a)] = t.views[a].table.ranked(strings) if t else []
         elif t:
-            kt[(name, domain, a)] = t.views[a].table.frame(strings, iterations(ranges, rs, name),
+            kt[(name, domain, a)] = t.views[a].table.frame(strings, F.iterations(ranges, rs, name),
                                                            getattr(report, "gpus", {}))
         else:
             import pandas as pd
