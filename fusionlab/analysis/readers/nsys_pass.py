@@ -8,7 +8,8 @@ copies and memsets once in start order.
 - Calls(report): every runtime call, as column arrays: the first launch call (LAUNCH_API)
   of each correlation id sorted by id (join: id, start, end, tid; trace.join_launches'
   rule), the launch calls without an id (loose), and per id the start of its first call
-  of any name where that is not its first launch call (readers.gpu_ops' launch_start).
+  of any name where that is not its first launch call (readers.gpu_ops' launch_start);
+  ids are looked up in a table indexed by id where they are dense, else by binary search.
   Memory: 32 bytes per launch call, 16 per other call.
 - kernel_times(report): (start, end, correlation id) of every kernel, in file order, as
   column batches.
