@@ -37,10 +37,7 @@ import argparse
 import dataclasses
 import json
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 
 
 def _one_blas_thread() -> None:
@@ -62,6 +59,21 @@ def _one_blas_thread() -> None:
 
 _one_blas_thread()
 
+
+def _keep_freed_memory() -> None:
+    """glibc's malloc keeps up to 256 MB of freed memory for reuse (and serves blocks up to
+    32 MB from it) instead of handing it back and faulting fresh pages in for the next
+    chunk's arrays: on the 1M-kernel export about 40,000 fewer page faults, a third of
+    the system time. Nothing where the C library is not glibc."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None)
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return
+    for param, value in ((-1, 256 << 20), (-3, 32 << 20)):    # M_TRIM_THRESHOLD, M_MMAP_THRESHOLD
+        mallopt(param, value)
+
 from fusionlab.analysis.readers import nsys_sqlite  # noqa: E402
 from fusionlab.analysis.readers.trace import Chunks, ReportError, Trace  # noqa: E402
 from fusionlab.analysis.run import fields as F  # noqa: E402
@@ -79,6 +91,8 @@ WINDOWS = {
 
 
 def export_sqlite(rep: str, out: str) -> str:
+    import shutil
+    import subprocess
     if not shutil.which("nsys"):
         raise ReportError(f"{rep}: reading a .nsys-rep needs nsys on PATH to export it "
                           "(or pass the .sqlite from `nsys export --type sqlite`)")
@@ -123,6 +137,7 @@ def analyse(path: str, hta: bool = False) -> dict:
     if not os.path.exists(path):
         raise ReportError(f"{path}: no such file")
     if path.endswith(".nsys-rep"):
+        import tempfile
         with tempfile.TemporaryDirectory() as d:
             sql = export_sqlite(path, os.path.join(d, "report.sqlite"))
             return analyse_profile(path, load_profile(sql), sql, hta)
@@ -231,6 +246,7 @@ def main_compare(argv) -> int:
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    _keep_freed_memory()
     sub = {"diff": main_diff, "compare": main_compare}
     if argv and argv[0] in sub:
         try:

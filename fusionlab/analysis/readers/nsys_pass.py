@@ -8,7 +8,8 @@ copies and memsets once in start order.
 - Calls(report): every runtime call, as column arrays: the first launch call (LAUNCH_API)
   of each correlation id sorted by id (join: id, start, end, tid; trace.join_launches'
   rule), the launch calls without an id (loose), and per id the start of its first call
-  of any name where that is not its first launch call (readers.gpu_ops' launch_start).
+  of any name where that is not its first launch call (readers.gpu_ops' launch_start);
+  ids are looked up in a table indexed by id where they are dense, else by binary search.
   Memory: 32 bytes per launch call, 16 per other call.
 - kernel_times(report): (start, end, correlation id) of every kernel, in file order, as
   column batches.
@@ -39,6 +40,7 @@ from fusionlab.analysis.readers import nsys_sqlite as N
 MISSING = nsys_arrow.MISSING
 OTHER = -2             # Calls' packed column: a call that is not a launch, without an id (id c: OTHER - 1 - c)
 CHUNK = 1 << 16
+DENSE = 4               # _Index: ids spread at most this thinly are looked up in a table
 HELD = 1 << 20          # held_kernels: at most this many kernels held in memory (56 MB)
 MEMOPS = (("CUPTI_ACTIVITY_KIND_MEMCPY", 1), ("CUPTI_ACTIVITY_KIND_MEMSET", 2))
 KERNEL_NAME = ("shortName", "demangledName", "name")    # readers.gpu_ops' kernel name
@@ -94,6 +96,31 @@ def _search(ids: np.ndarray, x: np.ndarray) -> np.ndarray:
     return np.minimum(int(a) + np.searchsorted(ids[a:b], x), len(ids) - 1)
 
 
+class _Index:
+    """Positions of sorted distinct ids: a table indexed by id where the ids are dense
+    (their span at most DENSE times their number), else a binary search (_search)."""
+
+    def __init__(self, ids: np.ndarray):
+        self.ids = ids
+        self.table = None
+        if len(ids) and int(ids[0]) >= 0 and int(ids[-1]) - int(ids[0]) < DENSE * len(ids):
+            self.lo = int(ids[0])
+            self.table = np.full(int(ids[-1]) - self.lo + 1, -1, np.int32 if len(ids) < 1 << 31 else np.int64)
+            self.table[ids - self.lo] = np.arange(len(ids))
+
+    def find(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(hit, position) of each x among the ids; a position where there is no hit is any
+        position."""
+        if self.table is None:
+            i = _search(self.ids, x)
+            return self.ids[i] == x, i
+        k = x - self.lo
+        inside = (k >= 0) & (k < len(self.table))
+        i = self.table[np.where(inside, k, 0)]
+        hit = inside & (i >= 0)
+        return hit, np.where(hit, i, 0)
+
+
 class Calls:
     """The runtime table of an nsys export (module doc)."""
 
@@ -139,6 +166,7 @@ class Calls:
             at = np.searchsorted(oc, both)
             os_[at] = [first[int(c)] for c in both]
         self.other = (oc, os_)
+        self._ids, self._other_ids = _Index(self.join[0]), _Index(oc)
 
     def launches(self, chunk: int = CHUNK * 4):
         """Every launch (one per correlation id, and those without one) as columns start,
@@ -155,8 +183,7 @@ class Calls:
         if not len(ids):
             z = np.zeros(len(corr), np.int64)
             return np.zeros(len(corr), bool), z, z, z
-        i = _search(ids, corr)
-        hit = ids[i] == corr
+        hit, i = self._ids.find(corr)
         return hit, self.join[1][i], self.join[2][i], self.join[3][i]
 
     def first_call(self, corr: np.ndarray, hit: np.ndarray | None = None, ls: np.ndarray | None = None) -> np.ndarray:
@@ -167,8 +194,7 @@ class Calls:
         out = np.where(hit, ls, -1)
         oc, os_ = self.other
         if len(oc):
-            i = _search(oc, corr)
-            there = oc[i] == corr
+            there, i = self._other_ids.find(corr)
             out = np.where(there, os_[i], out)
         out[corr == MISSING] = -1
         return out

@@ -9,13 +9,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from fusionlab.analysis.readers.trace import CONFIG_COLUMNS, NO_VALUE, RESOURCE_COLUMNS
+from fusionlab.analysis.readers.trace import CONFIG_COLUMNS, NO_VALUE, RESOURCE_COLUMNS, Instances
 from fusionlab.analysis.run import kernel_stats
 from fusionlab.analysis.run import occupancy as occ
+from fusionlab.core import ranges as R
 
 if TYPE_CHECKING:
     import pandas as pd
-    from fusionlab.analysis.readers.trace import Instances
+    from fusionlab.analysis.readers.trace import RangeTable
 
 KERNEL_WAIT_US = 5.0   # gaps up to this between already-queued kernels are "kernel wait"
 HTA_KERNEL_WAIT_US = 30.0   # HTA's default (get_idle_time_breakdown's consecutive_kernel_delay)
@@ -167,3 +168,30 @@ def clean(d: dict) -> dict:
             v = int(v)
         out[k] = v
     return out
+
+
+def instance_arrays(rs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """start, end and tid of a range's instances (fields.instances: rows of a DataFrame, or
+    trace.Instances) as int64 arrays, in their order."""
+    if isinstance(rs, Instances):
+        return rs.start, rs.end, rs.tid
+    return rs["start"].to_numpy(np.int64), rs["end"].to_numpy(np.int64), rs["tid"].to_numpy(np.int64)
+
+
+def iterations(ranges: RangeTable, rs, name: str) -> int:
+    """ITERATION ranges of each instance's thread inside it, summed over the instances (the
+    ITERATION ranges nested in the range), else the instances."""
+    if name == R.ITERATION:
+        return len(rs)
+    i = ranges.rows(R.ITERATION)
+    o = np.argsort(ranges.start[i], kind="stable")
+    st, en, tids = ranges.start[i][o], ranges.end[i][o], ranges.tid[i][o]
+    by_tid = {t: (st[tids == t], en[tids == t]) for t in np.unique(tids).tolist()}
+    total = 0
+    for lo, hi, tid in zip(*(x.tolist() for x in instance_arrays(rs))):
+        if tid not in by_tid:
+            continue
+        s, e = by_tid[tid]
+        a, b = np.searchsorted(s, lo, side="left"), np.searchsorted(s, hi, side="right")
+        total += int((e[a:b] <= hi).sum())
+    return total or len(rs)

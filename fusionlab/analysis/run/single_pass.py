@@ -15,6 +15,7 @@ usable(report) says whether the export can be read so (else the caller uses them
 """
 from __future__ import annotations
 
+import copy
 import re
 
 import numpy as np
@@ -86,6 +87,17 @@ class Chunk(LaunchChunk):
         self.cols = cols
         self.s, self.e = cols[0], cols[1]
         super().__init__(cols[2], cols[3], cols[4])
+        self._sums = None
+
+    def sums(self):
+        """What a view adds from every kernel of the chunk, computed once for all the views
+        that take them all: durations, their sum, the last end, the kernel, launch-call and
+        queue durations as Hist.counted pairs, the short-kernel count."""
+        if self._sums is None:
+            kd, api, gap = self.e - self.s, self.le - self.ls, self.s - self.le
+            self._sums = (kd, int(kd.sum()), int(self.e.max()), [stream.Hist.counted(x) for x in (kd, api, gap)],
+                          int(((kd < api) & (api <= stream.SHORT_CALL_NS)).sum()))
+        return self._sums
 
 
 def _segments(g: np.ndarray):
@@ -115,9 +127,40 @@ def _before(inc: np.ndarray, b: np.ndarray, carry: np.ndarray) -> np.ndarray:
 
 class Own(stream.Target):
     """stream.Target that matches a chunk once per layer for both attributions and walks
-    each instance's kernels in one vectorised pass (the same sums, in fewer operations)."""
+    each instance's kernels in one vectorised pass (the same sums, in fewer operations).
+    While every launch and kernel seen so far falls in a range's instance by the thread
+    rule exactly where it does by the process rule (the range's process launches from
+    its own thread alone), the same_thread view is the process view: only the process
+    view accumulates, and untwin() gives same_thread a copy of it (at the first chunk
+    where the rules differ, and before the views are read)."""
 
     project = False
+    twin = False
+
+    def twin_views(self) -> None:
+        """Accumulate the same_thread view through the process view (class doc)."""
+        self.twin = "process" in self.views and "same_thread" in self.views \
+            and self.views["same_thread"].table is None
+
+    def untwin(self) -> None:
+        """same_thread's view as a copy of the process view's (class doc)."""
+        if not self.twin:
+            return
+        self.twin = False
+        p = self.views["process"]
+        table, p.table = p.table, None
+        try:
+            self.views["same_thread"] = copy.deepcopy(p)
+        finally:
+            p.table = table
+
+    def _matched(self, ch):
+        """_layers' matches; the views to accumulate (untwin where the rules differ)."""
+        matched = list(self._layers(ch))
+        if self.twin and any(not np.array_equal(r["process"], r["same_thread"]) for _, r in matched):
+            self.untwin()
+        views = {"process": self.views["process"]} if self.twin else self.views
+        return matched, views
 
     def _layers(self, ch: Chunk):
         """stream.Target.match over a Chunk."""
@@ -138,10 +181,11 @@ class Own(stream.Target):
         if ch.hi < self.window[0] or ch.lo > self.window[1]:
             return
         member = {}
-        for _, rules in self._layers(ch):
-            for a in self.views:
+        matched, views = self._matched(ch)
+        for _, rules in matched:
+            for a in views:
                 member[a] = member[a] | rules[a] if a in member else rules[a]
-        for a, v in self.views.items():
+        for a, v in views.items():
             m = member[a]
             v.launches += int(m.sum())
             v.launch_ns += int((ch.le[m] - ch.ls[m]).sum())
@@ -151,8 +195,9 @@ class Own(stream.Target):
             return
         layers = len(self.layers)
         member = {}
-        for inst, rules in self._layers(ch):
-            for a, v in self.views.items():
+        matched, views = self._matched(ch)
+        for inst, rules in matched:
+            for a, v in views.items():
                 rows = np.flatnonzero(rules[a])
                 if not len(rows):
                     continue
@@ -164,15 +209,23 @@ class Own(stream.Target):
         for a, m in member.items():
             v = self.views[a]
             every = len(m) == int(m.sum())
-            ks, ke, kls, kle = (ch.s, ch.e, ch.ls, ch.le) if every else (ch.s[m], ch.e[m], ch.ls[m], ch.le[m])
-            kd, api, gap = ke - ks, kle - kls, ks - kle
-            v.kernels += len(ks)
-            v.kernel_ns += int(kd.sum())
-            v.first_start = int(ks[0]) if v.first_start is None else min(v.first_start, int(ks[0]))
-            v.last_end = int(ke.max()) if v.last_end is None else max(v.last_end, int(ke.max()))
-            for h, x in ((v.kdur, kd), (v.api, api), (v.gap, gap)):
-                h.add(x)
-            v.short += int(((kd < api) & (api <= stream.SHORT_CALL_NS)).sum())
+            if every:
+                kd, kns, last, counted, short = ch.sums()
+                first = int(ch.s[0])
+                for h, (x, n) in zip((v.kdur, v.api, v.gap), counted):
+                    h.add(x, n)
+            else:
+                ks, ke, kls, kle = ch.s[m], ch.e[m], ch.ls[m], ch.le[m]
+                kd, api, gap = ke - ks, kle - kls, ks - kle
+                kns, first, last = int(kd.sum()), int(ks[0]), int(ke.max())
+                for h, x in ((v.kdur, kd), (v.api, api), (v.gap, gap)):
+                    h.add(x)
+                short = int(((kd < api) & (api <= stream.SHORT_CALL_NS)).sum())
+            v.kernels += len(kd)
+            v.kernel_ns += kns
+            v.first_start = first if v.first_start is None else min(v.first_start, first)
+            v.last_end = last if v.last_end is None else max(v.last_end, last)
+            v.short += short
             if v.table is not None:
                 config = np.column_stack([x if every else x[m] for x in c[7:]]) if len(c) > 7 else None
                 v.table.add(c[5] if every else c[5][m], c[6] if every else c[6][m], kd, config)
@@ -355,6 +408,7 @@ def analyse(report, keys, tables: bool, wait_us: float, ops: bool = True, frames
     live = {k: (Both if k in ranges else Own)(rs, v, t) for k, (rs, v, t) in plan.items() if len(rs)}
     for t in live.values():
         t.kernel_wait_ns = wait_us * 1e3
+        t.twin_views()
     proj = {k: t for k, t in live.items() if isinstance(t, Both)}
     everyone = list(live.values())
     occupied = Occupied(stream._queries(everyone)) if everyone and cuda else None
@@ -399,6 +453,8 @@ def analyse(report, keys, tables: bool, wait_us: float, ops: bool = True, frames
         _feed(_rows(carry), live, proj, occupied)
     if merge is not None:
         merge.finish()
+    for t in live.values():
+        t.untwin()
     if occupied is not None:
         occupied.finish()
         for t in everyone:

@@ -38,7 +38,6 @@ from fusionlab.analysis.readers.trace import CONFIG_COLUMNS, Chunks, Instances, 
 from fusionlab.analysis.run import busy_at
 from fusionlab.analysis.run import fields as F
 from fusionlab.analysis.run.kernel_stats import median, percentile
-from fusionlab.core import ranges as R
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -46,6 +45,7 @@ if TYPE_CHECKING:
 KERNEL_WAIT_NS = F.KERNEL_WAIT_US * 1e3
 SHORT_CALL_NS = F.SHORT_CALL_US * 1e3
 PID_SHIFT, PID_MASK = 24, 0xFFFFFF
+KNOWN_IDS = 1 << 24    # KernelTable: full ids below this are marked seen in an array
 
 
 # --- exact order statistics from histograms ---------------------------------------------
@@ -61,19 +61,23 @@ class Hist:
         if len(x) == 0:
             return
         if counts is None:
-            lo = int(x.min())
-            span = int(x.max()) - lo + 1
-            if span <= 4 * len(x):            # durations of similar kernels: count, not sort
-                counts = np.bincount(x - lo, minlength=span)
-                x = np.flatnonzero(counts) + lo
-                counts = counts[x - lo]
-            else:
-                x, counts = np.unique(x, return_counts=True)
+            x, counts = Hist.counted(x)
         v, c = np.concatenate([self.v, x]), np.concatenate([self.c, counts.astype(np.int64)])
         o = np.argsort(v, kind="stable")
         v, c = v[o], c[o]
         first = np.flatnonzero(np.r_[True, v[1:] != v[:-1]])
         self.v, self.c = v[first], np.add.reduceat(c, first)
+
+    @staticmethod
+    def counted(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The distinct values of x (not empty), sorted, and their counts."""
+        lo = int(x.min())
+        span = int(x.max()) - lo + 1
+        if span <= 4 * len(x):            # durations of similar kernels: count, not sort
+            counts = np.bincount(x - lo, minlength=span)
+            x = np.flatnonzero(counts) + lo
+            return x, counts[x - lo]
+        return np.unique(x, return_counts=True)
 
     @property
     def n(self) -> int:
@@ -96,15 +100,7 @@ class Hist:
         return h
 
 
-# --- one range's instances ----------------------------------------------------------------
-
-def instance_arrays(rs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """start, end and tid of a range's instances (fields.instances: rows of a DataFrame, or
-    trace.Instances) as int64 arrays, in their order."""
-    if isinstance(rs, Instances):
-        return rs.start, rs.end, rs.tid
-    return rs["start"].to_numpy(np.int64), rs["end"].to_numpy(np.int64), rs["tid"].to_numpy(np.int64)
-
+# --- one range's instances (fields.instance_arrays) ---------------------------------------
 
 class View:
     """What one range accumulates under one attribution."""
@@ -123,7 +119,7 @@ class Target:
     """A range name's instances (rs, fields.instances), in layers of disjoint instances."""
 
     def __init__(self, rs: pd.DataFrame | Instances, attributions, table_attributions, rows: bool = False):
-        lo, hi, tid = instance_arrays(rs)
+        lo, hi, tid = F.instance_arrays(rs)
         o = np.lexsort((hi, lo))            # by (start, end), stably
         self.lo, self.hi, self.tid = lo[o], hi[o], tid[o]
         self.pid = (self.tid >> PID_SHIFT) & PID_MASK
@@ -278,6 +274,7 @@ class KernelTable:
 
         self.order: dict[int, tuple[int, int]] = {}   # full id -> (first position, name id)
         self.seen = 0
+        self.known = np.zeros(0, bool)                 # per full id below KNOWN_IDS: in order
         self.rows = [] if rows else None               # (full ids, durations) per chunk
         self.pairs = np.empty((0, 3), np.int64)        # full id, duration, count
         self.configs = np.empty((0, len(CONFIG_COLUMNS) + 3), np.int64)   # full id, config, ns, count
@@ -285,10 +282,12 @@ class KernelTable:
     def add(self, name: np.ndarray, full: np.ndarray, dur: np.ndarray, config: np.ndarray | None = None) -> None:
         if config is not None and config.shape[1] == len(CONFIG_COLUMNS):
             self.add_configs(full, dur, config)
-        u, first = np.unique(full, return_index=True)
-        for f, i in zip(u.tolist(), first.tolist()):
-            if f not in self.order:
-                self.order[f] = (self.seen + i, int(name[i]))
+        at = self._unseen(full)
+        if len(at):
+            u, first = np.unique(full[at], return_index=True)
+            for f, i in zip(u.tolist(), at[first].tolist()):
+                if f not in self.order:
+                    self.order[f] = (self.seen + i, int(name[i]))
         self.seen += len(full)
         if self.rows is not None:
             self.rows.append((full, dur))
@@ -303,6 +302,18 @@ class KernelTable:
         p = p[o]
         first = np.flatnonzero(np.r_[True, (p[1:, 0] != p[:-1, 0]) | (p[1:, 1] != p[:-1, 1])])
         self.pairs = np.column_stack([p[first, 0], p[first, 1], np.add.reduceat(p[:, 2], first)])
+
+    def _unseen(self, full: np.ndarray) -> np.ndarray:
+        """Positions of the rows whose full id may not be in order yet (every row where the
+        ids are not small non-negative numbers)."""
+        if not len(full) or int(full.min()) < 0 or int(full.max()) >= KNOWN_IDS:
+            return np.arange(len(full))
+        top = int(full.max())
+        if top >= len(self.known):
+            self.known = np.concatenate([self.known, np.zeros(top + 1 - len(self.known), bool)])
+        at = np.flatnonzero(~self.known[full])
+        self.known[full[at]] = True
+        return at
 
     def add_configs(self, full: np.ndarray, dur: np.ndarray, config: np.ndarray) -> None:
         """Sum ns and launches per (full id, configuration): rows as many as distinct pairs."""
@@ -373,25 +384,6 @@ def descending(x: np.ndarray, kind: str) -> np.ndarray:
 
 
 # --- the pass -----------------------------------------------------------------------------
-
-def iterations(ranges: RangeTable, rs, name: str) -> int:
-    """ITERATION ranges of each instance's thread inside it, summed over the instances (the
-    ITERATION ranges nested in the range), else the instances."""
-    if name == R.ITERATION:
-        return len(rs)
-    i = ranges.rows(R.ITERATION)
-    o = np.argsort(ranges.start[i], kind="stable")
-    st, en, tids = ranges.start[i][o], ranges.end[i][o], ranges.tid[i][o]
-    by_tid = {t: (st[tids == t], en[tids == t]) for t in np.unique(tids).tolist()}
-    total = 0
-    for lo, hi, tid in zip(*(x.tolist() for x in instance_arrays(rs))):
-        if tid not in by_tid:
-            continue
-        s, e = by_tid[tid]
-        a, b = np.searchsorted(s, lo, side="left"), np.searchsorted(s, hi, side="right")
-        total += int((e[a:b] <= hi).sum())
-    return total or len(rs)
-
 
 def _queries(targets) -> dict:
     """busy_at's query instants: every instance's start and end, per process."""
@@ -482,8 +474,8 @@ def answer(report, ranges, targets, tables, plan, live, attributions=F.ATTRIBUTI
     strings = report.strings(ids) if ids else {}
     for name, domain in targets:
         rs, t = plan[(name, domain)][0], live.get((name, domain))
-        lo, hi, _ = instance_arrays(rs)
-        iters, dur = (iterations(ranges, rs, name) if t else None), int((hi - lo).sum())
+        lo, hi, _ = F.instance_arrays(rs)
+        iters, dur = (F.iterations(ranges, rs, name) if t else None), int((hi - lo).sum())
         out[F.key(name, domain)] = {
             a: F.finish(F.header(name, domain, a, len(rs)), report.device, iters, dur, t.aggregates(a))
             if t else F.header(name, domain, a, len(rs)) for a in attributions}
@@ -492,7 +484,7 @@ def answer(report, ranges, targets, tables, plan, live, attributions=F.ATTRIBUTI
         if not frames:
             kt[(name, domain, a)] = t.views[a].table.ranked(strings) if t else []
         elif t:
-            kt[(name, domain, a)] = t.views[a].table.frame(strings, iterations(ranges, rs, name),
+            kt[(name, domain, a)] = t.views[a].table.frame(strings, F.iterations(ranges, rs, name),
                                                            getattr(report, "gpus", {}))
         else:
             import pandas as pd
