@@ -8,7 +8,7 @@ import pytest
 
 from fusionlab.analysis.report import suite_text
 from fusionlab.core.kernel_class import kernel_class, precision
-from fusionlab.analysis.sweep import suite
+from fusionlab.analysis.sweep import headline, suite
 from conftest import ROOT
 
 DATA = f"{ROOT}/tests/data/real_models_h100"
@@ -81,7 +81,7 @@ def test_suite_geomean_and_pass_rate_by_hand(tables):
         assert (row["n_configs"], row["n_pass"], row["pass_rate"], row["n_models"]) == (2, 2, 1.0, 2)
         # resampling two models: the interval's ends are the geometric means of {a, a}, {b, b}
         assert (row["geomean_lo"], row["geomean_hi"]) == pytest.approx((s.min(), s.max()), rel=1e-12)
-        assert row["verdict"] == suite.stats_verdict(row["geomean_speedup"], row["geomean_lo"], row["geomean_hi"])
+        assert row["verdict"] == headline.verdict(row["geomean_speedup"], row["geomean_lo"], row["geomean_hi"])
 
 
 def test_a_failed_configuration_lowers_the_pass_rate_and_is_named(tables):

@@ -65,6 +65,13 @@ def classes_md(classes: pd.DataFrame | None) -> list[str]:
             md_table(out), ""]
 
 
+def _kernels(c: pd.DataFrame, side: str, top: int) -> str:
+    """The `top` kernels of one side of a class's ledger rows: name (time, precision)."""
+    s = c[c["side"] == side].nlargest(top, "time_per_iter_us")
+    return "; ".join(f"{n} ({fmt_time(t / 1e3)}{', ' + p if p == p and p else ''})"
+                     for n, t, p in zip(s["name"], s["time_per_iter_us"], s["precision"])) or "none"
+
+
 def slower_md(slower: pd.DataFrame | None, top: int = 3) -> list[str]:
     """Per configuration where a variant is decisively slower: the eager kernels it no longer
     runs and what runs in their place, by class, with both times and the stated precision."""
@@ -81,13 +88,8 @@ def slower_md(slower: pd.DataFrame | None, top: int = 3) -> list[str]:
         out.append(f"- **{head}**: {_x(r['speedup'])} [{_x(r['speedup_lo'])}, {_x(r['speedup_hi'])}]")
         for cls, c in g.groupby("kernel_class", sort=False):
             e, v = c["eager_class_us"].iloc[0], c["variant_class_us"].iloc[0]
-
-            def names(side):
-                s = c[c["side"] == side].nlargest(top, "time_per_iter_us")
-                return "; ".join(f"{n} ({fmt_time(t / 1e3)}{', ' + p if p == p and p else ''})"
-                                 for n, t, p in zip(s["name"], s["time_per_iter_us"], s["precision"])) or "none"
             out.append(f"  - {cls}: eager {fmt_time(e / 1e3)}, {r['variant']} {fmt_time(v / 1e3)}. "
-                       f"Gone: {names('gone')}. In their place: {names('new')}.")
+                       f"Gone: {_kernels(c, 'gone', top)}. In their place: {_kernels(c, 'new', top)}.")
     return out + [""]
 
 

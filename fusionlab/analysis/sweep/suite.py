@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from fusionlab.core import kernel_class
+from fusionlab.analysis.sweep import headline
 from fusionlab.analysis.sweep.tables import with_size as tables_with_size
 from fusionlab.core.io import atomic_path
 
@@ -67,8 +68,8 @@ def suite(h: pd.DataFrame) -> pd.DataFrame:
                    speedup_source=" and ".join(est) or "none",
                    geomean_speedup=gm, geomean_lo=lo, geomean_hi=hi,
                    # no verdict over models from configurations that have none of their own
-                   verdict=stats_verdict(gm, lo, hi) if ok[["speedup_lo", "speedup_hi"]].notna().all().all()
-                   else "no interval",
+                   verdict=headline.verdict(gm, lo, hi)
+                   if pd.notna(lo) and ok[["speedup_lo", "speedup_hi"]].notna().all().all() else "no interval",
                    min_speedup=ok["speedup"].min() if len(ok) else np.nan,
                    max_speedup=ok["speedup"].max() if len(ok) else np.nan,
                    models_faster=int(ok["verdict"].eq("faster").sum()),
@@ -86,14 +87,6 @@ def suite(h: pd.DataFrame) -> pd.DataFrame:
     for c in status_cols:
         out[c] = out[c].fillna(0).astype(int)
     return out
-
-
-def stats_verdict(s, lo, hi) -> str:
-    """faster / slower where the interval lies above / below 1, inconclusive where it
-    holds 1, no interval where there is none."""
-    if pd.isna(lo) or pd.isna(hi):
-        return "no interval"
-    return "faster" if lo > 1 else "slower" if hi < 1 else "inconclusive"
 
 
 def with_class(kernels: pd.DataFrame) -> pd.DataFrame:
@@ -164,12 +157,12 @@ def slower(h: pd.DataFrame, kernels: pd.DataFrame, top: int = 5) -> pd.DataFrame
 
 def write(headline_csv: str, kernels_csv: str, suite_csv: str, classes_csv: str, slower_csv: str) -> str:
     """The three tables from the sweep's headline and kernels tables; a one-line account."""
-    sp = tables_with_size(pd.read_csv(headline_csv))
+    h = tables_with_size(pd.read_csv(headline_csv))
     try:
         k = pd.read_csv(kernels_csv)
     except pd.errors.EmptyDataError:
         k = pd.DataFrame(columns=[*CONFIG, "repeat", "name", "full_name", "calls_per_iter", "time_per_iter_us"])
-    tables = {suite_csv: suite(sp), classes_csv: kernel_classes(k), slower_csv: slower(sp, k)}
+    tables = {suite_csv: suite(h), classes_csv: kernel_classes(k), slower_csv: slower(h, k)}
     for path, df in tables.items():
         with atomic_path(path) as tmp:
             df.to_csv(tmp, index=False)
