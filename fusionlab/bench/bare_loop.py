@@ -217,12 +217,13 @@ def slot_ratios(w: dict) -> dict:
                 out[f"runner_{name}_ci"] = half
                 cis.append(half)
     out["alone_wall_ratio"] = _median_ci([a / b for a, b in zip(m["alone_v"], m["bare_v"])])[0]
-    med, half = _median_ci([m["bare_e"][i] / m["bare_v"][i] for i in slots])
-    out["bare_paired_slot"], out["bare_paired_lo"], out["bare_paired_hi"] = med, med / (1 + half), med * (1 + half)
     for k in w:
         out[f"{k}_ms"] = statistics.median(x for s in w[k] for x in s)
     for kind in ("runner", "bare", "old"):
         out[f"{kind}_paired"] = out[f"{kind}_e_ms"] / out[f"{kind}_v_ms"]
+    # the bare loop's paired speedup with the 95% half-width of its per-slot ratios
+    half = _median_ci([m["bare_e"][i] / m["bare_v"][i] for i in slots])[1]
+    out["bare_paired_lo"], out["bare_paired_hi"] = out["bare_paired"] / (1 + half), out["bare_paired"] * (1 + half)
     out["ci"] = max(cis) if cis else math.inf
     return out
 
