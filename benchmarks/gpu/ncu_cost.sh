@@ -14,6 +14,9 @@
 #            64/1024/16384, pointwise_heavy 128/1024/4096 and lstm_cell 1024, eager and
 #            compile, the roofline pass of lstm_cell and pointwise_heavy at 1024, and the
 #            per-kernel roofline PNGs -> OUTDIR/bytes/
+#   roofs    one GPU, bytes' first part alone: the roofs fixture, ncu by hand on softmax
+#            1024 / 16384 and the tensor counters (benchmarks/gpu/tensor_counters.py)
+#            -> OUTDIR/roofs/ (about 3 minutes)
 # GPUS: the GPUs (CUDA_VISIBLE_DEVICES, e.g. 0 or 0,1); CORES: the cores (taskset -c,
 # e.g. 0-31; default 16 per GPU from GPU x 16). `with` and `without` run at the same time
 # on different GPUs; `bytes` runs after `with` (ncu's counters serve one process a host).
@@ -60,15 +63,8 @@ sweep() {   # $1: on | off; the grid: config.yaml's models plus softmax and lstm
   cp "$WORK/$side.log" "$dir/snakemake.log" 2>/dev/null
 }
 
-bytes() {
-  local dir=$OUT/bytes T0 left
-  mkdir -p "$dir"
-  T0=$(date +%s)
-  left() { echo $(( STOP_S - ($(date +%s) - T0) )); }
-  stage() { echo "$(( $(date +%s) - T0 )) s: $*" | tee -a "$dir/stages.txt"; }
-  versions > "$dir/versions.txt"
-  [ "$DRY" = 1 ] || rm -rf "$WORK"
-  mkdir -p "$WORK/bytes"
+roofs_and_hand() {   # $1: the output folder; T0, stage() and run() from the caller
+  local dir=$1
   # the roofs: ncu's peak-sustained metrics on this GPU (tests/test_roofs.py reads them)
   run taskset -c "$CORES" python benchmarks/gpu/ncu_fixtures.py roofs --out "$dir/ncu_h100_roofs"
   stage "roofs fixture"
@@ -82,6 +78,21 @@ bytes() {
     [ "$DRY" = 1 ] || python benchmarks/bytes.py hand --csv "$WORK/hand_$b.csv" --iters 3 > "$dir/hand_$b.json"
     stage "hand $b"
   done
+  # which counters count tensor-core FLOPs: a matmul's 2 N^3 against every tensor counter
+  run taskset -c "$CORES" python benchmarks/gpu/tensor_counters.py --out "$dir/tensor_counters"
+  stage "tensor counters"
+}
+
+bytes() {
+  local dir=$OUT/bytes T0 left
+  mkdir -p "$dir"
+  T0=$(date +%s)
+  left() { echo $(( STOP_S - ($(date +%s) - T0) )); }
+  stage() { echo "$(( $(date +%s) - T0 )) s: $*" | tee -a "$dir/stages.txt"; }
+  versions > "$dir/versions.txt"
+  [ "$DRY" = 1 ] || rm -rf "$WORK"
+  mkdir -p "$WORK/bytes"
+  roofs_and_hand "$dir"
   # cold and steady bytes (and the roofline pass at 1024 for lstm_cell and pointwise_heavy),
   # two processes in flight: one starts while the other holds the counters
   : > "$WORK/jobs.txt"
@@ -120,5 +131,9 @@ case "$JOB" in
   ratio) run python benchmarks/ncu_cost.py ratio --on "$OUT/with/ncu_cost.json" --off "$OUT/without/ncu_cost.json" \
            --out "$OUT/ncu_cost.json" ;;
   bytes) bytes ;;
-  *) echo "JOB: with | without | ratio | bytes"; exit 2 ;;
+  roofs) dir=$OUT/roofs; mkdir -p "$dir" "$WORK"; T0=$(date +%s)
+         stage() { echo "$(( $(date +%s) - T0 )) s: $*" | tee -a "$dir/stages.txt"; }
+         versions > "$dir/versions.txt"; roofs_and_hand "$dir"
+         [ "$DRY" = 1 ] || cp "$dir"/hand_*.json "$WORK/" 2>/dev/null ;;
+  *) echo "JOB: with | without | ratio | bytes | roofs"; exit 2 ;;
 esac

@@ -3,7 +3,8 @@
 # given, in stages that each finish a useful part of the grid, under one deadline; then the
 # audit. Packs tables, figures, summary and every run's records into OUTDIR/real-models.tgz
 # (no .nsys-rep or .sqlite).
-#   CUDA_VISIBLE_DEVICES=0,1 DEADLINE_S=1200 bash benchmarks/gpu/real_models.sh OUTDIR [--config KEY=VALUE ...]
+#   CUDA_VISIBLE_DEVICES=0,1 DEADLINE_S=1200 bash benchmarks/gpu/real_models.sh OUTDIR [KEY=VALUE ...]
+# KEY=VALUE: config values every stage gets (one --config list), e.g. "models=[llama_block,rmsnorm_mlp]"
 # Stages (each a `snakemake all` of the same results folder: a later one adds runs):
 #   1. bfloat16 inference (eager, compile, compile_reduce_overhead) and amp_bfloat16
 #      training (eager, compile)
@@ -13,7 +14,7 @@
 # summary are regenerated from the runs recorded so far (`snakemake regenerate`); stages.txt
 # in OUTDIR says which stages finished.
 set -u
-OUT=${1:?usage: real_models.sh OUTDIR [snakemake --config values]}; shift
+OUT=${1:?usage: real_models.sh OUTDIR [KEY=VALUE ...]}; shift
 cd "$(dirname "$0")/../.."
 RES=results/real-models
 CFG=config/real-models.yaml
@@ -28,25 +29,25 @@ left() { [ "$DEADLINE_S" -gt 0 ] && echo $(( DEADLINE_S - ($(date +%s) - T0) )) 
   python -c "import torch, triton, transformers, torchvision, timm; print('torch', torch.__version__, 'triton', triton.__version__, 'transformers', transformers.__version__, 'torchvision', torchvision.__version__, 'timm', timm.__version__)"
 } > "$OUT/versions.txt" 2>&1
 
-stage() {   # stage NAME [--config ...]: one `snakemake all` until done or the deadline
+stage() {   # stage NAME [KEY=VALUE ...]: one `snakemake all` until done or the deadline
   local name=$1 t=$(date +%s) rc
   shift
   if [ "$(left)" -le 30 ]; then echo "$name: not started (deadline)" >> "$OUT/stages.txt"; return 1; fi
   timeout --signal=TERM --kill-after=30 "$(left)" snakemake all --configfile $CFG --cores "$(nproc)" \
-    --scheduler greedy --keep-going "$@" >> "$OUT/real-models.log" 2>&1
+    --scheduler greedy --keep-going ${1:+--config "$@"} >> "$OUT/real-models.log" 2>&1
   rc=$?
   echo "$name: rc $rc in $(( $(date +%s) - t )) s" >> "$OUT/stages.txt"
   return $rc
 }
 BF16='dtype_by_mode={inference: [bfloat16], train: [amp_bfloat16]}'
-stage bf16 --config "$BF16" 'variants_by_mode={inference: [eager, compile, compile_reduce_overhead], train: [eager, compile]}' "$@" \
-  && stage bf16-autotune --config "$BF16" "$@" \
+stage bf16 "$BF16" 'variants_by_mode={inference: [eager, compile, compile_reduce_overhead], train: [eager, compile]}' "$@" \
+  && stage bf16-autotune "$BF16" "$@" \
   && stage all "$@"
 full=$?
 if [ $full -ne 0 ]; then   # tables, figures and summary of the runs recorded so far
   snakemake --unlock --configfile $CFG > /dev/null 2>&1
   timeout 300 snakemake regenerate -R tables fusion_ledger headline --configfile $CFG --cores "$(nproc)" \
-    --scheduler greedy --config regenerate=1 >> "$OUT/real-models.log" 2>&1
+    --scheduler greedy --config regenerate=1 "$@" >> "$OUT/real-models.log" 2>&1
   echo "regenerate: rc $?" >> "$OUT/stages.txt"
 fi
 echo "total $(( $(date +%s) - T0 )) s" >> "$OUT/stages.txt"
