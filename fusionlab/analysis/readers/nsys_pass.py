@@ -34,7 +34,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from fusionlab.analysis.readers import nsys_arrow
+import os
+
+from fusionlab.analysis.readers import nsys_arrow, sqlite_pages
 from fusionlab.analysis.readers import nsys_sqlite as N
 
 MISSING = nsys_arrow.MISSING
@@ -64,6 +66,57 @@ def _one(report, sql: str):
         return con.execute(sql).fetchall()
     finally:
         con.close()
+
+
+def _pages_usable() -> bool:
+    """The tables may be read from the file's pages (FUSIONLAB_SQLITE_READER=adbc: through ADBC)."""
+    return os.environ.get("FUSIONLAB_SQLITE_READER", "").lower() != "adbc"
+
+
+def _rechunk(batches, chunk: int | None):
+    """Column batches cut into batches of `chunk` rows (the last fewer); None: as they come."""
+    if chunk is None:
+        yield from batches
+        return
+    parts, rows = [], 0
+    for b in batches:
+        parts.append(b)
+        rows += len(b[0])
+        if rows < chunk:
+            continue
+        cols = [np.concatenate(c) for c in zip(*parts)] if len(parts) > 1 else b
+        k = rows // chunk * chunk
+        for i in range(0, k, chunk):
+            yield [c[i:i + chunk] for c in cols]
+        parts, rows = ([[c[k:] for c in cols]], rows - k) if rows > k else ([], 0)
+    if rows:
+        yield [np.concatenate(c) for c in zip(*parts)] if len(parts) > 1 else parts[0]
+
+
+def _table(report, table: str, names: list[str], convert, query: str, chunk: int | None):
+    """The rows of `query` (the table in rowid order; its text holds {where} before ORDER
+    BY) as column batches (_rechunk): read from the file's pages (sqlite_pages; convert
+    makes the named columns, name -> (values, NULL mask), into the query's columns) where
+    the file allows, through ADBC from the first row the pages did not give."""
+    def rows():
+        last = None
+        try:
+            if _pages_usable():
+                for cols, rowid in sqlite_pages.columns(report.source, table, names):
+                    out, last = convert(dict(zip(names, cols))), rowid
+                    yield out
+                return
+        except sqlite_pages.Unsupported:
+            pass
+        where = "" if last is None else f"WHERE rowid > {last}"
+        yield from nsys_arrow.column_batches(report.source, query.format(where=where), CHUNK)
+    yield from _rechunk(rows(), chunk)
+
+
+def _coalesce(col: tuple[np.ndarray, np.ndarray], value: int) -> np.ndarray:
+    """sqlite_pages' (values, NULL mask) with value for NULL."""
+    v, null = col
+    return np.where(null, value, v) if null.any() else v
 
 
 def _sort_columns(cols: list[np.ndarray]) -> list[np.ndarray]:
@@ -132,8 +185,16 @@ class Calls:
         i = 0
         q = (f"SELECT CASE WHEN {r['launch']} THEN coalesce({r['corr']}, {MISSING}) "
              f"ELSE {OTHER} - 1 - coalesce({r['corr']}, {MISSING}) END, start, end, coalesce(globalTid, 0) "
-             f"FROM {N.RUNTIME_TABLE} ORDER BY rowid")
-        for b in nsys_arrow.column_batches(report.source, q, CHUNK):
+             f"FROM {N.RUNTIME_TABLE} {{where}} ORDER BY rowid")
+        names = [r["corr"], "start", "end", "globalTid", r["name"]]
+
+        def convert(c):
+            if r.get("launch_ids") is None:
+                raise sqlite_pages.Unsupported("launch calls named by text")
+            corr = _coalesce(c[r["corr"]], MISSING)
+            launch = np.isin(c[r["name"]][0], r["launch_ids"]) & ~c[r["name"]][1]
+            return [np.where(launch, corr, OTHER - 1 - corr), c["start"][0], c["end"][0], c["globalTid"][0]]
+        for b in _table(report, N.RUNTIME_TABLE, names, convert, q, None):
             is_launch = b[0] >= MISSING
             k = min(int(is_launch.sum()), n - i)     # the table grew since it was looked at: its first rows
             every = k == len(is_launch)
@@ -202,8 +263,9 @@ class Calls:
 
 def kernel_times(report):
     k = report._kernel
-    yield from nsys_arrow.column_batches(report.source, f"SELECT start, end, coalesce({k['corr']}, {MISSING}) "
-                                                        f"FROM {N.KERNEL_TABLE} ORDER BY rowid", CHUNK)
+    q = f"SELECT start, end, coalesce({k['corr']}, {MISSING}) FROM {N.KERNEL_TABLE} {{where}} ORDER BY rowid"
+    yield from _table(report, N.KERNEL_TABLE, ["start", "end", k["corr"]],
+                      lambda c: [c["start"][0], c["end"][0], _coalesce(c[k["corr"]], MISSING)], q, CHUNK)
 
 
 def sorted_after(last: tuple | None, s: np.ndarray, e: np.ndarray) -> tuple[bool, tuple | None]:
@@ -234,7 +296,7 @@ def kernel_name_column(report) -> str | None:
     return N._pick(_kernel_columns(report)["cols"], *KERNEL_NAME)
 
 
-def kernel_rows(report, in_order: bool = False, chunk: int = CHUNK):
+def kernel_rows(report, in_order: bool = False, chunk: int | None = CHUNK):
     k = report._kernel
     info = _kernel_columns(report)
     cols = info["cols"]
@@ -242,8 +304,24 @@ def kernel_rows(report, in_order: bool = False, chunk: int = CHUNK):
     stream = "coalesce(k.streamId, 0)" if "streamId" in cols else "0"
     names = f"(k.{k['name']} << 31) | k.{k['full']}" if info["packed"] else f"k.{k['name']}, k.{k['full']}"
     q = (f"SELECT k.start, k.end, coalesce(k.{k['corr']}, {MISSING}), {names}, {dev} * 4294967296 + {stream} "
-         f"FROM {N.KERNEL_TABLE} k ORDER BY " + ("k.rowid" if in_order else "k.start, k.end, k.rowid"))
-    for b in nsys_arrow.column_batches(report.source, q, chunk):
+         f"FROM {N.KERNEL_TABLE} k {{where}} ORDER BY " + ("k.rowid" if in_order else "k.start, k.end, k.rowid"))
+    read = ["start", "end", k["corr"], k["name"], k["full"]] + [c for c in ("deviceId", "streamId") if c in cols]
+
+    def convert(c):     # the query's columns
+        out = [c["start"][0], c["end"][0], _coalesce(c[k["corr"]], MISSING)]
+        (name, nn), (full, fn) = c[k["name"]], c[k["full"]]
+        if info["packed"]:
+            p = (name << 31) | full
+            out.append(np.where(nn | fn, 0, p) if (nn.any() or fn.any()) else p)
+        else:
+            out += [name, full]
+        d, s = (c[x][0] if x in c else np.zeros(len(out[0]), np.int64) for x in ("deviceId", "streamId"))
+        if len(d) and (int(np.abs(d).max()) >= 1 << 30 or int(np.abs(s).max()) >= 1 << 62):
+            raise sqlite_pages.Unsupported("a device or stream id SQLite's product would not hold")
+        return out + [d * 4294967296 + s]
+    batches = _table(report, N.KERNEL_TABLE, read, convert, q, chunk) if in_order else \
+        nsys_arrow.column_batches(report.source, q.format(where=""), chunk)
+    for b in batches:
         if info["packed"]:
             p = b[3]
             b = b[:3] + [p >> 31, p & ((1 << 31) - 1)] + b[4:]
@@ -259,7 +337,7 @@ def kernel_count(report) -> int:
 def held_kernels(report, n: int) -> list[np.ndarray]:
     """kernel_rows' columns of the n kernels in file order, each one array."""
     cols, i = None, 0
-    for b in kernel_rows(report, in_order=True):
+    for b in kernel_rows(report, in_order=True, chunk=None):
         if cols is None:
             cols = [np.empty(n, np.int64) for _ in b]
         k = min(len(b[0]), n - i)     # the table grew since it was counted: its first n rows

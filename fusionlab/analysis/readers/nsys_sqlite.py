@@ -251,8 +251,8 @@ class Report:
                 name, corr = _pick(cols, "nameId", "name"), _pick(cols, "correlationId", "correlation")
                 if not name or not corr:
                     raise ReportError(f"{RUNTIME_TABLE} lacks nameId/correlationId (columns: {sorted(cols)})")
-                launch, twice = self._launch_api(con, name)
-                self._runtime = {"name": name, "corr": corr, "launch": launch, "twice": twice}
+                launch, twice, ids = self._launch_api(con, name)
+                self._runtime = {"name": name, "corr": corr, "launch": launch, "twice": twice, "launch_ids": ids}
             if KERNEL_TABLE in tables:
                 cols = _columns(con, KERNEL_TABLE)
                 name = _pick(cols, "shortName", "demangledName", "mangledName", "name")
@@ -293,19 +293,21 @@ class Report:
         return Report._launch_api(con, name)[0]
 
     @staticmethod
-    def _launch_api(con, name: str) -> tuple[str, bool]:
+    def _launch_api(con, name: str) -> tuple[str, bool, list[int] | None]:
         """(_launch_filter's condition, whether the export names one launch call twice: two
         launch API names that differ only in a version suffix, as nsys 2022.2 writes
-        cudaLaunchKernel and cudaLaunchKernel_v7000 for the same launch)."""
+        cudaLaunchKernel and cudaLaunchKernel_v7000 for the same launch, and the launch
+        API names' string ids where the table names calls by id)."""
         if name == "nameId":
             pairs = [(i, v) for i, v in con.execute("SELECT id, value FROM StringIds") if LAUNCH_API.match(v or "")] \
                 if "StringIds" in _tables(con) else []
             cond = f"nameId IN ({','.join(str(i) for i, _ in pairs)})"
-            names = [v for _, v in pairs]
+            names, ids = [v for _, v in pairs], [i for i, _ in pairs]
         else:
             names = [v for (v,) in con.execute(f"SELECT DISTINCT name FROM {RUNTIME_TABLE}") if LAUNCH_API.match(v or "")]
             cond = "name IN ({})".format(",".join("'" + v.replace("'", "''") + "'" for v in names))
-        return cond, len({VERSION.sub("", v) for v in names}) < len(set(names))
+            ids = None
+        return cond, len({VERSION.sub("", v) for v in names}) < len(set(names)), ids
 
     def _stream(self, setup: list[str], query: str, names: bool, chunk: int | None):
         con = open_report(self.source)

@@ -1,0 +1,238 @@
+"""Integer columns of an SQLite rowid table read straight from the file's b-tree pages
+with numpy (the SQLite file format, https://www.sqlite.org/fileformat.html): the table's
+leaf pages found by walking its interior pages, each leaf's cells located through its
+cell pointer array, and every row's values decoded at once per batch of pages, without
+stepping SQLite row by row.
+
+columns(path, table, names) yields, in rowid order (the b-tree's order, as `ORDER BY
+rowid`), one pair per batch of BATCH bytes of leaf pages: a list with, for each named
+column, a pair (values as int64, NULL mask; a NULL's value 0), and the rowid of the
+batch's last row. It raises Unsupported (before or while
+yielding) where the file holds what it does not decode: a table with a column that
+aliases the rowid or a hidden column, a WAL-mode file, a record with fewer columns than
+the table, a value of a named column that is not an integer or NULL, a row that spills to
+overflow pages, a multi-byte record header, an unbalanced tree. Callers read through
+SQLite there.
+Memory: one batch of pages and its rows' columns.
+"""
+from __future__ import annotations
+
+import os
+import sqlite3
+
+import numpy as np
+
+BATCH = 2 << 20                # bytes of leaf pages per batch (a batch's columns stay in the CPU's caches)
+LEAF, INTERIOR = 13, 5         # b-tree page types of a table
+# bytes of an integer value by serial type (0 NULL, 1-6 integers, 7 float, 8 and 9 the integers 0 and 1)
+_SIZES = np.array([0, 1, 2, 3, 4, 6, 8, 8, 0, 0, 0, 0], np.int64)
+
+
+class Unsupported(Exception):
+    """The file or table holds what columns() does not decode (module doc)."""
+
+
+def _layout(path: str, table: str) -> tuple[int, dict[str, int]]:
+    """(root page, position of each column in the table's records)."""
+    con = sqlite3.connect(f"file:{os.path.abspath(path)}?mode=ro", uri=True)
+    try:
+        root = con.execute("SELECT rootpage FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone()
+        cols = con.execute(f"PRAGMA table_xinfo({table})").fetchall()
+    finally:
+        con.close()
+    if root is None or not root[0]:
+        raise Unsupported(f"{table}: no such table")
+    if any(c[5] for c in cols) or any(c[6] for c in cols):     # a primary key (maybe the rowid) or hidden column
+        raise Unsupported(f"{table}: a primary key or hidden column")
+    return int(root[0]), {c[1]: i for i, c in enumerate(cols)}
+
+
+class _File:
+    def __init__(self, path: str):
+        self.f = open(path, "rb")
+        head = self.f.read(100)
+        if len(head) < 100 or head[18] == 2 or head[19] == 2:
+            raise Unsupported("a WAL-mode file")
+        ps = int.from_bytes(head[16:18], "big")
+        self.page_size = 65536 if ps == 1 else ps
+        self.usable = self.page_size - head[20]
+
+    def read(self, pages: np.ndarray, buf: np.ndarray | None = None) -> np.ndarray:
+        """The pages (numbers from 1), in the order given, one after another (into buf,
+        where given)."""
+        ps = self.page_size
+        buf = np.empty(len(pages) * ps, np.uint8) if buf is None else buf[:len(pages) * ps]
+        view = memoryview(buf)
+        run = np.flatnonzero(np.diff(pages) != 1) + 1
+        for a, b in zip(np.r_[0, run], np.r_[run, len(pages)]):
+            self.f.seek((int(pages[a]) - 1) * ps)
+            if self.f.readinto(view[a * ps:b * ps]) != (b - a) * ps:
+                raise Unsupported("a page past the end of the file")
+        return buf
+
+    def close(self):
+        self.f.close()
+
+
+def _u16(buf: np.ndarray, at: np.ndarray) -> np.ndarray:
+    return (buf[at].astype(np.int64) << 8) | buf[at + 1]
+
+
+def _leaves(f: _File, root: int) -> np.ndarray:
+    """The table's leaf pages in key order (the interior pages walked level by level)."""
+    level = np.array([root], np.int64)
+    ps = f.page_size
+    while True:
+        buf = f.read(level)
+        base = np.arange(len(level), dtype=np.int64) * ps
+        kind = buf[base]
+        if (kind == LEAF).all():
+            return level
+        if not (kind == INTERIOR).all():
+            raise Unsupported("a b-tree page of another kind, or leaves at several depths")
+        n = _u16(buf, base + 3)
+        page = np.repeat(np.arange(len(level)), n + 1)
+        i = np.arange(len(page)) - np.repeat(np.cumsum(n + 1) - (n + 1), n + 1)
+        at = base[page] + 12 + 2 * i            # cell pointers; the last slot of each page is its right child
+        last = i == n[page]
+        cell = np.where(last, base[page] + 8, base[page] + _u16(buf, np.where(last, base[page], at)))
+        b = buf[cell[:, None] + np.arange(4)].astype(np.int64)
+        level = (b[:, 0] << 24) | (b[:, 1] << 16) | (b[:, 2] << 8) | b[:, 3]
+
+
+def _varint_len(buf: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """Lengths of the varints at `at` (at most 8 bytes long)."""
+    n = np.ones(len(at), np.int64)
+    more = buf[at] >= 0x80
+    for k in range(1, 8):
+        if not more.any():
+            return n
+        n += more
+        more &= buf[at + k] >= 0x80
+    if more.any():
+        raise Unsupported("a 9-byte varint")
+    return n
+
+
+def _payload(buf: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """Values of the varints at `at` of at most 3 bytes (a longer one reads as 2**21)."""
+    b0 = buf[at]
+    val = b0.astype(np.int64)
+    big = b0 >= 0x80
+    if big.any():
+        j = np.flatnonzero(big)
+        b1, b2 = buf[at[j] + 1].astype(np.int64), buf[at[j] + 2].astype(np.int64)
+        val[j] = np.where(b1 >= 0x80, np.where(b2 >= 0x80, 1 << 21, ((b0[j] & 0x7F).astype(np.int64) << 14)
+                                                | ((b1 & 0x7F) << 7) | b2), ((b0[j] & 0x7F).astype(np.int64) << 7) | b1)
+    return val
+
+
+# per serial type (a one-byte varint): its value's size in bytes; whether it is not an integer or NULL
+_SIZE = np.array([_SIZES[t] if t < 12 else (t - 12) >> 1 for t in range(256)], np.int64)
+_NOT_INT = np.array([t == 7 or t >= 10 for t in range(256)])
+
+
+class _Pages:
+    """One reused buffer of leaf pages and the decoding of their cells."""
+
+    def __init__(self, f: _File, positions: list[int]):
+        self.f, self.positions = f, positions
+        self.m = max(positions) + 1
+        self.buf = None
+
+    def rows(self, pages: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The columns at `positions` of every cell of the leaf pages."""
+        f, ps = self.f, self.f.page_size
+        if self.buf is None or len(self.buf) < len(pages) * ps:
+            self.buf = np.empty(len(pages) * ps, np.uint8)
+        buf = f.read(pages, self.buf)
+        self._pages = len(pages)
+        base = np.arange(len(pages), dtype=np.int64) * ps
+        if not (buf[base] == LEAF).all():
+            raise Unsupported("a leaf of another kind")
+        n = _u16(buf, base + 3)
+        page = np.repeat(base, n)
+        i = np.arange(len(page), dtype=np.int64) - np.repeat(np.cumsum(n) - n, n)
+        cell = page + _u16(buf, page + 8 + 2 * i)
+        payload = _payload(buf, cell)
+        if len(payload) and int(payload.max()) > f.usable - 35:
+            raise Unsupported("a row on overflow pages")
+        rec = cell + _varint_len(buf, cell)
+        rec += _varint_len(buf, rec)
+        head = buf[rec]
+        if len(head) and (int(head.max()) >= 0x80 or int(head.min()) < self.m + 1):
+            raise Unsupported("a multi-byte record header, or a record with fewer columns than the table")
+        end = rec + head       # the end of the values before column j
+        out = {}
+        want = set(self.positions)
+        window = np.ndarray((len(buf) - 7,), ">i8", buf, 0, (1,))     # 8 bytes big-endian at every offset
+        for j in range(self.m):
+            t = np.take(buf, rec + (1 + j))
+            if len(t) and int(t.max()) >= 0x80:
+                raise Unsupported("a multi-byte serial type")
+            size = np.take(_SIZE, t)
+            end += size
+            if j in want:
+                if np.take(_NOT_INT, t).any():
+                    raise Unsupported("a value that is not an integer")
+                out[j] = _value(window, end, size, t)
+        return [out[p] for p in self.positions]
+
+    def last_rowid(self) -> int | None:
+        """The rowid of the last cell of the last page read (None: no cell)."""
+        ps, buf = self.f.page_size, self.buf
+        for n in range(self._pages - 1, -1, -1):
+            cells = _u16(buf, np.array([n * ps + 3]))[0]
+            if not cells:
+                continue
+            at = n * ps + int(_u16(buf, np.array([n * ps + 8 + 2 * (cells - 1)]))[0])
+            while buf[at] >= 0x80:      # the payload size
+                at += 1
+            val = 0
+            for k in range(1, 10):
+                b = int(buf[at + k])
+                if k == 9:
+                    val = (val << 8) | b
+                    break
+                val = (val << 7) | (b & 0x7F)
+                if b < 0x80:
+                    break
+            return val - (1 << 64) if val >= 1 << 63 else val
+        return None
+
+
+def _value(window: np.ndarray, end: np.ndarray, size: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(value, NULL mask) of integers of serial types t ending at `end`."""
+    val = window[end - 8].astype(np.int64)
+    lo, hi = (int(size.min()), int(size.max())) if len(size) else (8, 8)
+    if lo == hi and lo:        # one size: no NULL, no 0 or 1 stored in the type
+        if lo < 8:
+            val <<= 64 - 8 * lo
+            val >>= 64 - 8 * lo
+        return val, np.zeros(len(val), bool)
+    shift = (64 - 8 * size) & 63
+    val <<= shift
+    val >>= shift
+    zero = size == 0
+    if zero.any():
+        val[zero] = t[zero] == 9
+    return val, t == 0
+
+
+def columns(path: str, table: str, names: list[str], batch: int = BATCH):
+    """Batches of the named columns (module doc)."""
+    root, where = _layout(path, table)
+    missing = [c for c in names if c not in where]
+    if missing:
+        raise Unsupported(f"{table} has no column {missing[0]}")
+    positions = [where[c] for c in names]
+    f = _File(path)
+    try:
+        leaves = _leaves(f, root)
+        reader = _Pages(f, positions)
+        pages = max(1, batch // f.page_size)
+        for i in range(0, len(leaves), pages):
+            cols = reader.rows(leaves[i:i + pages])
+            yield cols, reader.last_rowid()
+    finally:
+        f.close()
