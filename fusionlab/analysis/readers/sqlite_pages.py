@@ -17,6 +17,7 @@ Memory: one batch of pages and its rows' columns.
 """
 from __future__ import annotations
 
+import mmap
 import os
 import sqlite3
 
@@ -48,11 +49,16 @@ def _layout(path: str, table: str) -> tuple[int, dict[str, int]]:
 
 
 class _File:
+    """The file mapped into memory; pages copied out of it a batch at a time, the mapping
+    of each batch's pages dropped after the copy (the resident memory stays one batch)."""
+
     def __init__(self, path: str):
-        self.f = open(path, "rb")
-        head = self.f.read(100)
-        if len(head) < 100 or head[18] == 2 or head[19] == 2:
-            raise Unsupported("a WAL-mode file")
+        with open(path, "rb") as f:
+            head = f.read(100)
+            if len(head) < 100 or head[18] == 2 or head[19] == 2:
+                raise Unsupported("a WAL-mode file")
+            self.mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        self.data = np.frombuffer(self.mm, np.uint8)
         ps = int.from_bytes(head[16:18], "big")
         self.page_size = 65536 if ps == 1 else ps
         self.usable = self.page_size - head[20]
@@ -62,16 +68,19 @@ class _File:
         where given)."""
         ps = self.page_size
         buf = np.empty(len(pages) * ps, np.uint8) if buf is None else buf[:len(pages) * ps]
-        view = memoryview(buf)
+        if len(pages) and (int(pages.min()) < 1 or int(pages.max()) * ps > len(self.data)):
+            raise Unsupported("a page past the end of the file")
         run = np.flatnonzero(np.diff(pages) != 1) + 1
         for a, b in zip(np.r_[0, run], np.r_[run, len(pages)]):
-            self.f.seek((int(pages[a]) - 1) * ps)
-            if self.f.readinto(view[a * ps:b * ps]) != (b - a) * ps:
-                raise Unsupported("a page past the end of the file")
+            at = (int(pages[a]) - 1) * ps
+            buf[a * ps:b * ps] = self.data[at:at + (b - a) * ps]
+            if hasattr(self.mm, "madvise"):
+                self.mm.madvise(mmap.MADV_DONTNEED, at, (b - a) * ps)
         return buf
 
     def close(self):
-        self.f.close()
+        del self.data
+        self.mm.close()
 
 
 def _u16(buf: np.ndarray, at: np.ndarray) -> np.ndarray:
