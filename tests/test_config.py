@@ -55,7 +55,6 @@ def test_a_variant_may_have_its_own_time_limit():
     ({**GOOD, "nsys": {"args": "; rm -rf /"}}, ["nsys.args", "characters"]),
     ({}, ["empty"]),
     ({**GOOD, "sizes": {"resnet": {"dim": [1]}}}, ["sizes", "'resnet'", "deep_gelu_mlp", "matmul"]),
-    ({**GOOD, "sizes": {"matmul": {"dim": [1024]}}}, ["sizes.matmul", "not in models", "mlp"]),
     ({**GOOD, "sizes": {"mlp": {"dim": [8]}}}, ["sizes.mlp", "'dim'", "not a size axis", "hidden"]),
     ({**GOOD, "sizes": {"mlp": {"hidden": [0]}}}, ["sizes.mlp.hidden[0]", "0", ">= 1"]),
     ({**GOOD, "sizes": {"mlp": {"hidden": [1 << 20]}}}, ["sizes.mlp.hidden", "1048576", "1 to 65536"]),
@@ -65,7 +64,6 @@ def test_a_variant_may_have_its_own_time_limit():
     ({**GOOD, "variants_by_mode": {"train": ["compile"]}}, ["variants_by_mode.train", "'compile'",
                                                             "not in variants", "eager"]),
     ({**GOOD, "variants_by_mode": {"training": ["eager"]}}, ["'training'"]),
-    ({**GOOD, "batch_sizes_by_model": {"matmul": [2]}}, ["batch_sizes_by_model.matmul", "not in models", "mlp"]),
     ({**GOOD, "batch_sizes_by_model": {"resnet": [2]}}, ["batch_sizes_by_model", "'resnet'", "matmul"]),
     ({**GOOD, "batch_sizes_by_model": {"mlp": [0]}}, ["batch_sizes_by_model.mlp[0]", ">= 1"]),
 ])
@@ -116,6 +114,21 @@ def test_variants_by_mode_and_batch_sizes_by_model_expand():
             for mode, vs in (("inference", ["eager", "compile", "compile_reduce_overhead"]),
                              ("train", ["eager", "compile"])) for v in vs}
     assert got == want and len(sweep.runs(cfg, "torch")) == len(want)
+
+
+def test_a_narrowed_models_keeps_the_other_per_model_entries_unused(tmp_path):
+    """models narrowed (e.g. on the command line): the per-model keys of the models left out
+    are dropped, and a model named by import path that is left out is never imported (its
+    library need not be installed here)."""
+    cfg = sweep.validate({"models": ["mlp"], "variants": ["eager"], "batch_sizes": [4],
+                          "batch_sizes_by_model": {"mlp": [2], "softmax": [8]},
+                          "sizes": {"matmul": {"dim": [1024]}},
+                          "import_models": {"absent": {"factory": "no_such_package_here.models:build"}}})
+    assert cfg["batch_sizes_by_model"] == {"mlp": [2]} and cfg["sizes"] == {}
+    assert {(r["model"], r["batch"]) for r in sweep.runs(cfg, "torch")} == {("mlp", 2)}
+    msg = err({**GOOD, "models": ["mlp", "absent"],
+               "import_models": {"absent": {"factory": "no_such_package_here.models:build"}}})
+    assert "import_models.absent" in msg and "no_such_package_here" in msg
 
 
 def test_size_axes_expand_to_one_run_and_folder_each():

@@ -32,7 +32,8 @@ def test_regenerate_builds_catalog_entries_from_the_config_alone(no_import, tmp_
     assert cfg["models"] == ["absent_net", "absent_block"] and cfg["variants"] == ["eager", "compile"]
     models = catalog.load()["models"]
     assert models["absent_net"] == {"default_batch": 48, "modes": ["inference", "train"], "seed": "",
-                                    "description": "", "origin": "no_such_package_xyz.nets:build", "sizes": {}}
+                                    "description": "", "origin": "no_such_package_xyz.nets:build", "sizes": {},
+                                    "unchecked": True}
     assert models["absent_block"]["default_batch"] == 1 and models["absent_block"]["sizes"] == {}
     assert catalog.imported("absent_net") == "no_such_package_xyz.nets:build"
 

@@ -31,27 +31,60 @@ def _text():
 @needs_fixture
 def test_every_roof_metric_is_in_the_recorded_report():
     """The metric names are ncu 2025.3's own on the H100: each one the roofline pass asks
-    for is a column of the report it wrote."""
+    for is a column of the report it wrote, but the optional ones (the tensor ops paths,
+    recorded in tests/data/ncu_h100_tensor)."""
     header = next(csv.reader(line for line in _text().splitlines() if not line.startswith("==")))
     missing = [m for m in ncu_passes.ROOF_METRICS if m not in header]
-    assert not missing
+    assert set(missing) <= ncu_passes.OPTIONAL_METRICS
 
 
 @needs_fixture
-@pytest.mark.parametrize("roof", sorted(DATASHEET))
+@pytest.mark.parametrize("roof", [pytest.param(r, marks=pytest.mark.xfail(
+    strict=True, reason="this fixture has no ops-path peak: its tensor roof is instructions x 512"))
+    if r == "roof_tensor_flops" else r for r in sorted(DATASHEET)])
 def test_the_roofs_are_the_datasheets_within_the_tolerance(roof):
+    """The highest roof over the fixture's kernels (each kernel's peaks at the clock it ran
+    at: under the bf16 GEMM the SM clock fell to about 1.6 GHz, so its compute roofs are
+    about 0.8 of the elementwise kernel's) against the datasheet."""
     rows = ncu_report.parse_raw_csv(_text())
     values = [r[roof] for r in rows if r[roof] == r[roof]]
     assert values, roof
     want, tol = DATASHEET[roof]
-    for v in values:   # one per kernel: the same peaks, at the clock each kernel ran at
-        assert v == pytest.approx(want, rel=tol), (roof, v / want)
+    assert max(values) == pytest.approx(want, rel=tol), (roof, max(values) / want)
 
 
-# the tensor roof: Nsight Compute's tensor-pipe instructions x TENSOR_FLOPS_PER_INST (512)
-# read 264 TFLOP/s on the H100, 3.7x below the dense BF16 figure: the FLOPs of one tensor
-# instruction differ per instruction shape and per architecture (Hopper's warpgroup MMA),
-# so this weight is wrong there; docs/ncu.md says what a reader may trust
+TENSOR = os.path.join(os.path.dirname(FIXTURE), "ncu_h100_tensor")
+N = 4096
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "fp16", "tf32"])
+def test_a_matmul_s_tensor_flops_are_2_n_cubed(dtype):
+    """The tensor cores' FLOP counters (core.ncu_passes.TENSOR_OPS_METRICS) on one square
+    matmul of size 4096 on the H100 (benchmarks/gpu/tensor_counters.py): 2 N^3 exactly,
+    in bf16, fp16 and tf32; the instruction count x 512 would read 128 times fewer."""
+    with open(os.path.join(TENSOR, f"probe_{dtype}_raw.csv")) as f:
+        [row] = ncu_report.parse_raw_csv(f.read())
+    assert row["flops_tensor"] == 2 * N ** 3 and row["tensor_flops_source"] == "ops"
+    assert row["flops"] == 2 * N ** 3
+
+
+def test_the_dense_tensor_roof_and_a_gemm_s_fraction_of_it():
+    """Half the bf16 ops path's peak (540,672 FLOP per cycle on 132 SMs) at the clock the
+    GEMM ran at (1.613 GHz) is 872 TFLOP/s, within 15% of the datasheet's dense 989; the
+    cuBLAS GEMM reaches 0.894 of it (hand: 2 x 4096^3 / 176,224 ns / (540,672 x
+    1,613,386,853.37 Hz))."""
+    with open(os.path.join(TENSOR, "peak_bf16_raw.csv")) as f:
+        [row] = ncu_report.parse_raw_csv(f.read())
+    assert row["roof_tensor_flops"] == pytest.approx(540672 * 1613386853.37, rel=1e-9)
+    assert row["roof_tensor_flops"] == pytest.approx(DATASHEET["roof_tensor_flops"][0], rel=0.15)
+    achieved = row["flops_tensor"] / (row["ncu_time_ns"] / 1e9)
+    assert achieved / row["roof_tensor_flops"] == pytest.approx(0.8941, abs=1e-4)
+
+
+# the instruction tensor roof (runs whose reports have no ops path): tensor-pipe
+# instructions x TENSOR_FLOPS_PER_INST (512) read 264 TFLOP/s on the H100, 3.7x below the
+# dense BF16 figure: one Hopper warpgroup MMA instruction is 65,536 FLOPs of a 4096 GEMM,
+# not 512; docs/ncu.md says what a reader may trust
 TENSOR_ON_HOPPER = pytest.mark.xfail(strict=True, reason="tensor-pipe instructions x 512 is not Hopper's FLOP count")
 
 
@@ -81,3 +114,20 @@ def test_tensor_pipe_instructions_count_as_flops_only_in_matrix_kernels():
     assert ew["flops_tensor"] == 0.0 and ew["tensor_inst_not_mma"] == 147456.0 and ew["flops"] == 2.0
     gemm = ncu_report._row(1, "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n", "", {tensor: 2048.0})
     assert gemm["flops_tensor"] == 2048.0 * 512 and gemm["tensor_inst_not_mma"] != gemm["tensor_inst_not_mma"]
+
+
+def test_the_roofline_pass_leaves_out_only_the_optional_names_the_gpu_lacks():
+    """ncu fails a whole pass on one metric name it does not know: the ops-path names are
+    asked for only where `ncu --query-metrics` lists them, and the record names those left
+    out; every other metric is always asked for."""
+    from fusionlab.jobs import ncu_step
+    p = ncu_passes.PASSES["roofline"]
+    bases = frozenset(m.split(".")[0] for m in p.metrics)
+    asked, left_out = ncu_step.pass_metrics(p, bases)
+    assert asked == list(p.metrics) and left_out == []
+    older = bases - {m.split(".")[0] for m in ncu_passes.OPTIONAL_METRICS}
+    asked, left_out = ncu_step.pass_metrics(p, older)
+    assert set(left_out) == ncu_passes.OPTIONAL_METRICS and not set(asked) & ncu_passes.OPTIONAL_METRICS
+    assert len(asked) + len(left_out) == len(p.metrics)
+    cmd = ncu_step.ncu_command("ncu", p, "out", metrics=asked)
+    assert cmd[cmd.index("--metrics") + 1] == ",".join(asked)

@@ -146,3 +146,19 @@ def test_without_peaks_the_modelled_traffic_moves_at_eager_s_achieved_bandwidth(
     c = h[(h["variant"] == "compile") & (h["batch"] == 64)].iloc[0]
     assert (c["traffic_source"], c["traffic_bandwidth"]) == ("modelled", "eager's achieved bandwidth")
     assert abs(c["traffic_ms"] - 0.0672 / 4) < 1e-12
+
+
+def test_a_variant_without_an_eager_run_says_so_not_ok():
+    """compile ran ok at batch 1024 but eager there did not: no speedup, and the tables say
+    why in words, never the run's status."""
+    runs = softmax_runs(repeats=2)
+    runs = runs[~((runs["variant"] == "eager") & (runs["batch"] == 1024))]
+    runs.loc[(runs["variant"] == "compile") & (runs["batch"] == 1024), "paired_speedup"] = None
+    sp = tables.speedups(runs)
+    h = headline.table(runs, sp)
+    md = summary.summary_md(runs, sp, pd.DataFrame(), None, headline=h)
+    times = sections(md)["## Time per iteration"]
+    row = next(line for line in times.splitlines() if "batch 1024" in line and "| compile |" in line)
+    assert "| no eager run |" in row and "no eager run to compare with" in row and "| ok |" not in row
+    table = sections(md)["## Speedup over eager (wall time)"]
+    assert "no eager run to compare with" in table

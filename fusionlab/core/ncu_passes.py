@@ -42,9 +42,20 @@ FLOP_METRICS = {
     f"smsp__sass_thread_inst_executed_op_{p}{op}_pred_on.sum": (2 if op == "fma" else 1)
     for p in ("d", "f", "h") for op in ("add", "mul", "fma")
 }
-# tensor-core instructions, counted as Nsight Compute's tensor roofline counts them
+# tensor-core FLOPs per source precision: each counts the floating-point operations of the
+# matrix instructions themselves (a square bf16 matmul of size N reads 2 N^3 exactly on an
+# H100: benchmarks/gpu/tensor_counters.py); integer paths are not FLOPs and are left out.
+# Not every GPU's ncu has them (step: jobs.ncu_step drops the names its ncu does not know)
+TENSOR_OPS_METRICS = tuple(f"sm__ops_path_tensor_src_{p}.sum" for p in ("bf16_dst_fp32", "fp16", "tf32_dst_fp32",
+                                                                        "fp8", "fp64"))
+# where they are absent: tensor-core instructions, weighted as Nsight Compute's tensor
+# roofline section weights them (512 each; on Hopper that is not a FLOP count)
 TENSOR_METRIC = "smsp__inst_executed_pipe_tensor.sum"
 TENSOR_FLOPS_PER_INST = 512
+# the dense tensor roof: the bf16 path's peak-sustained rate counts 2:4-sparse MMA; the
+# dense rate is half of it (on an H100 the hgmma path's `_sparsity_off` peak is exactly half)
+TENSOR_OPS_PEAK = "sm__ops_path_tensor_src_bf16_dst_fp32.sum.peak_sustained"
+TENSOR_OPS_PEAK_WEIGHT = 0.5
 # the GPU's own roofs: per-cycle peaks times the unit's clock (Nsight Compute's roofline
 # sections); name -> (per-cycle peak metric, weight, cycles-per-second metric)
 ROOFS = {
@@ -59,13 +70,16 @@ ROOFS = {
     "tensor_flops": ("sm__inst_executed_pipe_tensor.sum.peak_sustained", TENSOR_FLOPS_PER_INST,
                      "sm__cycles_elapsed.avg.per_second"),
 }
-ROOF_METRICS = tuple(dict.fromkeys(m for peak, _, clock in ROOFS.values() for m in (peak, clock)))
+ROOF_METRICS = tuple(dict.fromkeys([*(m for peak, _, clock in ROOFS.values() for m in (peak, clock)),
+                                     TENSOR_OPS_PEAK]))
+# metrics a GPU's ncu may not know: requested only where `ncu --query-metrics` lists them
+OPTIONAL_METRICS = frozenset([*TENSOR_OPS_METRICS, TENSOR_OPS_PEAK])
 # the L2 side of the hierarchical roofline: bytes L2 sends to L1 (Nsight Compute's)
 L2_L1_METRIC = "l1tex__m_xbar2l1tex_read_bytes.sum"
 OTHER_METRICS = ("dram__throughput.avg.pct_of_peak_sustained_elapsed", "sm__throughput.avg.pct_of_peak_sustained_elapsed",
                  "sm__warps_active.avg.pct_of_peak_sustained_active", "l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum",
                  "l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum")
-ROOFLINE_METRICS = ("gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum", L2_L1_METRIC, *OTHER_METRICS, *FLOP_METRICS, TENSOR_METRIC, *ROOF_METRICS)
+ROOFLINE_METRICS = ("gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum", L2_L1_METRIC, *OTHER_METRICS, *FLOP_METRICS, TENSOR_METRIC, *TENSOR_OPS_METRICS, *ROOF_METRICS)
 L2_SIZE_METRIC = "device__attribute_l2_cache_size"
 
 

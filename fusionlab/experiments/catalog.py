@@ -145,9 +145,11 @@ def from_config(imports: dict) -> dict:
     """The catalog entries of models named by import path from their config entries alone
     (name -> {factory, default_batch?, modes?, description?}), nothing imported: default
     batch 1 and both modes where not given, no size axes, every variant supported (what
-    regenerating recorded runs needs, where nothing runs)."""
+    regenerating recorded runs needs, where nothing runs); `unchecked` marks them, so a
+    later extend with check=True imports and checks them."""
     return {name: {"default_batch": int(e.get("default_batch") or 1), "modes": list(e.get("modes") or MODES),
-                   "seed": "", "description": e.get("description", ""), "origin": e["factory"], "sizes": {}}
+                   "seed": "", "description": e.get("description", ""), "origin": e["factory"], "sizes": {},
+                   "unchecked": True}
             for name, e in sorted(imports.items())}
 
 
@@ -159,8 +161,10 @@ def extend(imports: dict, check: bool = True) -> None:
     if not imports:
         return
     cat = load()
-    new = {n: e for n, e in imports.items() if cat["models"].get(n, {}).get("origin") != e["factory"]}
-    taken = sorted(n for n in new if n in cat["models"])
+    models = cat["models"]
+    new = {n: e for n, e in imports.items() if models.get(n, {}).get("origin") != e["factory"]
+           or (check and models[n].get("unchecked"))}
+    taken = sorted(n for n in new if n in models and not models[n].get("unchecked"))
     if taken:
         raise CatalogError(f"config key import_models.{taken[0]}: the name of a built-in model; choose another")
     if not new:

@@ -95,13 +95,35 @@ def name_filter(names: list[str]) -> list[str]:
             "regex:^(" + "|".join(_regex_escape(n) for n in names) + ")$"]
 
 
-def ncu_command(ncu: str, p: ncu_passes.Pass, out: str, names: list[str] | None = None) -> list[str]:
+_METRIC_NAME = re.compile(r"^\s*([a-z0-9]+__[a-z0-9_]+)\b")
+
+
+def known_metrics(ncu: str) -> frozenset:
+    """The base metric names `ncu --query-metrics` lists for this machine's GPU (empty
+    where it cannot say)."""
+    try:
+        out = subprocess.run([ncu, "--query-metrics"], capture_output=True, text=True, timeout=120).stdout
+    except (OSError, subprocess.SubprocessError):
+        return frozenset()
+    return frozenset(m.group(1) for line in out.splitlines() if (m := _METRIC_NAME.match(line)))
+
+
+def pass_metrics(p: ncu_passes.Pass, known: frozenset) -> tuple[list[str], list[str]]:
+    """(asked, left out): pass p's metrics without the optional ones (core.ncu_passes.
+    OPTIONAL_METRICS) whose base name is not among `known`; ncu fails a whole pass on one
+    name it does not know."""
+    out = [m for m in p.metrics if m in ncu_passes.OPTIONAL_METRICS and m.split(".")[0] not in known]
+    return [m for m in p.metrics if m not in out], out
+
+
+def ncu_command(ncu: str, p: ncu_passes.Pass, out: str, names: list[str] | None = None,
+                metrics: list[str] | None = None) -> list[str]:
     """The ncu command line of pass p in front of the runner's (`-o out`, without .ncu-rep);
     `names`: only the kernels of those function names (kernel-replay passes; a range-replay
-    pass replays whole iterations)."""
+    pass replays whole iterations); `metrics`: in place of the pass's own."""
     only = name_filter(names) if names and p.replay == "kernel" else []
     return [ncu, "--nvtx", "--nvtx-include", p.nvtx_include, "--replay-mode", p.replay,
-            "--cache-control", p.cache_control, *SETTINGS, "--metrics", ",".join(p.metrics),
+            "--cache-control", p.cache_control, *SETTINGS, "--metrics", ",".join(metrics or p.metrics),
             *only, "--force-overwrite", "-o", out]
 
 
@@ -180,8 +202,11 @@ def run(run_dir: str, ncu: str, runner: list[str], names: list[str], iters: int 
         p = ncu_passes.PASSES[name]
         n = iters if p.iterations == "step" else 1
         rep = os.path.join(run_dir, p.report)
-        cmd = ncu_command(ncu, p, rep[:-len(".ncu-rep")], only) + runner + runner_overrides(run_dir, n, warmup)
-        rec[name] = {**profile(cmd, log, timeout, rep, count), "cache_control": p.cache_control, "iterations": n}
+        metrics, left_out = pass_metrics(p, known_metrics(ncu)) if ncu_passes.OPTIONAL_METRICS & set(p.metrics) \
+            else (list(p.metrics), [])
+        cmd = ncu_command(ncu, p, rep[:-len(".ncu-rep")], only, metrics) + runner + runner_overrides(run_dir, n, warmup)
+        rec[name] = {**profile(cmd, log, timeout, rep, count), "cache_control": p.cache_control, "iterations": n,
+                     **({"metrics_not_on_this_gpu": left_out} if left_out else {})}
         if rec["steady"]["status"] != "ok":
             break
     rec["status"], rec["reason"] = rec["steady"]["status"], rec["steady"]["reason"]

@@ -141,8 +141,9 @@ def check_yte(config_files, allowed: bool) -> None:
 
 
 def check_by_keys(cfg: dict) -> None:
-    """variants_by_mode's variants among variants (eager added to each mode), and
-    batch_sizes_by_model's models among models."""
+    """variants_by_mode's variants among variants (eager added to each mode);
+    batch_sizes_by_model's entries of models not swept dropped (a narrowed `models` keeps
+    the config's other entries)."""
     for mode, names in cfg["variants_by_mode"].items():
         bad = [v for v in names if v not in cfg["variants"]]
         if bad:
@@ -150,7 +151,4 @@ def check_by_keys(cfg: dict) -> None:
                               f"allowed values: {', '.join(cfg['variants'])}")
         if "eager" not in names:
             cfg["variants_by_mode"][mode] = ["eager"] + names
-    for model in cfg["batch_sizes_by_model"]:
-        if model not in cfg["models"]:
-            raise ConfigError(f"config key batch_sizes_by_model.{model}: model {model} is not in models; "
-                              f"allowed values: {', '.join(cfg['models'])}")
+    cfg["batch_sizes_by_model"] = {m: b for m, b in cfg["batch_sizes_by_model"].items() if m in cfg["models"]}

@@ -168,8 +168,10 @@ def validate(config: dict, root: str | None = None, regenerate: bool = False) ->
         raise ConfigError("config: empty; give models, variants and batch_sizes (see config.yaml)")
     config_checks.check_strings(config)
     imports = import_entries(config.get("import_models", {}))
-    try:
-        catalog.extend(imports, check=not regenerate)
+    swept = config.get("models") if isinstance(config.get("models"), list) else list(imports)
+    try:   # only the swept ones are imported and checked: the others need not be installed here
+        catalog.extend({n: e for n, e in imports.items() if n in swept}, check=not regenerate)
+        catalog.extend({n: e for n, e in imports.items() if n not in swept}, check=False)
     except catalog.CatalogError as e:
         raise ConfigError(str(e)) from None
     s = schema()
@@ -194,11 +196,10 @@ def validate(config: dict, root: str | None = None, regenerate: bool = False) ->
 
 def _check_sizes(cfg: dict) -> None:
     """The sizes key against the models' declared axes (catalog): each axis declared by
-    its model, each value in the axis's range, each model one of those swept."""
+    its model, each value in the axis's range; a model not swept has its entry dropped (a
+    narrowed `models` keeps the config's other entries)."""
+    cfg["sizes"] = {m: v for m, v in cfg["sizes"].items() if m in cfg["models"]}
     for model, axes_values in cfg["sizes"].items():
-        if model not in cfg["models"]:
-            raise ConfigError(f"config key sizes.{model}: model {model} is not in models; "
-                              f"allowed: {', '.join(cfg['models'])}")
         declared = catalog.sizes(model)
         for axis, values in axes_values.items():
             if axis not in declared:

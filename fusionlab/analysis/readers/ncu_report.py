@@ -15,10 +15,13 @@ duration, one pass) and KERNEL_METRICS (the roofline pass's, several passes).
 Metric names are Nsight Compute's own (`ncu --query-metrics`); COLUMNS maps each to the
 project's column name. FLOPs are counted as Nsight Compute's roofline sections count
 them: add, mul and 2 x fma thread instructions (predicated on) of the FP64, FP32 and
-FP16/BF16 pipes (flops_fp64, flops_fp32, flops_fp16) and 512 per tensor instruction
-(flops_tensor); flops is their sum. roof_* are the GPU's peaks from the same report: a
-per-cycle peak-sustained metric x its weight x the unit's cycles per second
-(core.ncu_passes.ROOFS).
+FP16/BF16 pipes (flops_fp64, flops_fp32, flops_fp16) and the tensor cores' own FLOP
+counters per source precision (flops_tensor; `tensor_flops_source` ops), or where the
+report lacks them 512 per tensor instruction in a matrix kernel (source `instructions`:
+Nsight Compute's tensor roofline weight, not a FLOP count on Hopper); flops is their sum.
+roof_* are the GPU's peaks from the same report: a per-cycle peak-sustained metric x its
+weight x the unit's cycles per second (core.ncu_passes.ROOFS); the tensor roof is the
+dense one (half the bf16 path's peak) where the report has that path.
 """
 from __future__ import annotations
 
@@ -55,7 +58,8 @@ FLOP_COLUMNS = ["flops_fp64", "flops_fp32", "flops_fp16", "flops_tensor", "flops
 ROOF_COLUMNS = [f"roof_{k}" for k in ncu_passes.ROOFS]
 KERNEL_COLUMNS = [c for c in (*COLUMNS.values(), *FLOP_COLUMNS, *ROOF_COLUMNS)
                   if c not in BYTE_COLUMNS and c != "l2_size_bytes"]
-METRICS = list(dict.fromkeys([*COLUMNS, *FLOP_METRICS, ncu_passes.TENSOR_METRIC, *ncu_passes.ROOF_METRICS]))
+METRICS = list(dict.fromkeys([*COLUMNS, *FLOP_METRICS, ncu_passes.TENSOR_METRIC, *ncu_passes.TENSOR_OPS_METRICS,
+                              *ncu_passes.ROOF_METRICS]))
 RANGE_METRICS = BYTE_METRICS
 _PASSES = re.compile(r"- (\d+) pass(?:es)?\b")
 
@@ -148,11 +152,19 @@ def _row(idx: int, name: str, full_name: str, values: dict, kind: str = "kernel"
     # apart, as instructions, and add no FLOPs
     inst = values.get(ncu_passes.TENSOR_METRIC, math.nan)
     mma = kernel_class.kernel_class(name, full_name) in kernel_class.MMA_CLASSES or kind == RANGE
-    row["flops_tensor"] = inst * ncu_passes.TENSOR_FLOPS_PER_INST if mma else (0.0 if inst == inst else math.nan)
+    ops = _nansum([values.get(m, math.nan) for m in ncu_passes.TENSOR_OPS_METRICS])
+    if ops == ops:
+        row["flops_tensor"], row["tensor_flops_source"] = ops, "ops"
+    else:
+        row["flops_tensor"] = inst * ncu_passes.TENSOR_FLOPS_PER_INST if mma else (0.0 if inst == inst else math.nan)
+        row["tensor_flops_source"] = "instructions" if inst == inst else ""
     row["tensor_inst_not_mma"] = math.nan if mma else inst
     row["flops"] = _nansum([row[c] for c in FLOP_COLUMNS[:-1]])
     for key, (peak, weight, clock) in ncu_passes.ROOFS.items():
         row[f"roof_{key}"] = values.get(peak, math.nan) * weight * values.get(clock, math.nan)
+    dense = values.get(ncu_passes.TENSOR_OPS_PEAK, math.nan) * ncu_passes.TENSOR_OPS_PEAK_WEIGHT
+    if dense == dense:
+        row["roof_tensor_flops"] = dense * values.get(ncu_passes.ROOFS["tensor_flops"][2], math.nan)
     return row
 
 
@@ -188,7 +200,9 @@ def _number(text: str) -> float:
 # `--page raw` CSV: the unit row says what a value is in; the columns come scaled to it
 _UNIT = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9,
          "nsecond": 1, "usecond": 1e3, "msecond": 1e6, "second": 1e9, "ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9,
-         "%": 1, "inst": 1, "": 1}
+         "%": 1, "inst": 1, "": 1, "cycle": 1, "hz": 1, "Khz": 1e3, "Mhz": 1e6, "Ghz": 1e9,
+         "inst/cycle": 1, "byte/cycle": 1, "byte/second": 1, "Kbyte/second": 1e3, "Mbyte/second": 1e6,
+         "Gbyte/second": 1e9, "Tbyte/second": 1e12}
 # C++ scope prefixes and integer casts that ncu's CSV names leave out and the module's and
 # nsys's demangled names keep; every scope goes: a function's own namespace differs too
 # (nsys: at::native::sigmoid_kernel_cuda, ncu: at::sigmoid_kernel_cuda)

@@ -57,6 +57,8 @@ def comes_from(r) -> str:
 
 
 def _reference(r) -> str:
+    if r.get("eager_wall_ms") != r.get("eager_wall_ms"):
+        return "no eager run"
     return " timed beside it" if r.get("estimator") == "paired" else " in its own processes"
 
 
@@ -154,7 +156,7 @@ def times_md(h: pd.DataFrame) -> list[str]:
             "operator time" if cpu else "kernel time": g["kernel_ms"].map(fmt_time),
             "outside operators" if cpu else "exposed host time": g["host_ms"].map(fmt_time),
             "compared with eager": [("" if r["variant"] == "eager" else
-                                     f"{fmt_time(r['eager_wall_ms'])}{_reference(r)}") for _, r in g.iterrows()],
+                                     f"{fmt_time(r['eager_wall_ms'])}{_reference(r)}".strip()) for _, r in g.iterrows()],
             "speedup over eager": [speedup(r) if r["variant"] != "eager" else "" for _, r in g.iterrows()],
             "across processes (diagnostic)": [across(r) for _, r in g.iterrows()]})
         out += [f"### {model}", "", md_table(drop_constant(t, ["variant", "time per iteration",

@@ -58,13 +58,17 @@ def fmt_flops(flops_per_s: float) -> str:
     return _scaled(flops_per_s, "FLOP/s")
 
 
+NO_EAGER = "no eager run to compare with"   # a variant that ran ok without an eager time beside or apart
+
+
 def speedup(r, estimator: bool = True) -> str:
     """A headline speedup (a row of tables/headline.csv) as the summary writes it
     everywhere: '0.95x paired [0.94, 0.97] range of 3, slower', '1.52x paired (1 repeat)',
     '1.01x paired [0.97, 1.04] 95% CI, inconclusive'."""
     s = r.get("speedup")
     if s is None or s != s:
-        return str(r.get("status") or "")
+        status = str(r.get("status") or "")
+        return NO_EAGER if status == "ok" else status
     est = f" {r['estimator']}" if estimator and r.get("estimator") not in (None, "reference") else ""
     lo = r.get("speedup_lo")
     if lo is not None and lo == lo:

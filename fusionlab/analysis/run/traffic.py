@@ -64,7 +64,7 @@ ROOFS = ncu_report.ROOF_COLUMNS
 KERNEL_COLUMNS = ["full_name", "name", "ncu_calls_per_iter", "dram_read_bytes", "dram_write_bytes", "dram_bytes",
                   "dram_bytes_cold", "roofline_time_us", "l2_bytes", "l2_l1_bytes", "ncu_time_us", "dram_bandwidth_Bps", "dram_pct_peak",
                   "sm_pct_peak", "achieved_occupancy_pct", "local_bytes", "flops_fp64", "flops_fp32", "flops_fp16",
-                  "flops_tensor", "flops", "measured_intensity", *ROOFS]
+                  "flops_tensor", "tensor_flops_source", "flops", "measured_intensity", *ROOFS]
 RUN_FIELDS = ["dram_read_bytes_measured", "dram_write_bytes_measured", "dram_bytes_measured", "dram_bytes_steady_min",
               "dram_bytes_steady_max", "steady_iterations", "dram_read_bytes_cold", "dram_write_bytes_cold",
               "dram_bytes_cold", "dram_bytes_cold_min", "dram_bytes_cold_max", "cold_iterations", "l2_bytes_measured", "flops_measured", "local_bytes_measured", "ncu_kernel_time_us",
@@ -110,6 +110,8 @@ def kernel_table(rows: list[dict], iters: int) -> pd.DataFrame:
             row[c] = (x * w).sum() / w.sum() if w.sum() > 0 and x.notna().all() else x.mean()
         for c in ROOFS:
             row[c] = g[c].median()
+        src = sorted(set(g["tensor_flops_source"].dropna()) - {""}) if "tensor_flops_source" in g else []
+        row["tensor_flops_source"] = ",".join(src)
         t = row["ncu_time_us"]
         row["dram_bandwidth_Bps"] = row["dram_bytes"] / (t / 1e6) if t and t > 0 else math.nan
         row["measured_intensity"] = row["flops"] / row["dram_bytes"] if row["dram_bytes"] else math.nan
