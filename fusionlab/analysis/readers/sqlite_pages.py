@@ -75,7 +75,8 @@ class _File:
             at = (int(pages[a]) - 1) * ps
             buf[a * ps:b * ps] = self.data[at:at + (b - a) * ps]
             if hasattr(self.mm, "madvise"):
-                self.mm.madvise(mmap.MADV_DONTNEED, at, (b - a) * ps)
+                lo = at // mmap.PAGESIZE * mmap.PAGESIZE
+                self.mm.madvise(mmap.MADV_DONTNEED, lo, at + (b - a) * ps - lo)
         return buf
 
     def close(self):
