@@ -89,24 +89,26 @@ def _u16(buf: np.ndarray, at: np.ndarray) -> np.ndarray:
 
 
 def _leaves(f: _File, root: int) -> np.ndarray:
-    """The table's leaf pages in key order (the interior pages walked level by level)."""
+    """The table's leaf pages in key order (the interior pages walked level by level, read
+    in the mapped file where they lie)."""
     level = np.array([root], np.int64)
-    ps = f.page_size
+    ps, data = f.page_size, f.data
     while True:
-        buf = f.read(level)
-        base = np.arange(len(level), dtype=np.int64) * ps
-        kind = buf[base]
+        if int(level.min()) < 2 or int(level.max()) * ps > len(data):
+            raise Unsupported("a page past the end of the file")
+        base = (level - 1) * ps
+        kind = data[base]
         if (kind == LEAF).all():
             return level
         if not (kind == INTERIOR).all():
             raise Unsupported("a b-tree page of another kind, or leaves at several depths")
-        n = _u16(buf, base + 3)
+        n = _u16(data, base + 3)
         page = np.repeat(np.arange(len(level)), n + 1)
         i = np.arange(len(page)) - np.repeat(np.cumsum(n + 1) - (n + 1), n + 1)
         at = base[page] + 12 + 2 * i            # cell pointers; the last slot of each page is its right child
         last = i == n[page]
-        cell = np.where(last, base[page] + 8, base[page] + _u16(buf, np.where(last, base[page], at)))
-        b = buf[cell[:, None] + np.arange(4)].astype(np.int64)
+        cell = np.where(last, base[page] + 8, base[page] + _u16(data, np.where(last, base[page], at)))
+        b = data[cell[:, None] + np.arange(4)].astype(np.int64)
         level = (b[:, 0] << 24) | (b[:, 1] << 16) | (b[:, 2] << 8) | b[:, 3]
 
 
