@@ -150,6 +150,7 @@ class _Pages:
     def __init__(self, f: _File, positions: list[int]):
         self.f, self.positions = f, positions
         self.m = max(positions) + 1
+        self.want = set(positions)
         self.buf = None
 
     def rows(self, pages: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -176,7 +177,6 @@ class _Pages:
             raise Unsupported("a multi-byte record header, or a record with fewer columns than the table")
         end = rec + head       # the end of the values before column j
         out = {}
-        want = set(self.positions)
         window = np.ndarray((len(buf) - 7,), ">i8", buf, 0, (1,))     # 8 bytes big-endian at every offset
         for j in range(self.m):
             t = np.take(buf, rec + (1 + j))
@@ -184,10 +184,10 @@ class _Pages:
                 raise Unsupported("a multi-byte serial type")
             size = np.take(_SIZE, t)
             end += size
-            if j in want:
+            if j in self.want:
                 if np.take(_NOT_INT, t).any():
                     raise Unsupported("a value that is not an integer")
-                out[j] = _value(window, end, size, t)
+                out[j] = _value(buf, window, end, size, t)
         return [out[p] for p in self.positions]
 
     def last_rowid(self) -> int | None:
@@ -213,11 +213,16 @@ class _Pages:
         return None
 
 
-def _value(window: np.ndarray, end: np.ndarray, size: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _value(buf: np.ndarray, window: np.ndarray, end: np.ndarray, size: np.ndarray,
+           t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(value, NULL mask) of integers of serial types t ending at `end`."""
+    lo, hi = (int(size.min()), int(size.max())) if len(size) else (1, 1)
+    if lo == hi == 1:          # one byte each
+        return np.take(buf, end - 1).view(np.int8).astype(np.int64), np.zeros(len(end), bool)
+    if lo == hi == 0:          # NULL, 0 or 1
+        return (t == 9).astype(np.int64), t == 0
     val = window[end - 8].astype(np.int64)
-    lo, hi = (int(size.min()), int(size.max())) if len(size) else (8, 8)
-    if lo == hi and lo:        # one size: no NULL, no 0 or 1 stored in the type
+    if lo == hi:               # one size: no NULL, no 0 or 1 stored in the type
         if lo < 8:
             val <<= 64 - 8 * lo
             val >>= 64 - 8 * lo
