@@ -93,11 +93,12 @@ def _rechunk(batches, chunk: int | None):
         yield [np.concatenate(c) for c in zip(*parts)] if len(parts) > 1 else parts[0]
 
 
-def _table(report, table: str, names: list[str], convert, query: str, chunk: int | None):
+def _table(report, table: str, names: list[str], convert, query: str, chunk: int | None, post=None):
     """The rows of `query` (the table in rowid order; its text holds {where} before ORDER
     BY) as column batches (_rechunk): read from the file's pages (sqlite_pages; convert
     makes the named columns, name -> (values, NULL mask), into the query's columns) where
-    the file allows, through ADBC from the first row the pages did not give."""
+    the file allows, through ADBC (its batches through post, where given) from the first
+    row the pages did not give."""
     def rows():
         last = None
         try:
@@ -109,7 +110,8 @@ def _table(report, table: str, names: list[str], convert, query: str, chunk: int
         except sqlite_pages.Unsupported:
             pass
         where = "" if last is None else f"WHERE rowid > {last}"
-        yield from nsys_arrow.column_batches(report.source, query.format(where=where), CHUNK)
+        for b in nsys_arrow.column_batches(report.source, query.format(where=where), CHUNK):
+            yield post(b) if post is not None else b
     yield from _rechunk(rows(), chunk)
 
 
@@ -307,26 +309,38 @@ def kernel_rows(report, in_order: bool = False, chunk: int | None = CHUNK):
          f"FROM {N.KERNEL_TABLE} k {{where}} ORDER BY " + ("k.rowid" if in_order else "k.start, k.end, k.rowid"))
     read = ["start", "end", k["corr"], k["name"], k["full"]] + [c for c in ("deviceId", "streamId") if c in cols]
 
-    def convert(c):     # the query's columns
+    def convert(c):     # the columns the query's give unpacked (below), where they are the same
         out = [c["start"][0], c["end"][0], _coalesce(c[k["corr"]], MISSING)]
         (name, nn), (full, fn) = c[k["name"]], c[k["full"]]
         if info["packed"]:
-            p = (name << 31) | full
-            out.append(np.where(nn | fn, 0, p) if (nn.any() or fn.any()) else p)
-        else:
-            out += [name, full]
-        d, s = (c[x][0] if x in c else np.zeros(len(out[0]), np.int64) for x in ("deviceId", "streamId"))
-        if len(d) and (int(np.abs(d).max()) >= 1 << 30 or int(np.abs(s).max()) >= 1 << 62):
-            raise sqlite_pages.Unsupported("a device or stream id SQLite's product would not hold")
-        return out + [d * 4294967296 + s]
-    batches = _table(report, N.KERNEL_TABLE, read, convert, q, chunk) if in_order else \
-        nsys_arrow.column_batches(report.source, q.format(where=""), chunk)
-    for b in batches:
+            null = nn | fn
+            if null.any():      # the packed value is NULL: both read as 0
+                name, full = np.where(null, 0, name), np.where(null, 0, full)
+            _within(name, 0, 1 << 32)
+            _within(full, 0, 1 << 31)
+        d, st = (c[x][0] if x in c else np.zeros(len(out[0]), np.int64) for x in ("deviceId", "streamId"))
+        _within(d, -(1 << 31), 1 << 31)
+        _within(st, 0, 1 << 32)
+        return out + [name, full, d, st]
+
+    def unpack(b):
         if info["packed"]:
             p = b[3]
             b = b[:3] + [p >> 31, p & ((1 << 31) - 1)] + b[4:]
         p = b[-1]
-        yield b[:-1] + [p >> 32, p & 0xFFFFFFFF]
+        return b[:-1] + [p >> 32, p & 0xFFFFFFFF]
+    if in_order:
+        yield from _table(report, N.KERNEL_TABLE, read, convert, q, chunk, unpack)
+    else:
+        for b in nsys_arrow.column_batches(report.source, q.format(where=""), chunk):
+            yield unpack(b)
+
+
+def _within(x: np.ndarray, lo: int, hi: int) -> None:
+    """Raise sqlite_pages.Unsupported unless lo <= x < hi (where the query's packing into
+    one column and its unpacking give x back)."""
+    if len(x) and (int(x.min()) < lo or int(x.max()) >= hi):
+        raise sqlite_pages.Unsupported("a value the query's packed column would not give back")
 
 
 def kernel_count(report) -> int:

@@ -19,11 +19,16 @@ PID_SHIFT, PID_MASK = 24, 0xFFFFFF
 NONE = -(1 << 62)     # the latest end before any kernel (earlier than any time, no overflow)
 
 
+def _distinct(x: np.ndarray) -> list[int]:
+    """The sorted distinct values of x (np.unique's sort without counts would load numpy.ma)."""
+    return np.unique(x, return_counts=True)[0].tolist()
+
+
 class BusyAt:
     """B(t) of the module doc at the instants `queries` ({pid: times}) of each process."""
 
     def __init__(self, queries: dict[int, np.ndarray]):
-        self.t = {p: np.unique(np.asarray(q, np.int64)) for p, q in queries.items()}
+        self.t = {p: np.unique(np.asarray(q, np.int64), return_counts=True)[0] for p, q in queries.items()}
         self.b = {p: np.zeros(len(q), np.int64) for p, q in self.t.items()}
         self.done = {p: 0 for p in self.t}            # queries answered, in time order
         self.state = {p: [0, NONE] for p in self.t}   # cum, run (before this chunk)
@@ -31,7 +36,7 @@ class BusyAt:
     def kernels(self, c: np.ndarray) -> None:
         """One chunk of stream's kernel rows (start, end, launch_start, launch_end, tid, ...)."""
         pid = (c[:, 4] >> PID_SHIFT) & PID_MASK
-        for p in np.unique(pid).tolist():
+        for p in _distinct(pid):
             if p in self.t:
                 rows = c[pid == p]
                 self._add(p, rows[:, 0], rows[:, 1])
@@ -65,7 +70,7 @@ class BusyAt:
     def between(self, pid: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         """B(hi) - B(lo) per row (process pid; lo, hi among the queries)."""
         out = np.zeros(len(lo), np.int64)
-        for p in np.unique(pid).tolist():
+        for p in _distinct(pid):
             m = pid == p
             if p not in self.t:
                 continue

@@ -186,7 +186,7 @@ def iterations(ranges: RangeTable, rs, name: str) -> int:
     i = ranges.rows(R.ITERATION)
     o = np.argsort(ranges.start[i], kind="stable")
     st, en, tids = ranges.start[i][o], ranges.end[i][o], ranges.tid[i][o]
-    by_tid = {t: (st[tids == t], en[tids == t]) for t in np.unique(tids).tolist()}
+    by_tid = {t: (st[tids == t], en[tids == t]) for t in np.unique(tids, return_counts=True)[0].tolist()}
     total = 0
     for lo, hi, tid in zip(*(x.tolist() for x in instance_arrays(rs))):
         if tid not in by_tid:

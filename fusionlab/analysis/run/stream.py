@@ -390,7 +390,7 @@ def _queries(targets) -> dict:
     pid = np.concatenate([t.pid for t in targets])
     at = np.concatenate([np.r_[t.lo, t.hi] for t in targets])
     both = np.concatenate([t.pid for t in targets for _ in (0, 1)]) if len(pid) else pid
-    return {p: at[both == p] for p in np.unique(both).tolist()}
+    return {p: at[both == p] for p in busy_at._distinct(both)}
 
 
 def _both(background, foreground) -> None:
