@@ -17,7 +17,6 @@ Memory: one batch of pages and its rows' columns.
 """
 from __future__ import annotations
 
-import mmap
 import os
 import sqlite3
 
@@ -49,39 +48,36 @@ def _layout(path: str, table: str) -> tuple[int, dict[str, int]]:
 
 
 class _File:
-    """The file mapped into memory; pages copied out of it a batch at a time, the mapping
-    of each batch's pages dropped after the copy (the resident memory stays one batch)."""
+    """The file, read a batch of pages at a time into a buffer (os.preadv: the page cache's
+    copy, not a mapping, so the resident memory stays one batch)."""
 
     def __init__(self, path: str):
-        with open(path, "rb") as f:
-            head = f.read(100)
-            if len(head) < 100 or head[18] == 2 or head[19] == 2:
-                raise Unsupported("a WAL-mode file")
-            self.mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        self.data = np.frombuffer(self.mm, np.uint8)
+        self.fd = os.open(path, os.O_RDONLY)
+        head = os.pread(self.fd, 100, 0)
+        if len(head) < 100 or head[18] == 2 or head[19] == 2:
+            os.close(self.fd)
+            raise Unsupported("a WAL-mode file")
         ps = int.from_bytes(head[16:18], "big")
         self.page_size = 65536 if ps == 1 else ps
         self.usable = self.page_size - head[20]
+        self.pages = os.fstat(self.fd).st_size // self.page_size
 
     def read(self, pages: np.ndarray, buf: np.ndarray | None = None) -> np.ndarray:
         """The pages (numbers from 1), in the order given, one after another (into buf,
         where given)."""
         ps = self.page_size
         buf = np.empty(len(pages) * ps, np.uint8) if buf is None else buf[:len(pages) * ps]
-        if len(pages) and (int(pages.min()) < 1 or int(pages.max()) * ps > len(self.data)):
+        if len(pages) and (int(pages.min()) < 1 or int(pages.max()) > self.pages):
             raise Unsupported("a page past the end of the file")
+        view = memoryview(buf)
         run = np.flatnonzero(np.diff(pages) != 1) + 1
-        for a, b in zip(np.r_[0, run], np.r_[run, len(pages)]):
-            at = (int(pages[a]) - 1) * ps
-            buf[a * ps:b * ps] = self.data[at:at + (b - a) * ps]
-            if hasattr(self.mm, "madvise"):
-                lo = at // mmap.PAGESIZE * mmap.PAGESIZE
-                self.mm.madvise(mmap.MADV_DONTNEED, lo, at + (b - a) * ps - lo)
+        for a, b in zip(np.r_[0, run].tolist(), np.r_[run, len(pages)].tolist()):
+            if os.preadv(self.fd, [view[a * ps:b * ps]], (int(pages[a]) - 1) * ps) != (b - a) * ps:
+                raise Unsupported("a page past the end of the file")
         return buf
 
     def close(self):
-        del self.data
-        self.mm.close()
+        os.close(self.fd)
 
 
 def _u16(buf: np.ndarray, at: np.ndarray) -> np.ndarray:
@@ -89,26 +85,23 @@ def _u16(buf: np.ndarray, at: np.ndarray) -> np.ndarray:
 
 
 def _leaves(f: _File, root: int) -> np.ndarray:
-    """The table's leaf pages in key order (the interior pages walked level by level, read
-    in the mapped file where they lie)."""
+    """The table's leaf pages in key order (the interior pages walked level by level)."""
     level = np.array([root], np.int64)
-    ps, data = f.page_size, f.data
+    ps = f.page_size
     while True:
-        if int(level.min()) < 2 or int(level.max()) * ps > len(data):
-            raise Unsupported("a page past the end of the file")
-        base = (level - 1) * ps
-        kind = data[base]
-        if (kind == LEAF).all():
+        if f.read(level[:1])[0] == LEAF:      # the leaf level (each leaf's kind checked as it is read)
             return level
-        if not (kind == INTERIOR).all():
+        buf = f.read(level)
+        base = np.arange(len(level), dtype=np.int64) * ps
+        if not (buf[base] == INTERIOR).all():
             raise Unsupported("a b-tree page of another kind, or leaves at several depths")
-        n = _u16(data, base + 3)
+        n = _u16(buf, base + 3)
         page = np.repeat(np.arange(len(level)), n + 1)
         i = np.arange(len(page)) - np.repeat(np.cumsum(n + 1) - (n + 1), n + 1)
         at = base[page] + 12 + 2 * i            # cell pointers; the last slot of each page is its right child
         last = i == n[page]
-        cell = np.where(last, base[page] + 8, base[page] + _u16(data, np.where(last, base[page], at)))
-        b = data[cell[:, None] + np.arange(4)].astype(np.int64)
+        cell = np.where(last, base[page] + 8, base[page] + _u16(buf, np.where(last, base[page], at)))
+        b = buf[cell[:, None] + np.arange(4)].astype(np.int64)
         level = (b[:, 0] << 24) | (b[:, 1] << 16) | (b[:, 2] << 8) | b[:, 3]
 
 
