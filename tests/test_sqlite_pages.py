@@ -69,7 +69,7 @@ def test_every_integer_size_nulls_and_deleted_rows_in_a_deep_tree(tmp_path):
         assert last == con.execute("SELECT rowid FROM t ORDER BY rowid LIMIT 1 OFFSET ?", (seen - 1,)).fetchone()[0]
 
 
-@pytest.mark.parametrize("case", ["float", "text", "wal", "overflow", "rowid alias"])
+@pytest.mark.parametrize("case", ["float", "text", "wal", "overflow", "rowid alias", "added column"])
 def test_refuses_what_it_does_not_decode(case, tmp_path):
     path = str(tmp_path / "t.sqlite")
     con = sqlite3.connect(path)
@@ -80,6 +80,9 @@ def test_refuses_what_it_does_not_decode(case, tmp_path):
     if value is not None:
         con.execute("UPDATE t SET a = ? WHERE b = 50", (value,))
     con.commit()
+    if case == "added column":      # the rows written before hold one column fewer
+        con.execute("ALTER TABLE t ADD COLUMN c INTEGER")
+        con.commit()
     if case == "wal":
         assert con.execute("PRAGMA journal_mode = WAL").fetchone()[0] == "wal"
     con.close()

@@ -140,8 +140,8 @@ _NOT_INT = np.array([t == 7 or t >= 10 for t in range(256)])
 class _Pages:
     """One reused buffer of leaf pages and the decoding of their cells."""
 
-    def __init__(self, f: _File, positions: list[int]):
-        self.f, self.positions = f, positions
+    def __init__(self, f: _File, positions: list[int], columns: int):
+        self.f, self.positions, self.columns = f, positions, columns
         self.m = max(positions) + 1
         self.want = set(positions)
         self.buf = None
@@ -160,14 +160,19 @@ class _Pages:
         page = np.repeat(base, n)
         i = np.arange(len(page), dtype=np.int64) - np.repeat(np.cumsum(n) - n, n)
         cell = page + _u16(buf, page + 8 + 2 * i)
-        payload = _payload(buf, cell)
-        if len(payload) and int(payload.max()) > f.usable - 35:
-            raise Unsupported("a row on overflow pages")
-        rec = cell + _varint_len(buf, cell)
-        rec += _varint_len(buf, rec)
-        head = buf[rec]
-        if len(head) and (int(head.max()) >= 0x80 or int(head.min()) < self.m + 1):
-            raise Unsupported("a multi-byte record header, or a record with fewer columns than the table")
+        b0 = np.take(buf, cell)
+        if len(b0) and int(b0.max()) < 0x80:     # one-byte payload sizes: no row spills
+            rec = cell + 1
+        else:
+            if len(cell) and int(_payload(buf, cell).max()) > f.usable - 35:
+                raise Unsupported("a row on overflow pages")
+            rec = cell + _varint_len(buf, cell)
+        # the rowid: its varint's length grows with it, and the rows come in rowid order
+        ends = _varint_len(buf, rec[[0, -1]]) if len(rec) else None
+        rec += ends[0] if ends is not None and ends[0] == ends[1] else _varint_len(buf, rec)
+        head = np.take(buf, rec)
+        if len(head) and (head != self.columns + 1).any():
+            raise Unsupported("a record with a multi-byte serial type or header, or with fewer columns than the table")
         end = rec + head       # the end of the values before column j
         out = {}
         window = np.ndarray((len(buf) - 7,), ">i8", buf, 0, (1,))     # 8 bytes big-endian at every offset
@@ -239,7 +244,7 @@ def columns(path: str, table: str, names: list[str], batch: int = BATCH):
     f = _File(path)
     try:
         leaves = _leaves(f, root)
-        reader = _Pages(f, positions)
+        reader = _Pages(f, positions, len(where))
         pages = max(1, batch // f.page_size)
         for i in range(0, len(leaves), pages):
             cols = reader.rows(leaves[i:i + pages])
