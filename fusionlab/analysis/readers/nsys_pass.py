@@ -42,7 +42,8 @@ from fusionlab.analysis.readers import nsys_sqlite as N
 MISSING = nsys_arrow.MISSING
 OTHER = -2             # Calls' packed column: a call that is not a launch, without an id (id c: OTHER - 1 - c)
 CHUNK = 1 << 16
-DENSE = 4               # _Index: ids spread at most this thinly are looked up in a table
+DENSE = 4               # _Index: ids spread at most this thinly are looked up in a table,
+TABLE = 1 << 22         # as are ids of a span at most this (a table of 16 MB at most)
 HELD = 1 << 20          # held_kernels: at most this many kernels held in memory (56 MB)
 MEMOPS = (("CUPTI_ACTIVITY_KIND_MEMCPY", 1), ("CUPTI_ACTIVITY_KIND_MEMSET", 2))
 KERNEL_NAME = ("shortName", "demangledName", "name")    # readers.gpu_ops' kernel name
@@ -153,12 +154,14 @@ def _search(ids: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 class _Index:
     """Positions of sorted distinct ids: a table indexed by id where the ids are dense
-    (their span at most DENSE times their number), else a binary search (_search)."""
+    (their span at most DENSE times their number, or at most TABLE), else a binary search
+    (_search)."""
 
     def __init__(self, ids: np.ndarray):
         self.ids = ids
         self.table = None
-        if len(ids) and int(ids[0]) >= 0 and int(ids[-1]) - int(ids[0]) < DENSE * len(ids):
+        span = int(ids[-1]) - int(ids[0]) if len(ids) else 0
+        if len(ids) and int(ids[0]) >= 0 and (span < DENSE * len(ids) or span < TABLE):
             self.lo = int(ids[0])
             self.table = np.full(int(ids[-1]) - self.lo + 1, -1, np.int32 if len(ids) < 1 << 31 else np.int64)
             self.table[ids - self.lo] = np.arange(len(ids))

@@ -248,9 +248,9 @@ class Own(stream.Target):
         pos = gap > 0
         host = pos & (ls > prev)
         kwait = pos & ~host & (gap <= kw)
-        v.idle["host_wait"] += int(gap[host].sum())
-        v.idle["kernel_wait"] += int(gap[kwait].sum())
-        v.idle["other"] += int(gap[pos & ~host & ~kwait].sum())
+        v.idle["host_wait"] += int(gap @ host)       # the sums of gap where the mask holds
+        v.idle["kernel_wait"] += int(gap @ kwait)
+        v.idle["other"] += int(gap @ (pos & ~host & ~kwait))
         v.busy += int(np.maximum(0, ec - np.maximum(sc, prev)).sum())
         ends = np.r_[b[1:] - 1, len(g) - 1]
         v.carry[gu] = inc[ends]
