@@ -14,7 +14,7 @@ under both attribution rules, labelled: "process" (every kernel the range's proc
 launched while the range was open: autograd's backward thread, CUDA graph replays) and
 "same_thread" (nsys's nvtx_gpu_proj rule: only the range's own thread). The two differ
 where other threads launch work; the pipeline's own numbers use "process".
-An nsys export read through ADBC (readers.nsys_pass) is analysed in one pass over its
+An nsys export read columnar (readers.nsys_pass, with ADBC installed) is analysed in one pass over its
 kernels in start order, memory bounded by its ranges, kernel names, streams and launch
 calls (analysis.run.single_pass: ranges, projections, (whole report) and its per-device
 and per-stream breakdowns); otherwise (a torch trace, the sqlite3 reader) the ranges'

@@ -1,7 +1,11 @@
-"""Columnar reads of an nsys SQLite export for the single pass of analysis.run.single_pass
-(ADBC's SQLite driver, nsys_arrow): the runtime table read once, the kernel table twice
-(its end and correlation id, then the columns the pass needs in start order), the memory
-copies and memsets once in start order.
+"""Columnar reads of an nsys SQLite export for the single pass of analysis.run.single_pass:
+the runtime table read once, the kernel table twice (its end and correlation id, then the
+columns the pass needs in start order), the memory copies and memsets once in start order.
+The runtime and kernel tables in file order are decoded from the file's pages
+(sqlite_pages: numpy over the b-tree, no SQLite step per row) where the file allows
+(FUSIONLAB_SQLITE_READER=adbc: never), through ADBC's SQLite driver (nsys_arrow) from the
+first row it does not decode, with the rows and batches the driver gives; everything else
+through the driver.
 
 - usable(report): the export can be read this way (nsys_sqlite.Report with the columnar
   reader, kernel names stored as string ids).
@@ -21,8 +25,8 @@ copies and memsets once in start order.
   into memory (56 bytes a kernel), for exports of at most HELD kernels (kernel_count:
   at most the span of the table's rowids, found without reading the table), which so
   skip kernel_times' second read of the table.
-The driver's cost grows with the number of values it hands over, so pairs of small
-numbers travel packed in one column: a runtime call's launch flag with its correlation
+The driver's cost grows with the number of values it hands over, so in its queries pairs
+of small numbers travel packed in one column: a runtime call's launch flag with its correlation
 id (CUPTI's ids are unsigned 32-bit numbers: a call that is not a launch reads as
 OTHER - id, OTHER where it has none), a kernel's short and full name ids (where they are
 below 2**31) and its device and stream (unsigned 32-bit numbers in CUPTI, as
