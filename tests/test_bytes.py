@@ -160,6 +160,7 @@ def _fake_ncu(tmp_path, report, range_report=None):
     `--replay-mode range`) and logs 1 pass."""
     p = tmp_path / "ncu"
     p.write_text(f"""#!/bin/sh
+[ "$1" = "--query-metrics" ] && exit 0
 out=""; prev=""; rep={report}
 for a in "$@"; do [ "$prev" = "-o" ] && out="$a"; [ "$prev $a" = "--replay-mode range" ] && rep={range_report or report}; prev="$a"; done
 echo "==PROF== Profiling \\"k\\" - 0: 0%....50%....100% - 1 pass"

@@ -3,6 +3,7 @@ split against a hand classification of one configuration's kernel names, the geo
 mean and pass rate against a hand computation, and the slower-variant ledger."""
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -94,6 +95,25 @@ def test_a_failed_configuration_lowers_the_pass_rate_and_is_named(tables):
     assert row["verdict"] == "no interval"    # one model left: no interval over models
     text = "\n".join(suite_text.suite_md(suite.suite(sp)))
     assert "1 of 2 (50%)" in text and "1 incorrect" in text
+
+
+def test_a_configuration_without_an_eager_run_passes_but_is_not_compared(tables):
+    """It ran ok and matched eager in its own process, but no eager time was recorded beside
+    it or apart (eager's run did not finish): it counts as passed, not in the geometric
+    mean, and the table says so; the audit agrees."""
+    from fusionlab.analysis.report import audit
+    sp, _ = tables
+    sp = sp.copy()
+    gone = (sp["variant"] == "compile") & (sp["mode"] == "inference") & (sp["model"] == "gpt2")
+    sp.loc[gone, ["speedup", "speedup_lo", "speedup_hi"]] = np.nan
+    table = suite.suite(sp)
+    row = table.query("mode == 'inference'").iloc[0]
+    assert (row["n_configs"], row["n_pass"], row["n_compared"], row["pass_rate"]) == (2, 2, 1, 1.0)
+    text = "\n".join(suite_text.suite_md(table))
+    assert "2 of 2 (100%)" in text and "1 compared; 1 without an eager run" in text
+    a = audit.Audit()
+    audit.check_suite(a, sp, table, None)
+    assert a.violations == [] and a.checks == 2 * 3
 
 
 def test_the_slower_ledger_lists_what_the_variant_no_longer_runs(tables):

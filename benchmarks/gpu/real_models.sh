@@ -54,5 +54,5 @@ echo "total $(( $(date +%s) - T0 )) s" >> "$OUT/stages.txt"
 python -m fusionlab.cli audit $RES > "$OUT/audit.txt" 2>&1; tail -3 "$OUT/audit.txt"
 tar czf "$OUT/real-models.tgz" --exclude='*.svg' $RES/tables $RES/figures $RES/summary.md $RES/summary.html \
   $RES/device $RES/logs \
-  $(ls -d $RES/runs/*/*/*/*/*/*/{run.json,timing.json,unsupported.json,metrics.json,kernels.csv,stats,inductor} 2>/dev/null) 2>/dev/null
+  $(ls -d $RES/runs/*/*/*/*/*/*/{run.json,timing.json,unsupported.json,metrics.json,kernels.csv,stats,inductor,ncu.json,traffic.json,traffic.csv} 2>/dev/null) 2>/dev/null
 cat "$OUT/stages.txt"

@@ -285,8 +285,11 @@ def check_suite(a: Audit, h: pd.DataFrame, suite: pd.DataFrame, md: str | None) 
         ok = g[g["status"].eq("ok") & (pd.to_numeric(g["speedup"], errors="coerce") > 0)]
         gm = math.exp(sum(math.log(v) for v in ok["speedup"]) / len(ok)) if len(ok) else math.nan
         a.check(_close(gm, r["geomean_speedup"]), where, f"geometric mean {r['geomean_speedup']} but the records' is {gm}")
-        a.check(int(r["n_pass"]) == len(ok) and int(r["n_configs"]) == len(g), where,
-                f"{r['n_pass']} of {r['n_configs']} passed but the records have {len(ok)} of {len(g)}")
+        passed = int(g["status"].eq("ok").sum())
+        a.check(int(r["n_pass"]) == passed and int(r["n_configs"]) == len(g)
+                and int(r.get("n_compared", len(ok))) == len(ok), where,
+                f"{r['n_pass']} of {r['n_configs']} passed ({r.get('n_compared')} compared) but the records have "
+                f"{passed} of {len(g)} ({len(ok)} with a speedup)")
         lo, hi = r["geomean_lo"], r["geomean_hi"]
         own = ok[["speedup_lo", "speedup_hi"]].notna().all().all() if len(ok) else False
         want = ("no interval" if pd.isna(lo) or pd.isna(hi) or not own else "faster" if lo > 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from fusionlab.analysis.sweep import suite as sweep_suite
 from fusionlab.analysis.report.text import fmt_time, md_table
 from fusionlab.core import kernel_class
 
@@ -20,7 +21,7 @@ def suite_md(suite: pd.DataFrame | None) -> list[str]:
     """The geometric-mean table: one row per variant, mode and dtype."""
     if suite is None or not len(suite) or suite["n_models"].max() < 2:
         return []
-    status_cols = [c for c in suite.columns if c.startswith("n_") and c not in ("n_models", "n_configs", "n_pass")]
+    status_cols = [c for c in suite.columns if c.startswith("n_") and c not in sweep_suite.COUNTS]
     rows = []
     for _, r in suite.iterrows():
         failed = ", ".join(f"{int(r[c])} {c[2:]}" for c in status_cols if r[c])
@@ -29,7 +30,9 @@ def suite_md(suite: pd.DataFrame | None) -> list[str]:
                      f"[{_x(r['geomean_lo'])}, {_x(r['geomean_hi'])}]" if pd.notna(r["geomean_lo"])
                      else _x(r["geomean_speedup"]),
                      "reads": VERDICT_WORDS.get(r["verdict"], r["verdict"]),
-                     "range": f"{_x(r['min_speedup'])} to {_x(r['max_speedup'])}",
+                     "range": f"{_x(r['min_speedup'])} to {_x(r['max_speedup'])}"
+                     + (f" ({int(r['n_compared'])} compared; {int(r['n_pass'] - r['n_compared'])} without an eager run)"
+                        if r.get("n_compared", r["n_pass"]) < r["n_pass"] else ""),
                      "passed": f"{int(r['n_pass'])} of {int(r['n_configs'])} ({r['pass_rate']:.0%})",
                      "not passed": failed or "none",
                      "compile s (median)": f"{r['compile_s_median']:.1f}" if pd.notna(r["compile_s_median"]) else "",

@@ -42,7 +42,7 @@ def _scaled(value: float, unit: str) -> str:
     """value per second in the SI prefix that fits it: '3.2 T<unit>', '13.1 G<unit>'."""
     if value is None or value != value:
         return ""
-    for prefix, f in (("T", 1e12), ("G", 1e9), ("M", 1e6)):
+    for prefix, f in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6)):
         if abs(value) >= f:
             return f"{value / f:.3g} {prefix}{unit}"
     return f"{value:.3g} {unit}"

@@ -143,6 +143,8 @@ def merge(steady: pd.DataFrame, other: pd.DataFrame | None, columns: list[str]) 
     out = steady.copy()
     for c in columns:
         out[c] = key.map(o[c]).astype(float)
+    if "tensor_flops_source" in o:   # where the FLOPs came from (text)
+        out["tensor_flops_source"] = key.map(o["tensor_flops_source"]).fillna("")
     missing = sorted(set(key) ^ set(o.index))
     note = (f"{len(missing)} kernel(s) are in one pass and not the other ({', '.join(m[:40] for m in missing[:3])})"
             if missing else None)

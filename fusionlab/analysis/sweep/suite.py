@@ -6,7 +6,8 @@ and verdict) and tables/kernels.csv.
 - suite:          one row per (variant, mode, dtype), eager excluded: the configurations
                   tried (model x batch x sizes), how many ran ok and matched eager
                   (pass_rate = n_pass / n_configs; every other status counted by name),
-                  the geometric-mean speedup over the passing configurations (each one's
+                  of those how many have an eager run to compare with (n_compared), and
+                  the geometric-mean speedup over those compared configurations (each one's
                   headline speedup; speedup_source names their estimators) with its 95%
                   interval across models (bootstrap resampling whole models: the spread a
                   reader's next model could fall in), its smallest and largest, the median
@@ -55,16 +56,20 @@ def geomean_ci(values: pd.Series, groups: pd.Series, n: int = N_BOOT, seed: int 
     return gm, float(np.exp(np.quantile(boots, a))), float(np.exp(np.quantile(boots, 1 - a)))
 
 
+COUNTS = ("n_models", "n_configs", "n_pass", "n_compared")   # the suite's counts; other n_* are statuses
+
+
 def suite(h: pd.DataFrame) -> pd.DataFrame:
     """The suite table of a headline table (sweep.headline: one record per configuration
     and variant; module doc)."""
     rows = []
     for key, g in h[h["variant"] != "eager"].groupby(SUITE_KEYS, sort=False):
-        ok = g[g["status"].eq("ok") & g["speedup"].notna() & (g["speedup"] > 0)]
+        passed = g[g["status"].eq("ok")]
+        ok = passed[passed["speedup"].notna() & (passed["speedup"] > 0)]   # those with an eager to compare
         gm, lo, hi = geomean_ci(ok["speedup"], ok["model"])
         est = sorted(ok["estimator"].dropna().unique()) if "estimator" in ok else []
-        row = dict(zip(SUITE_KEYS, key), n_models=g["model"].nunique(), n_configs=len(g), n_pass=len(ok),
-                   pass_rate=len(ok) / len(g) if len(g) else np.nan,
+        row = dict(zip(SUITE_KEYS, key), n_models=g["model"].nunique(), n_configs=len(g), n_pass=len(passed),
+                   pass_rate=len(passed) / len(g) if len(g) else np.nan, n_compared=len(ok),
                    speedup_source=" and ".join(est) or "none",
                    geomean_speedup=gm, geomean_lo=lo, geomean_hi=hi,
                    # no verdict over models from configurations that have none of their own
@@ -82,8 +87,7 @@ def suite(h: pd.DataFrame) -> pd.DataFrame:
             row[name] = v.median() if v.notna().any() else np.nan
         rows.append(row)
     out = pd.DataFrame(rows)
-    status_cols = sorted(c for c in out.columns if c.startswith("n_") and c not in
-                         ("n_models", "n_configs", "n_pass"))
+    status_cols = sorted(c for c in out.columns if c.startswith("n_") and c not in COUNTS)
     for c in status_cols:
         out[c] = out[c].fillna(0).astype(int)
     return out

@@ -70,7 +70,7 @@ def kernel_roofline(t, model):
         if roofs[key] == roofs[key]:
             ax.plot(x, np.minimum(roofs[key] * x, top) / 1e12, color="k", lw=1, ls=ls,
                     label=f"{name} {fmt_rate(roofs[key])} (ncu peak sustained)")
-    for key, name, ls in (("roof_fp32_flops", "FP32", ":"), ("roof_tensor_flops", "tensor", "-.")):
+    for key, name, ls in (("roof_fp32_flops", "FP32", ":"), ("roof_tensor_flops", "tensor (dense)", "-.")):
         if roofs[key] == roofs[key]:
             ax.axhline(roofs[key] / 1e12, color="grey", lw=0.9, ls=ls,
                        label=f"{name} {fmt_flops(roofs[key])} (ncu peak sustained)")
