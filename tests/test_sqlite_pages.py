@@ -69,7 +69,8 @@ def test_every_integer_size_nulls_and_deleted_rows_in_a_deep_tree(tmp_path):
         assert last == con.execute("SELECT rowid FROM t ORDER BY rowid LIMIT 1 OFFSET ?", (seen - 1,)).fetchone()[0]
 
 
-@pytest.mark.parametrize("case", ["float", "text", "wal", "overflow", "rowid alias", "added column"])
+@pytest.mark.parametrize("case", ["float", "text", "wal", "journal", "overflow", "rowid alias",
+                                  "added column"])
 def test_refuses_what_it_does_not_decode(case, tmp_path):
     path = str(tmp_path / "t.sqlite")
     con = sqlite3.connect(path)
@@ -83,6 +84,8 @@ def test_refuses_what_it_does_not_decode(case, tmp_path):
     if case == "added column":      # the rows written before hold one column fewer
         con.execute("ALTER TABLE t ADD COLUMN c INTEGER")
         con.commit()
+    if case == "journal":
+        open(path + "-journal", "wb").close()
     if case == "wal":
         assert con.execute("PRAGMA journal_mode = WAL").fetchone()[0] == "wal"
     con.close()

@@ -109,7 +109,8 @@ def _table(report, table: str, names: list[str], convert, query: str, chunk: int
         try:
             if _pages_usable():
                 for cols, rowid in sqlite_pages.columns(report.source, table, names):
-                    out, last = convert(dict(zip(names, cols))), rowid
+                    out = convert(dict(zip(names, cols)))
+                    last = last if rowid is None else rowid
                     yield out
                 return
         except sqlite_pages.Unsupported:

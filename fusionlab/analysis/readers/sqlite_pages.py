@@ -7,12 +7,12 @@ stepping SQLite row by row.
 columns(path, table, names) yields, in rowid order (the b-tree's order, as `ORDER BY
 rowid`), one pair per batch of BATCH bytes of leaf pages: a list with, for each named
 column, a pair (values as int64, NULL mask; a NULL's value 0), and the rowid of the
-batch's last row. It raises Unsupported (before or while
+batch's last row (None: the batch holds none). It raises Unsupported (before or while
 yielding) where the file holds what it does not decode: a table with a column that
-aliases the rowid or a hidden column, a WAL-mode file, a record with fewer columns than
-the table, a value of a named column that is not an integer or NULL, a row that spills to
-overflow pages, a multi-byte record header, an unbalanced tree. Callers read through
-SQLite there.
+aliases the rowid or a hidden column, a WAL-mode file or one with a journal beside it, a
+record with a multi-byte header or serial type or with fewer columns than the table, a
+value of a named column that is not an integer or NULL, a row that spills to overflow
+pages, a b-tree with leaves at several depths. Callers read through SQLite there.
 Memory: one batch of pages and its rows' columns.
 """
 from __future__ import annotations
@@ -52,6 +52,8 @@ class _File:
     copy, not a mapping, so the resident memory stays one batch)."""
 
     def __init__(self, path: str):
+        if os.path.exists(path + "-journal") or os.path.exists(path + "-wal"):
+            raise Unsupported("a journal beside the file (a write under way)")
         self.fd = os.open(path, os.O_RDONLY)
         head = os.pread(self.fd, 100, 0)
         if len(head) < 100 or head[18] == 2 or head[19] == 2:
