@@ -45,6 +45,10 @@ def test_regenerating_reads_reports_keeps_traffic_without_them_and_names_the_los
     found[DIRS[0]]["files"] |= {"traffic.json"}
     p = ncu_plan.plan({}, "cuda", "nsys", True, None, DIRS, found)
     assert p["lost"] == [] and p["traffic"] == R0
+    # folders copied without the step's record: the note says so, not that nothing was profiled
+    bare = {d: {"files": {"run.json", "timing.json"}, "step": None} for d in R0}
+    p = ncu_plan.plan({}, "cuda", "nsys", True, None, DIRS, bare)
+    assert p["inputs"] == [] and p["note"] == "no run folder holds the Nsight Compute step's record (ncu.json)"
 
 
 def test_a_step_record_with_one_multi_pass_report_is_known_by_that_report():

@@ -111,5 +111,7 @@ def plan(cfg: dict, device: str | None, backend: str, regenerate: bool, ncu: str
         out.update(ncu=ncu or "ncu", profile=r0, traffic=r0)
     out["inputs"] = [f"{d}/{ncu_passes.RUN_FILE}" for d in out["traffic"]]
     if not out["inputs"]:
-        out["note"] = out["off"] or "no run profiled under Nsight Compute"
+        out["note"] = out["off"] or (f"no run folder holds the Nsight Compute step's record ({ncu_passes.STEP_FILE})"
+                                     if regenerate
+                                     else "no run profiled under Nsight Compute")
     return out
