@@ -209,3 +209,25 @@ def test_the_bare_loop_runs_a_model_by_import_path_and_sits_beside_the_sweep(mon
                            "speedup_paired_hi": 100.0, "repeats_ok": 1}])
     out = bl.compare(bare, sweep)
     assert out["bare_over_sweep"].iloc[0] == pytest.approx(0.5) and bool(out["intervals_overlap"].iloc[0])
+
+
+def test_the_bare_loop_beside_a_sweep_without_intervals_says_unknown_not_apart():
+    """compare(): a sweep speedup from one repeat has no interval, so whether the intervals
+    overlap is unknown (NA), not False; whether the sweep's speedup lies in the bare loop's
+    interval is still known (H100 values: bert compile batch 8 inside, llama_block batch 1
+    outside)."""
+    import pandas as pd
+    bl = _bare_loop_benchmark()
+    keys = {"variant": "compile", "mode": "inference", "dtype": "bfloat16"}
+    bare = pd.DataFrame([{"model": "bert", "batch": 8, **keys, "status": "ok", "bare_paired": 1.4269,
+                          "bare_paired_lo": 1.2729, "bare_paired_hi": 1.5995},
+                         {"model": "llama_block", "batch": 1, **keys, "status": "ok", "bare_paired": 2.7349,
+                          "bare_paired_lo": 2.6256, "bare_paired_hi": 2.8487}])
+    sweep = pd.DataFrame([{"model": "bert", "batch": 8, **keys, "speedup_paired": 1.4891, "speedup_paired_lo": None,
+                           "speedup_paired_hi": None, "repeats_ok": 1},
+                          {"model": "llama_block", "batch": 1, **keys, "speedup_paired": 2.9048,
+                           "speedup_paired_lo": 2.85, "speedup_paired_hi": 2.95, "repeats_ok": 2}])
+    out = bl.compare(bare, sweep).set_index("model")
+    assert pd.isna(out.loc["bert", "intervals_overlap"]) and bool(out.loc["bert", "sweep_in_bare_interval"])
+    assert out.loc["llama_block", "intervals_overlap"] == False   # noqa: E712  2.8487 < 2.85: apart
+    assert out.loc["llama_block", "sweep_in_bare_interval"] == False   # noqa: E712

@@ -316,16 +316,21 @@ def cmd_report(a) -> int:
 
 def compare(bare, speedups):
     """The bare loop's paired speedup (its own process) beside the sweep's paired speedup
-    of the same (model, variant, batch, mode, dtype): one row each, with both intervals and
-    bare / sweep."""
+    of the same (model, variant, batch, mode, dtype): one row each, with both intervals,
+    bare / sweep, whether the intervals overlap and whether the sweep's speedup lies in the
+    bare loop's interval (each NA where a side has no interval or no speedup)."""
     import pandas as pd
     keys = ["model", "variant", "batch", "mode", "dtype"]
     b = bare[bare["status"].eq("ok")][keys + ["bare_paired", "bare_paired_lo", "bare_paired_hi"]]
     s = speedups[keys + ["speedup_paired", "speedup_paired_lo", "speedup_paired_hi", "repeats_ok"]]
     out = b.merge(s, on=keys, how="left")
     out["bare_over_sweep"] = out["bare_paired"] / out["speedup_paired"]
-    out["intervals_overlap"] = ((out["bare_paired_lo"] <= out["speedup_paired_hi"])
-                                & (out["speedup_paired_lo"] <= out["bare_paired_hi"]))
+    both = out[["bare_paired_lo", "bare_paired_hi", "speedup_paired_lo", "speedup_paired_hi"]].notna().all(axis=1)
+    overlap = ((out["bare_paired_lo"] <= out["speedup_paired_hi"]) & (out["speedup_paired_lo"] <= out["bare_paired_hi"]))
+    out["intervals_overlap"] = overlap.astype("boolean").where(both, pd.NA)   # NA: a side without an interval
+    inside = (out["bare_paired_lo"] <= out["speedup_paired"]) & (out["speedup_paired"] <= out["bare_paired_hi"])
+    known = out[["bare_paired_lo", "bare_paired_hi", "speedup_paired"]].notna().all(axis=1)
+    out["sweep_in_bare_interval"] = inside.astype("boolean").where(known, pd.NA)
     return out.reset_index(drop=True) if len(out) else pd.DataFrame(columns=[*keys, "bare_over_sweep"])
 
 
