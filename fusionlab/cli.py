@@ -22,7 +22,8 @@ COMMANDS = ("run", "analyse", "diff", "compare", "list", "progress", "audit")
 def list_registry(argv) -> int:
     """Print every model (seed or import path, default batch, modes, size axes) and
     variant, with the models each variant supports on the device; with --configfile, the
-    models that config names by import path too (each imported and checked)."""
+    models that config names by import path too (each imported and checked; one that cannot
+    join is left out of the list and named as the command's error, exit status 2)."""
     import argparse
     import yaml
     from fusionlab.experiments import catalog
@@ -32,13 +33,19 @@ def list_registry(argv) -> int:
     p.add_argument("--mode", default="inference", choices=("inference", "train"))
     p.add_argument("--configfile", help="a sweep config: its import_models join the list")
     a = p.parse_args(argv)
+    failed = []
     if a.configfile:
         with open(a.configfile) as f:
             cfg = yaml.safe_load(f) or {}
+        entries = sweep.import_entries(cfg.get("import_models") or {})
         try:
-            catalog.extend(sweep.import_entries(cfg.get("import_models") or {}))
-        except catalog.CatalogError as e:
-            raise sweep.ConfigError(f"{a.configfile}: {e}") from None
+            catalog.extend(entries)
+        except catalog.CatalogError:
+            for name, entry in sorted(entries.items()):   # one at a time: the others still join the list
+                try:
+                    catalog.extend({name: entry})
+                except catalog.CatalogError as e:
+                    failed.append(str(e))
     cat = catalog.load()
     print("models:")
     for name, m in sorted(cat["models"].items()):
@@ -51,6 +58,9 @@ def list_registry(argv) -> int:
         ok = [m for m in sorted(cat["models"]) if catalog.unsupported_reason(m, name, a.device, a.mode) is None]
         which = "all" if len(ok) == len(cat["models"]) else (", ".join(ok) or "none")
         print(f"  {name:<36} {which}\n      {v['description']}")
+    if failed:   # listed above without them; the first reason as the command's one-line error
+        more = f" (and {len(failed) - 1} more model(s) that cannot join)" if len(failed) > 1 else ""
+        raise sweep.ConfigError(f"{a.configfile}: {failed[0]}{more}")
     return 0
 
 

@@ -93,6 +93,8 @@ def test_the_config_names_it_and_fusionlab_list_shows_it(tmp_path):
                        capture_output=True, text=True, cwd=ROOT, env=env)
     assert p.returncode == 2 and p.stderr.count("\n") == 1
     assert "import_models.broken" in p.stderr and "do not run through it" in p.stderr
+    assert any(ln.strip().startswith("rmsnorm") for ln in p.stdout.splitlines())   # the others still listed
+    assert not any(ln.strip().startswith("broken") for ln in p.stdout.splitlines())
     cfg.write_text(cfg.read_text().replace(f"  broken: {USER}:shape_mismatch\n", ""))
     p = subprocess.run([sys.executable, "-m", "fusionlab.cli", "list", "--device", "cpu", "--configfile", str(cfg)],
                        capture_output=True, text=True, cwd=ROOT, env=env)
