@@ -6,7 +6,8 @@
     python benchmarks/bytes.py profile --out DIR --model M --variant V --batch B [--passes steady,cold]
         the step (jobs.ncu_step) on the runner in DIR, then DIR/traffic.json;
     python benchmarks/bytes.py hand --csv FILE --iters N
-        per-iteration DRAM bytes of `ncu --csv --page raw` output (the median over iterations);
+        per-iteration DRAM bytes of `ncu --csv --page raw` output (the median over iterations;
+        kernels that ran once before the repeating iterations are counted apart);
     python benchmarks/bytes.py tables --work DIR --out OUTDIR
         OUTDIR/bytes.csv (every DIR/bytes/*/traffic.json with the model's bytes_fused and
         bytes_unfused), kernel_roofline.csv and kernel_roofline_<model>.png (the per-kernel
@@ -63,13 +64,27 @@ def profile(a) -> int:
     return 0
 
 
+def iteration_split(names: list[str], iters: int) -> tuple[int, int] | None:
+    """(lead, period): the kernels in launch order as `lead` kernels that ran once (a first
+    iteration's lazy set-up: a library's workspace, a one-time copy) and then `iters`
+    repeats of the same `period` names; the shortest such period. None where the tail is
+    no repetition of `iters` equal iterations."""
+    for period in range(1, len(names) // iters + 1):
+        lead = len(names) - iters * period
+        tail = names[lead:]
+        if all(tail[i] == tail[i % period] for i in range(len(tail))):
+            return lead, period
+    return None
+
+
 def hand(a) -> int:
     from fusionlab.analysis.readers import ncu_report
     rows = ncu_report.parse_raw_csv(open(a.csv).read())
-    n = len(rows) // a.iters if rows and len(rows) % a.iters == 0 else None
-    per = ([sum(r["dram_read_bytes"] + r["dram_write_bytes"] for r in rows[i * n:(i + 1) * n]) for i in range(a.iters)]
-           if n else [])
-    print(json.dumps({"kernels": len(rows), "per_iteration": per,
+    split = iteration_split([r["full_name"] for r in rows], a.iters) if rows else None
+    lead, n = split or (0, 0)
+    per = ([sum(r["dram_read_bytes"] + r["dram_write_bytes"] for r in rows[lead + i * n:lead + (i + 1) * n])
+            for i in range(a.iters)] if n else [])
+    print(json.dumps({"kernels": len(rows), "kernels_once": lead, "kernels_per_iteration": n, "per_iteration": per,
                       "median": statistics.median(per) if per else None}))
     return 0
 

@@ -206,3 +206,19 @@ def test_the_headline_carries_the_measured_bytes_removed_as_a_range():
     assert "traffic_note" not in traffic_spread({**sp, "bytes_regime": "above L2"}, row)
     modelled = traffic_spread(sp, {**row, "traffic_source": "modelled"})
     assert set(modelled) == {"traffic_bytes_low", "traffic_bytes_high"} and modelled["traffic_bytes_low"] != modelled["traffic_bytes_low"]
+
+
+def test_ncu_by_hand_splits_iterations_after_the_kernels_that_ran_once():
+    """benchmarks/bytes.py hand: a first iteration's one-time kernels (here two) come before
+    the repeating iterations; the split finds the shortest period of the tail and counts
+    them apart; a tail that does not repeat gives no split (no per-iteration figure)."""
+    import importlib.util
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchmarks", "bytes.py")
+    spec = importlib.util.spec_from_file_location("bytes_benchmark", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    it = ["max", "sub_exp", "sum", "div", "copy"]
+    assert bench.iteration_split(["ws_init", "fill"] + it * 3, 3) == (2, 5)
+    assert bench.iteration_split(it * 3, 3) == (0, 5)
+    assert bench.iteration_split(["a", "a", "a"], 3) == (0, 1)
+    assert bench.iteration_split(it + it + ["max", "sum", "sub_exp", "div", "copy"], 3) is None
