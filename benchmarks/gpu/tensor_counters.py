@@ -24,7 +24,6 @@ import sys
 
 N = 4096
 DTYPES = ("bf16", "fp16", "tf32")
-NAME = re.compile(r"^\s*([a-z0-9]+__[a-z0-9_]+)\b")
 
 
 def workload(dtype: str) -> None:
@@ -43,9 +42,8 @@ def workload(dtype: str) -> None:
 
 def candidate_metrics(ncu: str) -> list[str]:
     """Every `.sum` counter this ncu knows on this GPU whose name holds tensor, mma or gmma."""
-    listing = subprocess.run([ncu, "--query-metrics"], capture_output=True, text=True).stdout
-    bases = sorted({m.group(1) for line in listing.splitlines() if (m := NAME.match(line))
-                    and re.search(r"tensor|mma", m.group(1))})
+    from fusionlab.jobs import ncu_step
+    bases = sorted(m for m in ncu_step.known_metrics(ncu) if re.search(r"tensor|mma", m))
     suffixes = subprocess.run([ncu, "--query-metrics", "--query-metrics-mode", "suffix", "--metrics",
                                ",".join(bases)], capture_output=True, text=True).stdout
     known = set(re.findall(r"[a-z0-9]+__[a-z0-9_]+\.sum\b", suffixes))

@@ -142,8 +142,8 @@ def check_yte(config_files, allowed: bool) -> None:
 
 def check_by_keys(cfg: dict) -> None:
     """variants_by_mode's variants among variants (eager added to each mode);
-    batch_sizes_by_model's entries of models not swept dropped (a narrowed `models` keeps
-    the config's other entries)."""
+    batch_sizes_by_model's and sizes' entries of models not swept dropped (a narrowed
+    `models` keeps the config's other entries)."""
     for mode, names in cfg["variants_by_mode"].items():
         bad = [v for v in names if v not in cfg["variants"]]
         if bad:
@@ -151,4 +151,5 @@ def check_by_keys(cfg: dict) -> None:
                               f"allowed values: {', '.join(cfg['variants'])}")
         if "eager" not in names:
             cfg["variants_by_mode"][mode] = ["eager"] + names
-    cfg["batch_sizes_by_model"] = {m: b for m, b in cfg["batch_sizes_by_model"].items() if m in cfg["models"]}
+    for key in ("batch_sizes_by_model", "sizes"):
+        cfg[key] = {m: v for m, v in cfg[key].items() if m in cfg["models"]}

@@ -196,9 +196,8 @@ def validate(config: dict, root: str | None = None, regenerate: bool = False) ->
 
 def _check_sizes(cfg: dict) -> None:
     """The sizes key against the models' declared axes (catalog): each axis declared by
-    its model, each value in the axis's range; a model not swept has its entry dropped (a
-    narrowed `models` keeps the config's other entries)."""
-    cfg["sizes"] = {m: v for m, v in cfg["sizes"].items() if m in cfg["models"]}
+    its model, each value in the axis's range (entries of models not swept dropped before:
+    config_checks.check_by_keys)."""
     for model, axes_values in cfg["sizes"].items():
         declared = catalog.sizes(model)
         for axis, values in axes_values.items():

@@ -36,9 +36,9 @@ device * 2**32 + stream).
 """
 from __future__ import annotations
 
-import numpy as np
-
 import os
+
+import numpy as np
 
 from fusionlab.analysis.readers import nsys_arrow, sqlite_pages
 from fusionlab.analysis.readers import nsys_sqlite as N
