@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The real networks (config/real-models.yaml) through `snakemake all` on the GPUs it is
 # given, in stages that each finish a useful part of the grid, under one deadline; then the
-# audit. Packs tables, figures, summary and every run's records into OUTDIR/real-models.tgz
-# (no .nsys-rep or .sqlite).
+# audit. Packs tables, figures, summary and every run's records and rule times
+# (benchmarks/*.tsv) into OUTDIR/real-models.tgz (no .nsys-rep or .sqlite).
 #   CUDA_VISIBLE_DEVICES=0,1 DEADLINE_S=1200 bash benchmarks/gpu/real_models.sh OUTDIR [KEY=VALUE ...]
 # KEY=VALUE: config values every stage gets (one --config list), e.g. "models=[llama_block,rmsnorm_mlp]"
 # Stages (each a `snakemake all` of the same results folder: a later one adds runs):
@@ -54,5 +54,5 @@ echo "total $(( $(date +%s) - T0 )) s" >> "$OUT/stages.txt"
 python -m fusionlab.cli audit $RES > "$OUT/audit.txt" 2>&1; tail -3 "$OUT/audit.txt"
 tar czf "$OUT/real-models.tgz" --exclude='*.svg' $RES/tables $RES/figures $RES/summary.md $RES/summary.html \
   $RES/device $RES/logs \
-  $(ls -d $RES/runs/*/*/*/*/*/*/{run.json,timing.json,unsupported.json,metrics.json,kernels.csv,stats,inductor,ncu.json,traffic.json,traffic.csv} 2>/dev/null) 2>/dev/null
+  $(ls -d $RES/runs/*/*/*/*/*/*/{run.json,timing.json,unsupported.json,metrics.json,kernels.csv,stats,inductor,ncu.json,traffic.json,traffic.csv,benchmarks} 2>/dev/null) 2>/dev/null
 cat "$OUT/stages.txt"
