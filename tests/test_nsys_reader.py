@@ -302,6 +302,17 @@ def test_compile_fields_come_from_the_first_process():
     assert compile_fields({"compile_latency_s": 0.01, "compile": None}, None)["compile_cache"] is None
 
 
+def test_eager_has_no_compile_latency():
+    """A real eager record (its variant's first call warm after the check's eager call: a
+    negative difference) gives no compile latency."""
+    import json
+    from fusionlab.analysis.run.run_metrics import compile_fields
+    d = os.path.join(DATA, "nsys2025_h100_train", "deep_gelu_mlp_eager")
+    run, timing = (json.load(open(os.path.join(d, f))) for f in ("run.json", "timing.json"))
+    assert timing["compile_latency_s"] < 0 and run["variant"] == "eager"
+    assert compile_fields(run, timing)["compile_latency_s"] is None
+
+
 def test_compile_cost_prefers_cold_compiles():
     import numpy as np
     import pandas as pd

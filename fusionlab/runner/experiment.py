@@ -224,7 +224,9 @@ def run(spec: ExperimentSpec, rec: dict, phases: process.Phases | None = None,
     first_calls_peak = result.pop("first_calls_peak_bytes", None)
     rec["first_call_s"] = result.pop("first_call_s")
     rec["eager_first_call_s"] = result.pop("eager_first_call_s")
-    rec["compile_latency_s"] = rec["first_call_s"] - rec["eager_first_call_s"]
+    # eager compiles nothing: its first call follows the check's eager call, warm
+    rec["compile_latency_s"] = (None if spec.variant == "eager" else
+                                rec["first_call_s"] - rec["eager_first_call_s"])
     rec["correctness"] = result
     if not result["passed"]:
         rec.update(status="incorrect", reason=check.incorrect_reason(result))

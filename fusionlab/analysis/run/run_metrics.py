@@ -46,7 +46,8 @@ Compile fields (compile_latency_s, graph_breaks, generated_kernels, compile_cach
 from the run's first process: timing.json where there is one (the nsys process starts
 after it, from the compile caches it filled), else run.json. compile_cache: `cold` (every
 graph compiled), `warm` (every graph from Inductor's FX graph cache), `mixed`, or empty
-(no compile, or a record from before the runner counted cache hits).
+(no compile, or a record from before the runner counted cache hits). compile_latency_s is
+empty for eager (it compiles nothing; its first call is warm after the check's eager one).
 
 A run whose experiment failed keeps its status and reason; a profile that cannot be
 read turns the run's status to `error` with the one-line reason. Neither raises, so
@@ -155,7 +156,8 @@ def compile_fields(run: dict, timing: dict | None) -> dict:
     hits, misses = c.get("fx_graph_cache_hits"), c.get("fx_graph_cache_misses")
     cache = (None if hits is None or not (hits or misses) else
              "mixed" if hits and misses else "warm" if hits else "cold")
-    return {"compile_latency_s": first.get("compile_latency_s"), "graph_breaks": c.get("graph_breaks"),
+    latency = None if run.get("variant") == "eager" else first.get("compile_latency_s")
+    return {"compile_latency_s": latency, "graph_breaks": c.get("graph_breaks"),
             "generated_kernels": c.get("generated_kernels"), "compile_cache": cache}
 
 
