@@ -168,3 +168,36 @@ def test_hostile_values_in_a_results_folder_reach_captions_as_text(gpu_results, 
                           f"{res}/tables/breakdown.csv", f"{res}/tables/headline.csv", f"{res}/tables/kernels.csv")
     text = captions.caption("headline", t, MODEL)
     assert captions.is_safe(text) and "{" not in text and "\n.." not in text and "cycler" in text
+
+
+def test_a_host_skewed_speedup_left_unsaid_is_caught(gpu_results, tmp_path):
+    def edit(res):
+        edit_csv(f"{res}/tables/headline.csv", lambda h: h.__setitem__("host_skewed", h["variant"] != "eager"))
+    a = seeded(gpu_results, tmp_path / "r", edit)
+    assert any("does not say host-skewed, the record's host_skewed is True" in v for v in a.violations), a.violations
+
+
+@pytest.mark.parametrize("estimator, slowdown, eager, variant, skewed", [
+    ("paired", 2.06, "host", "gpu", True),      # eager stretched by the slow host, the CUDA graph not
+    ("paired", 2.06, "gpu", "host", True),
+    ("paired", 2.06, "host", "host", False),    # both sides stretched alike: the pairing cancels it
+    ("paired", 1.2, "host", "gpu", False),      # the host at most HOST_SLOW x its best
+    ("across processes", 2.06, "host", "gpu", False),
+    ("paired", float("nan"), "host", "gpu", False),
+    ("paired", 2.06, None, "gpu", False),
+])
+def test_host_skew(estimator, slowdown, eager, variant, skewed):
+    assert headline.host_skew(estimator, slowdown, eager, variant) is skewed
+
+
+def test_the_real_model_sweep_skews_only_the_run_a_quiet_host_contradicts():
+    """The H100 real-model sweep (benchmarks/results/h100-real-models-part2): one speedup
+    is host-skewed, bert compile_reduce_overhead at batch 32: 3.23x paired in the sweep,
+    where the same run alone on the machine gave 1.52x (alone.txt there)."""
+    from fusionlab.analysis.report import text
+    d = os.path.join(ROOT, "benchmarks", "results", "h100-real-models-part2", "tables")
+    h = headline.table(pd.read_csv(os.path.join(d, "runs.csv")), pd.read_csv(os.path.join(d, "speedups.csv")))
+    skewed = h[h["host_skewed"]]
+    assert [tuple(r) for r in skewed[["model", "variant", "batch", "mode"]].values] == \
+        [("bert", "compile_reduce_overhead", 32, "inference")]
+    assert text.speedup(skewed.iloc[0]) == "3.23x paired (1 repeat), host-skewed"

@@ -34,6 +34,7 @@ import pandas as pd
 
 from fusionlab.analysis.sweep import headline as sweep_headline
 from fusionlab.analysis.sweep import tables
+from fusionlab.analysis.report import text
 
 KEYS = ["model", "variant", "batch", "size", "mode", "dtype", "device"]
 REL = 1e-6          # records and figure data: the same float, written and read back
@@ -234,6 +235,9 @@ def check_opening(a: Audit, md: str, h: pd.DataFrame) -> None:
                         f"says {seg.group('lead')!r} but the verdict is {r['verdict']!r}")
             a.check(_close(float(seg.group("speed")), round(r["speedup"], 2), 0, 0.0051), where,
                     f"speedup {seg.group('speed')}x, the record's {r['speedup']:.4g}")
+            a.check((text.HOST_SKEWED in seg.group("rest")) == (str(r.get("host_skewed")) == "True"), where,
+                    f"{'says' if text.HOST_SKEWED in seg.group('rest') else 'does not say'} {text.HOST_SKEWED}, "
+                    f"the record's host_skewed is {r.get('host_skewed')}")
             iv = INTERVAL.search(seg.group("rest"))
             if iv:
                 a.check(_close(float(iv.group(1)), round(r["speedup_lo"], 2), 0, 0.0051)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from fusionlab.analysis.report import story, suite_text
+from fusionlab.analysis.report import story, suite_text, text
 from fusionlab.analysis.report.text import drop_constant, fmt_time, md_table, speedup
 from fusionlab.analysis.sweep import headline as sweep_headline
 from fusionlab.analysis.sweep import overfusion, tables, traffic
@@ -40,7 +40,10 @@ def speedup_md(h: pd.DataFrame) -> list[str]:
            "The headline speedup of every configuration: paired where the variant was paired (eager timed in "
            "the variant's own process, the host's speed cancelling), else across processes; with its interval "
            "(95% CI, or the range of the repeats) and faster / slower / inconclusive (the interval holds 1). "
-           "A status (incorrect, oom, error, timeout) where the variant ran and failed.", ""]
+           "A status (incorrect, oom, error, timeout) where the variant ran and failed. "
+           f"`{text.HOST_SKEWED}`: a paired speedup timed while the host ran over {tables.HOST_SLOW:g} x slower "
+           "than its best, with one side host-bound and the other not: the slow host stretched one side only, "
+           "so the pairing does not cancel it (see 'Data quality').", ""]
     d = tables.with_size(h[(h["variant"] != "eager") & (h["status"] != "unsupported")])
     if d.empty:
         return out + ["No variant besides eager ran.", ""]

@@ -61,10 +61,13 @@ def fmt_flops(flops_per_s: float) -> str:
 NO_EAGER = "no eager run to compare with"   # a variant that ran ok without an eager time beside or apart
 
 
+HOST_SKEWED = "host-skewed"   # sweep.headline's host_skewed, as the text says it
+
+
 def speedup(r, estimator: bool = True) -> str:
     """A headline speedup (a row of tables/headline.csv) as the summary writes it
     everywhere: '0.95x paired [0.94, 0.97] range of 3, slower', '1.52x paired (1 repeat)',
-    '1.01x paired [0.97, 1.04] 95% CI, inconclusive'."""
+    '1.01x paired [0.97, 1.04] 95% CI, inconclusive', '3.23x paired (1 repeat), host-skewed'."""
     s = r.get("speedup")
     if s is None or s != s:
         status = str(r.get("status") or "")
@@ -78,7 +81,8 @@ def speedup(r, estimator: bool = True) -> str:
         iv = f" ({r['interval']})" if isinstance(r.get("interval"), str) and r.get("interval") else ""
         verdict = ""
     noisy = ", noisy" if r.get("noisy") is True or r.get("noisy") == "True" else ""
-    return f"{s:.2f}x{est}{iv}{verdict}{noisy}"
+    skewed = f", {HOST_SKEWED}" if str(r.get("host_skewed")) == "True" else ""
+    return f"{s:.2f}x{est}{iv}{verdict}{noisy}{skewed}"
 
 
 def across(r) -> str:

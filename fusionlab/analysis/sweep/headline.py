@@ -12,6 +12,10 @@ it, one speedup estimator with its interval, and what the speedup comes from.
   of 3"; a bootstrap over 3 values is that range); with 1, none ("1 repeat").
 - verdict: faster / slower where the interval lies above / below 1, inconclusive where
   it holds 1, and "1 repeat" without an interval.
+- host_skewed (host_skew): a paired speedup timed while the host ran slow (the variant's
+  runs' median host_slowdown over tables.HOST_SLOW) with one side host-bound and the other
+  not: the slow host stretched one side only, so the pairing does not cancel it and the
+  speedup is off by up to that factor (over-stated where eager is the host-bound side).
 - wall_ms, kernel_ms, host_ms, kernel_wait_ms, other_ms and their shares, bound: the
   split of the configuration's medians (sweep.shares); traced_wall_ms,
   traced_busy_share and traced_bound (metrics' `bound` over the traced iterations) kept as
@@ -54,7 +58,7 @@ CI_MIN = 5          # repeats for a bootstrap CI to mean more than the repeats' 
 L2_BYTES = 64e6     # about the L2 cache of current data-centre GPUs (their datasheets: 50-60 MB)
 COLUMNS = (list(tables.GROUP) + ["variant", "status", "repeats", "estimator", "speedup", "speedup_lo", "speedup_hi",
                                  "interval", "verdict", "speedup_across", "speedup_across_lo", "speedup_across_hi",
-                                 "host_moved", "noisy"]
+                                 "host_moved", "noisy", "host_skewed"]
            + list(shares.PARTS) + ["wall_ms"] + list(shares.SHARES.values())
            + ["bound", "host_per_launch_us", "launches_per_iter", "kernels_per_iter", "eager_wall_ms",
               "reference", "eager_own_ms", "saved_ms", "host_saved_ms", "traffic_ms", "kernels_saved_ms",
@@ -251,7 +255,7 @@ def table(runs: pd.DataFrame, sp: pd.DataFrame, peaks: dict | None = None) -> pd
         row = {**{k: r[k] for k in keys + axes}, "variant": r["variant"], "status": r["status"], "repeats": len(v),
                "noisy": bool(r.get("noisy_paired") if pd.notna(r.get("speedup_paired")) else r.get("noisy")),
                "host_moved": bool(r.get("host_moved", False)), "compile_s": r.get("compilation_latency_s", np.nan),
-               "kernels_per_iter": r.get("kernels_per_iter", np.nan)}
+               "kernels_per_iter": r.get("kernels_per_iter", np.nan), "host_skewed": False}
         if v.empty:
             rows.append(row)
             continue
@@ -273,6 +277,7 @@ def table(runs: pd.DataFrame, sp: pd.DataFrame, peaks: dict | None = None) -> pd
                         "eager_own_ms": side["wall_ms"], "reference": "itself"})
         elif len(e):
             row.update(_speedup(pd.Series(r), v, e))
+            row["host_skewed"] = host_skew(row["estimator"], r.get("host_slowdown"), _side(e)["bound"], side["bound"])
             row.update(_parts(_side(e), side, row["speedup"], row["estimator"], bw))
             row.update(traffic_spread(r, row))
             saved = row["saved_ms"]
@@ -282,6 +287,14 @@ def table(runs: pd.DataFrame, sp: pd.DataFrame, peaks: dict | None = None) -> pd
         rows.append(row)
     cols = COLUMNS[:len(keys)] + axes + COLUMNS[len(keys):]
     return pd.DataFrame(rows, columns=cols).sort_values(keys + ["variant"], ignore_index=True)
+
+
+def host_skew(estimator: str, host_slowdown, eager_bound, variant_bound) -> bool:
+    """Whether a speedup is host-skewed (module doc): paired, timed on a host slower than
+    tables.HOST_SLOW x its best, with exactly one of the two sides host-bound."""
+    slow = host_slowdown is not None and host_slowdown == host_slowdown and host_slowdown > tables.HOST_SLOW
+    return bool(estimator == "paired" and slow and None not in (eager_bound, variant_bound)
+                and (eager_bound == "host") != (variant_bound == "host"))
 
 
 def best(h: pd.DataFrame) -> pd.DataFrame:
