@@ -121,3 +121,17 @@ def test_the_figures_and_summary_pass_the_audit(tmp_path):
                                                    headline=t["headline"]))
     found = audit.audit(str(res))
     assert found.violations == [] and found.checks > 100
+
+
+def test_an_empty_kernel_panel_says_whether_the_variant_ran_there(t):
+    """A variant swept for inference only (compile_reduce_overhead, as config/real-models.yaml
+    sweeps it) leaves its training panel 'not swept here'; a variant that ran in that
+    setting without kernels says 'no kernels recorded'."""
+    def cro(df):
+        extra = df[(df["model"] == "gpt2") & (df["variant"] == "compile") & (df["mode"] == "inference")]
+        return pd.concat([df, extra.assign(variant="compile_reduce_overhead")], ignore_index=True)
+    k = cro(t["kernels"])
+    k = k[~((k["model"] == "gpt2") & (k["variant"] == "compile") & (k["mode"] == "train"))]
+    fig = draw("kernel_durations", {**t, "kernels": k, "runs": cro(t["runs"])}, "gpt2")
+    said = [x.get_text() for ax in fig.axes for x in ax.texts if x.get_text().endswith(("here", "recorded"))]
+    assert said == ["compile: no kernels recorded", "compile_reduce_overhead: not swept here"]

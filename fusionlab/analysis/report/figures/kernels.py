@@ -121,6 +121,17 @@ def kernels_per_iter(t, model):
     return fig
 
 
+def ran(t: dict, model: str, variant: str, d: pd.DataFrame) -> bool:
+    """Whether the sweep has runs of the variant in the setting (mode, dtype) of kernels d:
+    an empty panel then lacks kernels, else the variant was not swept there."""
+    r = by_model(t["runs"], model)
+    r = r[r["variant"] == variant]
+    for col in ("mode", "dtype"):
+        if col in r and col in d and d[col].nunique() == 1:
+            r = r[r[col] == d[col].iloc[0]]
+    return not r.empty
+
+
 def kernel_durations(t, model):
     """Each kernel's duration per call at the model's largest configuration of the main
     swept axis (first repeat): a panel per variant (a row of panels per setting, mode and
@@ -151,7 +162,7 @@ def kernel_durations(t, model):
         for ax, v in zip(panels, variants):
             g = d[d["variant"] == v].sort_values("time_per_iter_us", ascending=False)
             if g.empty:
-                style.empty(ax, f"{v}: no kernels recorded")
+                style.empty(ax, f"{v}: {'no kernels recorded' if ran(t, model, v, d) else 'not swept here'}")
                 continue
             rest = g.iloc[TOP:]
             g = g.head(TOP)
