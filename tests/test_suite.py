@@ -113,7 +113,23 @@ def test_a_configuration_without_an_eager_run_passes_but_is_not_compared(tables)
     assert "2 of 2 (100%)" in text and "1 compared; 1 without an eager run" in text
     a = audit.Audit()
     audit.check_suite(a, sp, table, None)
-    assert a.violations == [] and a.checks == 2 * 3
+    assert a.violations == [] and a.checks == 2 * 4
+
+
+def test_a_host_skewed_speedup_is_counted_and_said(tables):
+    """A compared configuration whose paired speedup is host-skewed stays in the mean, and
+    the suite counts it and says so; the audit recounts it from the records."""
+    from fusionlab.analysis.report import audit
+    sp, _ = tables
+    sp = sp.copy()
+    sp["host_skewed"] = (sp["variant"] == "compile") & (sp["mode"] == "inference") & (sp["model"] == "gpt2")
+    table = suite.suite(sp)
+    assert table.set_index("mode")["n_host_skewed"].to_dict() == {"inference": 1, "train": 0}
+    text = "\n".join(suite_text.suite_md(table))
+    assert text.count("(1 host-skewed, in the mean)") == 1
+    a = audit.Audit()
+    audit.check_suite(a, sp, table.assign(n_host_skewed=0), None)
+    assert a.violations == ["tables/suite.csv compile inference bfloat16: 0 host-skewed but the records have 1"]
 
 
 def test_the_slower_ledger_lists_what_the_variant_no_longer_runs(tables):
@@ -154,7 +170,7 @@ def test_the_audit_recomputes_the_suite_from_the_records(tables):
     md = "\n".join(suite_text.suite_md(st))
     a = audit.Audit()
     audit.check_suite(a, h, st, md)
-    assert a.violations == [] and a.checks == 2 * 4
+    assert a.violations == [] and a.checks == 2 * 5
     bad = st.copy()
     bad.loc[0, "geomean_speedup"] *= 1.01
     bad.loc[1, "n_pass"] = 1

@@ -294,6 +294,9 @@ def check_suite(a: Audit, h: pd.DataFrame, suite: pd.DataFrame, md: str | None) 
                 and int(r.get("n_compared", len(ok))) == len(ok), where,
                 f"{r['n_pass']} of {r['n_configs']} passed ({r.get('n_compared')} compared) but the records have "
                 f"{passed} of {len(g)} ({len(ok)} with a speedup)")
+        skewed = int(ok["host_skewed"].astype(str).eq("True").sum()) if "host_skewed" in ok else 0
+        a.check(int(r.get("n_host_skewed", skewed)) == skewed, where,
+                f"{r.get('n_host_skewed')} host-skewed but the records have {skewed}")
         lo, hi = r["geomean_lo"], r["geomean_hi"]
         own = ok[["speedup_lo", "speedup_hi"]].notna().all().all() if len(ok) else False
         want = ("no interval" if pd.isna(lo) or pd.isna(hi) or not own else "faster" if lo > 1

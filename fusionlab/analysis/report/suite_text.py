@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from fusionlab.analysis.sweep import suite as sweep_suite
-from fusionlab.analysis.report.text import fmt_time, md_table
+from fusionlab.analysis.report.text import HOST_SKEWED, fmt_time, md_table
 from fusionlab.core import kernel_class
 
 VERDICT_WORDS = {"faster": "faster", "slower": "slower", "inconclusive": "inconclusive (the interval holds 1)",
@@ -15,6 +15,17 @@ VERDICT_WORDS = {"faster": "faster", "slower": "slower", "inconclusive": "inconc
 
 def _x(v) -> str:
     return f"{v:.2f}x" if pd.notna(v) else ""
+
+
+def _range_notes(r) -> str:
+    """What the range leaves out or holds with a caveat: configurations without an eager
+    run, host-skewed speedups (text.HOST_SKEWED)."""
+    notes = []
+    if r.get("n_compared", r["n_pass"]) < r["n_pass"]:
+        notes += [f"{int(r['n_compared'])} compared", f"{int(r['n_pass'] - r['n_compared'])} without an eager run"]
+    if r.get("n_host_skewed", 0) == r.get("n_host_skewed", 0) and r.get("n_host_skewed", 0) > 0:
+        notes.append(f"{int(r['n_host_skewed'])} {HOST_SKEWED}, in the mean")
+    return f" ({'; '.join(notes)})" if notes else ""
 
 
 def suite_md(suite: pd.DataFrame | None) -> list[str]:
@@ -30,9 +41,7 @@ def suite_md(suite: pd.DataFrame | None) -> list[str]:
                      f"[{_x(r['geomean_lo'])}, {_x(r['geomean_hi'])}]" if pd.notna(r["geomean_lo"])
                      else _x(r["geomean_speedup"]),
                      "reads": VERDICT_WORDS.get(r["verdict"], r["verdict"]),
-                     "range": f"{_x(r['min_speedup'])} to {_x(r['max_speedup'])}"
-                     + (f" ({int(r['n_compared'])} compared; {int(r['n_pass'] - r['n_compared'])} without an eager run)"
-                        if r.get("n_compared", r["n_pass"]) < r["n_pass"] else ""),
+                     "range": f"{_x(r['min_speedup'])} to {_x(r['max_speedup'])}" + _range_notes(r),
                      "passed": f"{int(r['n_pass'])} of {int(r['n_configs'])} ({r['pass_rate']:.0%})",
                      "not passed": failed or "none",
                      "compile s (median)": f"{r['compile_s_median']:.1f}" if pd.notna(r["compile_s_median"]) else "",

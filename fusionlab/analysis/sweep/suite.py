@@ -6,7 +6,8 @@ and verdict) and tables/kernels.csv.
 - suite:          one row per (variant, mode, dtype), eager excluded: the configurations
                   tried (model x batch x sizes), how many ran ok and matched eager
                   (pass_rate = n_pass / n_configs; every other status counted by name),
-                  of those how many have an eager run to compare with (n_compared), and
+                  of those how many have an eager run to compare with (n_compared) and
+                  how many of these are host-skewed (n_host_skewed, sweep.headline), and
                   the geometric-mean speedup over those compared configurations (each one's
                   headline speedup; speedup_source names their estimators) with its 95%
                   interval across models (bootstrap resampling whole models: the spread a
@@ -56,7 +57,12 @@ def geomean_ci(values: pd.Series, groups: pd.Series, n: int = N_BOOT, seed: int 
     return gm, float(np.exp(np.quantile(boots, a))), float(np.exp(np.quantile(boots, 1 - a)))
 
 
-COUNTS = ("n_models", "n_configs", "n_pass", "n_compared")   # the suite's counts; other n_* are statuses
+COUNTS = ("n_models", "n_configs", "n_pass", "n_compared", "n_host_skewed")   # the suite's counts; other n_* are statuses
+
+
+def host_skewed(ok: pd.DataFrame) -> int:
+    """How many of the compared configurations' speedups are host-skewed (sweep.headline)."""
+    return int(ok["host_skewed"].astype(str).eq("True").sum()) if "host_skewed" in ok else 0
 
 
 def suite(h: pd.DataFrame) -> pd.DataFrame:
@@ -70,6 +76,7 @@ def suite(h: pd.DataFrame) -> pd.DataFrame:
         est = sorted(ok["estimator"].dropna().unique()) if "estimator" in ok else []
         row = dict(zip(SUITE_KEYS, key), n_models=g["model"].nunique(), n_configs=len(g), n_pass=len(passed),
                    pass_rate=len(passed) / len(g) if len(g) else np.nan, n_compared=len(ok),
+                   n_host_skewed=host_skewed(ok),
                    speedup_source=" and ".join(est) or "none",
                    geomean_speedup=gm, geomean_lo=lo, geomean_hi=hi,
                    # no verdict over models from configurations that have none of their own
