@@ -8,6 +8,7 @@ import fcntl
 import glob
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -261,6 +262,23 @@ def test_regenerate_from_results_copied_without_profiles(smoke, tmp_path):
     assert {p: open(p).read() for p in metrics} == metrics
     pd.testing.assert_frame_equal(pd.read_csv(f"{copy}/tables/runs.csv"), smoke.runs)
     assert open(f"{copy}/summary.md").read() == open(f"{smoke.res}/summary.md").read()
+
+
+@pytest.mark.slow
+@pytest.mark.smoke_reader
+def test_more_repeats_on_records_copied_without_profiles(smoke, tmp_path):
+    """Records unpacked into a results folder (no trace.json, no Snakemake metadata for
+    their paths) and a larger `repeats`: the sweep plans the new repeats only."""
+    copy = copy_of(smoke, tmp_path / "copied",
+                   ignore=shutil.ignore_patterns("trace.json", "figures", "tables", "summary.md"))
+    p = snake("all", "-n", "--cores", "2", "--configfile", "config/smoke.yaml", "--config", f"results={copy}",
+              "repeats=2")
+    planned = re.findall(r"rule (profile_torch|run_metrics|record_unsupported):\n(?:.*\n)*?\s+wildcards: .*repeat=(\d+)",
+                         p.stdout)
+    assert planned and {r for _, r in planned} == {"1"}, p.stdout[-3000:]
+    runs = len(glob.glob(f"{copy}/runs/**/r0", recursive=True))
+    assert sum(rule == "profile_torch" for rule, _ in planned) + \
+        sum(rule == "record_unsupported" for rule, _ in planned) == runs
 
 
 def check_analysis_outputs(res):
