@@ -198,12 +198,14 @@ def run(run_dir: str, ncu: str, runner: list[str], names: list[str], iters: int 
         sel = select_kernels(kernel_table or os.path.join(run_dir, KERNEL_TABLE), top_kernels)
         only = sel["names"] if sel["active"] else None
         rec["selection"] = {**sel, "filter": shlex.join(name_filter(only)) if only else None}
+    # asked once, and only where a pass has a metric this GPU's ncu may not know
+    optional = any(ncu_passes.OPTIONAL_METRICS & set(ncu_passes.PASSES[n].metrics) for n in names)
+    known = known_metrics(ncu) if optional else frozenset()
     for name in names:
         p = ncu_passes.PASSES[name]
         n = iters if p.iterations == "step" else 1
         rep = os.path.join(run_dir, p.report)
-        metrics, left_out = pass_metrics(p, known_metrics(ncu)) if ncu_passes.OPTIONAL_METRICS & set(p.metrics) \
-            else (list(p.metrics), [])
+        metrics, left_out = pass_metrics(p, known)
         cmd = ncu_command(ncu, p, rep[:-len(".ncu-rep")], only, metrics) + runner + runner_overrides(run_dir, n, warmup)
         rec[name] = {**profile(cmd, log, timeout, rep, count), "cache_control": p.cache_control, "iterations": n,
                      **({"metrics_not_on_this_gpu": left_out} if left_out else {})}

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from fusionlab.analysis.sweep import headline as sweep_headline
+from fusionlab.analysis.sweep import suite as sweep_suite
 from fusionlab.analysis.sweep import tables
 from fusionlab.analysis.report import text
 
@@ -294,7 +295,7 @@ def check_suite(a: Audit, h: pd.DataFrame, suite: pd.DataFrame, md: str | None) 
                 and int(r.get("n_compared", len(ok))) == len(ok), where,
                 f"{r['n_pass']} of {r['n_configs']} passed ({r.get('n_compared')} compared) but the records have "
                 f"{passed} of {len(g)} ({len(ok)} with a speedup)")
-        skewed = int(ok["host_skewed"].astype(str).eq("True").sum()) if "host_skewed" in ok else 0
+        skewed = sweep_suite.host_skewed(ok)
         a.check(int(r.get("n_host_skewed", skewed)) == skewed, where,
                 f"{r.get('n_host_skewed')} host-skewed but the records have {skewed}")
         lo, hi = r["geomean_lo"], r["geomean_hi"]

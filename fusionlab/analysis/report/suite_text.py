@@ -23,8 +23,9 @@ def _range_notes(r) -> str:
     notes = []
     if r.get("n_compared", r["n_pass"]) < r["n_pass"]:
         notes += [f"{int(r['n_compared'])} compared", f"{int(r['n_pass'] - r['n_compared'])} without an eager run"]
-    if r.get("n_host_skewed", 0) == r.get("n_host_skewed", 0) and r.get("n_host_skewed", 0) > 0:
-        notes.append(f"{int(r['n_host_skewed'])} {HOST_SKEWED}, in the mean")
+    skewed = r.get("n_host_skewed")
+    if pd.notna(skewed) and skewed > 0:
+        notes.append(f"{int(skewed)} {HOST_SKEWED}, in the mean")
     return f" ({'; '.join(notes)})" if notes else ""
 
 
