@@ -175,6 +175,19 @@ def test_a_host_skewed_speedup_left_unsaid_is_caught(gpu_results, tmp_path):
         edit_csv(f"{res}/tables/headline.csv", lambda h: h.__setitem__("host_skewed", h["variant"] != "eager"))
     a = seeded(gpu_results, tmp_path / "r", edit)
     assert any("does not say host-skewed, the record's host_skewed is True" in v for v in a.violations), a.violations
+    for fig in FIGURES:   # every figure's speedup label too
+        assert any(f"figures/{fig}/{MODEL}.data.csv label" in v and "the record's host_skewed True" in v
+                   for v in a.violations), (fig, a.violations)
+
+
+def test_a_host_skewed_speedup_is_said_in_every_label():
+    from fusionlab.analysis.report.figures.headline import speedup_label
+    from fusionlab.analysis.report import text
+    r = {"speedup": 3.2275, "estimator": "paired", "speedup_lo": float("nan"), "speedup_hi": float("nan"),
+         "interval": "1 repeat", "verdict": "1 repeat", "host_skewed": True}
+    assert speedup_label(r) == "3.23x (1 repeat), host-skewed"
+    assert text.speedup(r) == "3.23x paired (1 repeat), host-skewed"
+    assert speedup_label({**r, "host_skewed": False}) == "3.23x (1 repeat)"
 
 
 @pytest.mark.parametrize("estimator, slowdown, eager, variant, skewed", [

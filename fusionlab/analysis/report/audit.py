@@ -144,16 +144,19 @@ def check_figure(a: Audit, marks: pd.DataFrame, records: dict, where: str) -> se
             continue
         if isinstance(q, str) and q in r and q != "verdict" and m.get("value") == m.get("value"):
             a.check(_close(m["value"], r[q]), label, f"draws {q} = {m['value']:.6g}, the record has {r[q]:.6g}")
-        text = m.get("text")
-        if q == "verdict" and isinstance(text, str):
-            a.check(text == r["verdict"], label, f"drawn as {text!r}, the record's verdict is {r['verdict']!r}")
-        elif q == "speedup" and isinstance(text, str):
-            found = SPEEDUP_TEXT.search(text)
+        label_text = m.get("text")
+        if q == "verdict" and isinstance(label_text, str):
+            a.check(label_text == r["verdict"], label,
+                    f"drawn as {label_text!r}, the record's verdict is {r['verdict']!r}")
+        elif q == "speedup" and isinstance(label_text, str):
+            found = SPEEDUP_TEXT.search(label_text)
             a.check(found is not None and _close(float(found.group(1)), round(r["speedup"], 2), 0, 0.0051),
-                    label, f"label {text!r}, the record's speedup {r['speedup']:.4g}")
-            if "[" in text:   # a label with the interval (figures.headline.speedup_label) says inconclusive
-                a.check(("inconclusive" in text) == (r["verdict"] == "inconclusive"), label,
-                        f"label {text!r}, the record's verdict {r['verdict']!r}")
+                    label, f"label {label_text!r}, the record's speedup {r['speedup']:.4g}")
+            a.check((text.HOST_SKEWED in label_text) == text.skewed(r), label,
+                    f"label {label_text!r}, the record's host_skewed {r.get('host_skewed')}")
+            if "[" in label_text:   # a label with the interval (figures.headline.speedup_label) says inconclusive
+                a.check(("inconclusive" in label_text) == (r["verdict"] == "inconclusive"), label,
+                        f"label {label_text!r}, the record's verdict {r['verdict']!r}")
     return drawn
 
 
@@ -236,7 +239,7 @@ def check_opening(a: Audit, md: str, h: pd.DataFrame) -> None:
                         f"says {seg.group('lead')!r} but the verdict is {r['verdict']!r}")
             a.check(_close(float(seg.group("speed")), round(r["speedup"], 2), 0, 0.0051), where,
                     f"speedup {seg.group('speed')}x, the record's {r['speedup']:.4g}")
-            a.check((text.HOST_SKEWED in seg.group("rest")) == (str(r.get("host_skewed")) == "True"), where,
+            a.check((text.HOST_SKEWED in seg.group("rest")) == text.skewed(r), where,
                     f"{'says' if text.HOST_SKEWED in seg.group('rest') else 'does not say'} {text.HOST_SKEWED}, "
                     f"the record's host_skewed is {r.get('host_skewed')}")
             iv = INTERVAL.search(seg.group("rest"))

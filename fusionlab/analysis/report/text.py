@@ -64,6 +64,11 @@ NO_EAGER = "no eager run to compare with"   # a variant that ran ok without an e
 HOST_SKEWED = "host-skewed"   # sweep.headline's host_skewed, as the text says it
 
 
+def skewed(r) -> bool:
+    """Whether a headline record is host-skewed (its host_skewed read from a table or a frame)."""
+    return str(r.get("host_skewed")) == "True"
+
+
 def speedup(r, estimator: bool = True) -> str:
     """A headline speedup (a row of tables/headline.csv) as the summary writes it
     everywhere: '0.95x paired [0.94, 0.97] range of 3, slower', '1.52x paired (1 repeat)',
@@ -81,8 +86,8 @@ def speedup(r, estimator: bool = True) -> str:
         iv = f" ({r['interval']})" if isinstance(r.get("interval"), str) and r.get("interval") else ""
         verdict = ""
     noisy = ", noisy" if r.get("noisy") is True or r.get("noisy") == "True" else ""
-    skewed = f", {HOST_SKEWED}" if str(r.get("host_skewed")) == "True" else ""
-    return f"{s:.2f}x{est}{iv}{verdict}{noisy}{skewed}"
+    skew = f", {HOST_SKEWED}" if skewed(r) else ""
+    return f"{s:.2f}x{est}{iv}{verdict}{noisy}{skew}"
 
 
 def across(r) -> str:

@@ -10,6 +10,7 @@ from matplotlib.lines import Line2D
 from fusionlab.analysis.report import style
 from fusionlab.analysis.report.slicing import by_model, by_setting, joined_fixed, main_axis
 from fusionlab.analysis.report.style import variant_colour, variant_order
+from fusionlab.analysis.report.text import HOST_SKEWED, skewed
 
 # this module's figures (read as data by the package: no import, no matplotlib); `needs`
 # names when the figure has something to draw (figures.NEEDS); the drawing function is
@@ -43,7 +44,8 @@ def part_labels(cpu: bool) -> dict:
 
 
 def speedup_label(r) -> str:
-    """'1.10x paired [1.02, 1.20] range of 2', 'inconclusive' where the interval holds 1."""
+    """'1.10x paired [1.02, 1.20] range of 2', 'inconclusive' where the interval holds 1,
+    'host-skewed' where the record is (text.HOST_SKEWED)."""
     s = r["speedup"]
     if s != s:
         return ""
@@ -51,7 +53,8 @@ def speedup_label(r) -> str:
     iv = f" [{r['speedup_lo']:.2f}, {r['speedup_hi']:.2f}] {r['interval']}" if r["speedup_lo"] == r["speedup_lo"] \
         else f" ({r['interval']})" if isinstance(r["interval"], str) and r["interval"] else ""
     tail = ", inconclusive" if r["verdict"] == "inconclusive" else ""
-    return f"{s:.2f}x{est}{iv}{tail}"
+    skew = f", {HOST_SKEWED}" if skewed(r) else ""
+    return f"{s:.2f}x{est}{iv}{tail}{skew}"
 
 
 def pick(values, n=MAX_PANELS) -> list:

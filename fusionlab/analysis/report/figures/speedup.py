@@ -10,6 +10,7 @@ from fusionlab.analysis.report import style
 from fusionlab.analysis.report.figures.headline import speedup_label
 from fusionlab.analysis.report.slicing import by_model, by_setting, joined_fixed, main_axis
 from fusionlab.analysis.report.style import variant_colour, variant_order
+from fusionlab.analysis.report.text import HOST_SKEWED, skewed
 
 # this module's figures (read as data by the package: no import, no matplotlib); `needs`
 # names when the figure has something to draw (figures.NEEDS); the drawing function is
@@ -227,7 +228,8 @@ def _breakdown_panel(fig, ax, w, axis, labels_of):
     tot = f * w["saved_ms"].to_numpy()
     ax.scatter(x, tot, marker="D", color="k", s=26, zorder=3, label="total saved")
     for i, r in w.iterrows():
-        label = f"{r['speedup']:.2f}x\n{style.fmt_time(r['saved_ms'])}"
+        skew = f" {HOST_SKEWED}" if skewed(r) else ""
+        label = f"{r['speedup']:.2f}x{skew}\n{style.fmt_time(r['saved_ms'])}"
         ax.annotate(label, (i, max(pos[i], tot[i])), xytext=(0, 6), textcoords="offset points", ha="center",
                     fontsize=6.5)
         style.record(fig, **style.keys_of(r), mark="total", quantity="saved_ms", value=r["saved_ms"])
