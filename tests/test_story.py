@@ -77,6 +77,30 @@ def test_every_section_quotes_the_same_speedup():
     assert "<blockquote>" in html.page(md) and "<table>" in html.page(md)
 
 
+def test_a_model_with_several_configurations_has_one_sub_bullet_each():
+    """softmax at batch 64 and 1024: one bullet for the model, one sub-bullet per
+    configuration, nested in the HTML; the audit reads each sub-bullet as a configuration."""
+    from fusionlab.analysis.report import audit
+    runs = softmax_runs()
+    sp = tables.speedups(runs)
+    h = headline.table(runs, sp)
+    md = summary.summary_md(runs, sp, tables.crossover(sp), None, headline=h)
+    lines = sections(md)["opening"].splitlines()
+    top = lines.index("- **softmax**:")
+    assert [x[:18] for x in lines[top + 1:top + 3]] == ["  - at batch 64 no", "  - at batch 1024 "]
+    page = html.page(md)
+    assert page.count("<ul>") >= 2 and "<li><b>softmax</b>:<ul><li>at batch 64 no variant" in page
+    [line] = audit.opening(md)
+    assert line.count("; at batch ") == 1 and "1.30x" in line and "0.95x" in line
+    a = audit.Audit()
+    audit.check_opening(a, md, h)
+    assert a.violations == [] and a.checks >= 10
+    wrong = md.replace("1.30x", "1.40x", 1)
+    a = audit.Audit()
+    audit.check_opening(a, wrong, h)
+    assert any("1.40x" in v for v in a.violations), a.violations
+
+
 def test_idle_shares_and_bound_come_from_the_untraced_loop():
     """softmax eager at batch 1024: 74.8 us per iteration untraced against 67.2 us of
     kernel time: about 90% busy and GPU-bound, whatever tracing (46% busy, 'cpu') says."""

@@ -198,13 +198,19 @@ def to_ms(text: str) -> float:
 
 
 def opening(md: str) -> list[str]:
-    """The opening sentences of summary.md: the bullet lines before the first heading or banner."""
+    """The opening sentences of summary.md, one line per model: the bullet lines before the
+    first heading or banner, a model's sub-bullets (story.SUB, one configuration each)
+    joined to its line with '; '."""
+    from fusionlab.analysis.report import story
     out = []
     for line in md.splitlines()[1:]:
         if line.startswith(("## ", "> ")):
             break
         if line.startswith("- **"):
             out.append(line)
+        elif line.startswith(story.SUB) and out:
+            sub = line[len(story.SUB):].rstrip(".")
+            out[-1] = (out[-1] + " " + sub) if out[-1].endswith(":") else f"{out[-1].rstrip('.')}; {sub}"
     return out
 
 

@@ -1,5 +1,5 @@
 """summary.md as an HTML page (summary.html, for the Snakemake report): the markdown
-that summary.md uses (headings, paragraphs, lists, block quotes, tables, **bold**,
+that summary.md uses (headings, paragraphs, lists (one level of sub-items), block quotes, tables, **bold**,
 `code`), nothing more, so no markdown package is needed. A wide table scrolls within
 the page; a cell holding one number is right-aligned."""
 from __future__ import annotations
@@ -16,6 +16,7 @@ STYLE = ("body{font-family:system-ui,sans-serif;font-size:14px;line-height:1.45;
          " .wide{overflow-x:auto;max-width:100%} th{vertical-align:bottom}"
          " td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
          " tr:nth-child(even) td{background:#fafafa}")
+SUB_ITEM = "  - "   # a list item under the one above
 # a cell holding one number, with or without its unit: right-aligned
 NUMBER = re.compile(r"^[-+]?(\d[\d,]*\.?\d*|\.\d+)(e[-+]?\d+)?\s*(us|ms|s|%|x|MB|GB|TB/s|GB/s)?$")
 
@@ -62,11 +63,16 @@ def _blocks(lines: list[str]) -> list[str]:
                 i += 1
             out.append("<blockquote>" + "\n".join(_blocks(quoted)) + "</blockquote>")
         elif line.startswith("- "):
-            items = []
-            while i < len(lines) and lines[i].startswith("- "):
-                items.append(lines[i][2:])
+            items = []   # (item, its sub-items: the lines under it that start with SUB_ITEM)
+            while i < len(lines) and (lines[i].startswith("- ") or (items and lines[i].startswith(SUB_ITEM))):
+                if lines[i].startswith("- "):
+                    items.append((lines[i][2:], []))
+                else:
+                    items[-1][1].append(lines[i][len(SUB_ITEM):])
                 i += 1
-            out.append("<ul>" + "".join(f"<li>{inline(x)}</li>" for x in items) + "</ul>")
+            out.append("<ul>" + "".join(f"<li>{inline(x)}" + ("<ul>" + "".join(f"<li>{inline(y)}</li>" for y in sub)
+                                                                + "</ul>" if sub else "") + "</li>"
+                                        for x, sub in items) + "</ul>")
         else:
             para = []
             while i < len(lines) and lines[i].strip() and not re.match(r"^(#|\||>|- )", lines[i]):

@@ -18,6 +18,7 @@ PARTS = {"host_saved_ms": "exposed host time", "traffic_ms": "memory traffic rem
 CPU_PARTS = {"host_saved_ms": "time outside operators", "traffic_ms": "memory traffic removed",
              "kernels_saved_ms": "other operator time", "host_speed_ms": "host-speed difference between processes",
              "remainder_ms": "remainder"}
+SUB = "  - "   # a sub-bullet of the opening: one configuration of the model above
 
 
 def part_names(r) -> dict:
@@ -66,7 +67,8 @@ def opening_md(h: pd.DataFrame) -> list[str]:
     """A few sentences a reader can quote: per model and configuration, the variant with
     the highest speedup, what its interval lets one say (text.verdict_phrase), its time
     against the eager time its speedup uses, and where the time saved comes from. Bold
-    only for a variant whose verdict is faster."""
+    only for a variant whose verdict is faster. One bullet per model; a model with several
+    configurations has one sub-bullet (SUB) each."""
     h = tables.with_size(h)
     if h.empty or not (h["variant"] != "eager").any():
         return ["No variant besides eager ran: there is no speedup to report.", ""]
@@ -90,7 +92,8 @@ def opening_md(h: pd.DataFrame) -> list[str]:
             lines.append(f"at {where(r, varying)} {who}: {speedup(r)}; {fmt_time(r['wall_ms'])} per iteration "
                          f"against eager's {fmt_time(r['eager_wall_ms'])}{_reference(r)}"
                          + (f"; {why}" if why else ""))
-        out.append(f"- **{model}**: " + "; ".join(lines) + ".")
+        out += ([f"- **{model}**: {lines[0]}."] if len(lines) == 1 else
+                [f"- **{model}**:"] + [f"{SUB}{x}." for x in lines])
     return out + [""]
 
 
