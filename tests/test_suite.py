@@ -211,3 +211,7 @@ def test_no_suite_verdict_from_configurations_without_their_own_interval(tables)
     a = audit.Audit()
     audit.check_suite(a, h, st, None)
     assert a.violations == []
+    # one repeat everywhere: no break-even, and the table says why (no interval, not that none is faster)
+    h[["speedup_lo", "speedup_hi", "verdict", "break_even_iters"]] = [float("nan"), float("nan"), "1 repeat", float("nan")]
+    text = "\n".join(suite_text.suite_md(suite.suite(h)))
+    assert "none (no configuration faster by its own interval)" in text and "none (no configuration faster)" not in text

@@ -29,6 +29,15 @@ def _range_notes(r) -> str:
     return f" ({'; '.join(notes)})" if notes else ""
 
 
+def _break_even(r) -> str:
+    """The median break-even count, over the configurations whose own interval says faster
+    (sweep.headline); where there is none, why: none is faster, or none has an interval."""
+    if pd.notna(r["break_even_iters_median"]):
+        return f"{r['break_even_iters_median']:.0f}"
+    return ("none (no configuration faster by its own interval)" if r["verdict"] == "no interval"
+            else "none (no configuration faster)")
+
+
 def suite_md(suite: pd.DataFrame | None) -> list[str]:
     """The geometric-mean table: one row per variant, mode and dtype."""
     if suite is None or not len(suite) or suite["n_models"].max() < 2:
@@ -46,8 +55,7 @@ def suite_md(suite: pd.DataFrame | None) -> list[str]:
                      "passed": f"{int(r['n_pass'])} of {int(r['n_configs'])} ({r['pass_rate']:.0%})",
                      "not passed": failed or "none",
                      "compile s (median)": f"{r['compile_s_median']:.1f}" if pd.notna(r["compile_s_median"]) else "",
-                     "break-even iterations (median)": f"{r['break_even_iters_median']:.0f}"
-                     if pd.notna(r["break_even_iters_median"]) else "none (no configuration faster)"})
+                     "break-even iterations (median)": _break_even(r)})
     src = suite["speedup_source"].iloc[0]
     return ["## The suite", "",
             f"Each variant against eager over the models' configurations (model x batch x sizes) that ran "
