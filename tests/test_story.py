@@ -186,3 +186,25 @@ def test_a_variant_without_an_eager_run_says_so_not_ok():
     assert "| no eager run |" in row and "no eager run to compare with" in row and "| ok |" not in row
     table = sections(md)["## Speedup over eager (wall time)"]
     assert "no eager run to compare with" in table
+
+
+def test_tables_keep_inference_and_training_apart():
+    """The same model, variant and batch in two modes: every table names the mode, and no
+    median mixes them (the kernels per iteration and the profiler's cost, per mode)."""
+    inf = softmax_runs()
+    train = inf.assign(mode="train", kernels_per_iter=inf["kernels_per_iter"] * 10,
+                       launch_calls_per_iter=inf["launch_calls_per_iter"] * 10,
+                       traced_wall_time_per_iter_ms=inf["traced_wall_time_per_iter_ms"] * 2, profiler_overhead=3.2)
+    runs = pd.concat([inf, train], ignore_index=True)
+    sp = tables.speedups(runs)
+    md = summary.summary_md(runs, sp, tables.crossover(sp), None, headline=headline.table(runs, sp))
+    kernels = sections(md)["## Kernels per iteration"]
+    assert "| model | variant | mode | batch |" in kernels
+    assert "| softmax | compile | inference | 64 | 1.0 | 3.0 |" in kernels
+    assert "| softmax | compile | train | 64 | 10.0 | 30.0 |" in kernels
+    cost = sections(md)["## The profiler's own cost"]
+    assert "| softmax | compile | inference | 64 |" in cost and "| softmax | compile | train | 64 |" in cost
+    assert "3.20x" in cost and "1.60x" in cost   # the traced / untraced ratio of each mode, not their median
+    assert "| softmax | compile | mode=inference |" not in md
+    crossing = sections(md)["## Crossover: where a variant starts and stops beating eager"]
+    assert "| softmax | compile | inference |" in crossing and "| softmax | compile | train |" in crossing

@@ -232,7 +232,8 @@ def crossover_md(h: pd.DataFrame) -> list[str]:
     if c.empty:
         return []
     c = c.assign(fixed=c["fixed"].fillna(""))
-    t = pd.DataFrame({"model": c["model"], "variant": c["variant"], "along": c["axis"], "held at": c["fixed"],
+    t = pd.DataFrame({"model": c["model"], "variant": c["variant"], "mode": c["mode"], "dtype": c["dtype"],
+                      "along": c["axis"], "held at": c["fixed"],
                       "speedups": [", ".join(f"{a}: {b}x" for a, b in zip(v.split(), s.split()))
                                    for v, s in zip(c["values"], c["speedups"])],
                       "crossover": c["text"]})

@@ -189,8 +189,8 @@ def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks:
     out += story.crossover_md(h)
     sp, runs = tables.with_size(sp), tables.with_size(runs)
     k = sp[(sp["variant"] != "eager") & (sp["status"] != "unsupported")]
-    k = pd.DataFrame({"model": k["model"], "variant": k["variant"], "batch": k["batch"], "size": k["size"],
-                      "kernels per iteration": k["kernels_per_iter"].round(1),
+    k = pd.DataFrame({"model": k["model"], "variant": k["variant"], "mode": k["mode"], "dtype": k["dtype"],
+                      "batch": k["batch"], "size": k["size"], "kernels per iteration": k["kernels_per_iter"].round(1),
                       "eager's": k["eager_kernels_per_iter"].round(1),
                       "fewer by": k["kernel_reduction"].map(lambda x: f"{x:.2f}x" if x == x else "")})
     out += ["## Kernels per iteration", "", _md(drop_constant(k, ["model", "variant", "batch"])), ""]
@@ -198,10 +198,11 @@ def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks:
     out += story.ceilings_md(h)
     ok = runs[runs["status"] == "ok"]
     if "profiler_overhead" in ok and ok["profiler_overhead"].notna().any():
-        g = ok.groupby(["model", "variant", "batch", "size"])[
+        g = ok.groupby(["model", "variant", "mode", "dtype", "batch", "size"])[
             ["wall_time_per_iter_ms", "traced_wall_time_per_iter_ms", "profiler_overhead"]].median()
         g = g.reset_index()
-        t = pd.DataFrame({"model": g["model"], "variant": g["variant"], "batch": g["batch"], "size": g["size"],
+        t = pd.DataFrame({"model": g["model"], "variant": g["variant"], "mode": g["mode"], "dtype": g["dtype"],
+                          "batch": g["batch"], "size": g["size"],
                           "untraced": g["wall_time_per_iter_ms"].map(fmt_time),
                           "traced": g["traced_wall_time_per_iter_ms"].map(fmt_time),
                           "traced / untraced": g["profiler_overhead"].map(lambda x: f"{x:.2f}x")})
@@ -222,7 +223,7 @@ def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks:
     bad = runs[~runs["status"].isin(["ok", "unsupported"])]
     if len(bad):
         out += ["## Runs that are not ok", "",
-                _md(bad[["model", "variant", "batch", "size", "repeat", "status", "reason"]]), ""]
+                _md(bad[["model", "variant", *_axes(runs), "batch", "size", "repeat", "status", "reason"]]), ""]
     out += unsupported_md(runs)
     return "\n".join(out) + "\n"
 
@@ -246,8 +247,8 @@ def unsteady_md(runs: pd.DataFrame) -> list[str]:
             "while the host's speed held (host probe): the process was still getting faster, so its wall "
             "time (the median) is above its steady state. Raise `warmup_min_s` (or `warmup_iters`) for them."
             + also, "",
-            _md(slow[["model", "variant", "batch", "size", "repeat", "untraced_wall_time_per_iter_ms",
-                      col]].round(3)), ""]
+            _md(slow[["model", "variant", *_axes(runs), "batch", "size", "repeat",
+                      "untraced_wall_time_per_iter_ms", col]].round(3)), ""]
 
 
 def slow_host_md(runs: pd.DataFrame, top: int = 15) -> list[str]:
@@ -270,8 +271,8 @@ def slow_host_md(runs: pd.DataFrame, top: int = 15) -> list[str]:
             "alike; where one is host-bound and the other GPU-bound it does not (\"Paired speedups the host's "
             "state moved\" lists those it moved). For wall times, rerun or add repeats."
             + shown, "",
-            _md(slow.head(top)[["model", "variant", "batch", "size", "repeat", "untraced_wall_time_per_iter_ms",
-                                "host_probe_ms", col]].round(3)), ""]
+            _md(slow.head(top)[["model", "variant", *_axes(runs), "batch", "size", "repeat",
+                                "untraced_wall_time_per_iter_ms", "host_probe_ms", col]].round(3)), ""]
 
 
 def host_sensitive_md(sp: pd.DataFrame, top: int = 15) -> list[str]:
@@ -356,13 +357,12 @@ def traffic_md(runs: pd.DataFrame, sp: pd.DataFrame) -> list[str]:
                       "Nsight Compute") + ". Every byte in this summary is the model's (experiments.cost; "
                       "bytes_source model).", ""]
     r = runs[runs["dram_bytes_measured"].notna()]
-    cols = ["model", "variant", "batch", "size", "bytes_regime", "dram_bytes_measured", "dram_bytes_low",
-            "dram_bytes_high", "dram_bytes_cold", "l2_bytes_measured", "bytes_fused", "bytes_unfused",
-            "dram_over_fused", "flops_measured_over_model"]
-    r = r.reindex(columns=list(dict.fromkeys([*cols, *r.columns])))
-    g = r.groupby(["model", "variant", "batch", "size"], as_index=False, dropna=False).agg(
-        {"bytes_regime": "first", **{c: "median" for c in cols[5:]}})
-    for c in cols[5:12]:
+    keys = ["model", "variant", *_axes(r), "batch", "size"]
+    vals = ["dram_bytes_measured", "dram_bytes_low", "dram_bytes_high", "dram_bytes_cold", "l2_bytes_measured",
+            "bytes_fused", "bytes_unfused", "dram_over_fused", "flops_measured_over_model"]
+    r = r.reindex(columns=list(dict.fromkeys([*keys, "bytes_regime", *vals, *r.columns])))
+    g = r.groupby(keys, as_index=False, dropna=False).agg({"bytes_regime": "first", **{c: "median" for c in vals}})
+    for c in vals[:7]:
         g[c] = (pd.to_numeric(g[c], errors="coerce") / 1e6).round(3)
     out += ["Per iteration, in MB: `dram_bytes_measured` the steady state's median (DRAM bytes measured by "
             "Nsight Compute on repeat 0, caches warm, clocks free, over consecutive iterations), "
@@ -376,7 +376,7 @@ def traffic_md(runs: pd.DataFrame, sp: pd.DataFrame) -> list[str]:
     if len(s):
         rem = ["bytes_removed_measured", "bytes_removed_low", "bytes_removed_high", "bytes_removed_cold",
                "bytes_removed_model"]
-        s = s.reindex(columns=["model", "variant", "batch", "size", "bytes_regime", *rem]).copy()
+        s = s.reindex(columns=["model", "variant", *_axes(s), "batch", "size", "bytes_regime", *rem]).copy()
         for c in rem:
             s[c] = (pd.to_numeric(s[c], errors="coerce") / 1e6).round(3)
         out += ["Bytes fusion removed per iteration (MB): measured = eager's steady DRAM bytes - the variant's "
@@ -403,7 +403,7 @@ def ledger_md(ledger: pd.DataFrame | None, missed: pd.DataFrame | None, top: int
     if ledger.empty:
         return out + ["No compiled run kept Inductor's provenance (`inductor/` beside run.json), so there is no "
                       "ledger; the fusion map lists kernels with ops parsed from their names.", ""]
-    keys = ["model", "variant", "batch"] + [c for c in ("size",) if ledger[c].nunique() > 1]
+    keys = ["model", "variant", *_axes(ledger), "batch"] + [c for c in ("size",) if ledger[c].nunique() > 1]
     lg = ledger.sort_values("time_saved_us", ascending=False, na_position="last")
     agree = int(ledger["name_agrees"].astype(str).eq("True").sum())
     t = pd.DataFrame({**{c: lg[c] for c in keys}, "fused kernel": lg["kernel"].str.slice(0, 48),

@@ -311,8 +311,9 @@ def crossings(h: pd.DataFrame) -> pd.DataFrame:
     speedup crosses 1, as the interval between the two swept values around it; `text`
     says it in words ('starts to beat eager between batch 8 and 32')."""
     rows = []
+    keys = ["model", "variant", "mode", "dtype", "backend", "device"]
     d = tables.with_size(h[(h["variant"] != "eager") & h["speedup"].notna()])
-    for key, axis, fixed, g in tables.along_axes(d, ["model", "variant", "mode", "dtype", "backend", "device"]):
+    for key, axis, fixed, g in tables.along_axes(d, keys):
         g = g.sort_values(axis)
         vals, s, verd = g[axis].tolist(), g["speedup"].tolist(), g["verdict"].tolist()
         name = "batch" if axis == "batch" else axis
@@ -333,7 +334,7 @@ def crossings(h: pd.DataFrame) -> pd.DataFrame:
         unsure = [f"{x:g}" for x, v in zip(vals, verd) if v not in ("faster", "slower")]
         if not decisive and unsure:
             steps[-1] += f" (no verdict from the interval at {name} {', '.join(unsure)})"
-        rows.append({"model": key[0], "variant": key[1], "axis": axis, "fixed": fixed,
+        rows.append({**dict(zip(keys, key)), "axis": axis, "fixed": fixed,
                      "values": " ".join(f"{x:g}" for x in vals), "speedups": " ".join(f"{x:.2f}" for x in s),
                      "text": "; ".join(steps)})
-    return pd.DataFrame(rows, columns=["model", "variant", "axis", "fixed", "values", "speedups", "text"])
+    return pd.DataFrame(rows, columns=keys + ["axis", "fixed", "values", "speedups", "text"])
