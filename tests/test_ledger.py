@@ -121,6 +121,13 @@ def test_sweep_tables_and_page():
     md = "\n".join(ledger_md(lg, ms))
     assert "## The fusion ledger" in md and "cpp_fused_relu_0" in md and "<library call>" in md
     assert ledger_md(None, None) == []
+    # two models: each model's own top rows, even where the sweep's top ten are all one model's
+    per_model = md.split("saved each model the most eager time (3 each):")[1].split("\n\n")[1]
+    rows = [r.split(" | ")[0].strip("| ") for r in per_model.splitlines()[2:]]
+    want = lg.groupby("model").size().clip(upper=3)
+    assert rows == sorted(rows) and {m: rows.count(m) for m in set(rows)} == want.to_dict()
+    one = "\n".join(ledger_md(lg[lg["model"] == "mlp"], ms[ms["model"] == "mlp"]))
+    assert "each model the most" not in one
 
 
 def test_gpu_kernels_without_provenance(report):

@@ -394,6 +394,9 @@ def traffic_md(runs: pd.DataFrame, sp: pd.DataFrame) -> list[str]:
     return out
 
 
+PER_MODEL = 3   # rows per model in the ledger's per-model tables
+
+
 def ledger_md(ledger: pd.DataFrame | None, missed: pd.DataFrame | None, top: int = 10) -> list[str]:
     """The fusion ledger (sweep.ledger): the fused kernels that saved the most eager time,
     then the fusions the compiler left out, most time cost first, with its reasons."""
@@ -415,6 +418,7 @@ def ledger_md(ledger: pd.DataFrame | None, missed: pd.DataFrame | None, top: int
             f"{len(ledger)} kernels; what each computes from Inductor's provenance; {len(ledger) - agree} "
             f"of them have a name that lists an op they do not compute). Most eager time saved first.", "",
             _md(t.head(top)), ""]
+    out += _per_model(t, "The fused kernels that saved each model the most eager time")
     m = missed if missed is not None else pd.DataFrame()
     apart = m[m["kind"] == "left apart"] if len(m) else m
     if apart.empty:
@@ -433,7 +437,17 @@ def ledger_md(ledger: pd.DataFrame | None, missed: pd.DataFrame | None, top: int
     return out + [f"Kernel pairs the compiler left apart (`tables/missed_fusions.csv`: {len(apart)} pairs, "
                   f"{breaks} graph breaks), the buffer between them written and read back at the measured copy "
                   "bandwidth, the same pair of kernels in one configuration counted together; reasons: "
-                  + "; ".join(f"{r} ({n})" for r, n in reasons.items()) + ".", "", _md(t.head(top)), ""]
+                  + "; ".join(f"{r} ({n})" for r, n in reasons.items()) + ".", "", _md(t.head(top)), "",
+                  *_per_model(t, "The pairs left apart that cost each model the most")]
+
+
+def _per_model(t: pd.DataFrame, title: str, top: int = PER_MODEL) -> list[str]:
+    """The first `top` rows of each model of a ledger table already in reading order (the
+    sweep's top rows above may all be one model's); nothing for a sweep of one model."""
+    if t["model"].nunique() < 2:
+        return []
+    return [f"{title} ({top} each):", "", _md(t.groupby("model", sort=True, group_keys=False).head(top)
+                                                .sort_values("model", kind="stable")), ""]
 
 
 def write_text(path: str, text: str) -> None:
