@@ -12,12 +12,22 @@
 #   3. the whole config (adds float32 inference)
 # At DEADLINE_S (default: none) the running stage is stopped and the tables, figures and
 # summary are regenerated from the runs recorded so far (`snakemake regenerate`); stages.txt
-# in OUTDIR says which stages finished.
+# in OUTDIR says which stages finished. The pack is remade after every stage; from another
+# shell, `real_models.sh --pack OUTDIR` packs what is recorded now, a stage still running
+# too (a machine about to go back loses nothing that finished).
 set -u
-OUT=${1:?usage: real_models.sh OUTDIR [KEY=VALUE ...]}; shift
-cd "$(dirname "$0")/../.."
 RES=results/real-models
 CFG=config/real-models.yaml
+cd "$(dirname "$0")/../.."
+pack() {   # OUTDIR/real-models.tgz: tables, figures, summary and every run's records so far
+  tar czf "$1/real-models.tgz.part" --exclude='*.svg' $(ls -d $RES/tables $RES/figures $RES/summary.md \
+    $RES/summary.html $RES/device $RES/logs 2>/dev/null) \
+    $(ls -d $RES/runs/*/*/*/*/*/*/{run.json,timing.json,unsupported.json,metrics.json,kernels.csv,stats,inductor,ncu.json,traffic.json,traffic.csv,benchmarks} 2>/dev/null) 2>/dev/null
+  mv "$1/real-models.tgz.part" "$1/real-models.tgz"
+}
+if [ "${1:-}" = "--pack" ]; then
+  mkdir -p "${2:?usage: real_models.sh --pack OUTDIR}" && pack "$(cd "$2" && pwd)"; exit; fi
+OUT=${1:?usage: real_models.sh OUTDIR [KEY=VALUE ...]}; shift
 export TORCHINDUCTOR_CACHE_DIR=${TORCHINDUCTOR_CACHE_DIR:-/tmp/inductor-real} PYTHONUNBUFFERED=1
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
@@ -37,6 +47,7 @@ stage() {   # stage NAME [KEY=VALUE ...]: one `snakemake all` until done or the 
     --scheduler greedy --keep-going ${1:+--config "$@"} >> "$OUT/real-models.log" 2>&1
   rc=$?
   echo "$name: rc $rc in $(( $(date +%s) - t )) s" >> "$OUT/stages.txt"
+  pack "$OUT"
   return $rc
 }
 BF16='dtype_by_mode={inference: [bfloat16], train: [amp_bfloat16]}'
@@ -52,7 +63,5 @@ if [ $full -ne 0 ]; then   # tables, figures and summary of the runs recorded so
 fi
 echo "total $(( $(date +%s) - T0 )) s" >> "$OUT/stages.txt"
 python -m fusionlab.cli audit $RES > "$OUT/audit.txt" 2>&1; tail -3 "$OUT/audit.txt"
-tar czf "$OUT/real-models.tgz" --exclude='*.svg' $RES/tables $RES/figures $RES/summary.md $RES/summary.html \
-  $RES/device $RES/logs \
-  $(ls -d $RES/runs/*/*/*/*/*/*/{run.json,timing.json,unsupported.json,metrics.json,kernels.csv,stats,inductor,ncu.json,traffic.json,traffic.csv,benchmarks} 2>/dev/null) 2>/dev/null
+pack "$OUT"
 cat "$OUT/stages.txt"
