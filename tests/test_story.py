@@ -87,9 +87,9 @@ def test_a_model_with_several_configurations_has_one_sub_bullet_each():
     md = summary.summary_md(runs, sp, tables.crossover(sp), None, headline=h)
     lines = sections(md)["opening"].splitlines()
     top = lines.index("- **softmax**:")
-    assert [x[:18] for x in lines[top + 1:top + 3]] == ["  - at batch 64 no", "  - at batch 1024 "]
+    assert [x[:18] for x in lines[top + 1:top + 3]] == ["  - at batch 64: n", "  - at batch 1024:"]
     page = html.page(md)
-    assert page.count("<ul>") >= 2 and "<li><b>softmax</b>:<ul><li>at batch 64 no variant" in page
+    assert page.count("<ul>") >= 2 and "<li><b>softmax</b>:<ul><li>at batch 64: no variant" in page
     [line] = audit.opening(md)
     assert line.count("; at batch ") == 1 and "1.30x" in line and "0.95x" in line
     a = audit.Audit()

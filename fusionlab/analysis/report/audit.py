@@ -183,9 +183,9 @@ def check_caption(a: Audit, text: str, drawn: set, h: pd.DataFrame, model: str |
 
 TIME = r"-?[0-9.]+(?:e[-+]?\d+)? (?:us|ms|s)"
 SEGMENT = re.compile(
-    r"at (?P<where>batch \d+(?:, [^ ]+?)*?) (?P<who>\*\*(?P<bold>[^*]+)\*\* beats eager|(?P<lead>no variant beats "
+    r"at (?P<where>batch \d+(?:, [^ ]+?)*?): (?P<who>\*\*(?P<bold>[^*]+)\*\* beats eager|(?P<lead>no variant beats "
     r"eager|no variant is decisively faster|no verdict from one repeat|no verdict); "
-    r"the highest estimate, (?P<var>[^,]+), .+?): (?P<speed>-?[0-9.]+)x(?P<rest>.*?); "
+    r"the highest estimate, (?P<var>[^,:]+)(?:, [^:]+?)?): (?P<speed>-?[0-9.]+)x(?P<rest>.*?); "
     rf"(?P<t1>{TIME}) per iteration against eager's (?P<t2>{TIME})(?: timed beside it| in its own processes)"
     rf"(?:; (?P<saved>{TIME}) per iteration (?P<verb>saved|added)(?:, the largest part (?P<part>[^(]+?) "
     rf"\((?P<pv>{TIME}))?)?")

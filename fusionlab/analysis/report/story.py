@@ -87,9 +87,10 @@ def opening_md(h: pd.DataFrame) -> list[str]:
             lead = {"slower": "no variant beats eager", "inconclusive": "no variant is decisively faster",
                     "1 repeat": "no verdict from one repeat"}.get(r["verdict"], "no verdict")
             who = (f"{name} {verdict_phrase(r)}" if r["verdict"] == "faster" else
+                   f"{lead}; the highest estimate, {name}" if r["verdict"] == "1 repeat" else
                    f"{lead}; the highest estimate, {name}, {verdict_phrase(r)}")
             why = comes_from(r)
-            lines.append(f"at {where(r, varying)} {who}: {speedup(r)}; {fmt_time(r['wall_ms'])} per iteration "
+            lines.append(f"at {where(r, varying)}: {who}: {speedup(r)}; {fmt_time(r['wall_ms'])} per iteration "
                          f"against eager's {fmt_time(r['eager_wall_ms'])}{_reference(r)}"
                          + (f"; {why}" if why else ""))
         out += ([f"- **{model}**: {lines[0]}."] if len(lines) == 1 else
