@@ -198,7 +198,7 @@ def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks:
     out += story.ceilings_md(h)
     ok = runs[runs["status"] == "ok"]
     if "profiler_overhead" in ok and ok["profiler_overhead"].notna().any():
-        g = ok.groupby(["model", "variant", "mode", "dtype", "batch", "size"])[
+        g = ok.groupby(["model", "variant", "mode", "dtype", "batch", "size"], dropna=False)[
             ["wall_time_per_iter_ms", "traced_wall_time_per_iter_ms", "profiler_overhead"]].median()
         g = g.reset_index()
         t = pd.DataFrame({"model": g["model"], "variant": g["variant"], "mode": g["mode"], "dtype": g["dtype"],
