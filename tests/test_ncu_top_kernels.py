@@ -175,3 +175,25 @@ def test_a_selection_keeps_its_sums_apart_from_the_whole_iteration(tmp_path):
     assert r["ncu_kernels_selected"] == "a; b" and r["ncu_time_share_selected"] == 0.87
     assert pd.isna(r["dram_bytes_measured"]) and r["bytes_source"] == "model"
     assert r["dram_bytes_measured_selected"] == whole["dram_bytes_measured"]
+
+
+def test_the_summary_says_which_runs_nsight_compute_covered_in_part():
+    """Three runs of one sweep: one with every kernel measured, one whose step profiled the
+    20 names that carry 99.97% of its kernel time, one the step never reached. The traffic
+    section lists the second with its share (never rounded up to 100%) and the third with
+    its status; a sweep without Nsight Compute says neither."""
+    from fusionlab.analysis.report.summary import traffic_md
+    base = {"variant": "compile", "batch": 32, "size": "default", "mode": "inference", "dtype": "bfloat16",
+            "repeat": 0, "status": "ok", "bytes_fused": 1e8, "bytes_unfused": 2e8}
+    runs = pd.DataFrame([
+        {**base, "model": "bert", "ncu_status": "ok", "dram_bytes_measured": 2.5e8},
+        {**base, "model": "resnet50", "ncu_status": "ok", "dram_bytes_measured": None, "ncu_kernel_count_selected": 20,
+         "ncu_time_share_selected": 0.99966, "dram_bytes_measured_selected": 2.33e10},
+        {**base, "model": "vit", "ncu_status": "not run", "dram_bytes_measured": None}])
+    md = "\n".join(traffic_md(runs, pd.DataFrame(columns=["variant"])))
+    assert "1 run where Nsight Compute profiled only the kernel names" in md
+    assert "| resnet50 | compile | 32 | 20 | 99.9% | 23300.0 |" in md
+    assert "1 run without an Nsight Compute record" in md and "| vit | compile | 32 | not run |" in md
+    off = runs.assign(ncu_status="not run", dram_bytes_measured=None, ncu_time_share_selected=None)
+    md = "\n".join(traffic_md(off, pd.DataFrame(columns=["variant"])))
+    assert "profiled only" not in md and "without an Nsight Compute record" not in md
