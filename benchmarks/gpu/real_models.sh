@@ -5,6 +5,7 @@
 # (benchmarks/*.tsv) into OUTDIR/real-models.tgz (no .nsys-rep or .sqlite).
 #   CUDA_VISIBLE_DEVICES=0,1 DEADLINE_S=1200 bash benchmarks/gpu/real_models.sh OUTDIR [KEY=VALUE ...]
 # KEY=VALUE: config values every stage gets (one --config list), e.g. "models=[llama_block,rmsnorm_mlp]"
+# REAL_MODELS_RESULTS: the results folder (default results/real-models, the config's)
 # Stages (each a `snakemake all` of the same results folder: a later one adds runs):
 #   1. bfloat16 inference (eager, compile, compile_reduce_overhead) and amp_bfloat16
 #      training (eager, compile)
@@ -16,7 +17,7 @@
 # shell, `real_models.sh --pack OUTDIR` packs what is recorded now, a stage still running
 # too (a machine about to go back loses nothing that finished).
 set -u
-RES=results/real-models
+RES=${REAL_MODELS_RESULTS:-results/real-models}   # the results folder, every stage's and the pack's
 CFG=config/real-models.yaml
 cd "$(dirname "$0")/../.."
 pack() {   # OUTDIR/real-models.tgz: tables, figures, summary and every run's records so far
@@ -44,7 +45,7 @@ stage() {   # stage NAME [KEY=VALUE ...]: one `snakemake all` until done or the 
   shift
   if [ "$(left)" -le 30 ]; then echo "$name: not started (deadline)" >> "$OUT/stages.txt"; return 1; fi
   timeout --signal=TERM --kill-after=30 "$(left)" snakemake all --configfile $CFG --cores "$(nproc)" \
-    --scheduler greedy --keep-going ${1:+--config "$@"} >> "$OUT/real-models.log" 2>&1
+    --scheduler greedy --keep-going --config "results=$RES" "$@" >> "$OUT/real-models.log" 2>&1
   rc=$?
   echo "$name: rc $rc in $(( $(date +%s) - t )) s" >> "$OUT/stages.txt"
   pack "$OUT"
@@ -56,9 +57,9 @@ stage bf16 "$BF16" 'variants_by_mode={inference: [eager, compile, compile_reduce
   && stage all "$@"
 full=$?
 if [ $full -ne 0 ]; then   # tables, figures and summary of the runs recorded so far
-  snakemake --unlock --configfile $CFG > /dev/null 2>&1
+  snakemake --unlock --configfile $CFG --config "results=$RES" > /dev/null 2>&1
   timeout 300 snakemake regenerate -R tables fusion_ledger headline --configfile $CFG --cores "$(nproc)" \
-    --scheduler greedy --config regenerate=1 "$@" >> "$OUT/real-models.log" 2>&1
+    --scheduler greedy --config regenerate=1 "results=$RES" "$@" >> "$OUT/real-models.log" 2>&1
   echo "regenerate: rc $?" >> "$OUT/stages.txt"
 fi
 echo "total $(( $(date +%s) - T0 )) s" >> "$OUT/stages.txt"

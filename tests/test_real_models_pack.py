@@ -1,0 +1,36 @@
+"""benchmarks/gpu/real_models.sh --pack: what a lease brings back from a results folder at
+any moment, a run still going too (its finished files), never the profiles."""
+import os
+import subprocess
+import tarfile
+
+from conftest import ROOT
+
+
+def test_pack_takes_each_runs_records_and_leaves_the_profiles(tmp_path):
+    res = tmp_path / "results"
+    done = res / "runs" / "nsys" / "bert" / "compile" / "inference_bfloat16" / "bs8" / "r0"
+    going = res / "runs" / "nsys" / "vit" / "eager" / "inference_bfloat16" / "bs32" / "r0"
+    for d, names in ((done, ["run.json", "timing.json", "metrics.json", "kernels.csv", "ncu.json",
+                             "report.nsys-rep", "report.sqlite", "ncu_steady.ncu-rep"]),
+                     (going, ["timing.json"])):
+        (d / "benchmarks").mkdir(parents=True)
+        (d / "benchmarks" / "time_untraced.tsv").write_text("s\n1.0\n")
+        for n in names:
+            (d / n).write_text("{}")
+    (res / "tables").mkdir()
+    (res / "tables" / "runs.csv").write_text("model\n")
+    out = tmp_path / "out"
+    p = subprocess.run(["bash", os.path.join(ROOT, "benchmarks", "gpu", "real_models.sh"), "--pack", str(out)],
+                       env={**os.environ, "REAL_MODELS_RESULTS": str(res)}, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    with tarfile.open(out / "real-models.tgz") as t:
+        names = {os.path.relpath("/" + n, str(res)) for n in t.getnames()}
+    files = {n for n in names if "." in os.path.basename(n)}
+    run = "runs/nsys/bert/compile/inference_bfloat16/bs8/r0"
+    assert {f"{run}/{n}" for n in ("run.json", "timing.json", "metrics.json", "kernels.csv", "ncu.json",
+                                   "benchmarks/time_untraced.tsv")} <= files
+    assert "runs/nsys/vit/eager/inference_bfloat16/bs32/r0/timing.json" in files   # the run still going
+    assert "tables/runs.csv" in files
+    assert not {n for n in files if n.endswith((".nsys-rep", ".sqlite", ".ncu-rep"))}
+    assert not (out / "real-models.tgz.part").exists()
