@@ -332,7 +332,7 @@ def test_a_run_that_failed_untraced_is_not_profiled(tmp_path):
 def test_config_switch():
     cfg = sweep.validate({"models": ["mlp"], "variants": ["eager"], "batch_sizes": [8]})
     assert cfg["ncu"] == {"enabled": "auto", "passes": ["steady"], "iters": 3, "warmup_iters": 5,
-                          "timeout_s": 900, "top_kernels": 0}
+                          "timeout_s": 900, "top_kernels": 0, "top_share": 0}
     assert sweep.validate({"models": ["mlp"], "variants": ["eager"], "batch_sizes": [8],
                            "ncu": {"enabled": False}})["ncu"]["enabled"] is False
     with pytest.raises(sweep.ConfigError, match="ncu.enabled"):

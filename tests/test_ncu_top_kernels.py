@@ -112,6 +112,29 @@ def test_top_20_of_201_names_and_the_filter_matches_exactly_those(tmp_path):
     assert {n for n in by_name if re.search(regex, n)} == set(top)
 
 
+def test_a_share_adds_names_until_they_carry_it(tmp_path):
+    """The same step with top_share 0.8: the fewest names, in order of time, whose time is
+    at least 80% of the whole, by hand from the table; never fewer than top_kernels; a
+    share the top names already carry adds none."""
+    k = pd.read_csv(os.path.join(DATA, "real_models_h100", "kernels.csv"))
+    k[(k["model"] == "resnet50") & (k["variant"] == "compile") & (k["mode"] == "train")].to_csv(
+        tmp_path / "kernels.csv", index=False)
+    t = pd.read_csv(tmp_path / "kernels.csv").groupby("name")["time_per_iter_us"].sum()
+    ranked = sorted(t.index, key=lambda n: (-t[n], n))
+    cum = [sum(t[n] for n in ranked[:i]) for i in range(len(ranked) + 1)]
+    need = next(i for i, c in enumerate(cum) if c >= 0.8 * t.sum())
+    sel = ncu_step.select_kernels(str(tmp_path / "kernels.csv"), 20, 0.8)
+    assert need > 20 and sel["names"] == ranked[:need] and sel["top_share"] == 0.8
+    assert sel["time_share"] >= 0.8 > cum[need - 1] / t.sum()
+    first = cum[20] / t.sum()   # what the 20 names carry: a lower share adds nothing
+    assert ncu_step.select_kernels(str(tmp_path / "kernels.csv"), 20, first / 2)["names"] == ranked[:20]
+    assert ncu_step.select_kernels(str(tmp_path / "kernels.csv"), 20, 1.0)["active"] is False   # every name
+    assert ncu_plan.options({"top_kernels": 20, "top_share": 0.8})[-4:] == ["--top-kernels", "20", "--top-share", "0.8"]
+    base = {"models": ["mlp"], "variants": ["eager"], "batch_sizes": [8]}
+    with pytest.raises(sweep.ConfigError, match="top_share"):
+        sweep.validate({**base, "ncu": {"top_kernels": 20, "top_share": 1.5}})
+
+
 def test_a_name_with_regex_characters_matches_only_itself():
     names = ["void f<int>(float*)", "a.b", "x|y", "k[2]"]
     regex = ncu_step.name_filter(names)[-1].removeprefix("regex:")

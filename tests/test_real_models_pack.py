@@ -6,6 +6,8 @@ import tarfile
 
 from conftest import ROOT
 
+RULE_TIMES = os.path.join("benchmarks", "time_untraced" + ".tsv")   # a rule's times (Snakemake's benchmark:)
+
 
 def test_pack_takes_each_runs_records_and_leaves_the_profiles(tmp_path):
     res = tmp_path / "results"
@@ -15,7 +17,7 @@ def test_pack_takes_each_runs_records_and_leaves_the_profiles(tmp_path):
                              "report.nsys-rep", "report.sqlite", "ncu_steady.ncu-rep"]),
                      (going, ["timing.json"])):
         (d / "benchmarks").mkdir(parents=True)
-        (d / "benchmarks" / "time_untraced.tsv").write_text("s\n1.0\n")
+        (d / RULE_TIMES).write_text("s\n1.0\n")
         for n in names:
             (d / n).write_text("{}")
     (res / "tables").mkdir()
@@ -29,7 +31,7 @@ def test_pack_takes_each_runs_records_and_leaves_the_profiles(tmp_path):
     files = {n for n in names if "." in os.path.basename(n)}
     run = "runs/nsys/bert/compile/inference_bfloat16/bs8/r0"
     assert {f"{run}/{n}" for n in ("run.json", "timing.json", "metrics.json", "kernels.csv", "ncu.json",
-                                   "benchmarks/time_untraced.tsv")} <= files
+                                   RULE_TIMES)} <= files
     assert "runs/nsys/vit/eager/inference_bfloat16/bs32/r0/timing.json" in files   # the run still going
     assert "tables/runs.csv" in files
     assert not {n for n in files if n.endswith((".nsys-rep", ".sqlite", ".ncu-rep"))}

@@ -8,7 +8,8 @@ else. Clocks are left free (`--clock-control none`); each pass sets its cache co
 ncu.json: `settings`, `passes` (the names asked for) and one record per pass (status,
 seconds, passes (the most any result took, from ncu's log), results, reason, command,
 report, cache_control, iterations; None where not run), and `selection` where the step
-profiles only the kernels that carry the most time (`--top-kernels N`, select_kernels:
+profiles only the kernels that carry the most time (`--top-kernels N`, with `--top-share S`
+more names until they carry S of it; select_kernels:
 the names, their share of the kernel time, the kernel-replay passes' name filter). A
 record's status is ok, failed
 (ncu's exit status or no result: its log's tail is the reason) or timeout; the step's
@@ -51,16 +52,17 @@ KERNEL_TABLE = "kernels.csv"   # the run's nsys kernel table (analysis.run.metri
 REGEX_SPECIAL = set("\\^$.|?*+()[]{}")
 
 
-def select_kernels(table: str, top: int) -> dict:
+def select_kernels(table: str, top: int, share: float = 0.0) -> dict:
     """The `top` kernel names that carry the most GPU time in the run's nsys kernel table
     (kernels.csv: one row per kernel, its short name `name` and `time_per_iter_us` over the
-    measured iterations), by time then name. Short names are the kernel's function name
-    without scopes, templates or parameters, the name ncu matches with
+    measured iterations), by time then name, and more in that order until the names carry
+    at least `share` of the kernel time (0: the `top` alone). Short names are the kernel's
+    function name without scopes, templates or parameters, the name ncu matches with
     `--kernel-name-base function`, so a name stands for every kernel that has it. Returns
-    {top_kernels, names, time_us_selected, time_us_total, time_share (selected / total),
-    names_total, active (fewer names than the table has: a filter is needed), reason
-    (why there is no selection, else None)}."""
-    out = {"top_kernels": top, "names": [], "time_us_selected": None, "time_us_total": None,
+    {top_kernels, top_share, names, time_us_selected, time_us_total, time_share (selected /
+    total), names_total, active (fewer names than the table has: a filter is needed),
+    reason (why there is no selection, else None)}."""
+    out = {"top_kernels": top, "top_share": share, "names": [], "time_us_selected": None, "time_us_total": None,
            "time_share": None, "names_total": 0, "active": False, "reason": None}
     per_name: dict[str, float] = {}
     try:
@@ -76,8 +78,12 @@ def select_kernels(table: str, top: int) -> dict:
     if not per_name or total <= 0:
         out["reason"] = f"{os.path.basename(table)} has no kernel time: every kernel profiled"
         return out
-    ranked = sorted(per_name.items(), key=lambda x: (-x[1], x[0]))[:top]
-    chosen = sum(t for _, t in ranked)
+    ranked = sorted(per_name.items(), key=lambda x: (-x[1], x[0]))
+    n, chosen = 0, 0.0
+    while n < len(ranked) and (n < top or chosen < share * total):
+        chosen += ranked[n][1]
+        n += 1
+    ranked = ranked[:n]
     out.update(names=[n for n, _ in ranked], time_us_selected=chosen, time_us_total=total,
                time_share=chosen / total, names_total=len(per_name), active=len(ranked) < len(per_name))
     return out
@@ -175,10 +181,11 @@ def profile(cmd: list[str], log: str, timeout: float, rep: str, count: Callable 
 
 def run(run_dir: str, ncu: str, runner: list[str], names: list[str], iters: int = 3, warmup: int = 5,
         timeout: float = 900, log: str | None = None, count: Callable | None = None, top_kernels: int = 0,
-        kernel_table: str | None = None) -> dict:
+        kernel_table: str | None = None, top_share: float = 0.0) -> dict:
     """Profile the run folder's runner command with the passes `names`; writes and returns
     ncu.json's record (module doc). top_kernels > 0: only the kernels of the names that
-    carry the most time in `kernel_table` (default the run folder's kernels.csv)."""
+    carry the most time in `kernel_table` (default the run folder's kernels.csv), at least
+    top_share of it (select_kernels)."""
     owner = folder_owner.hold(run_dir, "job")   # writes only while this process owns the folder
     log = log or os.path.join(run_dir, ncu_passes.LOG_FILE)
     out = os.path.join(run_dir, ncu_passes.STEP_FILE)
@@ -186,7 +193,8 @@ def run(run_dir: str, ncu: str, runner: list[str], names: list[str], iters: int 
     names = [n for n in ncu_passes.ORDER if n in set(names) | {"steady"}]
     rec = {"settings": {"clock_control": "none", "iterations": iters, "warmup": warmup,
                         "nvtx_include": ncu_passes.PASSES["steady"].nvtx_include,
-                        **({"top_kernels": top_kernels} if top_kernels else {})},
+                        **({"top_kernels": top_kernels} if top_kernels else {}),
+                        **({"top_share": top_share} if top_kernels and top_share else {})},
            "ncu": ncu, "passes": names, **{n: None for n in names}}
     open(log, "w").close()
     if timing.get("status") not in (None, "ok"):
@@ -195,7 +203,7 @@ def run(run_dir: str, ncu: str, runner: list[str], names: list[str], iters: int 
         return rec
     only = None
     if top_kernels:
-        sel = select_kernels(kernel_table or os.path.join(run_dir, KERNEL_TABLE), top_kernels)
+        sel = select_kernels(kernel_table or os.path.join(run_dir, KERNEL_TABLE), top_kernels, top_share)
         only = sel["names"] if sel["active"] else None
         rec["selection"] = {**sel, "filter": shlex.join(name_filter(only)) if only else None}
     # asked once, and only where a pass has a metric this GPU's ncu may not know
@@ -219,7 +227,7 @@ def run(run_dir: str, ncu: str, runner: list[str], names: list[str], iters: int 
 
 
 USAGE = ("ncu_profile.py --run-dir DIR --ncu NCU [--passes steady,cold,roofline,range] [--iters N] "
-         "[--warmup N] [--timeout S] [--log F] [--top-kernels N [--kernel-table CSV]] "
+         "[--warmup N] [--timeout S] [--log F] [--top-kernels N [--top-share S] [--kernel-table CSV]] "
          "-- PYTHON -m fusionlab.runner ARGS...")
 
 
@@ -238,11 +246,12 @@ def main(argv: list[str], count: Callable | None = None) -> int:
     p.add_argument("--timeout", type=float, default=900)
     p.add_argument("--log", default=None)
     p.add_argument("--top-kernels", type=int, default=0)
+    p.add_argument("--top-share", type=float, default=0.0)
     p.add_argument("--kernel-table", default=None)
     a = p.parse_args(argv[:cut])
     bad = [n for n in a.passes.split(",") if n not in ncu_passes.PASSES]
     if bad:
         p.error(f"unknown pass(es) {bad}; known: {list(ncu_passes.PASSES)}")
     run(a.run_dir, a.ncu, argv[cut + 1:], a.passes.split(","), a.iters, a.warmup, a.timeout, a.log, count,
-        a.top_kernels, a.kernel_table)
+        a.top_kernels, a.kernel_table, a.top_share)
     return 0

@@ -28,7 +28,9 @@ def top_kernels(cfg: dict) -> int:
 
 def options(cfg: dict) -> list[str]:
     """The options of the step's command (jobs.ncu_step.main)."""
-    top = ["--top-kernels", str(top_kernels(cfg))] if top_kernels(cfg) else []
+    share = float(cfg.get("top_share") or 0)
+    top = (["--top-kernels", str(top_kernels(cfg))] + (["--top-share", f"{share:g}"] if share else [])
+           if top_kernels(cfg) else [])
     return ["--passes", ",".join(passes(cfg)), "--iters", str(cfg.get("iters", 3)),
             "--warmup", str(cfg.get("warmup_iters", 5)), "--timeout", str(cfg.get("timeout_s", 900)), *top]
 

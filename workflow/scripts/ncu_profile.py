@@ -2,7 +2,7 @@
 each report's results counted with analysis.readers.ncu_report.
 
     python workflow/scripts/ncu_profile.py --run-dir DIR --ncu NCU [--passes steady,cold,roofline,range]
-        [--iters N] [--warmup N] [--timeout S] [--log F] [--top-kernels N [--kernel-table CSV]]
+        [--iters N] [--warmup N] [--timeout S] [--log F] [--top-kernels N [--top-share S] [--kernel-table CSV]]
         -- PYTHON -m fusionlab.runner ARGS...
 """
 import sys

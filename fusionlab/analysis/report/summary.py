@@ -356,10 +356,13 @@ def traffic_md(runs: pd.DataFrame, sp: pd.DataFrame) -> list[str]:
     coverage = ncu_coverage_md(runs)
     if "dram_bytes_measured" not in runs or runs["dram_bytes_measured"].isna().all():
         notes = sorted(set(runs.get("ncu_note", pd.Series(dtype=object)).dropna().astype(str)))
-        return out + ["No measured bytes per iteration: " + (
-            "Nsight Compute profiled part of each run's kernels (below)" if coverage else "; ".join(notes) if notes
-            else "no run was profiled under Nsight Compute") + ". Every byte per iteration in this summary is the "
-            "model's (experiments.cost; bytes_source model).", "", *coverage]
+        if coverage:
+            return out + ["No measured bytes per iteration: Nsight Compute profiled part of each run's kernels "
+                          "(below). Every byte per iteration in this summary is the model's (experiments.cost; "
+                          "bytes_source model).", "", *coverage]
+        return out + ["No measured bytes: " + ("; ".join(notes) if notes else "no run was profiled under "
+                      "Nsight Compute") + ". Every byte in this summary is the model's (experiments.cost; "
+                      "bytes_source model).", ""]
     r = runs[runs["dram_bytes_measured"].notna()]
     keys = ["model", "variant", *_axes(r), "batch", "size"]
     vals = ["dram_bytes_measured", "dram_bytes_low", "dram_bytes_high", "dram_bytes_cold", "l2_bytes_measured",

@@ -264,7 +264,9 @@ def compute(ncu_json: str) -> tuple[dict, pd.DataFrame]:
         for f in SELECTED:
             row[f + "_selected"], row[f] = row[f], None
         notes.append(f"Nsight Compute profiled the {len(names)} kernel names that carry {share:.0%} of the "
-                     f"kernel time (ncu.top_kernels {sel.get('top_kernels')}, of {sel.get('names_total')}): "
+                     f"kernel time (ncu.top_kernels {sel.get('top_kernels')}"
+                     + (f", top_share {sel['top_share']:g}" if sel.get("top_share") else "")
+                     + f", of {sel.get('names_total')}): "
                      "its sums cover those kernels only (the *_selected columns)")
     elif sel.get("reason"):
         notes.append(sel["reason"])
