@@ -238,7 +238,7 @@ def test_a_configuration_whose_step_did_not_run_says_so(tmp_path):
     assert runs.loc["eager", "ncu_status"] == "ok"
     assert runs.loc["compile", "ncu_status"] == "not run" and runs.loc["compile", "ncu_note"] == traffic.NOT_RUN
     assert runs.loc["compile", "bytes_source"] == "model"
-    from fusionlab.analysis.report.summary import traffic_md
+    from fusionlab.analysis.report.traffic_text import traffic_md
     sp = pd.DataFrame([{"model": "mlp", "variant": v, "batch": 8, "size": "default", "bytes_removed_model": 1.0,
                         "bytes_removed_measured": 0.0 if v == "eager" else None} for v in ("eager", "compile")])
     text = "\n".join(traffic_md(runs.reset_index(), sp))
@@ -249,7 +249,7 @@ def test_without_measured_bytes_the_columns_are_empty_and_say_why():
     runs = traffic.add_to_runs(_runs(), [], note="turned off (config key ncu.enabled: false)")
     assert runs["dram_bytes_measured"].isna().all() and (runs["bytes_source"] == "model").all()
     assert set(runs["ncu_note"]) == {"turned off (config key ncu.enabled: false)"}
-    from fusionlab.analysis.report.summary import traffic_md
+    from fusionlab.analysis.report.traffic_text import traffic_md
     text = "\n".join(traffic_md(runs, pd.DataFrame()))
     assert "No measured bytes: turned off" in text
 

@@ -205,7 +205,7 @@ def test_the_summary_says_which_runs_nsight_compute_covered_in_part():
     20 names that carry 99.97% of its kernel time, one the step never reached. The traffic
     section lists the second with its share (never rounded up to 100%) and the third with
     its status; a sweep without Nsight Compute says neither."""
-    from fusionlab.analysis.report.summary import traffic_md
+    from fusionlab.analysis.report.traffic_text import traffic_md
     base = {"variant": "compile", "batch": 32, "size": "default", "mode": "inference", "dtype": "bfloat16",
             "repeat": 0, "status": "ok", "bytes_fused": 1e8, "bytes_unfused": 2e8}
     runs = pd.DataFrame([

@@ -1,27 +1,20 @@
 """summary.md (headline tables of a sweep), from the tidy tables only."""
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import pandas as pd
 
-from fusionlab.analysis.report import story, suite_text, text
-from fusionlab.analysis.report.text import drop_constant, fmt_time, md_table, speedup
+from fusionlab.analysis.report import story, suite_text, text, traffic_text
+from fusionlab.analysis.report.text import drop_constant, fmt_time, md_table, speedup, varying_axes
 from fusionlab.analysis.sweep import headline as sweep_headline
-from fusionlab.analysis.sweep import overfusion, tables, traffic
+from fusionlab.analysis.sweep import overfusion, tables
 from fusionlab.analysis.sweep import scaling as scaling_law
 from fusionlab.core.io import atomic_path
 
 
 def _md(df: pd.DataFrame) -> str:
     return md_table(df)
-
-
-def _axes(sp: pd.DataFrame) -> list[str]:
-    """GROUP keys besides model, batch and size that take more than one value (a table each)."""
-    return [k for k in tables.GROUP if k not in ("model", "batch", "size") and k in sp
-            and sp[k].nunique(dropna=False) > 1]
 
 
 def _column(g: pd.DataFrame) -> pd.Series:
@@ -49,7 +42,7 @@ def speedup_md(h: pd.DataFrame) -> list[str]:
     d = tables.with_size(h[(h["variant"] != "eager") & (h["status"] != "unsupported")])
     if d.empty:
         return out + ["No variant besides eager ran.", ""]
-    axes = _axes(d)
+    axes = varying_axes(d)
 
     def cell(r):
         moved = f" (across processes {r['speedup_across']:.2f}x: the host's speed moved it)" \
@@ -216,7 +209,7 @@ def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks:
     if section:
         out += [""] + section
     out += overfusion_md(kernel_resources)
-    out += traffic_md(runs, sp)
+    out += traffic_text.traffic_md(runs, sp)
     out += ledger_md(ledger, missed)
     out += suite_text.sections(suite)
     out += ["## Data quality", ""] + (quality or ["No run was timed on a slow host or still warming up, and "
@@ -225,7 +218,7 @@ def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks:
     bad = runs[~runs["status"].isin(["ok", "unsupported"])]
     if len(bad):
         out += ["## Runs that are not ok", "",
-                _md(bad[["model", "variant", *_axes(runs), "batch", "size", "repeat", "status", "reason"]]), ""]
+                _md(bad[["model", "variant", *varying_axes(runs), "batch", "size", "repeat", "status", "reason"]]), ""]
     out += unsupported_md(runs)
     return "\n".join(out) + "\n"
 
@@ -249,7 +242,7 @@ def unsteady_md(runs: pd.DataFrame) -> list[str]:
             "while the host's speed held (host probe): the process was still getting faster, so its wall "
             "time (the median) is above its steady state. Raise `warmup_min_s` (or `warmup_iters`) for them."
             + also, "",
-            _md(slow[["model", "variant", *_axes(runs), "batch", "size", "repeat",
+            _md(slow[["model", "variant", *varying_axes(runs), "batch", "size", "repeat",
                       "untraced_wall_time_per_iter_ms", col]].round(3)), ""]
 
 
@@ -273,7 +266,7 @@ def slow_host_md(runs: pd.DataFrame, top: int = 15) -> list[str]:
             "alike; where one is host-bound and the other GPU-bound it does not (\"Paired speedups the host's "
             "state moved\" lists those it moved). For wall times, rerun or add repeats."
             + shown, "",
-            _md(slow.head(top)[["model", "variant", *_axes(runs), "batch", "size", "repeat",
+            _md(slow.head(top)[["model", "variant", *varying_axes(runs), "batch", "size", "repeat",
                                 "untraced_wall_time_per_iter_ms", "host_probe_ms", col]].round(3)), ""]
 
 
@@ -287,7 +280,7 @@ def host_sensitive_md(sp: pd.DataFrame, top: int = 15) -> list[str]:
         return []
     d = d.assign(off=np.abs(np.log(d["speedup_paired_fast_host"] / d["speedup_paired_slow_host"])))
     d = d.sort_values("off", ascending=False)
-    keys = ["model"] + _axes(d) + ["variant", "batch"] + (["size"] if d["size"].nunique() > 1 else [])
+    keys = ["model"] + varying_axes(d) + ["variant", "batch"] + (["size"] if d["size"].nunique() > 1 else [])
     cols = keys + ["speedup_paired", "speedup_paired_fast_host", "speedup_paired_slow_host"]
     return ["### Paired speedups the host's state moved", "",
             f"{len(d)} paired speedups were timed while the host's speed changed (the host probe beside each "
@@ -335,7 +328,7 @@ def host_moved_md(sp: pd.DataFrame, top: int = 15) -> list[str]:
     moved = d[d.apply(tables.host_moved, axis=1).astype(bool)].sort_values("off", ascending=False)
     if moved.empty:
         return []
-    keys = ["model"] + _axes(d) + ["variant", "batch"] + (["size"] if d["size"].nunique() > 1 else [])
+    keys = ["model"] + varying_axes(d) + ["variant", "batch"] + (["size"] if d["size"].nunique() > 1 else [])
     cols = keys + ["speedup_paired", "speedup_wall", "across_over_paired"] \
         + [c for c in ("host_slowdown", "eager_host_slowdown") if c in d and d[c].notna().any()]
     return ["### Speedups across processes the host's speed moved", "",
@@ -347,94 +340,6 @@ def host_moved_md(sp: pd.DataFrame, top: int = 15) -> list[str]:
             + ("" if len(moved) <= top else f" The {top} furthest apart (all: speedup_paired against "
                "speedup_wall in tables/speedups.csv):"), "",
             _md(moved.head(top)[cols].round(3)), ""]
-
-
-def traffic_md(runs: pd.DataFrame, sp: pd.DataFrame) -> list[str]:
-    """Measured memory traffic (Nsight Compute, analysis.sweep.traffic) beside the model's
-    bytes, the bytes fusion removed, and source 000's Table 8.1; or why there is none."""
-    out = ["## Measured memory traffic (Nsight Compute)", ""]
-    coverage = ncu_coverage_md(runs)
-    if "dram_bytes_measured" not in runs or runs["dram_bytes_measured"].isna().all():
-        notes = sorted(set(runs.get("ncu_note", pd.Series(dtype=object)).dropna().astype(str)))
-        if coverage:
-            return out + ["No measured bytes per iteration: Nsight Compute profiled part of each run's kernels "
-                          "(below). Every byte per iteration in this summary is the model's (experiments.cost; "
-                          "bytes_source model).", "", *coverage]
-        return out + ["No measured bytes: " + ("; ".join(notes) if notes else "no run was profiled under "
-                      "Nsight Compute") + ". Every byte in this summary is the model's (experiments.cost; "
-                      "bytes_source model).", ""]
-    r = runs[runs["dram_bytes_measured"].notna()]
-    keys = ["model", "variant", *_axes(r), "batch", "size"]
-    vals = ["dram_bytes_measured", "dram_bytes_low", "dram_bytes_high", "dram_bytes_cold", "l2_bytes_measured",
-            "bytes_fused", "bytes_unfused", "dram_over_fused", "flops_measured_over_model"]
-    r = r.reindex(columns=list(dict.fromkeys([*keys, "bytes_regime", *vals, *r.columns])))
-    g = r.groupby(keys, as_index=False, dropna=False).agg({"bytes_regime": "first", **{c: "median" for c in vals}})
-    for c in vals[:7]:
-        g[c] = (pd.to_numeric(g[c], errors="coerce") / 1e6).round(3)
-    out += ["Per iteration, in MB: `dram_bytes_measured` the steady state's median (DRAM bytes measured by "
-            "Nsight Compute on repeat 0, caches warm, clocks free, over consecutive iterations), "
-            "`dram_bytes_cold` with caches flushed once before each iteration (range replay), `low`..`high` the range a reader is "
-            "told: above L2, the steady iterations' range; near or below L2 (the working set, bytes_fused, "
-            "within 2x the GPU's L2), from the lowest to the highest of cold and steady, since which bytes stay "
-            "in L2 depends on what ran before. A ratio under 1 is traffic the model counts that stays in L2.",
-            "", _md(g.round(3)), ""]
-    s = sp[(sp["variant"] != "eager") & sp["bytes_removed_measured"].notna()] if "bytes_removed_measured" in sp \
-        else sp.iloc[:0]
-    if len(s):
-        rem = ["bytes_removed_measured", "bytes_removed_low", "bytes_removed_high", "bytes_removed_cold",
-               "bytes_removed_model"]
-        s = s.reindex(columns=["model", "variant", *_axes(s), "batch", "size", "bytes_regime", *rem]).copy()
-        for c in rem:
-            s[c] = (pd.to_numeric(s[c], errors="coerce") / 1e6).round(3)
-        out += ["Bytes fusion removed per iteration (MB): measured = eager's steady DRAM bytes - the variant's "
-                "(medians), low..high its range (the steady spread, and near or below L2 the cold difference "
-                "too), cold = the same of the cold bytes; model = bytes_unfused - bytes_fused.", "", _md(s), ""]
-    else:
-        out += ["Bytes fusion removed: no variant has measured bytes beside eager's in the same "
-                "configuration.", ""]
-    out += coverage
-    t = traffic.memory_access_table(runs)
-    if len(t):
-        out += ["Source 000's Table 8.1 as measured (mlp_small eager: the formula's reads ~ BF + FH + 3BH + 2H "
-                "+ 2B and writes ~ 2BH + 2B elements, beside the cold and the steady-state DRAM bytes per "
-                "iteration, in bytes):", "",
-                _md(t.drop(columns=["ncu_note"]).round(0)), ""]
-    return out
-
-
-def _runs(n: int) -> str:
-    return f"{n} run" + ("" if n == 1 else "s")
-
-
-def ncu_coverage_md(runs: pd.DataFrame) -> list[str]:
-    """What Nsight Compute left out, in a sweep where it profiled some run: the runs whose
-    step profiled only the kernel names that carry the most time (ncu.top_kernels), with
-    the names' count and share of the kernel time; and the runs it has no record of."""
-    r = runs[runs["repeat"] == 0] if "repeat" in runs else runs
-    if "ncu_status" not in r or not r["ncu_status"].eq("ok").any():
-        return []
-    out = []
-    part = r[r["ncu_time_share_selected"].notna()] if "ncu_time_share_selected" in r else r.iloc[:0]
-    if len(part):
-        keys = ["model", "variant", *_axes(part), "batch", "size"]
-        t = part[keys].assign(**{
-            "names profiled": part["ncu_kernel_count_selected"].astype(int),
-            # to a tenth of a percent, rounded down: a share short of all never reads 100%
-            "their share of kernel time": part["ncu_time_share_selected"].map(
-                lambda x: f"{math.floor(x * 1000) / 10:.1f}%"),
-            "their DRAM MB (steady)": (pd.to_numeric(part["dram_bytes_measured_selected"], errors="coerce")
-                                       / 1e6).round(1)})
-        out += [f"{_runs(len(part))} where Nsight Compute profiled only the kernel names that carry the most time "
-                "(`ncu.top_kernels`): they have no measured bytes per iteration (their bytes are the model's); "
-                "the profiled kernels' own are `*_selected` in tables/runs.csv, the names `ncu_kernels_selected`.",
-                "", _md(drop_constant(t, keys[:2] + ["batch", "names profiled", "their share of kernel time",
-                                                         "their DRAM MB (steady)"])), ""]
-    missing = r[r["ncu_status"].ne("ok") & r["ncu_status"].notna()]
-    if len(missing):
-        keys = ["model", "variant", *_axes(missing), "batch", "size"]
-        out += [f"{_runs(len(missing))} without an Nsight Compute record (`ncu_note` in tables/runs.csv says why):", "",
-                _md(drop_constant(missing[keys + ["ncu_status"]], keys[:2] + ["batch", "ncu_status"])), ""]
-    return out
 
 
 PER_MODEL = 3   # rows per model in the ledger's per-model tables
@@ -449,7 +354,7 @@ def ledger_md(ledger: pd.DataFrame | None, missed: pd.DataFrame | None, top: int
     if ledger.empty:
         return out + ["No compiled run kept Inductor's provenance (`inductor/` beside run.json), so there is no "
                       "ledger; the fusion map lists kernels with ops parsed from their names.", ""]
-    keys = ["model", "variant", *_axes(ledger), "batch"] + [c for c in ("size",) if ledger[c].nunique() > 1]
+    keys = ["model", "variant", *varying_axes(ledger), "batch"] + [c for c in ("size",) if ledger[c].nunique() > 1]
     lg = ledger.sort_values("time_saved_us", ascending=False, na_position="last")
     agree = int(ledger["name_agrees"].astype(str).eq("True").sum())
     t = pd.DataFrame({**{c: lg[c] for c in keys}, "fused kernel": lg["kernel"].str.slice(0, 48),

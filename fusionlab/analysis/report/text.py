@@ -14,6 +14,13 @@ def md_table(df: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def varying_axes(df: pd.DataFrame) -> list[str]:
+    """The configuration keys (sweep.tables.GROUP) besides model, batch and size that take
+    more than one value in df: the columns a table needs to tell its rows apart."""
+    from fusionlab.analysis.sweep.tables import GROUP
+    return [k for k in GROUP if k not in ("model", "batch", "size") and k in df and df[k].nunique(dropna=False) > 1]
+
+
 def drop_constant(df: pd.DataFrame, keep: list[str]) -> pd.DataFrame:
     """df without the columns that hold one value in every row (those of keep stay)."""
     return df[[c for c in df.columns if c in keep or df[c].astype(str).nunique() > 1]]
