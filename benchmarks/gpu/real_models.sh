@@ -6,6 +6,8 @@
 #   CUDA_VISIBLE_DEVICES=0,1 DEADLINE_S=1200 bash benchmarks/gpu/real_models.sh OUTDIR [KEY=VALUE ...]
 # KEY=VALUE: config values every stage gets (one --config list), e.g. "models=[llama_block,rmsnorm_mlp]"
 # REAL_MODELS_RESULTS: the results folder (default results/real-models, the config's)
+# STAGES: the stages to run, in order (default "bf16 bf16-autotune all"; "all" alone keeps
+#   every GPU busy to the end on a machine with several)
 # Stages (each a `snakemake all` of the same results folder: a later one adds runs):
 #   1. bfloat16 inference (eager, compile, compile_reduce_overhead) and amp_bfloat16
 #      training (eager, compile)
@@ -51,10 +53,14 @@ stage() {   # stage NAME [KEY=VALUE ...]: one `snakemake all` until done or the 
   pack "$OUT"
   return $rc
 }
+STAGES=${STAGES:-bf16 bf16-autotune all}
+staged() {   # staged NAME [KEY=VALUE ...]: stage NAME if STAGES names it
+  case " $STAGES " in *" $1 "*) stage "$@" ;; *) return 0 ;; esac
+}
 BF16='dtype_by_mode={inference: [bfloat16], train: [amp_bfloat16]}'
-stage bf16 "$BF16" 'variants_by_mode={inference: [eager, compile, compile_reduce_overhead], train: [eager, compile]}' "$@" \
-  && stage bf16-autotune "$BF16" "$@" \
-  && stage all "$@"
+staged bf16 "$BF16" 'variants_by_mode={inference: [eager, compile, compile_reduce_overhead], train: [eager, compile]}' "$@" \
+  && staged bf16-autotune "$BF16" "$@" \
+  && staged all "$@"
 full=$?
 if [ $full -ne 0 ]; then   # tables, figures and summary of the runs recorded so far
   snakemake --unlock --configfile $CFG --config "results=$RES" > /dev/null 2>&1
