@@ -14,6 +14,9 @@ def test_two_gpus_on_sixteen_cores(monkeypatch):
         [(s.gpu, s.cpus) for s in p.slots] == [("0", (8, 9, 10, 11)), ("1", (12, 13, 14, 15))]
     assert p.other_cpus == list(range(8)) and p.in_flight == 8
     assert p.describe(3).startswith("2 GPU slot(s) ") and "up to 3 profiling jobs" in p.describe(3)
+    # the host has one counters lock: two Nsight Compute jobs at most, however many GPUs
+    assert p.ncu_in_flight == 2 and "2 of them Nsight Compute at most" in p.describe()
+    assert "1 of them Nsight Compute at most" in p.describe(3, 1)
 
 
 @pytest.mark.parametrize("kw", [{"regenerate": True}, {"local": False}, {"main_process": False}])

@@ -25,7 +25,8 @@ def _local_exec():
 
 def gpu_slots_plan():
     """The GPU slots of a local GPU sweep (plan.gpu_slots), applied: this process pinned to
-    the other cores, the `gpu` resource registered unless --resources gave it."""
+    the other cores, the `gpu` and `ncu_counters` resources registered unless --resources
+    gave them."""
     try:
         p = gpu_slots.plan(CFG, MACHINE.device, os.sched_getaffinity(0), local=_local_exec(),
                            regenerate=REGENERATE, main_process=workflow.is_main_process)
@@ -36,8 +37,11 @@ def gpu_slots_plan():
     slots.pin_process(p.other_cpus)
     if "gpu" not in workflow.global_resources:  # --resources gpu=N on the command line wins
         workflow.register_resource("gpu", p.in_flight)
+    if "ncu_counters" not in workflow.global_resources:
+        workflow.register_resource("ncu_counters", p.ncu_in_flight)
     g = workflow.global_resources["gpu"]
-    print(f"fusionlab: {p.describe(getattr(g, 'value', g))}", file=sys.stderr)
+    n = workflow.global_resources["ncu_counters"]
+    print(f"fusionlab: {p.describe(getattr(g, 'value', g), getattr(n, 'value', n))}", file=sys.stderr)
     return p.slots
 
 

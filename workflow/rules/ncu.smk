@@ -35,6 +35,7 @@ if NCU["ncu"]:
         threads: measure_threads()
         resources:
             gpu=1,
+            ncu_counters=1,   # one of the host's few Nsight Compute jobs (plan.gpu_slots)
         conda:
             ENV
         shell:
