@@ -13,7 +13,7 @@ def test_pack_takes_each_runs_records_and_leaves_the_profiles(tmp_path):
     res = tmp_path / "results"
     done = res / "runs" / "nsys" / "bert" / "compile" / "inference_bfloat16" / "bs8" / "r0"
     going = res / "runs" / "nsys" / "vit" / "eager" / "inference_bfloat16" / "bs32" / "r0"
-    for d, names in ((done, ["run.json", "timing.json", "metrics.json", "kernels.csv", "ncu.json",
+    for d, names in ((done, ["run.json", "timing.json", "metrics.json", "kernels.csv", "ncu.json", "ncu_run.json",
                              "report.nsys-rep", "report.sqlite", "ncu_steady.ncu-rep"]),
                      (going, ["timing.json"])):
         (d / "benchmarks").mkdir(parents=True)
@@ -30,7 +30,7 @@ def test_pack_takes_each_runs_records_and_leaves_the_profiles(tmp_path):
         names = {os.path.relpath("/" + n, str(res)) for n in t.getnames()}
     files = {n for n in names if "." in os.path.basename(n)}
     run = "runs/nsys/bert/compile/inference_bfloat16/bs8/r0"
-    assert {f"{run}/{n}" for n in ("run.json", "timing.json", "metrics.json", "kernels.csv", "ncu.json",
+    assert {f"{run}/{n}" for n in ("run.json", "timing.json", "metrics.json", "kernels.csv", "ncu.json", "ncu_run.json",
                                    RULE_TIMES)} <= files
     assert "runs/nsys/vit/eager/inference_bfloat16/bs32/r0/timing.json" in files   # the run still going
     assert "tables/runs.csv" in files

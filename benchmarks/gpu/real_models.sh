@@ -2,7 +2,8 @@
 # The real networks (config/real-models.yaml) through `snakemake all` on the GPUs it is
 # given, in stages that each finish a useful part of the grid, under one deadline; then the
 # audit. Packs tables, figures, summary and every run's records and rule times
-# (benchmarks/*.tsv) into OUTDIR/real-models.tgz (no .nsys-rep or .sqlite).
+# (benchmarks/*.tsv), and what ncu recorded (ncu.json, ncu_run.json, ncu.log), into
+# OUTDIR/real-models.tgz (no .nsys-rep, .sqlite or .ncu-rep).
 #   CUDA_VISIBLE_DEVICES=0,1 DEADLINE_S=1200 bash benchmarks/gpu/real_models.sh OUTDIR [KEY=VALUE ...]
 # KEY=VALUE: config values every stage gets (one --config list), e.g. "models=[llama_block,rmsnorm_mlp]"
 # REAL_MODELS_RESULTS: the results folder (default results/real-models, the config's)
@@ -25,7 +26,7 @@ cd "$(dirname "$0")/../.."
 pack() {   # OUTDIR/real-models.tgz: tables, figures, summary and every run's records so far
   tar czf "$1/real-models.tgz.part" --exclude='*.svg' $(ls -d $RES/tables $RES/figures $RES/summary.md \
     $RES/summary.html $RES/device $RES/logs 2>/dev/null) \
-    $(ls -d $RES/runs/*/*/*/*/*/*/{run.json,timing.json,unsupported.json,metrics.json,kernels.csv,stats,inductor,ncu.json,traffic.json,traffic.csv,benchmarks} 2>/dev/null) 2>/dev/null
+    $(ls -d $RES/runs/*/*/*/*/*/*/{run.json,timing.json,unsupported.json,metrics.json,kernels.csv,stats,inductor,ncu.json,ncu_run.json,ncu.log,traffic.json,traffic.csv,benchmarks} 2>/dev/null) 2>/dev/null
   mv "$1/real-models.tgz.part" "$1/real-models.tgz"
 }
 if [ "${1:-}" = "--pack" ]; then
