@@ -310,6 +310,24 @@ def test_the_paired_speedup_is_the_median_over_repeats():
                                      None)["paired_speedup"] == 5.0
 
 
+def test_a_paired_variant_keeps_its_speedup_where_eager_has_no_run_of_its_own():
+    """A sweep stopped before eager's own run: the variant timed eager beside it, so its
+    speedup, eager time and time saved stand; the parts of the time saved, which need
+    eager's own run, stay empty. Unpaired, it has no speedup."""
+    from fusionlab.analysis.sweep import headline
+    runs = pd.DataFrame({"model": "m", "batch": 8, "size": "default", "mode": "inference", "dtype": "float32",
+                         "backend": "nsys", "device": "cuda", "status": "ok", "reason": None,
+                         "variant": "compile", "repeat": [0, 1, 2], "wall_time_per_iter_ms": [0.06, 0.06, 0.09],
+                         "gpu_time_per_iter_ms": 0.05, "kernels_per_iter": 1.0, "profiler_overhead": 1.0,
+                         "peak_memory_bytes": 1.0, "compile_latency_s": 0.0, "paired_speedup": [4.8, 5.0, 5.3]})
+    h = headline.table(runs, tables.speedups(runs)).set_index("variant").loc["compile"]
+    assert (h["estimator"], h["speedup"], h["verdict"]) == ("paired", 5.0, "faster")
+    assert h["eager_wall_ms"] == pytest.approx(0.06 * 5.0) and h["saved_ms"] == pytest.approx(0.06 * 4.0)
+    assert h["reference"] == headline.BESIDE_ONLY and pd.isna(h["traffic_ms"]) and pd.isna(h["host_saved_ms"])
+    unpaired = runs.assign(paired_speedup=None)
+    assert pd.isna(headline.table(unpaired, tables.speedups(unpaired)).loc[0, "speedup"])
+
+
 def test_a_run_timed_on_a_slow_host_is_named_in_the_summary(tmp_path):
     import json
     from fusionlab.analysis.run import run_metrics

@@ -116,6 +116,24 @@ def test_a_configuration_without_an_eager_run_passes_but_is_not_compared(tables)
     assert a.violations == [] and a.checks == 2 * 4
 
 
+def test_a_row_with_no_speedup_says_so_and_the_audit_agrees(tables):
+    """Every configuration of a variant passed but none has a speedup (no eager time beside
+    it or apart): its row says so in words, never a number, and the audit reads that."""
+    from fusionlab.analysis.report import audit
+    sp, _ = tables
+    sp = sp.copy()
+    gone = (sp["variant"] == "compile") & (sp["mode"] == "inference")
+    sp.loc[gone, ["speedup", "speedup_lo", "speedup_hi"]] = np.nan
+    table = suite.suite(sp)
+    md = "\n".join(suite_text.suite_md(table))
+    line = next(ln for ln in md.splitlines() if ln.startswith("| compile | inference |"))
+    assert suite_text.NONE_COMPARED in line and "| none (0 compared; 2 without an eager run) |" in line
+    assert "nan" not in line
+    a = audit.Audit()
+    audit.check_suite(a, sp, table, md)
+    assert a.violations == []
+
+
 def test_a_host_skewed_speedup_is_counted_and_said(tables):
     """A compared configuration whose paired speedup is host-skewed stays in the mean, and
     the suite counts it and says so; the audit recounts it from the records."""

@@ -35,7 +35,7 @@ import pandas as pd
 from fusionlab.analysis.sweep import headline as sweep_headline
 from fusionlab.analysis.sweep import suite as sweep_suite
 from fusionlab.analysis.sweep import tables
-from fusionlab.analysis.report import text
+from fusionlab.analysis.report import suite_text, text
 
 KEYS = ["model", "variant", "batch", "size", "mode", "dtype", "device"]
 REL = 1e-6          # records and figure data: the same float, written and read back
@@ -315,8 +315,9 @@ def check_suite(a: Audit, h: pd.DataFrame, suite: pd.DataFrame, md: str | None) 
         if md and "## The suite" in md:
             line = next((ln for ln in md.split("## The suite", 1)[1].splitlines()
                          if ln.startswith(f"| {r['variant']} | {r['mode']} | {r['dtype']} |")), "")
-            a.check(f"{r['geomean_speedup']:.2f}x" in line, "summary.md: The suite",
-                    f"{r['variant']} {r['mode']} {r['dtype']}: the table does not quote {r['geomean_speedup']:.2f}x")
+            quote = f"{r['geomean_speedup']:.2f}x" if pd.notna(r["geomean_speedup"]) else suite_text.NONE_COMPARED
+            a.check(quote in line, "summary.md: The suite",
+                    f"{r['variant']} {r['mode']} {r['dtype']}: the table does not quote {quote}")
 
 
 def audit(results: str, summary_text: str | None = None) -> Audit:

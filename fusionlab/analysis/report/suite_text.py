@@ -13,6 +13,9 @@ VERDICT_WORDS = {"faster": "faster", "slower": "slower", "inconclusive": "inconc
                  "no interval": "no verdict (one model, or a configuration without its own interval)"}
 
 
+NONE_COMPARED = "none (no configuration with a speedup)"
+
+
 def _x(v) -> str:
     return f"{v:.2f}x" if pd.notna(v) else ""
 
@@ -49,9 +52,10 @@ def suite_md(suite: pd.DataFrame | None) -> list[str]:
         rows.append({"variant": r["variant"], "mode": r["mode"], "dtype": r["dtype"],
                      "geomean speedup [95% over models]": f"{_x(r['geomean_speedup'])} "
                      f"[{_x(r['geomean_lo'])}, {_x(r['geomean_hi'])}]" if pd.notna(r["geomean_lo"])
-                     else _x(r["geomean_speedup"]),
+                     else _x(r["geomean_speedup"]) or NONE_COMPARED,
                      "reads": VERDICT_WORDS.get(r["verdict"], r["verdict"]),
-                     "range": f"{_x(r['min_speedup'])} to {_x(r['max_speedup'])}" + _range_notes(r),
+                     "range": (f"{_x(r['min_speedup'])} to {_x(r['max_speedup'])}" if pd.notna(r["min_speedup"])
+                               else "none") + _range_notes(r),
                      "passed": f"{int(r['n_pass'])} of {int(r['n_configs'])} ({r['pass_rate']:.0%})",
                      "not passed": failed or "none",
                      "compile s (median)": f"{r['compile_s_median']:.1f}" if pd.notna(r["compile_s_median"]) else "",

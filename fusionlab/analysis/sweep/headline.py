@@ -24,7 +24,9 @@ it, one speedup estimator with its interval, and what the speedup comes from.
   (reference says which): eager timed beside the variant in its own process for a paired
   speedup (the variant's wall time x the paired speedup), else eager's own median across
   its processes. eager_own_ms: eager's own-process median, a diagnostic beside it. So
-  eager_wall_ms / wall_ms = speedup on every row.
+  eager_wall_ms / wall_ms = speedup on every row. A paired variant whose configuration
+  has no eager run of its own (a sweep stopped part-way) keeps its speedup, eager_wall_ms
+  and saved_ms (reference BESIDE_ONLY) and leaves the parts empty.
 - saved_ms = eager_wall_ms - wall_ms, split into parts that add up to it exactly, each
   with its source: host_saved_ms (exposed host time, eager's own processes against the
   variant's: traced host wait less the profiler's cost), traffic_ms (memory traffic
@@ -275,11 +277,16 @@ def table(runs: pd.DataFrame, sp: pd.DataFrame, peaks: dict | None = None) -> pd
         if r["variant"] == "eager":
             row.update({"estimator": "reference", "speedup": 1.0, "eager_wall_ms": side["wall_ms"],
                         "eager_own_ms": side["wall_ms"], "reference": "itself"})
-        elif len(e):
+        elif len(e) or _paired(v):
             row.update(_speedup(pd.Series(r), v, e))
-            row["host_skewed"] = host_skew(row["estimator"], r.get("host_slowdown"), _side(e)["bound"], side["bound"])
-            row.update(_parts(_side(e), side, row["speedup"], row["estimator"], bw))
-            row.update(traffic_spread(r, row))
+            if len(e):
+                row["host_skewed"] = host_skew(row["estimator"], r.get("host_slowdown"), _side(e)["bound"],
+                                               side["bound"])
+                row.update(_parts(_side(e), side, row["speedup"], row["estimator"], bw))
+                row.update(traffic_spread(r, row))
+            else:   # paired, with no eager run of its own: the speedup and the time saved, no parts
+                ref = side["wall_ms"] * row["speedup"]
+                row.update(eager_wall_ms=ref, saved_ms=ref - side["wall_ms"], reference=BESIDE_ONLY)
             saved = row["saved_ms"]
             row["break_even_iters"] = row["compile_s"] * 1e3 / saved \
                 if (row["verdict"] == "faster" and pd.notna(row["compile_s"]) and pd.notna(saved) and saved > 0
@@ -287,6 +294,14 @@ def table(runs: pd.DataFrame, sp: pd.DataFrame, peaks: dict | None = None) -> pd
         rows.append(row)
     cols = COLUMNS[:len(keys)] + axes + COLUMNS[len(keys):]
     return pd.DataFrame(rows, columns=cols).sort_values(keys + ["variant"], ignore_index=True)
+
+
+BESIDE_ONLY = "eager timed beside it (no eager run of its own)"
+
+
+def _paired(v: pd.DataFrame) -> bool:
+    """Whether a variant's runs timed eager beside it (a paired speedup)."""
+    return "paired_speedup" in v and bool(v["paired_speedup"].notna().any())
 
 
 def host_skew(estimator: str, host_slowdown, eager_bound, variant_bound) -> bool:
