@@ -326,6 +326,13 @@ def test_a_paired_variant_keeps_its_speedup_where_eager_has_no_run_of_its_own():
     assert h["reference"] == headline.BESIDE_ONLY and pd.isna(h["traffic_ms"]) and pd.isna(h["host_saved_ms"])
     unpaired = runs.assign(paired_speedup=None)
     assert pd.isna(headline.table(unpaired, tables.speedups(unpaired)).loc[0, "speedup"])
+    from fusionlab.analysis.report import audit
+    a = audit.Audit()
+    audit.check_records(a, headline.table(runs, tables.speedups(runs)))
+    assert a.violations == []
+    a = audit.Audit()   # a part of the time saved with no eager run to split it from: a contradiction
+    audit.check_records(a, headline.table(runs, tables.speedups(runs)).assign(traffic_ms=0.1))
+    assert len(a.violations) == 1 and "without an eager run of its own" in a.violations[0]
 
 
 def test_a_run_timed_on_a_slow_host_is_named_in_the_summary(tmp_path):
