@@ -326,7 +326,8 @@ def test_a_paired_variant_keeps_its_speedup_where_eager_has_no_run_of_its_own():
     assert h["reference"] == headline.BESIDE_ONLY and pd.isna(h["traffic_ms"]) and pd.isna(h["host_saved_ms"])
     unpaired = runs.assign(paired_speedup=None)
     assert pd.isna(headline.table(unpaired, tables.speedups(unpaired)).loc[0, "speedup"])
-    from fusionlab.analysis.report import audit
+    from fusionlab.analysis.report import audit, story
+    assert story.comes_from(h) == "240 us per iteration saved (not split into parts: eager has no run of its own)"
     a = audit.Audit()
     audit.check_records(a, headline.table(runs, tables.speedups(runs)))
     assert a.violations == []

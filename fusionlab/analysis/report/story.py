@@ -45,6 +45,8 @@ def comes_from(r) -> str:
         return ""
     verb = "saved" if saved >= 0 else "added"
     head = f"{fmt_time(abs(saved))} per iteration {verb}"
+    if r.get("reference") == sweep_headline.BESIDE_ONLY:
+        return f"{head} (not split into parts: eager has no run of its own)"
     k = r.get("largest_part")
     if isinstance(k, str) and k:
         source = f", {r['traffic_source']}" if k == "traffic_ms" and r.get("traffic_source") else ""
