@@ -328,6 +328,8 @@ def test_a_paired_variant_keeps_its_speedup_where_eager_has_no_run_of_its_own():
     assert pd.isna(headline.table(unpaired, tables.speedups(unpaired)).loc[0, "speedup"])
     from fusionlab.analysis.report import audit, story
     assert story.comes_from(h) == "240 us per iteration saved (not split into parts: eager has no run of its own)"
+    assert "saving 240 us: not split into parts: eager has no run of its own." in \
+        "\n".join(story.saved_md(headline.table(runs, tables.speedups(runs))))
     a = audit.Audit()
     audit.check_records(a, headline.table(runs, tables.speedups(runs)))
     assert a.violations == []

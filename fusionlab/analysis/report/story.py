@@ -37,6 +37,9 @@ def _varying(h: pd.DataFrame) -> list[str]:
     return [k for k in tables.GROUP if k in h and k not in ("model", "batch") and h[k].nunique(dropna=False) > 1]
 
 
+UNSPLIT = "not split into parts: eager has no run of its own"   # a paired speedup without eager's own run
+
+
 def comes_from(r) -> str:
     """The time saved (or added) and its largest part, from the record (largest_part: of
     the total's sign and no larger than it; none where the parts pull both ways)."""
@@ -46,7 +49,7 @@ def comes_from(r) -> str:
     verb = "saved" if saved >= 0 else "added"
     head = f"{fmt_time(abs(saved))} per iteration {verb}"
     if r.get("reference") == sweep_headline.BESIDE_ONLY:
-        return f"{head} (not split into parts: eager has no run of its own)"
+        return f"{head} ({UNSPLIT})"
     k = r.get("largest_part")
     if isinstance(k, str) and k:
         source = f", {r['traffic_source']}" if k == "traffic_ms" and r.get("traffic_source") else ""
@@ -219,7 +222,7 @@ def saved_md(h: pd.DataFrame) -> list[str]:
             names = part_names(r)
             parts = ", ".join(f"{names[k]} {'+' if r[k] >= 0 else '-'}{fmt_time(abs(r[k]))}"
                               + (f" ({r['traffic_source']})" if k == "traffic_ms" else "")
-                              for k in PARTS if r.get(k) == r.get(k))
+                              for k in PARTS if r.get(k) == r.get(k)) or UNSPLIT
             note = f" {r['traffic_note']}." if isinstance(r.get("traffic_note"), str) and r["traffic_note"] else ""
             out.append(f"- {r['variant']} at {where(r, varying)}: {speedup(r)}; eager{_reference(r)} "
                        f"{fmt_time(r['eager_wall_ms'])} -> {fmt_time(r['wall_ms'])} per iteration, "
