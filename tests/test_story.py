@@ -1,6 +1,7 @@
 """summary.md tells one story: every section quotes the same speedup for a configuration
 (the headline table's), the speedup across processes only where it is labelled so; its
 interval is named for what it is; the opening, then the banner, then the details."""
+import os
 import re
 
 import numpy as np
@@ -8,6 +9,7 @@ import pandas as pd
 
 from fusionlab.analysis.report import html, summary
 from fusionlab.analysis.sweep import headline, tables
+from conftest import ROOT
 
 SECTIONS = ("opening", "## Time per iteration", "## Speedup over eager (wall time)", "## Where the speedup comes from",
             "## Crossover: where a variant starts and stops beating eager")
@@ -208,3 +210,24 @@ def test_tables_keep_inference_and_training_apart():
     assert "| softmax | compile | mode=inference |" not in md
     crossing = sections(md)["## Crossover: where a variant starts and stops beating eager"]
     assert "| softmax | compile | inference |" in crossing and "| softmax | compile | train |" in crossing
+
+
+def test_the_opening_leads_with_a_verdict_and_names_a_higher_estimate_without_one():
+    """ResNet-50 at batch 32, bfloat16 inference, on the H100 (part 4's records): compile
+    beats eager by its two repeats (2.01x, range [1.97, 2.05]); compile_reduce_overhead's
+    2.45x rests on one repeat. The opening leads with compile, in bold, and names the higher
+    estimate after it; the audit agrees, and finds a line that leaves it out."""
+    from fusionlab.analysis.report import audit, story
+    h = pd.read_csv(os.path.join(ROOT, "benchmarks", "results", "h100-real-models-part4", "tables", "headline.csv"))
+    h = h[h["model"] == "resnet50"]
+    md = "\n".join(["# t", ""] + story.opening_md(h))
+    line = next(ln for ln in md.splitlines() if "batch 32, mode=inference, dtype=bfloat16" in ln)
+    assert "**compile** beats eager: 2.01x paired [1.97, 2.05] range of 2" in line
+    assert line.endswith(f"; {story.HIGHER} compile_reduce_overhead 2.45x paired (1 repeat).")
+    a = audit.Audit()
+    audit.check_opening(a, md, h)
+    assert a.violations == []
+    cut = md.replace(f"; {story.HIGHER} compile_reduce_overhead 2.45x paired (1 repeat)", "")
+    a = audit.Audit()
+    audit.check_opening(a, cut, h)
+    assert len(a.violations) == 1 and "names no higher estimate" in a.violations[0]

@@ -218,6 +218,26 @@ def opening(md: str) -> list[str]:
     return out
 
 
+def check_higher(a: Audit, tail: str, r: pd.Series, at, h: pd.DataFrame, where: str) -> None:
+    """An opening segment's tail (story.HIGHER): the higher estimate it names is the
+    configuration's highest, above the segment's variant and without its verdict; and a
+    segment whose variant is not the configuration's highest names it."""
+    from fusionlab.analysis.report import story
+    keys = [k for k in tables.GROUP if k in h]
+    same = h[(h[keys].astype(str) == h.loc[at, keys].astype(str)).all(axis=1) & (h["variant"] != "eager")
+             & h["speedup"].notna()]
+    top = same.loc[same["speedup"].idxmax()]
+    found = re.search(rf"{re.escape(story.HIGHER)} (\S+) (-?[0-9.]+)x", tail)
+    if not found:
+        a.check(top["variant"] == r["variant"], where,
+                f"names no higher estimate, but {top['variant']}'s {top['speedup']:.4g} is higher")
+        return
+    a.check(found.group(1) == top["variant"] and _close(float(found.group(2)), round(top["speedup"], 2), 0, 0.0051)
+            and top["verdict"] != r["verdict"] and top["speedup"] > r["speedup"], where,
+            f"names {found.group(1)} {found.group(2)}x as the higher estimate; the configuration's highest is "
+            f"{top['variant']} {top['speedup']:.4g} ({top['verdict']})")
+
+
 def check_opening(a: Audit, md: str, h: pd.DataFrame) -> None:
     from fusionlab.analysis.report import story
     h = tables.with_size(h)
@@ -252,6 +272,7 @@ def check_opening(a: Audit, md: str, h: pd.DataFrame) -> None:
             a.check((text.HOST_SKEWED in seg.group("rest")) == text.skewed(r), where,
                     f"{'says' if text.HOST_SKEWED in seg.group('rest') else 'does not say'} {text.HOST_SKEWED}, "
                     f"the record's host_skewed is {r.get('host_skewed')}")
+            check_higher(a, line[seg.end():].split("; at ")[0], r, d.index[0], h, where)
             iv = INTERVAL.search(seg.group("rest"))
             if iv:
                 a.check(_close(float(iv.group(1)), round(r["speedup_lo"], 2), 0, 0.0051)
