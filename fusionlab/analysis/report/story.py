@@ -90,10 +90,9 @@ def opening_md(h: pd.DataFrame) -> list[str]:
             out.append(f"- **{model}**: no variant besides eager ran ok.")
             continue
         lines = []
-        tops = others.loc[others.groupby(keys, dropna=False, sort=False)["speedup"].idxmax().values]
-        for _, top in tops.sort_values(["size", "batch"]).iterrows():
-            same = others[(others[keys].astype(str) == top[keys].astype(str)).all(axis=1)]
-            faster = same[same["verdict"] == "faster"]
+        configs = [g for _, g in others.groupby(keys, dropna=False, sort=False)]
+        for g in sorted(configs, key=lambda g: (g["size"].iloc[0], g["batch"].iloc[0])):
+            top, faster = g.loc[g["speedup"].idxmax()], g[g["verdict"] == "faster"]
             r = faster.loc[faster["speedup"].idxmax()] if len(faster) else top
             name = f"**{r['variant']}**" if r["verdict"] == "faster" else r["variant"]
             lead = {"slower": "no variant beats eager", "inconclusive": "no variant is decisively faster",

@@ -1,7 +1,6 @@
 """summary.md (headline tables of a sweep), from the tidy tables only."""
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 

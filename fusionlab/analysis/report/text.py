@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from fusionlab.analysis.sweep.tables import GROUP
+
 
 def md_table(df: pd.DataFrame) -> str:
     """df as a markdown table (empty cells for nan)."""
@@ -17,7 +19,6 @@ def md_table(df: pd.DataFrame) -> str:
 def varying_axes(df: pd.DataFrame) -> list[str]:
     """The configuration keys (sweep.tables.GROUP) besides model, batch and size that take
     more than one value in df: the columns a table needs to tell its rows apart."""
-    from fusionlab.analysis.sweep.tables import GROUP
     return [k for k in GROUP if k not in ("model", "batch", "size") and k in df and df[k].nunique(dropna=False) > 1]
 
 
