@@ -231,3 +231,21 @@ def test_the_opening_leads_with_a_verdict_and_names_a_higher_estimate_without_on
     a = audit.Audit()
     audit.check_opening(a, cut, h)
     assert len(a.violations) == 1 and "names no higher estimate" in a.violations[0]
+
+
+def test_a_traffic_part_among_parts_that_pull_both_ways_names_its_source():
+    """ResNet-50 compile training at batch 64 on the H100 (tests/data/real_models_h100): 130 us added,
+    the model's bytes put the memory traffic removed at +16.7 ms against -16 ms of exposed
+    host time. The sentence says the bytes are modelled; the audit finds it left out."""
+    from fusionlab.analysis.report import audit, story
+    h = pd.read_csv(os.path.join(ROOT, "tests", "data", "real_models_h100", "headline.csv"))
+    r = h[(h["model"] == "resnet50") & (h["variant"] == "compile") & (h["mode"] == "train")].iloc[0]
+    assert story.comes_from(r) == ("130 us per iteration added, from parts that pull both ways (modelled memory "
+                                   "traffic removed +16.7 ms, exposed host time -16 ms)")
+    md = "\n".join(["# t", ""] + story.opening_md(h))
+    a = audit.Audit()
+    audit.check_opening(a, md, h)
+    assert a.violations == []
+    a = audit.Audit()
+    audit.check_opening(a, md.replace("(modelled memory traffic", "(memory traffic"), h)
+    assert len(a.violations) == 1 and "said with no source, the record's source is modelled" in a.violations[0]

@@ -294,7 +294,13 @@ def check_opening(a: Audit, md: str, h: pd.DataFrame) -> None:
                 a.check(not (isinstance(r.get("largest_part"), str) and r.get("largest_part")), where,
                         f"parts said to pull both ways, the record names largest part {r.get('largest_part')}")
                 for name, sign, value in re.findall(rf"([a-z -]+?) ([+-])({TIME})", both.group(1)):
+                    src, _, rest = name.strip().partition(" ")
+                    src, name = (src, rest) if src in ("measured", "modelled") else (None, name)
                     k = names.get(name.strip())
+                    want = r.get("traffic_source") if k == "traffic_ms" and r.get("traffic_source") in (
+                        "measured", "modelled") else None
+                    a.check(src == want, where, f"{name.strip()} said {src or 'with no source'}, the record's "
+                            f"source is {want or 'none'}")
                     v = to_ms(value) * (1 if sign == "+" else -1)
                     a.check(k is not None and _close(v, r[k], TEXT_REL, 1e-6), where,
                             f"{name.strip()} {sign}{value}, the record's {k} {r.get(k, float('nan')):.4g} ms")

@@ -58,8 +58,14 @@ def comes_from(r) -> str:
     known = [(k, r[k]) for k in PARTS if r.get(k) == r.get(k) and r[k] != 0]
     big = [max(side, key=lambda kv: abs(kv[1])) for side in ([kv for kv in known if kv[1] > 0],
                                                              [kv for kv in known if kv[1] < 0]) if side]
-    parts = ", ".join(f"{names[k]} {'+' if v >= 0 else '-'}{fmt_time(abs(v))}" for k, v in big)
+    parts = ", ".join(f"{_source(r, k)}{names[k]} {'+' if v >= 0 else '-'}{fmt_time(abs(v))}" for k, v in big)
     return f"{head}, from parts that pull both ways ({parts})" if parts else head
+
+
+def _source(r, k: str) -> str:
+    """'measured ' or 'modelled ' before the memory-traffic part (its bytes' source), else ''."""
+    src = r.get("traffic_source")
+    return f"{src} " if k == "traffic_ms" and src in ("measured", "modelled") else ""
 
 
 def _reference(r) -> str:
