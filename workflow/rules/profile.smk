@@ -36,6 +36,10 @@ rule time_untraced:
         python=PYTHON,
         root=ROOT,
     threads: measure_threads()
+    # ahead of Nsight Compute (priority 0): a sweep stopped early has its runs timed and
+    # profiled first, their memory traffic after (Snakemake's greedy scheduler would
+    # otherwise prefer the job with the larger inputs)
+    priority: 1
     resources:
         gpu=1 if MACHINE.device == "cuda" else 0,
     conda:
@@ -75,7 +79,7 @@ rule profile_nsys:
     threads: measure_threads()
     # ahead of the next runs' untraced processes: a run's profile follows its timing while
     # the compile caches are warm, and its export, stats and metrics start beside the sweep
-    priority: 1
+    priority: 2
     resources:
         gpu=1 if MACHINE.device == "cuda" else 0,
     conda:
