@@ -249,3 +249,45 @@ def test_a_traffic_part_among_parts_that_pull_both_ways_names_its_source():
     a = audit.Audit()
     audit.check_opening(a, md.replace("(modelled memory traffic", "(memory traffic"), h)
     assert len(a.violations) == 1 and "said with no source, the record's source is modelled" in a.violations[0]
+
+
+def test_the_text_names_the_bandwidth_the_records_turned_bytes_into_time_with():
+    """Without device/peaks.json the memory-traffic part divides by eager's achieved
+    bandwidth and the missed fusions have no time cost: the summary says so, and the audit
+    finds a summary that names the measured copy bandwidth instead."""
+    from fusionlab.analysis.report import audit, story
+    from fusionlab.analysis.report.summary import ledger_md
+    runs = softmax_runs().assign(bytes_unfused=4e6, bytes_fused=3e6)
+    no_peaks = headline.table(runs, tables.speedups(runs), peaks=None)
+    with_peaks = headline.table(runs, tables.speedups(runs), peaks={"copy_bandwidth_Bps": 2e12})
+    assert set(with_peaks["traffic_bandwidth"].dropna()) - {"none"} == {"measured copy bandwidth"}
+    said = "\n".join(story.saved_md(no_peaks))
+    assert ("(bytes removed / eager's achieved bandwidth (eager's bytes over its kernel time; no device/peaks.json "
+            "with a measured copy bandwidth in this results folder):") in said
+    assert "(bytes removed / the measured copy bandwidth:" in "\n".join(story.saved_md(with_peaks))
+    a = audit.Audit()
+    audit.check_bandwidth(a, said, no_peaks, None)
+    assert a.violations == []
+    a = audit.Audit()
+    audit.check_bandwidth(a, "\n".join(story.saved_md(with_peaks)), no_peaks, None)
+    assert len(a.violations) == 1 and "eager's achieved bandwidth" in a.violations[0]
+    # the missed fusions: a buffer left apart, costed only where a bandwidth was measured
+    ledger = pd.DataFrame({"model": ["softmax"], "variant": ["compile"], "batch": [64], "size": ["default"],
+                           "mode": ["inference"], "dtype": ["float32"], "kernel": ["triton_per_fused_softmax_0"],
+                           "torch_ops": ["amax+sub+exp+sum+div"], "ops_source": ["provenance"],
+                           "ops_by_name": ["softmax"], "eager_time_us": [60.0], "time_us": [30.0],
+                           "time_saved_us": [30.0], "name_agrees": [True]})
+    missed = pd.DataFrame({"model": ["softmax"], "variant": ["compile"], "batch": [64], "size": ["default"],
+                           "mode": ["inference"], "dtype": ["float32"], "kind": ["left apart"],
+                           "producer": ["extern_kernels.mm:1"], "consumer": ["triton_poi_fused_relu_1:2"],
+                           "buffer_bytes": [1e6], "time_cost_us": [np.nan], "reason": ["extern"],
+                           "bandwidth_source": ["none"]})
+    md = "\n".join(ledger_md(ledger, missed))
+    assert ("the buffer between them not costed in time (no device/peaks.json with a measured copy bandwidth in "
+            "this results folder; the pairs rank by bytes)") in md
+    costed = missed.assign(time_cost_us=1.0, bandwidth_source="measured copy bandwidth")
+    assert "the buffer between them written and read back at the measured copy bandwidth" in \
+        "\n".join(ledger_md(ledger, costed))
+    a = audit.Audit()
+    audit.check_bandwidth(a, "\n".join(ledger_md(ledger, costed)), no_peaks.iloc[:0], missed)
+    assert len(a.violations) == 1 and "the missed fusions' bandwidth is ['none']" in a.violations[0]

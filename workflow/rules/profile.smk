@@ -134,6 +134,9 @@ rule device_peaks:
         dtype=axes.compute_dtype(sweep.dtypes(CFG, CFG["mode"][0])[0]),   # the matmul roof in the runs' dtype
         slots=["--slots", slots.format_slots(SLOTS)] if SLOTS else [],
     threads: measure_threads()
+    # first of all GPU jobs: every table's copy bandwidth and roofline ceilings come from it,
+    # so a sweep stopped at a deadline still has them
+    priority: 3
     resources:
         gpu=1 if MACHINE.device == "cuda" else 0,
     conda:

@@ -16,6 +16,8 @@ Checks, each violation printed with the two values that disagree:
 - summary.md's opening sentences: each configuration's variant, speedup, interval,
   times, time saved and its largest part against the record, and bold or "beats" only
   for a verdict of faster.
+- the bandwidth summary.md says it turned bytes into time with (the memory-traffic part,
+  the missed fusions' cost) against the one the records used.
 - the suite (tables/suite.csv): each row's geometric mean and pass count recomputed from
   the records, its verdict against its interval, and summary.md's suite table quoting it.
 
@@ -351,6 +353,22 @@ def check_suite(a: Audit, h: pd.DataFrame, suite: pd.DataFrame, md: str | None) 
                     f"{r['variant']} {r['mode']} {r['dtype']}: the table does not quote {quote}")
 
 
+def check_bandwidth(a: Audit, md: str, h: pd.DataFrame, missed: pd.DataFrame | None) -> None:
+    """The bandwidth summary.md says it turned bytes into time with, against the one the
+    records used: headline's traffic_bandwidth, missed_fusions' bandwidth_source."""
+    if "## Where the speedup comes from" in md and "traffic_bandwidth" in h:
+        want = f"(bytes removed / {text.traffic_bandwidth_words(h['traffic_bandwidth'])}:"
+        a.check(want in md, "summary.md: Where the speedup comes from",
+                f"the records' memory traffic used {sorted(set(h['traffic_bandwidth'].dropna().astype(str)))}, "
+                f"but the text does not say {want!r}")
+    if missed is not None and "bandwidth_source" in missed and "Kernel pairs the compiler left apart" in md:
+        apart = missed[missed["kind"] == "left apart"]
+        want = text.missed_cost_words(apart["bandwidth_source"])
+        a.check(want in md, "summary.md: the fusion ledger",
+                f"the missed fusions' bandwidth is {sorted(set(apart['bandwidth_source'].astype(str)))}, but the "
+                f"text does not say {want!r}")
+
+
 def audit(results: str, summary_text: str | None = None) -> Audit:
     """Every check of the module doc on the results folder (summary_text: summary.md's
     text, where it is not yet written)."""
@@ -381,6 +399,9 @@ def audit(results: str, summary_text: str | None = None) -> Audit:
                 summary_text = f.read()
     if summary_text:
         check_opening(a, summary_text, h)
+        missed = next((m for m in (_read(os.path.join(results, "tables", f"missed_fusions.csv{z}"))
+                                   for z in ("", ".gz")) if m is not None), None)
+        check_bandwidth(a, summary_text, h, missed)
     suite = _read(os.path.join(results, "tables", "suite.csv"))
     if suite is not None and len(suite):
         check_suite(a, h, suite, summary_text)

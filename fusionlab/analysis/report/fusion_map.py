@@ -11,6 +11,7 @@ import re
 
 import pandas as pd
 
+from fusionlab.analysis.report.text import missed_cost_words
 from fusionlab.analysis.run.ledger import short
 
 CSS = ("body{font-family:sans-serif;font-size:13px;max-width:1380px;margin:12px auto;color:#222}"
@@ -145,7 +146,7 @@ def page(kernels: pd.DataFrame, ledger: pd.DataFrame | None = None, missed: pd.D
              "compiler left apart with the buffer between them and Inductor's reason. What a fused kernel "
              "computes comes from Inductor's provenance (FX nodes per kernel); a name, cut here (hover for the "
              "full one), can list ops the kernel does not compute. Eager's <i>sub</i> runs as its add kernel. "
-             "Time cost of a buffer left apart: written and read back at the measured copy bandwidth.</p>"]
+             f"Kernels left apart: {html.escape(missed_cost_words(missed.get('bandwidth_source', [])))}.</p>"]
     if kernels.empty or "name" not in kernels or kernels["name"].isna().all():
         parts.append("<p>No kernels recorded.</p></body></html>")
         return "\n".join(parts)

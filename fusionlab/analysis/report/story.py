@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 
 from fusionlab.analysis.report.text import (across, drop_constant, fmt_time, iterations, md_table, speedup,
-                                            verdict_phrase)
+                                            traffic_bandwidth_words, verdict_phrase)
 from fusionlab.analysis.sweep import headline as sweep_headline
 from fusionlab.analysis.sweep import tables
 
@@ -218,8 +218,9 @@ def saved_md(h: pd.DataFrame) -> list[str]:
     out = ["## Where the speedup comes from", "",
            "The time saved per iteration (the eager time the speedup uses - the variant's) split into parts "
            f"that add up to it exactly, each signed (negative: the variant adds that much): **{host}** (eager's "
-           f"own processes against the variant's, {host_src}), **memory traffic removed** (bytes removed / the "
-           "measured copy bandwidth: Nsight Compute's DRAM bytes where both sides were measured, else the cost "
+           f"own processes against the variant's, {host_src}), **memory traffic removed** (bytes removed / "
+           f"{traffic_bandwidth_words(h.get('traffic_bandwidth', []))}: Nsight Compute's DRAM bytes where both "
+           "sides were measured, else the cost "
            f"model's, capped at the {'operator' if cpu else 'kernel'} time saved; the source is named), "
            f"**{kernels}** (the rest of the {'operator' if cpu else 'kernel'} time saved), the **host-speed "
            "difference between processes** (paired speedups: eager timed beside the variant minus eager in its "

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 
 from fusionlab.analysis.report import story, suite_text, text, traffic_text
-from fusionlab.analysis.report.text import drop_constant, fmt_time, md_table, speedup, varying_axes
+from fusionlab.analysis.report.text import drop_constant, fmt_time, md_table, missed_cost_words, speedup, varying_axes
 from fusionlab.analysis.sweep import headline as sweep_headline
 from fusionlab.analysis.sweep import overfusion, tables
 from fusionlab.analysis.sweep import scaling as scaling_law
@@ -382,8 +382,8 @@ def ledger_md(ledger: pd.DataFrame | None, missed: pd.DataFrame | None, top: int
                       "why": g["reason"]})
     breaks = int((m["kind"] == "graph break").sum())
     return out + [f"Kernel pairs the compiler left apart (`tables/missed_fusions.csv`: {len(apart)} pairs, "
-                  f"{breaks} graph breaks), the buffer between them written and read back at the measured copy "
-                  "bandwidth, the same pair of kernels in one configuration counted together; reasons: "
+                  f"{breaks} graph breaks), {missed_cost_words(apart.get('bandwidth_source', []))}, the same "
+                  "pair of kernels in one configuration counted together; reasons: "
                   + "; ".join(f"{r} ({n})" for r, n in reasons.items()) + ".", "", _md(t.head(top)), "",
                   *_per_model(t, "The pairs left apart that cost each model the most")]
 

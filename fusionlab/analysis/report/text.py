@@ -71,6 +71,32 @@ NO_EAGER = "no eager run to compare with"   # a variant that ran ok without an e
 
 HOST_SKEWED = "host-skewed"   # sweep.headline's host_skewed, as the text says it
 
+# the bandwidth a record's bytes were turned into time with (headline traffic_bandwidth,
+# missed_fusions bandwidth_source), as the text says it
+MEASURED_BW = "measured copy bandwidth"
+ACHIEVED_BW = "eager's achieved bandwidth"
+NO_PEAKS = "no device/peaks.json with a measured copy bandwidth in this results folder"
+
+
+def traffic_bandwidth_words(sources) -> str:
+    """What 'memory traffic removed' divides its bytes by, from the records' traffic_bandwidth
+    values (sweep.headline): the measured copy bandwidth, eager's achieved bandwidth where
+    the results folder has no measurement, or both (the column says which)."""
+    used = {str(s) for s in sources if pd.notna(s) and str(s) not in ("none", "")}
+    if used == {ACHIEVED_BW}:
+        return f"{ACHIEVED_BW} (eager's bytes over its kernel time; {NO_PEAKS})"
+    if ACHIEVED_BW in used:
+        return f"the {MEASURED_BW}, else {ACHIEVED_BW} (column traffic_bandwidth says which)"
+    return f"the {MEASURED_BW}"
+
+
+def missed_cost_words(sources) -> str:
+    """How a buffer left apart is costed, from the missed-fusion records' bandwidth_source
+    values (sweep.ledger): at the measured copy bandwidth, or not at all."""
+    if MEASURED_BW in {str(s) for s in sources}:
+        return f"the buffer between them written and read back at the {MEASURED_BW}"
+    return f"the buffer between them not costed in time ({NO_PEAKS}; the pairs rank by bytes)"
+
 
 def skewed(r) -> bool:
     """Whether a headline record is host-skewed (its host_skewed read from a table or a frame)."""
