@@ -147,3 +147,47 @@ def test_rates_in_the_unit_that_fits_them():
     from fusionlab.analysis.report.text import fmt_flops, fmt_rate
     assert [fmt_rate(x) for x in (3.35e12, 1.31e10, 8.5e8, 12.0)] == ["3.35 TB/s", "13.1 GB/s", "850 MB/s", "12 B/s"]
     assert fmt_flops(9.89e14) == "989 TFLOP/s" and fmt_flops(float("nan")) == ""
+
+
+def _two_settings(runs: pd.DataFrame) -> pd.DataFrame:
+    """runs as bfloat16 inference, and again as float32 inference with 10 added to each
+    profiler overhead and a tenth of each FLOP rate."""
+    bf16 = runs.assign(mode="inference", dtype="bfloat16")
+    return pd.concat([bf16, bf16.assign(dtype="float32", profiler_overhead=bf16["profiler_overhead"] + 10,
+                                        **({"achieved_flops": bf16["achieved_flops"] / 10}
+                                           if "achieved_flops" in bf16 else {}))], ignore_index=True)
+
+
+def test_profiler_overhead_keeps_each_setting_its_own_row():
+    """Two settings of the same model, batch and variant are two rows of the grid (a median
+    across them would mix float32 into bfloat16), and two bars of a small sweep."""
+    runs = _two_settings(_zoo_like())
+    (ax,) = [a for a in profiler_overhead({"runs": runs}, None).axes if a.texts]
+    cells = _cells(ax)
+    assert cells[("m2 8 inference bfloat16", "compile")] == "3.10"
+    assert cells[("m2 8 inference float32", "compile")] == "13.10"
+    small = _two_settings(_zoo_like(n_models=1, variants=("eager", "compile")))
+    (ax,) = profiler_overhead({"runs": small}, None).axes
+    assert [t.get_text() for t in ax.get_xticklabels()] == [
+        "m0 8 inference bfloat16  compile", "m0 8 inference bfloat16  eager",
+        "m0 8 inference float32  compile", "m0 8 inference float32  eager"]
+    assert sorted(t.get_text() for t in ax.texts) == ["1.00x", "1.10x", "11.00x", "11.10x"]
+
+
+def test_the_roofline_draws_one_setting_and_names_the_others():
+    """A roof in one dtype: the roofline draws the first setting's configurations (a median
+    across settings would put a float32 run's rate in a bfloat16 point) and its title
+    names the settings it leaves out."""
+    from fusionlab.analysis.report.figures.roofline import roofline
+    base = _zoo_like(n_models=1, variants=("eager", "compile")).assign(
+        arithmetic_intensity=100.0, achieved_flops=5e13, copy_bandwidth_frac=0.5)
+    runs = _two_settings(base)
+    fig = roofline({"runs": runs, "peaks": {"copy_bandwidth_Bps": 3e12, "matmul_flops": 8e14,
+                                            "dtype": "bfloat16"}}, None)
+    ax = fig.axes[0]
+    ys = sorted({round(float(y), 6) for c in ax.collections for _, y in c.get_offsets()})
+    assert ys == [50.0]   # TFLOP/s of the bfloat16 runs only (float32's would be 5.0)
+    title = fig._suptitle.get_text().replace("\n", " ")
+    assert title.endswith("at dtype=bfloat16; inference float32 not drawn: see tables/headline.csv")
+    one = roofline({"runs": base, "peaks": {"copy_bandwidth_Bps": 3e12, "matmul_flops": 8e14}}, None)
+    assert "not drawn" not in one._suptitle.get_text()

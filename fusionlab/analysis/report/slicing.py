@@ -47,6 +47,28 @@ def setting_label(setting: tuple) -> str:
     return " ".join(v for v in setting if v)
 
 
+def first_setting(d) -> tuple:
+    """(rows, words) for a figure that draws one setting: d's rows of its first setting
+    (inference before train) and the title's words for what is drawn and what is not
+    (' at mode=inference dtype=bfloat16; train amp_bfloat16 not drawn: see
+    tables/headline.csv'; '' where d has one setting)."""
+    ss = settings(d)
+    if len(ss) <= 1:
+        return d, ""
+    cols = [c for c in SETTING if c in d]
+    held = " ".join(f"{c}={v}" for c, v in zip(cols, ss[0]) if d[c].nunique() > 1)
+    return setting_rows(d, ss[0]), f" at {held}; {', '.join(setting_label(s) for s in ss[1:])}{NOT_DRAWN}"
+
+
+def with_setting(d):
+    """d with `setting`: setting_label of each row's mode and dtype, '' where d has one
+    setting (a figure keys its marks by it, so that no mark mixes two settings)."""
+    cols = [c for c in SETTING if c in d]
+    if len(settings(d)) <= 1 or not cols:
+        return d.assign(setting="")
+    return d.assign(setting=d[cols].fillna("").astype(str).agg(" ".join, axis=1).str.strip())
+
+
 def by_setting(d) -> list[tuple]:
     """(label, rows, axis, fixed) for each setting of d: main_axis_sized of its rows,
     labelled by setting_label ('' where d has one setting), so that a figure draws every

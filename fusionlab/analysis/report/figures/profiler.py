@@ -5,6 +5,7 @@ import numpy as np
 
 from fusionlab.analysis.report import style
 from fusionlab.analysis.report.grid import MAX_BARS, grid, grid_size
+from fusionlab.analysis.report.slicing import with_setting
 from fusionlab.analysis.report.style import variant_colour
 from fusionlab.analysis.sweep import tables
 
@@ -28,26 +29,28 @@ FIGURES = [
 def profiler_overhead(t, model):
     """The profiler's own cost per run: traced / untraced wall time per iteration, each
     repeat a hollow dot, the median a bar, in the variant's colour; for a large sweep a grid of
-    the medians (rows: model and batch, columns: variants)."""
+    the medians (rows: model, batch and setting, columns: variants)."""
     r = t["runs"]
     r = r[(r["status"] == "ok")].dropna(subset=["profiler_overhead"]) if "profiler_overhead" in r else r.iloc[:0]
-    r = tables.with_size(r)
-    keys = r.groupby(["model", "batch", "size", "variant"]).size().index.tolist() if len(r) else []
+    r = with_setting(tables.with_size(r))   # each setting (mode and dtype) its own bar or row
+    keys = r.groupby(["model", "batch", "size", "setting", "variant"]).size().index.tolist() if len(r) else []
     title = "The profiler's own cost: traced / untraced wall time per iteration"
     if len(keys) > MAX_BARS:
-        row = r["model"] + " " + r["batch"].astype(str) + np.where(r["size"] == "default", "", " " + r["size"].astype(str))
+        row = (r["model"] + " " + r["batch"].astype(str) + np.where(r["size"] == "default", "", " " + r["size"].astype(str))
+               + np.where(r["setting"] == "", "", " " + r["setting"]))
         med = r.assign(row=row).groupby(["row", "variant"], sort=False)["profiler_overhead"].median()
         w, h = grid_size(med.index.get_level_values(0).nunique(), med.index.get_level_values(1).nunique())
         fig, (ax,) = style.figure(w=w + 1.5, h=h)
         grid(ax, med, ".2f", "traced / untraced wall time per iteration, median of repeats "
              "(red: tracing slowed the run)", centre=1.0)
-        style.title(fig, "The profiler's own cost per run (rows: model and batch)", t, model)
+        style.title(fig, "The profiler's own cost per run (rows: model, batch and setting)", t, model)
         return fig
     if not keys:
         raise style.NoData("no run with both a traced and an untraced wall time")
     fig, (ax,) = style.figure(w=max(5.5, 1.2 + 0.36 * len(keys)))
-    for i, (m, b, sz, v) in enumerate(keys):
-        g = r[(r["model"] == m) & (r["batch"] == b) & (r["size"] == sz) & (r["variant"] == v)]["profiler_overhead"]
+    for i, (m, b, sz, st, v) in enumerate(keys):
+        g = r[(r["model"] == m) & (r["batch"] == b) & (r["size"] == sz) & (r["setting"] == st)
+              & (r["variant"] == v)]["profiler_overhead"]
         ax.bar(i, g.median() - 1, bottom=1, color=variant_colour(v), width=0.7)
         ax.scatter(np.full(len(g), i), g, color="white", edgecolors=variant_colour(v), linewidths=0.9, s=16,
                    zorder=3)
@@ -55,9 +58,9 @@ def profiler_overhead(t, model):
                     ha="center", fontsize=6)
     ax.axhline(1.0, color="grey", lw=0.8, ls="--")
     ax.set_xticks(range(len(keys)))
-    ax.set_xticklabels([f"{m} {b}{'' if sz == 'default' else ' ' + sz}  {v}" for m, b, sz, v in keys],
-                       rotation=90, fontsize=6.5)
-    for tick, (_, _, _, v) in zip(ax.get_xticklabels(), keys):
+    ax.set_xticklabels([f"{m} {b}{'' if sz == 'default' else ' ' + sz}{' ' + st if st else ''}  {v}"
+                        for m, b, sz, st, v in keys], rotation=90, fontsize=6.5)
+    for tick, (*_, v) in zip(ax.get_xticklabels(), keys):
         tick.set_color(variant_colour(v))
     ax.set_ylabel("traced / untraced wall time per iteration")
     style.title(fig, title, t, model)

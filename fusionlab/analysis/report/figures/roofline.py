@@ -1,4 +1,5 @@
-"""The roofline: every ok run configuration under the device's measured roofs, each point
+"""The roofline: every ok run configuration of one setting (mode and dtype) under the
+device's measured roofs, each point
 labelled with its batch size, a point above a roof ringed in red with its reason
 (tables/headline.csv ceiling_note); and the achieved share of copy bandwidth."""
 from __future__ import annotations
@@ -12,7 +13,7 @@ from matplotlib.patches import Patch
 
 from fusionlab.analysis.report import style
 from fusionlab.analysis.report.text import fmt_flops, fmt_rate
-from fusionlab.analysis.report.slicing import ok_runs
+from fusionlab.analysis.report.slicing import first_setting, ok_runs
 from fusionlab.analysis.report.style import MODEL_MARKERS, variant_colour, variant_order
 from fusionlab.analysis.sweep import tables
 
@@ -25,8 +26,9 @@ FIGURES = [
         'scope': 'sweep',
         'category': '4. Roofline',
         'needs': 'models',
-        'caption': ('Each configuration (median of repeats) under the roofs measured on this device, with '
-                    'its batch size; {above}.'),
+        'caption': ('Each configuration drawn (median of repeats; one mode and dtype, named in the title '
+                    'where the sweep has several) under the roofs measured on this device, with its batch '
+                    'size; {above}.'),
         'shows': ('achieved FLOP rate against arithmetic intensity, under the measured ceilings'),
     },
 ]
@@ -41,7 +43,7 @@ def roofline(t, model):
     colour per variant, the batch size beside each point. Right: bytes per GPU time as a
     share of the measured copy bandwidth, its value on each bar: Nsight Compute's DRAM
     bytes where the run has them (solid), else the model's ideal fused bytes (hatched)."""
-    d = tables.with_size(ok_runs(t, model))
+    d, drawn = first_setting(tables.with_size(ok_runs(t, model)))   # one setting: the roof is in one dtype
     r = d.dropna(subset=["arithmetic_intensity", "achieved_flops"])
     if r.empty:
         raise style.NoData("no run with a FLOP count and a kernel time")
@@ -128,7 +130,7 @@ def roofline(t, model):
                  above[keys].itertuples(index=False)][:MAX_NOTES]
         avoid.append(free_corner_text(ax, "\n".join(textwrap.fill(s, 70) for s in lines), points,
                                       fontsize=5.5, color="red"))
-    style.title(fig, "Roofline under the measured roofs, and achieved share of copy bandwidth", t, model)
+    style.title(fig, f"Roofline under the measured roofs, and achieved share of copy bandwidth{drawn}", t, model)
     avoid += roof_labels(ax, lo, hi, bw, fl, l2, points, avoid,
                          f"matmul ({peaks['dtype']})" if peaks.get("dtype") else "matmul")
     style.place_labels(ax, batch_labels, markers=points, avoid=avoid)
