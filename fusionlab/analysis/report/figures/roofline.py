@@ -99,7 +99,7 @@ def roofline(t, model):
                 for v in variant_order(r["variant"].unique())]
     if len(above):
         handles.append(Line2D([], [], ls="none", marker="o", mfc="none", mec="red", label="above a measured roof"))
-    ax.legend(handles=handles, fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.13 if measured.empty else -0.19),
+    ax.legend(handles=handles, fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.16 if measured.empty else -0.22),
               ncol=4, frameon=False,
               title="marker: model, colour: variant, number: batch size", title_fontsize=6.5)
     points += list(zip(r["arithmetic_intensity"], r["achieved_flops"] / 1e12))
