@@ -3,6 +3,8 @@ value written in each cell) instead of bars: above MAX_BARS bars a strip of bars
 thousands of pixels wide."""
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 import pandas as pd
 from matplotlib.colors import LogNorm, TwoSlopeNorm
@@ -46,7 +48,8 @@ def grid(ax, values: pd.Series, fmt: str, label: str, centre: float | None = Non
         tick.set_color(variant_colour(v))
     ax.set_yticks(range(len(rows)))
     ax.set_yticklabels(rows, fontsize=7)
-    ax.set_title(label, fontsize=8)
+    # wrapped to the cells' width (a few columns make a narrow panel)
+    ax.set_title(textwrap.fill(label, max(30, int(len(cols) * 0.48 * 72 / (8 * 0.55)))), fontsize=8)
 
 
 def grid_size(rows: int, cols: int) -> tuple[float, float]:

@@ -64,6 +64,7 @@ def with_setting(d):
     """d with `setting`: setting_label of each row's mode and dtype, '' where d has one
     setting (a figure keys its marks by it, so that no mark mixes two settings)."""
     cols = [c for c in SETTING if c in d]
+    d = d.copy()   # one block: a wide table read from csv warns on each added column
     if len(settings(d)) <= 1 or not cols:
         return d.assign(setting="")
     return d.assign(setting=d[cols].fillna("").astype(str).agg(" ".join, axis=1).str.strip())
