@@ -18,7 +18,10 @@
 # summary are regenerated from the runs recorded so far (`snakemake regenerate`); stages.txt
 # in OUTDIR says which stages finished. The pack is remade after every stage; from another
 # shell, `real_models.sh --pack OUTDIR` packs what is recorded now, a stage still running
-# too (a machine about to go back loses nothing that finished).
+# too (a machine about to go back loses nothing that finished). A packed run folder without
+# run.json is a run that was still going or was killed: drop it before a sweep goes on from
+# the records (its timing.json may be a killed process's "process died" record, which the
+# sweep would take as the run's result).
 set -u
 RES=${REAL_MODELS_RESULTS:-results/real-models}   # the results folder, every stage's and the pack's
 CFG=config/real-models.yaml
