@@ -191,3 +191,42 @@ def test_the_roofline_draws_one_setting_and_names_the_others():
     assert title.endswith("at dtype=bfloat16; inference float32 not drawn: see tables/headline.csv")
     one = roofline({"runs": base, "peaks": {"copy_bandwidth_Bps": 3e12, "matmul_flops": 8e14}}, None)
     assert "not drawn" not in one._suptitle.get_text()
+
+
+def test_headline_draws_a_row_of_panels_per_setting():
+    """Three settings at two batch sizes are six panels, a row per setting, each titled with
+    its setting and batch; a setting with one batch leaves its row's second panel empty.
+    Nothing is left out, so the title names nothing as not drawn."""
+    from fusionlab.analysis.report import style
+    from fusionlab.analysis.report.figures.headline import headline
+    base = _headline_rows()
+    rows = pd.concat([base.assign(mode="inference", dtype="bfloat16"), base.assign(mode="inference", dtype="float32"),
+                      base[base["batch"] == 64].assign(mode="train", dtype="amp_bfloat16")], ignore_index=True)
+    runs = pd.DataFrame([{"model": "m", "backend": "nsys", "device": "cuda"}])
+    fig = headline({"headline": rows, "runs": runs}, "m")
+    shown = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in shown] == [
+        "inference bfloat16, batch size 64", "inference bfloat16, batch size 1024",
+        "inference float32, batch size 64", "inference float32, batch size 1024", "train amp_bfloat16, batch size 64"]
+    assert len(fig.axes) == 6 and "not drawn" not in fig._suptitle.get_text()
+    assert style.text_overlaps(fig) == [] and style.texts_outside(fig) == []
+
+
+def test_a_caption_over_several_settings_names_the_setting_of_its_highest_estimate():
+    """With three settings drawn, 'at batch 64' alone would not say which of them holds the
+    highest estimate: the caption names it, and the audit reads the setting it names."""
+    from fusionlab.analysis.report import audit, captions
+    base = _headline_rows()
+    h = pd.concat([base.assign(mode="inference", dtype="bfloat16"),
+                   base.assign(mode="inference", dtype="float32",
+                               speedup=np.where(base["variant"] == "eager", 1.0, 1.50))], ignore_index=True)
+    text = captions._best({"headline": h}, "m")
+    assert text.startswith("the highest estimate is compile at batch 64, inference float32: 1.50x paired")
+    a = audit.Audit()
+    audit.check_caption(a, text, set(), h, "m", "caption")
+    assert a.violations == []
+    a = audit.Audit()
+    audit.check_caption(a, text.replace("inference float32", "inference bfloat16"), set(), h, "m", "caption")
+    assert len(a.violations) == 1 and "the records have 1.13x" in a.violations[0]
+    one = captions._best({"headline": base.assign(mode="inference", dtype="bfloat16")}, "m")
+    assert one.startswith("the highest estimate is compile at batch 64: 1.13x")

@@ -46,7 +46,9 @@ def _best(t, model) -> str:
     if v.empty:
         return "no variant besides eager ran ok"
     r = v.loc[v["speedup"].idxmax()]
-    return f"the highest estimate is {r['variant']} at batch {r['batch']:g}: {speedup(r)}"
+    several = all(c in v for c in ("mode", "dtype")) and len(v.groupby(["mode", "dtype"])) > 1
+    setting = f", {r['mode']} {r['dtype']}" if several else ""   # which of the settings drawn
+    return f"the highest estimate is {r['variant']} at batch {r['batch']:g}{setting}: {speedup(r)}"
 
 
 def _verdicts(t, model) -> str:

@@ -32,7 +32,8 @@ FIGURES = [
 
 
 PART_COLOURS = {"kernel_ms": "#4c72b0", "host_ms": "#dd8452", "kernel_wait_ms": "#55a868", "other_ms": "#9a9a9a"}
-MAX_PANELS = 4
+MAX_PANELS = 4     # panels in one row
+MAX_SETTINGS = 3   # rows of panels: one per setting (mode and dtype), each along the same axis
 
 
 def part_labels(cpu: bool) -> dict:
@@ -67,26 +68,33 @@ def pick(values, n=MAX_PANELS) -> list:
 
 def _panels(h):
     """The panels of the headline: (setting, value of the main axis, rows) for each setting
-    (by_setting: inference and train apart) and each value picked along its main axis, at
-    most MAX_PANELS; where the settings need more, one setting (main_axis) and the values
-    pick() keeps. Returns (panels, the rows drawn, axis, fixed)."""
+    (by_setting: inference and train apart) and each value along its main axis. In one row
+    where they are at most MAX_PANELS; else, where each setting has at most MAX_PANELS
+    values of the same axis, a row per setting (at most MAX_SETTINGS; None fills a row
+    short of values); else one setting (main_axis) and the values pick() keeps. Returns
+    (panels, columns, the rows drawn, axis, fixed)."""
     slices = by_setting(h)
-    if sum(rows[axis].nunique() for _, rows, axis, _ in slices) <= MAX_PANELS \
-            and len({axis for _, _, axis, _ in slices}) == 1:
-        axis = slices[0][2]
-        panels = [(label, v, rows) for label, rows, _, _ in slices for v in sorted(rows[axis].unique())]
-        return panels, pd.concat([rows for _, rows, _, _ in slices]), axis, joined_fixed([f for *_, f in slices])
+    one_axis = len({axis for _, _, axis, _ in slices}) == 1
+    counts = [rows[axis].nunique() for _, rows, axis, _ in slices]
+    if one_axis and (sum(counts) <= MAX_PANELS or (len(slices) <= MAX_SETTINGS and max(counts) <= MAX_PANELS)):
+        axis, cols = slices[0][2], (sum(counts) if sum(counts) <= MAX_PANELS else max(counts))
+        panels = []
+        for label, rows, _, _ in slices:
+            panels += [(label, v, rows) for v in sorted(rows[axis].unique())]
+            panels += [None] * ((-len(panels)) % cols if sum(counts) > MAX_PANELS else 0)
+        drawn = pd.concat([rows for _, rows, _, _ in slices])
+        return panels, cols, drawn, axis, joined_fixed([f for *_, f in slices])
     d, axis, fixed = main_axis(h)
     values = pick(d[axis].unique())
     left_out = sorted(set(d[axis].unique()) - set(values))
     if left_out:
         fixed += f"; {style.xlabel(axis)} {', '.join(f'{v:g}' for v in left_out)} not drawn: see tables/headline.csv"
-    return [("", v, d) for v in values], d, axis, fixed
+    return [("", v, d) for v in values], len(values), d, axis, fixed
 
 
 def headline(t, model):
-    """Per setting (mode and dtype) and value of the main swept axis (at most MAX_PANELS:
-    _panels), a horizontal stacked bar per
+    """Per setting (mode and dtype) and value of the main swept axis (_panels: a row of
+    panels, or a row per setting), a horizontal stacked bar per
     variant (eager on top): GPU kernel time, exposed host time and other idle time per
     iteration, adding up to the untraced wall time written at the bar's end with the
     speedup over eager."""
@@ -94,13 +102,18 @@ def headline(t, model):
     h = h[h["wall_ms"].notna()]
     if h.empty:
         raise style.NoData("no configuration of this model ran ok")
-    panels, d, axis, fixed = _panels(h)
+    panels, cols, d, axis, fixed = _panels(h)
     variants = variant_order(d["variant"].unique())
     cpu = set(t["runs"]["device"].dropna()) == {"cpu"} if "device" in t["runs"] else False
     labels = part_labels(cpu)
-    fig, axs = style.figure(len(panels), w=4.6, h=1.8 + 0.42 * len(variants))
+    n_rows = -(-len(panels) // cols)
+    fig, grid = style.grid_figure(n_rows, cols, figsize=(4.6 * cols, (1.8 + 0.42 * len(variants)) * n_rows))
+    for ax, panel in zip(grid.flat, panels):
+        if panel is None:
+            ax.set_visible(False)   # a setting with fewer values than the row is long
+    axs = [ax for ax, panel in zip(grid.flat, panels) if panel is not None]
     texts = {}
-    for ax, (setting, val, rows) in zip(axs, panels):
+    for ax, (setting, val, rows) in zip(axs, [p for p in panels if p is not None]):
         g = rows[rows[axis] == val].set_index("variant").reindex(variants).dropna(subset=["wall_ms"])
         f, unit = style.time_unit(g["wall_ms"])
         y = np.arange(len(g))[::-1]
@@ -143,7 +156,7 @@ def headline(t, model):
     if (d["variant"] != "eager").any():
         handles.append(Line2D([], [], color="k", lw=1.6, ls="none", marker="|", ms=9))
         order.append("eager time the speedup uses")
-    style.legend_below(fig, handles, order, fontsize=6.5, ncol=min(len(order), 3 if len(panels) == 1 else 5))
+    style.legend_below(fig, handles, order, fontsize=6.5, ncol=min(len(order), 3 if cols == 1 else 5))
     style.title(fig, f"Time per iteration and speedup over eager{style.at(fixed)}", t, model)
     style.fit_text_x(texts)
     return fig
