@@ -140,3 +140,18 @@ def test_a_sweep_on_two_gpus_is_replayed_as_if_on_one(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "on 2 GPUs" in out and "  K=1: 8 s" in out and "  K=2: 6 s" in out
     assert "GPU g0: 1 measuring processes, lock held 2 s" in out
+
+
+def test_phase_shares_sum_the_processes_that_ran_their_check():
+    """Two untraced processes that ran their check and one stopped before it: the phases of
+    the two summed, each with its share of their total (worked out by hand)."""
+    def row(**phases):
+        return {f"untraced_{p}_s": phases.get(p) for p in ro.PHASES}
+    rows = [row(imports=4.0, gpu_wait=10.0, check=2.0, timing=4.0),
+            row(imports=4.0, gpu_wait=30.0, check=20.0, timing=6.0),
+            row(imports=4.0, gpu_wait=8.0)]
+    s = ro.phase_shares(rows)
+    assert s["processes"] == 2
+    assert s["gpu_wait"] == (40.0, 0.5) and s["check"] == (22.0, 0.275) and s["imports"] == (8.0, 0.1)
+    assert s["build"] == (0.0, 0.0)
+    assert ro.phase_shares([rows[2]]) == {"processes": 0, **{p: (0.0, None) for p in ro.PHASES}}

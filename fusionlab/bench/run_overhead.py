@@ -257,6 +257,17 @@ def probe_by_company(rows: list[dict]) -> dict[int, list[float]]:
     return dict(sorted(out.items()))
 
 
+def phase_shares(rows: list[dict], who: str = "untraced") -> dict:
+    """{phase: (seconds summed, share of the summed phases)} of `who`'s processes (untraced
+    or nsys) that ran their check (a process stopped before it has none), and "processes":
+    how many. A sweep whose processes mostly wait for their GPU slot is held up by what runs
+    under the slot (on real networks: the compile in the check phase)."""
+    done = [r for r in rows if r.get(f"{who}_check_s") is not None]
+    totals = {p: sum(r.get(f"{who}_{p}_s") or 0.0 for r in done) for p in PHASES}
+    whole = sum(totals.values())
+    return {"processes": len(done), **{p: (t, t / whole if whole else None) for p, t in totals.items()}}
+
+
 def _median(rows, key):
     xs = [r[key] for r in rows if r.get(key) is not None]
     return statistics.median(xs) if xs else None
@@ -289,6 +300,11 @@ def main(argv=None) -> int:
         m = _median(rows, k)
         if m is not None:
             print(f"  {k:28s} {m:8.2f}")
+    shares = phase_shares(rows)
+    if shares["processes"]:
+        print(f"untraced processes' phases summed ({shares['processes']} that ran their check): " + ", ".join(
+            f"{p} {t:.0f} s ({f:.0%})" for p, (t, f) in sorted(
+                ((p, v) for p, v in shares.items() if p != "processes"), key=lambda x: -x[1][0]) if t >= 0.5))
     ok = [r for r in rows if r["jobs_s"] is not None]
     if ok:
         print(f"Job time per run (time_untraced + profile_nsys jobs): median {_median(ok, 'jobs_s'):.1f} s, "
