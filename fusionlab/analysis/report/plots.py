@@ -47,7 +47,9 @@ def load_tables(runs_csv, speedups_csv, crossover_csv=None, peaks_json=None, sca
     breakdown (decompose.wide_from_long of tables/speedup_breakdown.csv), headline
     (sweep.headline), kernels and peaks (device/peaks.json, {} without it); a table whose
     file is not given is empty."""
-    t = {"runs": pd.read_csv(runs_csv), "speedups": pd.read_csv(speedups_csv)}
+    # copy(): one block per dtype (read_csv leaves a wide table in a block per column, and
+    # each column a figure adds to it then warns that the frame is fragmented)
+    t = {"runs": pd.read_csv(runs_csv).copy(), "speedups": pd.read_csv(speedups_csv)}
     if "variant" in t["runs"]:
         style.use_variants(t["runs"]["variant"].dropna().unique())
     t["headline"] = _csv(headline_csv, sweep_headline.COLUMNS)

@@ -61,13 +61,12 @@ def first_setting(d) -> tuple:
 
 
 def with_setting(d):
-    """d with `setting`: setting_label of each row's mode and dtype, '' where d has one
+    """Every row of d with `setting`: setting_label of its mode and dtype, '' where d has one
     setting (a figure keys its marks by it, so that no mark mixes two settings)."""
-    cols = [c for c in SETTING if c in d]
-    d = d.copy()   # one block: a wide table read from csv warns on each added column
-    if len(settings(d)) <= 1 or not cols:
+    ss = settings(d)
+    if len(ss) <= 1:
         return d.assign(setting="")
-    return d.assign(setting=d[cols].fillna("").astype(str).agg(" ".join, axis=1).str.strip())
+    return pd.concat([setting_rows(d, s).assign(setting=setting_label(s)) for s in ss])
 
 
 def by_setting(d) -> list[tuple]:

@@ -80,13 +80,10 @@ NO_PEAKS = "no device/peaks.json with a measured copy bandwidth in this results 
 
 def traffic_bandwidth_words(sources) -> str:
     """What 'memory traffic removed' divides its bytes by, from the records' traffic_bandwidth
-    values (sweep.headline): the measured copy bandwidth, eager's achieved bandwidth where
-    the results folder has no measurement, or both (the column says which)."""
-    used = {str(s) for s in sources if pd.notna(s) and str(s) not in ("none", "")}
-    if used == {ACHIEVED_BW}:
+    values (sweep.headline, one for the whole sweep): eager's achieved bandwidth where the
+    results folder has no measured copy bandwidth, else the measured one."""
+    if ACHIEVED_BW in {str(s) for s in sources}:
         return f"{ACHIEVED_BW} (eager's bytes over its kernel time; {NO_PEAKS})"
-    if ACHIEVED_BW in used:
-        return f"the {MEASURED_BW}, else {ACHIEVED_BW} (column traffic_bandwidth says which)"
     return f"the {MEASURED_BW}"
 
 
