@@ -230,3 +230,26 @@ def test_a_caption_over_several_settings_names_the_setting_of_its_highest_estima
     assert len(a.violations) == 1 and "the records have 1.13x" in a.violations[0]
     one = captions._best({"headline": base.assign(mode="inference", dtype="bfloat16")}, "m")
     assert one.startswith("the highest estimate is compile at batch 64: 1.13x")
+
+
+def test_a_caption_quotes_the_highest_estimate_among_the_configurations_drawn():
+    """The smoke sweep's mlp figure draws hidden 256 only: its caption's highest estimate is
+    of those (0.61x at batch 32), not hidden 1024's 0.77x, which the figure leaves out; the
+    audit finds a caption that quotes a configuration its figure does not draw."""
+    from fusionlab.analysis.report import audit, captions
+    base = _headline_rows()
+    h = pd.concat([base.assign(size="hidden256", speedup=np.where(base["variant"] == "eager", 1.0, 0.61)),
+                   base.assign(size="default", speedup=np.where(base["variant"] == "eager", 1.0, 0.77))],
+                  ignore_index=True).assign(mode="inference", dtype="float32", device="cpu")
+    marks = [{"model": "m", "variant": "compile", "batch": b, "size": "hidden256", "mode": "inference",
+              "dtype": "float32"} for b in (64, 1024)]
+    text = captions._best({"headline": h}, "m", marks)
+    assert text.startswith("the highest estimate is compile at batch 64: 0.61x")
+    assert captions._best({"headline": h}, "m").startswith("the highest estimate is compile at batch 64: 0.77x")
+    drawn = {("m", str(b), "hidden256", "inference", "float32", "cpu") for b in (64, 1024)}
+    a = audit.Audit()
+    audit.check_caption(a, text, drawn, h, "m", "caption")
+    assert a.violations == []
+    a = audit.Audit()
+    audit.check_caption(a, text.replace("0.61x", "0.77x"), drawn, h, "m", "caption")
+    assert len(a.violations) == 1 and "the records have 0.61x" in a.violations[0]

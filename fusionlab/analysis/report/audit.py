@@ -182,6 +182,8 @@ def check_caption(a: Audit, text: str, drawn: set, h: pd.DataFrame, model: str |
             d = d[d["model"] == model]
         if best.group(3):   # the setting, where the figure draws several
             d = d[(d["mode"].astype(str) == best.group(3)) & (d["dtype"].astype(str) == best.group(4))]
+        if drawn:           # a configuration the figure draws, not one it leaves out
+            d = d[[_key(r)[:1] + _key(r)[2:] in drawn for r in d.to_dict("records")]]
         a.check(any(_close(float(best.group(5)), round(s, 2), 0, 0.0051) for s in d["speedup"].dropna()), where,
                 f"quotes {best.group(1)} at batch {best.group(2)} at {best.group(5)}x; the records have "
                 f"{', '.join(f'{s:.2f}x' for s in d['speedup'].dropna()) or 'none'}")

@@ -40,8 +40,26 @@ def _h(t, model):
     return h[h["model"] == model] if model else h
 
 
-def _best(t, model) -> str:
+DRAWN_KEYS = ("model", "batch", "size", "mode", "dtype")   # a configuration, as a figure's marks name it
+
+
+def _config_key(r) -> tuple:
+    """A row's or a mark's configuration (DRAWN_KEYS) as comparable text (batch as an integer)."""
+    def text(k):
+        v = r.get(k)
+        if v is None or v != v:
+            return "default" if k == "size" else ""
+        return str(int(float(v))) if k == "batch" else str(v)
+    return tuple(text(k) for k in DRAWN_KEYS)
+
+
+def _best(t, model, drawn=()) -> str:
+    """The highest estimate among the configurations the figure draws (drawn: its marks;
+    all of the model's where it noted none)."""
     h = _h(t, model)
+    shown = {_config_key(m) for m in drawn if m.get("batch") is not None}
+    if shown:
+        h = h[[_config_key(r) in shown for r in h.to_dict("records")]]
     v = h[(h["variant"] != "eager") & h["speedup"].notna()]
     if v.empty:
         return "no variant besides eager ran ok"
@@ -84,7 +102,7 @@ def _numbers(name, t, model, drawn=()) -> dict:
     h = _h(t, model)
     ok = h[h["wall_ms"].notna()]
     configs = drawn_configs(list(drawn))
-    n = {"model": model or "every model", "best": _best(t, model), "verdicts": _verdicts(t, model),
+    n = {"model": model or "every model", "best": _best(t, model, drawn), "verdicts": _verdicts(t, model),
          "configs": configs if configs is not None else
          (len(ok.groupby(list(tables.GROUP), dropna=False)) if len(ok) else 0),
          "variants": ", ".join(sorted(set(ok["variant"]))) or "none",
