@@ -67,7 +67,7 @@ def test_a_run_not_profiled_is_one_process_and_no_overlap(tmp_path):
 
 def test_lock_by_gpu_counts_each_process_on_its_own_gpu():
     """A run's untraced process on one GPU and its nsys process on the other (each claims
-    the GPU with the fewest live claims): each counts on its own GPU."""
+    a GPU free to claim): each counts on its own GPU."""
     rows = [{"untraced_gpu_uuid": "g0", "untraced_lock_held_s": 2.0, "nsys_gpu_uuid": "g1", "nsys_lock_held_s": 1.0},
             {"untraced_gpu_uuid": "g1", "untraced_lock_held_s": 3.0, "nsys_gpu_uuid": None, "nsys_lock_held_s": None}]
     assert ro.lock_by_gpu(rows) == {"g0": (1, 2.0), "g1": (2, 4.0)}

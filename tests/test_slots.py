@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -48,6 +49,68 @@ def test_claims_spread_over_the_gpus_and_a_dead_claim_is_dropped(tmp_path):
     (tmp_path / f"gpu1.claim.{dead.pid}").touch()   # the claim of a process that is gone
     assert slots.live_claims(str(tmp_path), "1") == 1
     assert not (tmp_path / f"gpu1.claim.{dead.pid}").exists()
+
+
+def _claim_in_child(directory, gpu, measuring, ready, done):
+    """A process that claims GPU `gpu` (marked measuring or not) and keeps it until `done`."""
+    slots.claim([slots.Slot(gpu, ())], directory)
+    if measuring:
+        slots.mark_measuring(gpu)
+    ready.set()
+    done.wait(60)
+
+
+def _claimant(directory, gpu, measuring=False):
+    ctx = mp.get_context("fork")
+    ready, done = ctx.Event(), ctx.Event()
+    p = ctx.Process(target=_claim_in_child, args=(directory, gpu, measuring, ready, done))
+    p.start()
+    assert ready.wait(30)
+    return p, done
+
+
+def test_a_claim_never_queues_behind_a_build_and_takes_the_first_gpu_let_go(tmp_path):
+    """Both GPUs claimed by processes still building or checking (a compile may take
+    twenty minutes): a new claim waits, and takes the GPU whose claimant ends first."""
+    d = str(tmp_path)
+    (a, a_done), (b, b_done) = _claimant(d, "0"), _claimant(d, "1")
+    try:
+        assert slots.claim_states(d, "0") == [""] and slots.claim_states(d, "1") == [""]
+        threading.Timer(0.6, b_done.set).start()
+        got = slots.claim([slots.Slot("0", ()), slots.Slot("1", ())], d, poll_s=0.05)
+        assert got.gpu == "1" and got.claim_wait_s >= 0.5
+        assert a.is_alive()
+    finally:
+        a_done.set(), b_done.set(), a.join(), b.join()
+        slots.release_claim(slots.Slot("1", ()), d)
+
+
+def test_a_gpu_whose_one_claimant_measures_takes_one_more_claim_and_no_third(tmp_path):
+    d = str(tmp_path)
+    p, done = _claimant(d, "0", measuring=True)
+    try:
+        assert slots.claim_states(d, "0") == [slots.MEASURING]
+        got = slots.claim([slots.Slot("0", ())], d, poll_s=0.05)   # beside the measuring one, at once
+        assert got.gpu == "0" and got.claim_wait_s < 1
+        assert sorted(slots.claim_states(d, "0")) == ["", slots.MEASURING]
+        assert not slots.free_to_claim(slots.claim_states(d, "0"))
+    finally:
+        done.set(), p.join()
+        slots.release_claim(slots.Slot("0", ()), d)
+    assert slots.claim_states(d, "0") == []
+
+
+def test_a_killed_claimant_frees_its_gpu_whatever_its_pid_becomes(tmp_path):
+    """A claim lives as long as its file's lock: a claimant killed at a deadline leaves
+    its file, which no one locks, and the next claim removes it."""
+    d = str(tmp_path)
+    p, _ = _claimant(d, "0")
+    os.kill(p.pid, signal.SIGKILL)
+    p.join()
+    assert (tmp_path / f"gpu0.claim.{p.pid}").exists()
+    assert slots.claim([slots.Slot("0", ())], d, poll_s=0.05).gpu == "0"
+    assert not (tmp_path / f"gpu0.claim.{p.pid}").exists()
+    slots.release_claim(slots.Slot("0", ()), d)
 
 
 def _hold_and_log(directory, log, hold_s):

@@ -127,10 +127,10 @@ def lock_by_gpu(rows: list[dict]) -> dict:
 def lock_spans(rows: list[dict]) -> list[dict]:
     """One row per measuring process: when it started, asked for, took and let go of its
     GPU's lock, and ended (unix seconds), plus its job's time outside the process
-    (Snakemake's start, nsys's own start and flush); when its imports ended (its start-up:
-    CUDA's context and the variant's prepare, runs from there to the request), when its
-    timing phase ran (lock taken + build + check + warm-up, to + timing) and its timing
-    windows (ms). Processes without a lock record (a run started without slots, one killed
+    (Snakemake's start, nsys's own start and flush); when its imports and its wait for a
+    GPU to claim ended (its start-up: CUDA's context and the variant's prepare, runs from
+    there to the request), when its timing phase ran (lock taken + build + check + warm-up,
+    to + timing) and its timing windows (ms). Processes without a lock record (a run started without slots, one killed
     before the lock) are left out."""
     out = []
     for r in rows:
@@ -143,7 +143,8 @@ def lock_spans(rows: list[dict]) -> list[dict]:
             ph = rec.get("phases_s") or {}
             timing_from = held[0] + sum(ph.get(k, 0) for k in ("build", "check", "warmup"))
             out.append({"run": r["run"], "who": who, "gpu": rec.get("gpu_uuid"), "start": start,
-                        "imported": start + ph.get("startup", 0) + ph.get("imports", 0),
+                        "imported": start + ph.get("startup", 0) + ph.get("imports", 0)
+                        + ((rec.get("gpu_slot") or {}).get("claim_wait_s") or 0.0),
                         "request": held[0] - ((rec.get("gpu_slot") or {}).get("wait_s") or 0.0),
                         "held_from": held[0], "held_to": held[1], "end": end,
                         "outside_s": max(0.0, job - (end - start)) if job is not None else 0.0,

@@ -3,8 +3,11 @@
 A sweep on a box with N GPUs runs its experiments as separate processes, several at once.
 Each process
 
-1. picks a GPU before CUDA starts (`claim`: the GPU with the fewest live claims), so its
-   imports, CUDA start-up and nsys's own start run while another process measures;
+1. picks a GPU before CUDA starts (`claim`): a GPU no live process has claimed, or one
+   whose only claimant is measuring (it lets go within seconds), waiting until there is
+   one. So its CUDA start-up and nsys's capture start run while the holder measures, and it
+   never queues behind a build or a check (a cold compile: seconds to twenty minutes)
+   while another GPU is idle;
 2. waits for that GPU's lock (`hold`: an exclusive flock on a file in a node-local
    folder) before it builds, checks, warms up and measures; it builds and checks (a cold
    compile) on the GPU's own cores (the plan's measure cores) and the shared ones
@@ -29,15 +32,15 @@ import os
 import re
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
-from fusionlab.core import owner as run_owner
 
 
 @dataclass(frozen=True)
 class Slot:
     gpu: str                 # the GPU's index as CUDA_VISIBLE_DEVICES names it
     cpus: tuple[int, ...]    # the cores the measuring process runs on ("" = not pinned)
+    claim_wait_s: float = field(default=0.0, compare=False)   # seconds `claim` waited for it
 
 
 def parse_cpus(text: str) -> list[int]:
@@ -93,32 +96,93 @@ def lock_dir() -> str:
     return d
 
 
-def live_claims(directory: str, gpu: str) -> int:
-    """Claims on this GPU by processes that still run (a killed process's claim is stale)."""
-    n = 0
+MEASURING = "measuring"   # a claim file's text once its process measures (mark_measuring)
+POLL_S = 0.2              # how often a waiting `claim` looks again
+_CLAIMS: dict[str, int] = {}   # GPU -> this process's open claim file (its flock is the claim)
+
+
+def claim_states(directory: str, gpu: str) -> list[str]:
+    """The states of the live claims on this GPU ("" = starting, building or checking;
+    MEASURING). A claim is live while its file is locked: the kernel drops the lock when
+    its process ends, however it ends; a file no one locks is stale and removed."""
+    states = []
     for name in os.listdir(directory):
-        m = re.fullmatch(rf"gpu{re.escape(gpu)}\.claim\.(\d+)", name)
-        if m and run_owner.alive(int(m.group(1))):
-            n += 1
-        elif m:
+        if not re.fullmatch(rf"gpu{re.escape(gpu)}\.claim\.\d+", name):
+            continue
+        path = os.path.join(directory, name)
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:   # locked: its process runs
+            states.append(os.pread(fd, 64, 0).decode(errors="replace").strip())
+        else:
             with contextlib.suppress(OSError):
-                os.remove(os.path.join(directory, name))
-    return n
+                os.remove(path)
+        finally:
+            os.close(fd)
+    return states
 
 
-def claim(slots: list[Slot], directory: str | None = None) -> Slot:
-    """Pick the GPU with the fewest live claims (ties: the lowest index) and claim it for
-    this process. Call before CUDA starts; set CUDA_VISIBLE_DEVICES to slot.gpu."""
+def live_claims(directory: str, gpu: str) -> int:
+    """Claims on this GPU by processes that still run."""
+    return len(claim_states(directory, gpu))
+
+
+def free_to_claim(states: list[str]) -> bool:
+    """A GPU a new process may claim: no live claim, or one whose process is measuring."""
+    return not states or states == [MEASURING]
+
+
+def claim(slots: list[Slot], directory: str | None = None, poll_s: float = POLL_S) -> Slot:
+    """Wait until a GPU is free to claim (free_to_claim; the one with fewer claims, then
+    the lowest index, first) and claim it for this process, under the host's claims lock.
+    Call before CUDA starts; set CUDA_VISIBLE_DEVICES to slot.gpu. The Slot returned
+    carries the seconds waited."""
     directory = directory or lock_dir()
-    slot = min(slots, key=lambda s: (live_claims(directory, s.gpu), slots.index(s)))
-    with open(os.path.join(directory, f"gpu{slot.gpu}.claim.{os.getpid()}"), "w"):
-        pass
-    return slot
+    t0 = time.time()
+    fd = os.open(os.path.join(directory, "claims.lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        while True:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                states = {s.gpu: claim_states(directory, s.gpu) for s in slots}
+                free = [s for s in slots if free_to_claim(states[s.gpu])]
+                if free:
+                    slot = min(free, key=lambda s: (len(states[s.gpu]), slots.index(s)))
+                    mine = os.open(claim_path(directory, slot.gpu), os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+                    fcntl.flock(mine, fcntl.LOCK_EX)   # held to release_claim or the process's end
+                    _CLAIMS[slot.gpu] = mine
+                    return replace(slot, claim_wait_s=round(time.time() - t0, 3))
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            time.sleep(poll_s)
+    finally:
+        os.close(fd)
+
+
+def claim_path(directory: str, gpu: str) -> str:
+    """This process's claim file on the GPU."""
+    return os.path.join(directory, f"gpu{gpu}.claim.{os.getpid()}")
+
+
+def mark_measuring(gpu: str) -> None:
+    """Say in this process's claim that it measures now (its build and check are done):
+    one new process may then claim the GPU and start up beside it."""
+    fd = _CLAIMS.get(gpu)
+    if fd is not None:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, MEASURING.encode(), 0)
 
 
 def release_claim(slot: Slot, directory: str | None = None) -> None:
     with contextlib.suppress(OSError):
-        os.remove(os.path.join(directory or lock_dir(), f"gpu{slot.gpu}.claim.{os.getpid()}"))
+        os.remove(claim_path(directory or lock_dir(), slot.gpu))
+    fd = _CLAIMS.pop(slot.gpu, None)
+    if fd is not None:
+        os.close(fd)
 
 
 def pin_process(cpus) -> None:
@@ -150,7 +214,7 @@ def hold(slot: Slot, directory: str | None = None):
     = [start, end] (for the overlap check): end is None while held, so that a process
     stopped at its time limit can record its span up to then."""
     directory = directory or lock_dir()
-    info = {"gpu": slot.gpu, "cpus": list(slot.cpus) or None}
+    info = {"gpu": slot.gpu, "cpus": list(slot.cpus) or None, "claim_wait_s": slot.claim_wait_s}
     before = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
     info["shared_cpus"] = before if slot.cpus else None
     t0 = time.time()

@@ -236,6 +236,7 @@ def run(spec: ExperimentSpec, rec: dict, phases: process.Phases | None = None,
     # compile: seconds to minutes of Inductor's own threads) had the shared cores too
     if slot:
         gpu_slots.pin_process(slot.get("cpus"))
+        gpu_slots.mark_measuring(slot["gpu"])   # the next process may claim the GPU and start up
     rec["cpus"] = process.pin_cpus(spec.pin_cpus, device)
     loop_of = timed_loops(torch, spec, fn, model, ref_model, inputs, optimizers)
     variant_loop = loop_of(fn, model)
@@ -275,10 +276,12 @@ def execute(spec: ExperimentSpec, phases: process.Phases) -> int:
     t0 = time.time()
     process.own_folder(spec)
     process.compile_debug_environment(spec)
+    phases.mark("imports")
     slot = process.claim_slot(spec, spec.device)  # before CUDA starts: it sets CUDA_VISIBLE_DEVICES
+    if slot:
+        phases.mark("gpu_wait")  # waiting for a GPU free to claim (jobs.slots.claim)
     capture = process.Capture()
     rec = record.base_record(spec)
-    phases.mark("imports")
     rec["phases_s"] = phases.seconds
     process.write_record(spec.out, {**rec, "reason": record.DIED})
     from fusionlab.experiments.registry import Unsupported
