@@ -296,10 +296,10 @@ def test_the_counters_lock_is_held_to_the_process_exit(tmp_path):
 
 
 def test_only_a_process_under_ncu_takes_the_counters_lock():
-    code = ("import json; from fusionlab.runner import process; rec = {}; process.take_counters(rec); "
-            "print(json.dumps(rec))")
+    code = "import json; from fusionlab.runner import process; print(json.dumps(process.take_counters()))"
     env = {k: v for k, v in os.environ.items() if k != slots.COUNTERS_ENV}
-    for extra, keys in (({}, []), ({slots.COUNTERS_ENV: "1"}, ["counters_wait_s"])):
+    for extra, took in (({}, False), ({slots.COUNTERS_ENV: "1"}, True)):
         out = subprocess.run([sys.executable, "-c", code], env={**env, **extra}, capture_output=True, text=True,
                              check=True, timeout=120).stdout
-        assert list(json.loads(out.strip().splitlines()[-1])) == keys
+        waited = json.loads(out.strip().splitlines()[-1])
+        assert (waited is not None) == took and (waited is None or waited >= 0)

@@ -35,7 +35,7 @@ from fusionlab.core.io import read_json
 from fusionlab.jobs import slots
 
 SETTINGS = ["--clock-control", "none", "--target-processes", "application-only"]
-# the runner under ncu: it takes the host's counters lock before its GPU lock and holds it
+# the runner under ncu: it takes the host's counters lock before it claims a GPU and holds it
 # to its exit (jobs.slots.take_counters); Inductor compiles in process (the graphs
 # come from the caches the untraced process filled; no compile workers to start under ncu)
 PROCESS_ENV = {slots.COUNTERS_ENV: "1", "TORCHINDUCTOR_COMPILE_THREADS": "1"}

@@ -4,10 +4,10 @@ A sweep on a box with N GPUs runs its experiments as separate processes, several
 Each process
 
 1. picks a GPU before CUDA starts (`claim`): a GPU no live process has claimed, or one
-   whose only claimant is measuring (it lets go within seconds), waiting until there is
-   one. So its CUDA start-up and nsys's capture start run while the holder measures, and it
-   never queues behind a build or a check (a cold compile: seconds to twenty minutes)
-   while another GPU is idle;
+   whose only claimant is measuring (it lets go when its measured range ends), waiting
+   until there is one. So its CUDA start-up and nsys's capture start run while the holder
+   measures, and it never queues behind a build or a check (a cold compile: seconds to
+   twenty minutes) while another GPU is idle;
 2. waits for that GPU's lock (`hold`: an exclusive flock on a file in a node-local
    folder) before it builds, checks, warms up and measures; it builds and checks (a cold
    compile) on the GPU's own cores (the plan's measure cores) and the shared ones

@@ -277,11 +277,14 @@ def execute(spec: ExperimentSpec, phases: process.Phases) -> int:
     process.own_folder(spec)
     process.compile_debug_environment(spec)
     phases.mark("imports")
+    counters_wait_s = process.take_counters()   # under Nsight Compute: before any GPU is claimed
     slot = process.claim_slot(spec, spec.device)  # before CUDA starts: it sets CUDA_VISIBLE_DEVICES
-    if slot:
-        phases.mark("gpu_wait")  # waiting for a GPU free to claim (jobs.slots.claim)
+    if slot or counters_wait_s is not None:
+        phases.mark("gpu_wait")  # waiting for the counters and for a GPU free to claim
     capture = process.Capture()
     rec = record.base_record(spec)
+    if counters_wait_s is not None:
+        rec["counters_wait_s"] = counters_wait_s
     rec["phases_s"] = phases.seconds
     process.write_record(spec.out, {**rec, "reason": record.DIED})
     from fusionlab.experiments.registry import Unsupported
@@ -289,8 +292,6 @@ def execute(spec: ExperimentSpec, phases: process.Phases) -> int:
         warnings.simplefilter("always")
         if slot:  # CUDA starts outside the lock; then wait for the GPU (not timed out)
             rec["gpu_slot"] = gpu.enter_context(process.hold_slot(slot, phases, spec, rec, capture))
-        else:
-            process.take_counters(rec)
         disarm = process.start_watchdog(spec, rec)
         try:
             run(spec, rec, phases, capture)

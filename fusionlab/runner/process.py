@@ -208,17 +208,19 @@ def hold_slot(slot, phases: Phases, spec, rec: dict, capture: Capture | None = N
     before_the_lock(torch, spec, capture if capture is not None else Capture())
     disarm()
     phases.mark("cuda_init")
-    take_counters(rec)
     with gpu_slots.hold(slot) as info:
         phases.mark("gpu_wait")
         yield info
 
 
-def take_counters(rec: dict) -> None:
+def take_counters() -> float | None:
     """Under Nsight Compute (slots.COUNTERS_ENV set by its step): hold the host's counters
-    lock from here to the process's exit, before any GPU lock (one order: no deadlock)."""
+    lock from here to the process's exit, before a GPU is claimed (one order: no deadlock;
+    a process waiting for the counters keeps no GPU from the others). Returns the seconds
+    waited, or None when not under Nsight Compute."""
     if os.environ.get(gpu_slots.COUNTERS_ENV):
-        rec["counters_wait_s"] = gpu_slots.take_counters()
+        return gpu_slots.take_counters()
+    return None
 
 
 def release_slot(slot, capture: Capture) -> None:
