@@ -212,6 +212,36 @@ def test_headline_draws_a_row_of_panels_per_setting():
     assert style.text_overlaps(fig) == [] and style.texts_outside(fig) == []
 
 
+def test_headline_shows_a_variant_that_ran_and_failed_by_its_status_and_the_audit_reads_it():
+    """A timeout at batch 1024 has no time to draw: its row says so in that panel only, its
+    mark carries the status, and the audit finds a status that is not the record's."""
+    from fusionlab.analysis.report import audit, style
+    from fusionlab.analysis.report.figures.headline import headline
+    ok = _headline_rows().assign(status="ok")
+    timeout = {"model": "m", "variant": "compile_max_autotune", "batch": 1024, "size": "default",
+               "status": "timeout", "wall_ms": np.nan, "speedup": np.nan}
+    rows = pd.concat([ok, pd.DataFrame([timeout])], ignore_index=True)
+    runs = pd.DataFrame([{"model": "m", "backend": "nsys", "device": "cuda"}])
+    fig = headline({"headline": rows, "runs": runs}, "m")
+    said = {ax.get_title(): [t.get_text() for t in ax.texts] for ax in fig.axes}
+    assert "timeout: no time measured" in said["batch size 1024"]
+    assert not any("timeout" in t for t in said["batch size 64"])
+    assert [lab.get_text() for lab in fig.axes[1].get_yticklabels()] == [
+        "eager (own processes)", "compile", "compile_max_autotune"]
+    assert style.text_overlaps(fig) == [] and style.texts_outside(fig) == []
+    marks = pd.DataFrame(style.marks(fig))
+    assert marks[marks["quantity"] == "status"][["variant", "batch", "text"]].values.tolist() == [
+        ["compile_max_autotune", 1024, "timeout"]]
+    records = {audit._key(r): r for r in rows.to_dict("records")}
+    a = audit.Audit()
+    audit.check_figure(a, marks, records, "headline")
+    assert a.violations == []
+    records[audit._key(timeout)] = {**timeout, "status": "oom"}
+    a = audit.Audit()
+    audit.check_figure(a, marks, records, "headline")
+    assert len(a.violations) == 1 and "the record's status is 'oom'" in a.violations[0]
+
+
 def test_a_caption_over_several_settings_names_the_setting_of_its_highest_estimate():
     """With three settings drawn, 'at batch 64' alone would not say which of them holds the
     highest estimate: the caption names it, and the audit reads the setting it names."""

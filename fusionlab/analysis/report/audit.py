@@ -151,7 +151,10 @@ def check_figure(a: Audit, marks: pd.DataFrame, records: dict, where: str) -> se
         if isinstance(q, str) and q in r and q != "verdict" and m.get("value") == m.get("value"):
             a.check(_close(m["value"], r[q]), label, f"draws {q} = {m['value']:.6g}, the record has {r[q]:.6g}")
         label_text = m.get("text")
-        if q == "verdict" and isinstance(label_text, str):
+        if q == "status" and isinstance(label_text, str):
+            a.check(label_text == str(r.get("status")), label,
+                    f"drawn as {label_text!r}, the record's status is {r.get('status')!r}")
+        elif q == "verdict" and isinstance(label_text, str):
             a.check(label_text == r["verdict"], label,
                     f"drawn as {label_text!r}, the record's verdict is {r['verdict']!r}")
         elif q == "speedup" and isinstance(label_text, str):

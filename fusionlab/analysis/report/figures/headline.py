@@ -92,18 +92,30 @@ def _panels(h):
     return [("", v, d) for v in values], len(values), d, axis, fixed
 
 
+def failed_beside(failed, rows, axis, val):
+    """The runs that ran and failed (a status, no time) in the configuration of a panel's
+    rows (one setting at axis = val)."""
+    f = failed[failed[axis] == val] if axis in failed else failed.iloc[:0]
+    for c in ("mode", "dtype", "size", "backend", "device"):
+        if c in rows and c in f and rows[c].nunique(dropna=False) == 1:
+            f = f[f[c].astype(str) == str(rows[c].iloc[0])]
+    return f.drop_duplicates("variant").set_index("variant")
+
+
 def headline(t, model):
     """Per setting (mode and dtype) and value of the main swept axis (_panels: a row of
     panels, or a row per setting), a horizontal stacked bar per
     variant (eager on top): GPU kernel time, exposed host time and other idle time per
     iteration, adding up to the untraced wall time written at the bar's end with the
-    speedup over eager."""
-    h = by_model(t["headline"], model)
-    h = h[h["wall_ms"].notna()]
+    speedup over eager; a variant that ran and failed there has its status in place of a bar."""
+    every = by_model(t["headline"], model)
+    h = every[every["wall_ms"].notna()]
     if h.empty:
         raise style.NoData("no configuration of this model ran ok")
+    failed = (every[every["wall_ms"].isna() & every["status"].fillna("ok").astype(str).ne("ok")]
+              if "status" in every else every.iloc[:0])
     panels, cols, d, axis, fixed = _panels(h)
-    variants = variant_order(d["variant"].unique())
+    variants = variant_order(set(d["variant"]) | set(failed["variant"]))
     cpu = set(t["runs"]["device"].dropna()) == {"cpu"} if "device" in t["runs"] else False
     labels = part_labels(cpu)
     n_rows = -(-len(panels) // cols)
@@ -114,7 +126,10 @@ def headline(t, model):
     axs = [ax for ax, panel in zip(grid.flat, panels) if panel is not None]
     texts = {}
     for ax, (setting, val, rows) in zip(axs, [p for p in panels if p is not None]):
-        g = rows[rows[axis] == val].set_index("variant").reindex(variants).dropna(subset=["wall_ms"])
+        here = rows[rows[axis] == val]
+        fail = failed_beside(failed, here, axis, val)
+        g = pd.concat([here.set_index("variant"), fail[~fail.index.isin(here["variant"])]]).reindex(variants)
+        g = g[g["wall_ms"].notna() | g.index.isin(fail.index)]
         f, unit = style.time_unit(g["wall_ms"])
         y = np.arange(len(g))[::-1]
         left = np.zeros(len(g))
@@ -127,8 +142,13 @@ def headline(t, model):
         refs = g["eager_wall_ms"].where(g.index != "eager").to_numpy() * f
         top = max(left.max(), np.nanmax(np.append(refs, 0)))
         for yi, (variant, r), end, ref in zip(y, g.iterrows(), left, refs):
-            text = f"{r['wall_ms'] * f:.3g} {unit}"
             keys = style.keys_of(r, variant)
+            if r["wall_ms"] != r["wall_ms"]:   # ran and failed: no time to draw
+                style.record(fig, **keys, mark="label", quantity="status", text=str(r["status"]))
+                texts.setdefault(ax, []).append(ax.text(top * 0.02, yi, f"{r['status']}: no time measured",
+                                                        va="center", fontsize=6.5, color="#8c1c13"))
+                continue
+            text = f"{r['wall_ms'] * f:.3g} {unit}"
             style.record(fig, **keys, mark="bar", quantity="wall_ms", value=r["wall_ms"])
             if variant != "eager":
                 text += "\n" + speedup_label(r)
