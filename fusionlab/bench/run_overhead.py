@@ -130,8 +130,8 @@ def lock_spans(rows: list[dict]) -> list[dict]:
     (Snakemake's start, nsys's own start and flush); when its imports and its wait for a
     GPU to claim ended (its start-up: CUDA's context and the variant's prepare, runs from
     there to the request), when its timing phase ran (lock taken + build + check + warm-up,
-    to + timing) and its timing windows (ms). Processes without a lock record (a run started without slots, one killed
-    before the lock) are left out."""
+    to + timing) and its timing windows (ms). Processes without a lock record (a run
+    started without slots, one killed before the lock) are left out."""
     out = []
     for r in rows:
         for who, rule in (("untraced", "time_untraced"), ("nsys", "profile_nsys")):

@@ -35,7 +35,6 @@ import time
 from dataclasses import dataclass, field, replace
 
 
-
 @dataclass(frozen=True)
 class Slot:
     gpu: str                 # the GPU's index as CUDA_VISIBLE_DEVICES names it
