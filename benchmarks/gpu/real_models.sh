@@ -26,11 +26,14 @@ set -u
 RES=${REAL_MODELS_RESULTS:-results/real-models}   # the results folder, every stage's and the pack's
 CFG=config/real-models.yaml
 cd "$(dirname "$0")/../.."
-pack() {   # OUTDIR/real-models.tgz: tables, figures, summary and every run's records so far
-  tar czf "$1/real-models.tgz.part" --exclude='*.svg' $(ls -d $RES/tables $RES/figures $RES/summary.md \
+pack() {   # OUTDIR/real-models.tgz: tables, figures, summary and every run's records so far,
+  # written under a name of this process's own and renamed: a `--pack` beside the stage's
+  # pack never mixes the two, and the tgz a reader finds is always whole
+  local part="$1/real-models.tgz.part.$$"
+  tar czf "$part" --exclude='*.svg' $(ls -d $RES/tables $RES/figures $RES/summary.md \
     $RES/summary.html $RES/device $RES/logs 2>/dev/null) \
     $(ls -d $RES/runs/*/*/*/*/*/*/{run.json,timing.json,unsupported.json,metrics.json,kernels.csv,stats,inductor,ncu.json,ncu_run.json,ncu.log,traffic.json,traffic.csv,benchmarks} 2>/dev/null) 2>/dev/null
-  mv "$1/real-models.tgz.part" "$1/real-models.tgz"
+  mv "$part" "$1/real-models.tgz"
 }
 if [ "${1:-}" = "--pack" ]; then
   mkdir -p "${2:?usage: real_models.sh --pack OUTDIR}" && pack "$(cd "$2" && pwd)"; exit; fi
