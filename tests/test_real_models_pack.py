@@ -35,4 +35,21 @@ def test_pack_takes_each_runs_records_and_leaves_the_profiles(tmp_path):
     assert "runs/nsys/vit/eager/inference_bfloat16/bs32/r0/timing.json" in files   # the run still going
     assert "tables/runs.csv" in files
     assert not {n for n in files if n.endswith((".nsys-rep", ".sqlite", ".ncu-rep"))}
-    assert not (out / "real-models.tgz.part").exists()
+    assert os.listdir(out) == ["real-models.tgz"]
+
+
+def test_two_packs_at_once_leave_one_whole_pack(tmp_path):
+    """A `--pack` from another shell beside the stage's own pack: each writes under its own
+    name and renames, so both succeed and the pack left is whole."""
+    res = tmp_path / "results"
+    run = res / "runs" / "nsys" / "bert" / "compile" / "inference_bfloat16" / "bs8" / "r0"
+    run.mkdir(parents=True)
+    (run / "run.json").write_bytes(os.urandom(4 << 20))   # seconds of gzip: the packs overlap
+    out = tmp_path / "out"
+    cmd = ["bash", os.path.join(ROOT, "benchmarks", "gpu", "real_models.sh"), "--pack", str(out)]
+    env = {**os.environ, "REAL_MODELS_RESULTS": str(res)}
+    packs = [subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    assert [p.wait() for p in packs] == [0, 0, 0], [p.stderr.read() for p in packs]
+    assert os.listdir(out) == ["real-models.tgz"]
+    with tarfile.open(out / "real-models.tgz") as t:
+        assert any(n.endswith("bs8/r0/run.json") for n in t.getnames())
