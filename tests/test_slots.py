@@ -100,6 +100,20 @@ def test_a_gpu_whose_one_claimant_measures_takes_one_more_claim_and_no_third(tmp
     assert slots.claim_states(d, "0") == []
 
 
+def test_a_process_under_nsight_compute_keeps_its_gpu_to_itself_while_it_measures(tmp_path, monkeypatch):
+    """ncu replays the measured range kernel by kernel (minutes): its claim never says
+    measuring, so no process claims its GPU to wait beside it."""
+    d = str(tmp_path)
+    monkeypatch.setenv(slots.COUNTERS_ENV, "1")
+    slots.claim([slots.Slot("0", ())], d)
+    slots.mark_measuring("0")
+    assert slots.claim_states(d, "0") == [""] and not slots.free_to_claim(slots.claim_states(d, "0"))
+    monkeypatch.delenv(slots.COUNTERS_ENV)
+    slots.mark_measuring("0")
+    assert slots.claim_states(d, "0") == [slots.MEASURING]
+    slots.release_claim(slots.Slot("0", ()), d)
+
+
 def test_a_killed_claimant_frees_its_gpu_whatever_its_pid_becomes(tmp_path):
     """A claim lives as long as its file's lock: a claimant killed at a deadline leaves
     its file, which no one locks, and the next claim removes it."""

@@ -169,9 +169,11 @@ def claim_path(directory: str, gpu: str) -> str:
 
 def mark_measuring(gpu: str) -> None:
     """Say in this process's claim that it measures now (its build and check are done):
-    one new process may then claim the GPU and start up beside it."""
+    one new process may then claim the GPU and start up beside it. Not under Nsight
+    Compute (COUNTERS_ENV): it replays the measured range kernel by kernel, for minutes,
+    and a process that claimed its GPU would wait that long."""
     fd = _CLAIMS.get(gpu)
-    if fd is not None:
+    if fd is not None and not os.environ.get(COUNTERS_ENV):
         os.ftruncate(fd, 0)
         os.pwrite(fd, MEASURING.encode(), 0)
 
