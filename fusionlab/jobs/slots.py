@@ -138,8 +138,8 @@ def free_to_claim(states: list[str]) -> bool:
 def claim(slots: list[Slot], directory: str | None = None, poll_s: float = POLL_S) -> Slot:
     """Wait until a GPU is free to claim (free_to_claim; the one with fewer claims, then
     the lowest index, first) and claim it for this process, under the host's claims lock.
-    Call before CUDA starts; set CUDA_VISIBLE_DEVICES to slot.gpu. The Slot returned
-    carries the seconds waited."""
+    Call once per process and GPU, before CUDA starts; set CUDA_VISIBLE_DEVICES to
+    slot.gpu. The Slot returned carries the seconds waited."""
     directory = directory or lock_dir()
     t0 = time.time()
     fd = os.open(os.path.join(directory, "claims.lock"), os.O_RDWR | os.O_CREAT, 0o644)
