@@ -142,6 +142,16 @@ def test_a_sweep_on_two_gpus_is_replayed_as_if_on_one(tmp_path, capsys):
     assert "GPU g0: 1 measuring processes, lock held 2 s" in out
 
 
+def test_gpu_waits_split_the_claim_from_the_lock_and_count_who_recorded_each():
+    """A record from before claims had a wait (claim_wait_s absent) counts toward the lock
+    only (hand-summed)."""
+    rows = [{"untraced_claim_wait_s": 30.0, "untraced_lock_wait_s": 0.5},
+            {"untraced_claim_wait_s": 0.2, "untraced_lock_wait_s": 4.0},
+            {"untraced_claim_wait_s": None, "untraced_lock_wait_s": 600.0},
+            {}]
+    assert ro.gpu_waits(rows) == {"claim": (30.2, 2), "lock": (604.5, 3)}
+
+
 def test_phase_shares_sum_the_processes_that_ran_their_check():
     """Two untraced processes that ran their check and one stopped before it: the phases of
     the two summed, each with its share of their total (worked out by hand)."""

@@ -91,6 +91,8 @@ def breakdown(results: str) -> list[dict]:
             row[f"{who}_gpu_uuid"] = (rec or {}).get("gpu_uuid")
             row[f"{who}_held_from"], row[f"{who}_held_to"] = held or (None, None)
             row[f"{who}_lock_held_s"] = (held[1] - held[0]) if held else None
+            slot = (rec or {}).get("gpu_slot") or {}   # its two waits (jobs.slots): claim, then lock
+            row[f"{who}_claim_wait_s"], row[f"{who}_lock_wait_s"] = slot.get("claim_wait_s"), slot.get("wait_s")
         if row["profile_nsys_s"] is not None and row["nsys_process_s"] is not None:
             row["nsys_own_s"] = row["profile_nsys_s"] - row["nsys_process_s"]
         held = [row[f"{r}_s"] for r in ("time_untraced", "profile_nsys")]
@@ -269,6 +271,14 @@ def phase_shares(rows: list[dict], who: str = "untraced") -> dict:
     return {"processes": len(done), **{p: (t, t / whole if whole else None) for p, t in totals.items()}}
 
 
+def gpu_waits(rows: list[dict], who: str = "untraced") -> dict:
+    """The two waits in gpu_wait, summed over `who`'s processes that recorded them: for a GPU
+    free to claim ("claim") and for the claimed GPU's lock ("lock"), with how many."""
+    claims = [r[f"{who}_claim_wait_s"] for r in rows if r.get(f"{who}_claim_wait_s") is not None]
+    locks = [r[f"{who}_lock_wait_s"] for r in rows if r.get(f"{who}_lock_wait_s") is not None]
+    return {"claim": (sum(claims), len(claims)), "lock": (sum(locks), len(locks))}
+
+
 def _median(rows, key):
     xs = [r[key] for r in rows if r.get(key) is not None]
     return statistics.median(xs) if xs else None
@@ -306,6 +316,11 @@ def main(argv=None) -> int:
         print(f"untraced processes' phases summed ({shares['processes']} that ran their check): " + ", ".join(
             f"{p} {t:.0f} s ({f:.0%})" for p, (t, f) in sorted(
                 ((p, v) for p, v in shares.items() if p != "processes"), key=lambda x: -x[1][0]) if t >= 0.5))
+    waits = gpu_waits(rows)
+    if waits["lock"][1]:
+        print(f"untraced processes' waits for the GPU: for a GPU free to claim {waits['claim'][0]:.0f} s "
+              f"({waits['claim'][1]} processes that record it), for its lock {waits['lock'][0]:.0f} s "
+              f"({waits['lock'][1]})")
     ok = [r for r in rows if r["jobs_s"] is not None]
     if ok:
         print(f"Job time per run (time_untraced + profile_nsys jobs): median {_median(ok, 'jobs_s'):.1f} s, "
