@@ -3,6 +3,7 @@ slot, a slot freed when its holder fails or is killed, the slot in the runner's 
 import json
 import multiprocessing as mp
 import os
+import queue
 import signal
 import subprocess
 import sys
@@ -41,39 +42,45 @@ def test_slots_round_trip_through_the_runner_argument():
 
 
 def test_claims_spread_over_the_gpus_and_a_dead_claim_is_dropped(tmp_path):
-    s = [slots.Slot("0", ()), slots.Slot("1", ())]
-    first = slots.claim(s, str(tmp_path))
-    # this process already claims GPU 0 once: the next claim goes to GPU 1
-    assert first.gpu == "0" and slots.claim(s, str(tmp_path)).gpu == "1"
+    d, s = str(tmp_path), [slots.Slot("0", ()), slots.Slot("1", ())]
+    first = slots.claim(s, d)
+    # this process already claims GPU 0: its next claim goes to GPU 1, and a third has none left
+    assert first.gpu == "0" and slots.claim(s, d).gpu == "1"
+    with pytest.raises(RuntimeError, match="already claims GPU 0, 1"):
+        slots.claim(s, d)
+    for slot in s:
+        slots.release_claim(slot, d)
     dead = subprocess.Popen([sys.executable, "-c", "pass"]); dead.wait()
     (tmp_path / f"gpu1.claim.{dead.pid}").touch()   # the claim of a process that is gone
-    assert slots.live_claims(str(tmp_path), "1") == 1
+    assert slots.live_claims(d, "1") == 0
     assert not (tmp_path / f"gpu1.claim.{dead.pid}").exists()
 
 
-def _claim_in_child(directory, gpu, measuring, ready, done):
-    """A process that claims GPU `gpu` (marked measuring or not) and keeps it until `done`."""
-    slots.claim([slots.Slot(gpu, ())], directory)
+def _claim_in_child(directory, gpus, measuring, ready, done):
+    """A process that claims one of `gpus` (marked measuring or not), says which on
+    `ready`, and keeps it until `done`."""
+    got = slots.claim([slots.Slot(g, ()) for g in gpus], directory, poll_s=0.05)
     if measuring:
-        slots.mark_measuring(gpu)
-    ready.set()
+        slots.mark_measuring(got.gpu, directory)
+    ready.put(got.gpu)
     done.wait(60)
 
 
-def _claimant(directory, gpu, measuring=False):
+def _claimant(directory, gpus, measuring=False, wait=True):
     ctx = mp.get_context("fork")
-    ready, done = ctx.Event(), ctx.Event()
-    p = ctx.Process(target=_claim_in_child, args=(directory, gpu, measuring, ready, done))
+    ready, done = ctx.Queue(), ctx.Event()
+    p = ctx.Process(target=_claim_in_child, args=(directory, gpus, measuring, ready, done))
     p.start()
-    assert ready.wait(30)
-    return p, done
+    if wait:
+        ready.get(timeout=30)
+    return p, done, ready
 
 
 def test_a_claim_never_queues_behind_a_build_and_takes_the_first_gpu_let_go(tmp_path):
     """Both GPUs claimed by processes still building or checking (a compile may take
     twenty minutes): a new claim waits, and takes the GPU whose claimant ends first."""
     d = str(tmp_path)
-    (a, a_done), (b, b_done) = _claimant(d, "0"), _claimant(d, "1")
+    (a, a_done, _), (b, b_done, _) = _claimant(d, "0"), _claimant(d, "1")
     try:
         assert slots.claim_states(d, "0") == [""] and slots.claim_states(d, "1") == [""]
         threading.Timer(0.6, b_done.set).start()
@@ -87,17 +94,56 @@ def test_a_claim_never_queues_behind_a_build_and_takes_the_first_gpu_let_go(tmp_
 
 def test_a_gpu_whose_one_claimant_measures_takes_one_more_claim_and_no_third(tmp_path):
     d = str(tmp_path)
-    p, done = _claimant(d, "0", measuring=True)
+    p, done, _ = _claimant(d, "0", measuring=True)
+    third = None
     try:
         assert slots.claim_states(d, "0") == [slots.MEASURING]
         got = slots.claim([slots.Slot("0", ())], d, poll_s=0.05)   # beside the measuring one, at once
         assert got.gpu == "0" and got.claim_wait_s < 1
         assert sorted(slots.claim_states(d, "0")) == ["", slots.MEASURING]
-        assert not slots.free_to_claim(slots.claim_states(d, "0"))
+        third, third_done, said = _claimant(d, "0", wait=False)
+        with pytest.raises(queue.Empty):   # a third process waits
+            said.get(timeout=1.0)
+        assert [n for n in os.listdir(d) if n.startswith("wait.")] == [f"wait.{third.pid}"]
     finally:
         done.set(), p.join()
         slots.release_claim(slots.Slot("0", ()), d)
-    assert slots.claim_states(d, "0") == []
+    assert said.get(timeout=10) == "0"   # and claims once both have let go
+    third_done.set(), third.join()
+    assert slots.claim_states(d, "0") == [] and not [n for n in os.listdir(d) if n.startswith("wait.")]
+
+
+def test_waiting_processes_claim_in_the_order_they_began_to_wait(tmp_path):
+    """Three processes wait for one GPU held by a fourth: each later one, started 0.3 s
+    after the one before, claims it after the one before it has let go."""
+    d = str(tmp_path)
+    holder, holder_done, _ = _claimant(d, "0")
+    waiters = []
+    for _ in range(3):
+        waiters.append(_claimant(d, "0", wait=False))
+        time.sleep(0.3)
+    holder_done.set(), holder.join()
+    order = []
+    for p, done, said in waiters:   # the oldest claims first; let it go, then the next
+        said.get(timeout=10)
+        order.append(p.pid)
+        done.set(), p.join()
+    assert order == [p.pid for p, _, _ in waiters]
+
+
+def test_a_waiter_for_other_gpus_holds_up_no_claim_on_a_free_gpu(tmp_path):
+    """A process of another sweep waiting for GPU 0 (busy) does not hold up a claim of
+    GPU 1, which is free."""
+    d = str(tmp_path)
+    holder, holder_done, _ = _claimant(d, "0")
+    other, other_done, _ = _claimant(d, "0", wait=False)
+    try:
+        time.sleep(0.3)   # the other process is waiting by now
+        got = slots.claim([slots.Slot("1", ())], d, poll_s=0.05)
+        assert got.gpu == "1" and got.claim_wait_s < 1
+    finally:
+        holder_done.set(), other_done.set(), holder.join(), other.join()
+        slots.release_claim(slots.Slot("1", ()), d)
 
 
 def test_a_process_under_nsight_compute_keeps_its_gpu_to_itself_while_it_measures(tmp_path, monkeypatch):
@@ -106,25 +152,43 @@ def test_a_process_under_nsight_compute_keeps_its_gpu_to_itself_while_it_measure
     d = str(tmp_path)
     monkeypatch.setenv(slots.COUNTERS_ENV, "1")
     slots.claim([slots.Slot("0", ())], d)
-    slots.mark_measuring("0")
+    slots.mark_measuring("0", d)
     assert slots.claim_states(d, "0") == [""] and not slots.free_to_claim(slots.claim_states(d, "0"))
     monkeypatch.delenv(slots.COUNTERS_ENV)
-    slots.mark_measuring("0")
+    slots.mark_measuring("0", d)
     assert slots.claim_states(d, "0") == [slots.MEASURING]
     slots.release_claim(slots.Slot("0", ()), d)
 
 
-def test_a_killed_claimant_frees_its_gpu_whatever_its_pid_becomes(tmp_path):
+def test_a_killed_claimant_frees_its_gpu(tmp_path):
     """A claim lives as long as its file's lock: a claimant killed at a deadline leaves
     its file, which no one locks, and the next claim removes it."""
     d = str(tmp_path)
-    p, _ = _claimant(d, "0")
+    p, _, _ = _claimant(d, "0")
     os.kill(p.pid, signal.SIGKILL)
     p.join()
     assert (tmp_path / f"gpu0.claim.{p.pid}").exists()
     assert slots.claim([slots.Slot("0", ())], d, poll_s=0.05).gpu == "0"
     assert not (tmp_path / f"gpu0.claim.{p.pid}").exists()
     slots.release_claim(slots.Slot("0", ()), d)
+
+
+def test_a_forked_child_outliving_its_claimant_keeps_no_claim(tmp_path):
+    """A child forked by the claimant (a helper process) that outlives it: the claim ends
+    with the claimant, not with the child."""
+    d = str(tmp_path)
+    code = ("import os, sys, time; from fusionlab.jobs import slots; "
+            f"slots.claim([slots.Slot('0', ())], {d!r}); "
+            "pid = os.fork()\n"
+            "if pid == 0: [os.dup2(os.open(os.devnull, os.O_RDWR), f) for f in (1, 2)]; time.sleep(30); os._exit(0)\n"
+            "print(pid, flush=True); os._exit(0)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    child = int(out.stdout.split()[0])
+    try:
+        os.kill(child, 0)   # the child runs
+        assert slots.claim_states(d, "0") == []
+    finally:
+        os.kill(child, signal.SIGKILL)
 
 
 def _hold_and_log(directory, log, hold_s):
@@ -277,8 +341,9 @@ def test_progress_counts_finished_runs_and_estimates_the_rest(tmp_path):
     assert progress.line(str(tmp_path), now=start + 60).endswith("2/4 runs (50%), 0:01:00 elapsed, about 0:01:00 left")
 
 
-def test_a_runner_with_slots_claims_a_gpu_and_sets_its_environment(monkeypatch):
+def test_a_runner_with_slots_claims_a_gpu_and_sets_its_environment(monkeypatch, tmp_path):
     from fusionlab.runner import cli, process
+    monkeypatch.setattr(slots, "lock_dir", lambda: str(tmp_path))   # not the host's: a sweep may run there
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
     a = cli.parse_args(["--model", "mlp", "--variant", "eager", "--batch", "8", "--out", "x.json",

@@ -5,9 +5,10 @@ Each process
 
 1. picks a GPU before CUDA starts (`claim`): a GPU no live process has claimed, or one
    whose only claimant is measuring (it lets go when its measured range ends), waiting
-   until there is one. So its CUDA start-up and nsys's capture start run while the holder
-   measures, and it never queues behind a build or a check (a cold compile: seconds to
-   twenty minutes) while another GPU is idle;
+   until there is one (waiting processes in the order they began to wait). So its CUDA
+   start-up and nsys's capture start run while the holder measures, and it never queues
+   behind a build or a check (a cold compile: seconds to twenty minutes) while another GPU
+   is idle;
 2. waits for that GPU's lock (`hold`: an exclusive flock on a file in a node-local
    folder) before it builds, checks, warms up and measures; it builds and checks (a cold
    compile) on the GPU's own cores (the plan's measure cores) and the shared ones
@@ -97,16 +98,49 @@ def lock_dir() -> str:
 
 MEASURING = "measuring"   # a claim file's text once its process measures (mark_measuring)
 POLL_S = 0.2              # how often a waiting `claim` looks again
-_CLAIMS: dict[str, int] = {}   # GPU -> this process's open claim file (its flock is the claim)
+_HELD: dict[str, int] = {}   # this process's claim and waiting files -> their open descriptors (the flock)
 
 
-def claim_states(directory: str, gpu: str) -> list[str]:
-    """The states of the live claims on this GPU ("" = starting, building or checking;
-    MEASURING). A claim is live while its file is locked: the kernel drops the lock when
-    its process ends, however it ends; a file no one locks is stale and removed."""
-    states = []
-    for name in os.listdir(directory):
-        if not re.fullmatch(rf"gpu{re.escape(gpu)}\.claim\.\d+", name):
+def _forget_held() -> None:
+    """In a forked child: close the parent's claim descriptors (the parent keeps its
+    locks), so that a child outliving its parent never keeps the parent's GPU claimed."""
+    for fd in _HELD.values():
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _HELD.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_held)
+
+
+def _hold_file(directory: str, name: str, text: str = "") -> str:
+    """Create directory/name holding text, locked by this process (an exclusive flock, to
+    _drop or the process's end). Written under a temporary name and renamed: a file under
+    its own name is always locked while its process runs. Returns its path."""
+    path, tmp = os.path.join(directory, name), os.path.join(directory, f".{name}.tmp")
+    fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)   # a file of this process's own: never waits
+    os.pwrite(fd, text.encode(), 0)
+    os.rename(tmp, path)
+    _HELD[path] = fd
+    return path
+
+
+def _drop(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.remove(path)
+    fd = _HELD.pop(path, None)
+    if fd is not None:
+        os.close(fd)
+
+
+def _live(directory: str, pattern: str) -> list[tuple[str, str]]:
+    """(name, text) of the files matching pattern that a running process locks; a file no
+    one locks is stale (its process ended, however it ended) and removed."""
+    out = []
+    for name in sorted(os.listdir(directory)):
+        if not re.fullmatch(pattern, name):
             continue
         path = os.path.join(directory, name)
         try:
@@ -116,13 +150,19 @@ def claim_states(directory: str, gpu: str) -> list[str]:
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except OSError:   # locked: its process runs
-            states.append(os.pread(fd, 64, 0).decode(errors="replace").strip())
+            out.append((name, os.pread(fd, 64, 0).decode(errors="replace").strip()))
         else:
             with contextlib.suppress(OSError):
                 os.remove(path)
         finally:
             os.close(fd)
-    return states
+    return out
+
+
+def claim_states(directory: str, gpu: str) -> list[str]:
+    """The states of the live claims on this GPU ("" = starting, building or checking;
+    MEASURING)."""
+    return [text for _, text in _live(directory, rf"gpu{re.escape(gpu)}\.claim\.\d+")]
 
 
 def live_claims(directory: str, gpu: str) -> int:
@@ -135,31 +175,53 @@ def free_to_claim(states: list[str]) -> bool:
     return not states or states == [MEASURING]
 
 
+def _older_waiters(directory: str, since: float, gpus: set[str]) -> int:
+    """Live waiting processes (their `wait.PID` files: when each began to wait, and the
+    GPUs it waits for) that began before this one (since; then pid, breaks a tie) and wait
+    for one of these GPUs."""
+    me = (since, os.getpid())
+    n = 0
+    for name, text in _live(directory, r"wait\.\d+"):
+        when, _, wants = text.partition(" ")
+        with contextlib.suppress(ValueError):
+            if (float(when), int(name.split(".")[1])) < me and gpus & set(wants.split(",")):
+                n += 1
+    return n
+
+
 def claim(slots: list[Slot], directory: str | None = None, poll_s: float = POLL_S) -> Slot:
     """Wait until a GPU is free to claim (free_to_claim; the one with fewer claims, then
     the lowest index, first) and claim it for this process, under the host's claims lock.
-    Call once per process and GPU, before CUDA starts; set CUDA_VISIBLE_DEVICES to
-    slot.gpu. The Slot returned carries the seconds waited."""
+    Waiting processes are served in the order they began to wait. A process claims a GPU
+    once. Call before CUDA starts; set CUDA_VISIBLE_DEVICES to slot.gpu. The Slot returned
+    carries the seconds waited."""
     directory = directory or lock_dir()
+    mine = [s for s in slots if claim_path(directory, s.gpu) in _HELD]
+    if mine and len(mine) == len(slots):
+        raise RuntimeError(f"this process already claims GPU {', '.join(s.gpu for s in mine)}")
     t0 = time.time()
+    waiting = None
     fd = os.open(os.path.join(directory, "claims.lock"), os.O_RDWR | os.O_CREAT, 0o644)
     try:
         while True:
             fcntl.flock(fd, fcntl.LOCK_EX)
             try:
                 states = {s.gpu: claim_states(directory, s.gpu) for s in slots}
-                free = [s for s in slots if free_to_claim(states[s.gpu])]
-                if free:
+                free = [s for s in slots if free_to_claim(states[s.gpu]) and s not in mine]
+                if free and _older_waiters(directory, t0, {s.gpu for s in free}) < len(free):
                     slot = min(free, key=lambda s: (len(states[s.gpu]), slots.index(s)))
-                    mine = os.open(claim_path(directory, slot.gpu), os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
-                    fcntl.flock(mine, fcntl.LOCK_EX)   # held to release_claim or the process's end
-                    _CLAIMS[slot.gpu] = mine
+                    _hold_file(directory, os.path.basename(claim_path(directory, slot.gpu)))
                     return replace(slot, claim_wait_s=round(time.time() - t0, 3))
+                if waiting is None:   # in the queue from its first look on
+                    waiting = _hold_file(directory, f"wait.{os.getpid()}",
+                                         f"{t0!r} {','.join(s.gpu for s in slots)}")
             finally:
                 fcntl.flock(fd, fcntl.LOCK_UN)
             time.sleep(poll_s)
     finally:
         os.close(fd)
+        if waiting:
+            _drop(waiting)
 
 
 def claim_path(directory: str, gpu: str) -> str:
@@ -167,23 +229,18 @@ def claim_path(directory: str, gpu: str) -> str:
     return os.path.join(directory, f"gpu{gpu}.claim.{os.getpid()}")
 
 
-def mark_measuring(gpu: str) -> None:
+def mark_measuring(gpu: str, directory: str | None = None) -> None:
     """Say in this process's claim that it measures now (its build and check are done):
     one new process may then claim the GPU and start up beside it. Not under Nsight
     Compute (COUNTERS_ENV): it replays the measured range kernel by kernel, for minutes,
     and a process that claimed its GPU would wait that long."""
-    fd = _CLAIMS.get(gpu)
+    fd = _HELD.get(claim_path(directory or lock_dir(), gpu))
     if fd is not None and not os.environ.get(COUNTERS_ENV):
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, MEASURING.encode(), 0)
+        os.pwrite(fd, MEASURING.encode(), 0)   # the file holds "" until now
 
 
 def release_claim(slot: Slot, directory: str | None = None) -> None:
-    with contextlib.suppress(OSError):
-        os.remove(claim_path(directory or lock_dir(), slot.gpu))
-    fd = _CLAIMS.pop(slot.gpu, None)
-    if fd is not None:
-        os.close(fd)
+    _drop(claim_path(directory or lock_dir(), slot.gpu))
 
 
 def pin_process(cpus) -> None:

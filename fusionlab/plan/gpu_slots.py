@@ -10,9 +10,10 @@ from dataclasses import dataclass
 from fusionlab.jobs import slots
 from fusionlab.plan import sweep
 
-# Nsight Compute jobs in flight on one host: one collects (it holds the host's counters lock,
-# jobs.slots.take_counters), one does its start-up; a third would only wait for the lock
-# while it holds a `gpu` resource unit that a measurement could use
+# Nsight Compute jobs in flight on one host: one holds the host's counters lock
+# (jobs.slots.take_counters) and claims a GPU and collects, one has done its imports and
+# waits for the lock; a third would only wait too, holding a `gpu` resource unit that a
+# measurement could use
 NCU_IN_FLIGHT = 2
 
 

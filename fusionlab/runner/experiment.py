@@ -270,8 +270,10 @@ def run(spec: ExperimentSpec, rec: dict, phases: process.Phases | None = None,
 
 def execute(spec: ExperimentSpec, phases: process.Phases) -> int:
     """The runner's process for one experiment: claim a GPU slot (--slots), write a failed
-    record first (a process that dies hard still leaves its run recorded), run it under
-    its time limit, record any failure (status oom / error / unsupported), write run.json.
+    record once its waits are over (a process that dies hard from then on still leaves its
+    run recorded; one killed while it waits leaves none, and its run is started again),
+    run it under its time limit, record any failure (status oom / error / unsupported),
+    write run.json.
     Returns 0 (a slot's process exits here, skipping the teardown)."""
     t0 = time.time()
     process.own_folder(spec)
