@@ -69,3 +69,18 @@ def test_a_dead_pid_of_another_host_is_not_judged(tmp_path):
         json.dump({"pid": dead_pid(), "host": "elsewhere.invalid", "start_unix": time.time()}, f)
     assert sweep_lock.stopped(str(tmp_path)) is None
     assert "left" in progress.line(str(tmp_path))
+
+
+def test_not_recorded_names_each_configuration_without_a_run_once_whatever_its_repeats():
+    """Two batch sizes x two variants at two repeats asked for; compile at 64 has no run,
+    eager at 1024 has only its repeat 1: only compile at 64 is not recorded."""
+    cfg = {"models": ["softmax"], "variants": ["eager", "compile"], "mode": ["inference"],
+           "dtype": ["float32"], "batch_sizes": [64, 1024], "repeats": 2}
+    from fusionlab.plan import sweep
+    cfg = sweep.validate(cfg, regenerate=True)
+    runs = sweep.runs(cfg, "torch")
+    recorded = [r for r in runs if not (r["variant"] == "compile" and r["batch"] == 64)
+                and not (r["variant"] == "eager" and r["batch"] == 1024 and r["repeat"] == 0)]
+    assert progress.not_recorded(cfg, "torch", recorded) == [
+        {"model": "softmax", "variant": "compile", "mode": "inference", "dtype": "float32", "batch": 64, "size": ""}]
+    assert progress.not_recorded(cfg, "torch", runs) == []

@@ -174,6 +174,24 @@ def test_without_peaks_the_modelled_traffic_moves_at_eager_s_achieved_bandwidth(
     assert abs(c["traffic_ms"] - 0.0672 / 4) < 1e-12
 
 
+def test_configurations_the_config_asks_for_without_a_run_are_named_in_the_banner_and_listed():
+    """Eager at batch 1024 never ran (a sweep stopped before it): the banner says some
+    configurations have no run, and 'Data quality' lists it; without any, neither appears."""
+    runs = softmax_runs(repeats=2)
+    runs = runs[~((runs["variant"] == "eager") & (runs["batch"] == 1024))]
+    sp = tables.speedups(runs)
+    missing = [{"model": "softmax", "variant": "eager", "mode": "inference", "dtype": "float32", "batch": 1024,
+                "size": ""}]
+    md = summary.summary_md(runs, sp, pd.DataFrame(), None, not_recorded=missing)
+    banner = md.split("## Time per iteration")[0]
+    assert "Some configurations of the config have no run (a sweep stopped before them, or not yet run)" in banner
+    quality = md.split("## Data quality")[1]
+    assert "### Configurations with no run: 1" in quality
+    assert "- softmax eager, inference float32, batch 1024\n" in quality
+    plain = summary.summary_md(runs, sp, pd.DataFrame(), None)
+    assert "configurations of the config" not in plain and "Configurations with no run" not in plain
+
+
 def test_a_variant_without_an_eager_run_says_so_not_ok():
     """compile ran ok at batch 1024 but eager there did not: no speedup, and the tables say
     why in words, never the run's status."""

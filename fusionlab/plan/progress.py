@@ -18,7 +18,7 @@ import os
 import time
 
 from fusionlab.core.io import read_json, write_json_atomic
-from fusionlab.plan import sweep_lock
+from fusionlab.plan import sweep, sweep_lock
 
 PLAN = os.path.join("logs", "sweep_plan.json")
 
@@ -95,3 +95,20 @@ def main(argv=None) -> int:
         return 1
     print(line(results))
     return 0
+
+
+CONFIGURATION = ("model", "variant", "mode", "dtype", "batch", "size")   # a run less its repeat
+
+
+def not_recorded(cfg: dict, backend: str, recorded: list[dict]) -> list[dict]:
+    """The configurations cfg asks for (sweep.runs, less the repeat) of which no run is
+    among `recorded` (sweep.existing_runs): a sweep stopped before them, or never run;
+    in sweep.runs's order."""
+    have = {tuple(r[k] for k in CONFIGURATION) for r in recorded}
+    out = []
+    for r in sweep.runs(cfg, backend):
+        key = tuple(r[k] for k in CONFIGURATION)
+        if key not in have:
+            have.add(key)
+            out.append(dict(zip(CONFIGURATION, key)))
+    return out

@@ -36,6 +36,8 @@ rule summary:
         # the figures' data and captions, which the audit in the summary's banner checks
         figure_data=[f"{RES}/figures/{fig}/{s}.{ext}" for fig in report_figures.FIGURES
                      for s in figure_scopes(fig) for ext in ("data.csv", "rst")],
+    params:
+        not_recorded=NOT_RECORDED,
     output:
         md=SUMMARY,
         html=report(SUMMARY_HTML, caption="../report/summary.rst", category="0. Summary",

@@ -160,15 +160,19 @@ def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks:
                headline: pd.DataFrame | None = None, scaling: pd.DataFrame | None = None,
                kernel_resources: pd.DataFrame | None = None, ledger: pd.DataFrame | None = None,
                missed: pd.DataFrame | None = None, audit: list[str] | None = None,
-               suite: dict | None = None) -> str:
+               suite: dict | None = None, not_recorded: list[dict] | None = None) -> str:
     """summary.md: the opening sentences, the data-quality banner (with the audit's
     result: audit, its tally line then its violations), the time per iteration per model,
     then the details, the data-quality details last. Every speedup is the headline
-    table's (sweep.headline: built from runs and sp where not given)."""
+    table's (sweep.headline: built from runs and sp where not given). not_recorded: the
+    configurations the config asks for that have no run (plan.progress.not_recorded)."""
     h = headline if headline is not None else sweep_headline.table(runs, sp, peaks)
-    quality = [*unsteady_md(runs), *slow_host_md(runs), *host_moved_md(sp), *host_sensitive_md(sp)]
+    quality = [*not_recorded_md(not_recorded), *unsteady_md(runs), *slow_host_md(runs), *host_moved_md(sp),
+               *host_sensitive_md(sp)]
     warnings = [line.split(": ", 1)[0].lstrip("# ") for line in quality if line.startswith("### ")]
-    warned = {"Runs still warming up when timed": "runs were still warming up when timed",
+    warned = {NOT_RECORDED: "configurations of the config have no run (a sweep stopped before them, or "
+              "not yet run)",
+              "Runs still warming up when timed": "runs were still warming up when timed",
               "Runs timed while the host ran slow": "runs were timed while the host ran slow",
               "Speedups across processes the host's speed moved": "speedups across processes differ from the "
               "paired ones (the host's speed moved them)",
@@ -220,6 +224,20 @@ def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks:
                 _md(bad[["model", "variant", *varying_axes(runs), "batch", "size", "repeat", "status", "reason"]]), ""]
     out += unsupported_md(runs)
     return "\n".join(out) + "\n"
+
+
+NOT_RECORDED = "Configurations with no run"
+
+
+def not_recorded_md(configs: list[dict] | None) -> list[str]:
+    """The configurations the config asks for that have no run, one line each."""
+    if not configs:
+        return []
+    lines = [f"- {c['model']} {c['variant']}, {c['mode']} {c['dtype']}, batch {c['batch']}"
+             + (f", {c['size']}" if c.get("size") else "") for c in configs]
+    return [f"### {NOT_RECORDED}: {len(configs)}", "",
+            "The config asks for these, and no run of them is recorded: the tables, figures and "
+            "suite leave them out.", "", *lines, ""]
 
 
 def unsteady_md(runs: pd.DataFrame) -> list[str]:
