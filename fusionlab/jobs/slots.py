@@ -165,11 +165,6 @@ def claim_states(directory: str, gpu: str) -> list[str]:
     return [text for _, text in _live(directory, rf"gpu{re.escape(gpu)}\.claim\.\d+")]
 
 
-def live_claims(directory: str, gpu: str) -> int:
-    """Claims on this GPU by processes that still run."""
-    return len(claim_states(directory, gpu))
-
-
 def free_to_claim(states: list[str]) -> bool:
     """A GPU a new process may claim: no live claim, or one whose process is measuring."""
     return not states or states == [MEASURING]
