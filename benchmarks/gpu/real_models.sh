@@ -21,7 +21,9 @@
 # too (a machine about to go back loses nothing that finished). A packed run folder without
 # run.json is a run that was still going or was killed: drop it before a sweep goes on from
 # the records (its timing.json may be a killed process's "process died" record, which the
-# sweep would take as the run's result).
+# sweep would take as the run's result); so is an ncu_run.json without ncu.json, a killed
+# Nsight Compute run (drop it and ncu.log). Then touch the rest (`find RESULTS -exec touch {} +`:
+# tar keeps each file's time, and an output older than its input is measured again).
 set -u
 RES=${REAL_MODELS_RESULTS:-results/real-models}   # the results folder, every stage's and the pack's
 CFG=config/real-models.yaml
