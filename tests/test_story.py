@@ -174,20 +174,48 @@ def test_without_peaks_the_modelled_traffic_moves_at_eager_s_achieved_bandwidth(
     assert abs(c["traffic_ms"] - 0.0672 / 4) < 1e-12
 
 
-def test_configurations_the_config_asks_for_without_a_run_are_named_in_the_banner_and_listed():
-    """Eager at batch 1024 never ran (a sweep stopped before it): the banner says some
-    configurations have no run, and 'Data quality' lists it; without any, neither appears."""
+def test_configurations_the_config_asks_for_without_a_run_are_one_record_the_outputs_all_read():
+    """Eager at batch 1024 and compile_reduce_overhead at 64 never ran (a sweep stopped
+    before them): headline.csv has a row of status 'not run' for each (backend, device and
+    the size axes from their configuration's other rows); the banner says some
+    configurations have no run and 'Data quality' lists them; the headline figure marks
+    each in its panel, and the audit reads the mark against the row; the suite counts the
+    variant's apart from the configurations tried. Without any, none of it appears."""
+    from fusionlab.analysis.report import audit, style, suite_text
+    from fusionlab.analysis.report.figures.headline import headline as draw
+    from fusionlab.analysis.sweep import suite
     runs = softmax_runs(repeats=2)
     runs = runs[~((runs["variant"] == "eager") & (runs["batch"] == 1024))]
     sp = tables.speedups(runs)
     missing = [{"model": "softmax", "variant": "eager", "mode": "inference", "dtype": "float32", "batch": 1024,
-                "size": ""}]
-    md = summary.summary_md(runs, sp, pd.DataFrame(), None, not_recorded=missing)
+                "size": ""},
+               {"model": "softmax", "variant": "compile_reduce_overhead", "mode": "inference", "dtype": "float32",
+                "batch": 64, "size": ""}]
+    h = headline.table(runs, sp, None, not_recorded=missing)
+    gone = h[h["status"] == headline.NOT_RUN]
+    assert gone[["variant", "batch", "size", "repeats"]].values.tolist() == [
+        ["compile_reduce_overhead", 64, "default", 0], ["eager", 1024, "default", 0]]
+    assert gone["backend"].tolist() == [runs["backend"].iloc[0]] * 2 and gone["wall_ms"].isna().all()
+    md = summary.summary_md(runs, sp, pd.DataFrame(), None, headline=h)
     banner = md.split("## Time per iteration")[0]
     assert "Some configurations of the config have no run (a sweep stopped before them, or not yet run)" in banner
     quality = md.split("## Data quality")[1]
-    assert "### Configurations with no run: 1" in quality
+    assert "### Configurations with no run: 2" in quality
     assert "- softmax eager, inference float32, batch 1024\n" in quality
+    assert "- softmax compile_reduce_overhead, inference float32, batch 64\n" in quality
+    fig = draw({"headline": h, "runs": runs}, "softmax")
+    said = {ax.get_title(): [t.get_text() for t in ax.texts] for ax in fig.axes}
+    assert [t for t in said["batch size 1024"] if "no time" in t] == ["not run: no time measured"]
+    assert [t for t in said["batch size 64"] if "no time" in t] == ["not run: no time measured"]
+    marks = pd.DataFrame(style.marks(fig))
+    a = audit.Audit()
+    audit.check_figure(a, marks, {audit._key(r): r for r in h.to_dict("records")}, "headline")
+    assert a.violations == [] and a.checks > 0
+    st = suite.suite(h)
+    row = st[st["variant"] == "compile_reduce_overhead"].iloc[0]
+    tried = h[(h["variant"] == "compile_reduce_overhead") & (h["status"] != headline.NOT_RUN)]
+    assert (row["n_not_run"], row["n_configs"], row["n_pass"]) == (1, len(tried), (tried["status"] == "ok").sum())
+    assert "; 1 not run" in "\n".join(suite_text.suite_md(st)) or st["n_models"].max() < 2
     plain = summary.summary_md(runs, sp, pd.DataFrame(), None)
     assert "configurations of the config" not in plain and "Configurations with no run" not in plain
 

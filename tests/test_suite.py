@@ -113,7 +113,7 @@ def test_a_configuration_without_an_eager_run_passes_but_is_not_compared(tables)
     assert "2 of 2 (100%)" in text and "1 compared; 1 without an eager run" in text
     a = audit.Audit()
     audit.check_suite(a, sp, table, None)
-    assert a.violations == [] and a.checks == 2 * 4
+    assert a.violations == [] and a.checks == 2 * 5
 
 
 def test_a_row_with_no_speedup_says_so_and_the_audit_agrees(tables):
@@ -188,7 +188,7 @@ def test_the_audit_recomputes_the_suite_from_the_records(tables):
     md = "\n".join(suite_text.suite_md(st))
     a = audit.Audit()
     audit.check_suite(a, h, st, md)
-    assert a.violations == [] and a.checks == 2 * 5
+    assert a.violations == [] and a.checks == 2 * 6
     bad = st.copy()
     bad.loc[0, "geomean_speedup"] *= 1.01
     bad.loc[1, "n_pass"] = 1

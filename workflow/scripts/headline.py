@@ -9,6 +9,7 @@ from fusionlab.analysis.sweep import headline, tables
 i = snakemake.input  # noqa: F821
 with job_log(snakemake.log[0]) as log:  # noqa: F821
     peaks = json.load(open(i.peaks)) if i.peaks else None
-    h = headline.table(pd.read_csv(i.runs), pd.read_csv(i.speedups), peaks)
+    h = headline.table(pd.read_csv(i.runs), pd.read_csv(i.speedups), peaks,
+                       not_recorded=list(snakemake.params.not_recorded))  # noqa: F821
     tables.write(h, snakemake.output[0])  # noqa: F821
     print(f"headline: {len(h)} configurations", file=log)

@@ -17,8 +17,7 @@ with job_log(snakemake.log[0]) as log:  # noqa: F821
                 ledger=pd.read_csv(i.ledger) if os.path.getsize(i.ledger) > 1 else None,
                 missed=pd.read_csv(i.missed) if os.path.getsize(i.missed) > 1 else None,
                 suite={k: pd.read_csv(i[k]) if os.path.getsize(i[k]) > 1 else None
-                       for k in ("suite", "kernel_classes", "slower")},
-                not_recorded=list(snakemake.params.not_recorded))  # noqa: F821
+                       for k in ("suite", "kernel_classes", "slower")})
     md = summary_md(t["runs"], t["speedups"], t["crossover"], t["peaks"], **args)
     # the audit of this sweep (its figures' data and captions, and the opening just written) goes
     # into the banner; the opening sentences do not depend on it

@@ -336,6 +336,10 @@ def check_suite(a: Audit, h: pd.DataFrame, suite: pd.DataFrame, md: str | None) 
     for r in suite.to_dict("records"):
         where = f"tables/suite.csv {r['variant']} {r['mode']} {r['dtype']}"
         g = h[(h["variant"] == r["variant"]) & (h["mode"] == r["mode"]) & (h["dtype"].astype(str) == str(r["dtype"]))]
+        not_run = int(g["status"].eq(sweep_headline.NOT_RUN).sum())
+        a.check(int(r.get("n_not_run", not_run)) == not_run, where,
+                f"{r.get('n_not_run')} configurations not run but the records have {not_run}")
+        g = g[g["status"].ne(sweep_headline.NOT_RUN)]
         ok = g[g["status"].eq("ok") & (pd.to_numeric(g["speedup"], errors="coerce") > 0)]
         gm = math.exp(sum(math.log(v) for v in ok["speedup"]) / len(ok)) if len(ok) else math.nan
         a.check(_close(gm, r["geomean_speedup"]), where, f"geometric mean {r['geomean_speedup']} but the records' is {gm}")

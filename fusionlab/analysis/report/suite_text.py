@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from fusionlab.analysis.sweep import suite as sweep_suite
+from fusionlab.analysis.sweep import headline, suite as sweep_suite
 from fusionlab.analysis.report.text import HOST_SKEWED, fmt_time, md_table
 from fusionlab.core import kernel_class
 
@@ -56,7 +56,9 @@ def suite_md(suite: pd.DataFrame | None) -> list[str]:
                      "reads": VERDICT_WORDS.get(r["verdict"], r["verdict"]),
                      "range": (f"{_x(r['min_speedup'])} to {_x(r['max_speedup'])}" if pd.notna(r["min_speedup"])
                                else "none") + _range_notes(r),
-                     "passed": f"{int(r['n_pass'])} of {int(r['n_configs'])} ({r['pass_rate']:.0%})",
+                     "passed": (f"{int(r['n_pass'])} of {int(r['n_configs'])} ({r['pass_rate']:.0%})"
+                                if r["n_configs"] else "none tried")
+                     + (f"; {int(r['n_not_run'])} {headline.NOT_RUN}" if r.get("n_not_run", 0) > 0 else ""),
                      "not passed": failed or "none",
                      "compile s (median)": f"{r['compile_s_median']:.1f}" if pd.notna(r["compile_s_median"]) else "",
                      "break-even iterations (median)": _break_even(r)})

@@ -160,14 +160,14 @@ def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks:
                headline: pd.DataFrame | None = None, scaling: pd.DataFrame | None = None,
                kernel_resources: pd.DataFrame | None = None, ledger: pd.DataFrame | None = None,
                missed: pd.DataFrame | None = None, audit: list[str] | None = None,
-               suite: dict | None = None, not_recorded: list[dict] | None = None) -> str:
+               suite: dict | None = None) -> str:
     """summary.md: the opening sentences, the data-quality banner (with the audit's
     result: audit, its tally line then its violations), the time per iteration per model,
     then the details, the data-quality details last. Every speedup is the headline
-    table's (sweep.headline: built from runs and sp where not given). not_recorded: the
-    configurations the config asks for that have no run (plan.progress.not_recorded)."""
+    table's (sweep.headline: built from runs and sp where not given), the configurations the
+    config asks for that have no run too (status sweep.headline.NOT_RUN)."""
     h = headline if headline is not None else sweep_headline.table(runs, sp, peaks)
-    quality = [*not_recorded_md(not_recorded), *unsteady_md(runs), *slow_host_md(runs), *host_moved_md(sp),
+    quality = [*not_recorded_md(h), *unsteady_md(runs), *slow_host_md(runs), *host_moved_md(sp),
                *host_sensitive_md(sp)]
     warnings = [line.split(": ", 1)[0].lstrip("# ") for line in quality if line.startswith("### ")]
     warned = {NOT_RECORDED: "configurations of the config have no run (a sweep stopped before them, or "
@@ -229,15 +229,18 @@ def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks:
 NOT_RECORDED = "Configurations with no run"
 
 
-def not_recorded_md(configs: list[dict] | None) -> list[str]:
-    """The configurations the config asks for that have no run, one line each."""
+def not_recorded_md(h: pd.DataFrame) -> list[str]:
+    """The configurations the config asks for that have no run (the headline's rows of
+    status NOT_RUN), one line each."""
+    configs = h[h["status"].eq(sweep_headline.NOT_RUN)].to_dict("records") if "status" in h else []
     if not configs:
         return []
     lines = [f"- {c['model']} {c['variant']}, {c['mode']} {c['dtype']}, batch {c['batch']}"
-             + (f", {c['size']}" if c.get("size") else "") for c in configs]
+             + (f", {c['size']}" if c.get("size") not in (None, "", "default") else "") for c in configs]
     return [f"### {NOT_RECORDED}: {len(configs)}", "",
-            "The config asks for these, and no run of them is recorded: the tables, figures and "
-            "suite leave them out.", "", *lines, ""]
+            f"The config asks for these, and no run of them is recorded: `tables/headline.csv` has each "
+            f"with status `{sweep_headline.NOT_RUN}`, the headline figure marks it, and the suite counts it "
+            "apart from the configurations tried.", "", *lines, ""]
 
 
 def unsteady_md(runs: pd.DataFrame) -> list[str]:

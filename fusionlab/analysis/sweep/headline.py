@@ -55,6 +55,7 @@ import numpy as np
 import pandas as pd
 
 from fusionlab.analysis.sweep import shares, tables
+from fusionlab.core import sizes
 
 CI_MIN = 5          # repeats for a bootstrap CI to mean more than the repeats' range
 L2_BYTES = 64e6     # about the L2 cache of current data-centre GPUs (their datasheets: 50-60 MB)
@@ -241,8 +242,11 @@ def ceiling_note(bandwidth_frac: float, flops_frac: float, bytes_fused: float, m
     return "; ".join(notes)
 
 
-def table(runs: pd.DataFrame, sp: pd.DataFrame, peaks: dict | None = None) -> pd.DataFrame:
-    """tables/headline.csv (module doc) from the written runs and speedups tables."""
+def table(runs: pd.DataFrame, sp: pd.DataFrame, peaks: dict | None = None,
+          not_recorded: list[dict] | None = None) -> pd.DataFrame:
+    """tables/headline.csv (module doc) from the written runs and speedups tables, and a
+    row of status NOT_RUN for each configuration the config asks for that has no run
+    (not_recorded: plan.progress.not_recorded's dicts)."""
     runs, sp = tables.with_size(runs), tables.with_size(sp)
     keys = list(tables.GROUP)
     axes = tables.size_axes(sp)
@@ -292,8 +296,31 @@ def table(runs: pd.DataFrame, sp: pd.DataFrame, peaks: dict | None = None) -> pd
                 if (row["verdict"] == "faster" and pd.notna(row["compile_s"]) and pd.notna(saved) and saved > 0
                     and row["compile_s"] > 0) else np.nan
         rows.append(row)
+    rows += not_run_rows(not_recorded or [], sp, keys + axes)
     cols = COLUMNS[:len(keys)] + axes + COLUMNS[len(keys):]
     return pd.DataFrame(rows, columns=cols).sort_values(keys + ["variant"], ignore_index=True)
+
+
+NOT_RUN = "not run"   # the status of a configuration the config asks for that has no run
+
+
+def not_run_rows(configs: list[dict], sp: pd.DataFrame, columns: list[str]) -> list[dict]:
+    """A row of status NOT_RUN per configuration (model, variant, mode, dtype, batch, size),
+    with the columns it shares with a recorded configuration of the same model, batch,
+    size, mode and dtype (backend, device, the size axes' values) taken from there."""
+    match = ["model", "batch", "size", "mode", "dtype"]
+    rows = []
+    for c in configs:
+        c = dict(c, size=sizes.from_suffix(c.get("size") or ""))   # the run folder's suffix -> the label
+        same = sp
+        for k in match:
+            same = same[same[k].astype(str) == str(c[k])] if k in same else same.iloc[:0]
+        base = same.iloc[0].to_dict() if len(same) else {}
+        row = {k: base.get(k, np.nan) for k in columns}
+        row.update({k: c[k] for k in match}, variant=c["variant"], status=NOT_RUN, repeats=0,
+                   noisy=False, host_moved=False, host_skewed=False)
+        rows.append(row)
+    return rows
 
 
 BESIDE_ONLY = "eager timed beside it (no eager run of its own)"

@@ -13,6 +13,8 @@ and verdict) and tables/kernels.csv.
                   interval across models (bootstrap resampling whole models: the spread a
                   reader's next model could fall in), its smallest and largest, the median
                   compile time (compile_s) and break-even iterations (break_even_iters).
+                  n_not_run: the configurations the config asks for that have no run
+                  (status headline.NOT_RUN), apart from those tried.
 - kernel_classes: one row per configuration (model, variant, batch, size, mode, dtype) and
                   kernel class (core.kernel_class): kernel time per iteration (the
                   median over repeats of the class's sum), kernels per iteration and the
@@ -57,7 +59,7 @@ def geomean_ci(values: pd.Series, groups: pd.Series, n: int = N_BOOT, seed: int 
     return gm, float(np.exp(np.quantile(boots, a))), float(np.exp(np.quantile(boots, 1 - a)))
 
 
-COUNTS = ("n_models", "n_configs", "n_pass", "n_compared", "n_host_skewed")   # the suite's counts; other n_* are statuses
+COUNTS = ("n_models", "n_configs", "n_pass", "n_compared", "n_host_skewed", "n_not_run")   # the suite's counts; other n_* are statuses
 
 
 def host_skewed(ok: pd.DataFrame) -> int:
@@ -69,7 +71,8 @@ def suite(h: pd.DataFrame) -> pd.DataFrame:
     """The suite table of a headline table (sweep.headline: one record per configuration
     and variant; module doc)."""
     rows = []
-    for key, g in h[h["variant"] != "eager"].groupby(SUITE_KEYS, sort=False):
+    for key, every in h[h["variant"] != "eager"].groupby(SUITE_KEYS, sort=False):
+        g = every[every["status"].ne(headline.NOT_RUN)]   # the configurations tried
         passed = g[g["status"].eq("ok")]
         ok = passed[passed["speedup"].notna() & (passed["speedup"] > 0)]   # those with an eager to compare
         gm, lo, hi = geomean_ci(ok["speedup"], ok["model"])
@@ -85,7 +88,8 @@ def suite(h: pd.DataFrame) -> pd.DataFrame:
                    min_speedup=ok["speedup"].min() if len(ok) else np.nan,
                    max_speedup=ok["speedup"].max() if len(ok) else np.nan,
                    models_faster=int(ok["verdict"].eq("faster").sum()),
-                   models_slower=int(ok["verdict"].eq("slower").sum()))
+                   models_slower=int(ok["verdict"].eq("slower").sum()),
+                   n_not_run=len(every) - len(g))
         for status, n in g["status"].value_counts().items():
             if status != "ok":
                 row[f"n_{status}"] = int(n)
