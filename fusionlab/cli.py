@@ -7,6 +7,7 @@
     fusionlab list [--device cuda]                 # models, variants and what each supports
     fusionlab progress RESULTS                     # how far a running sweep is, time left
     fusionlab audit RESULTS                        # every number and verdict against its record
+    fusionlab restore RESULTS ARCHIVE...           # packed run records, ready for a sweep to go on
 
 The sweep itself is `snakemake all` (see README). Each subcommand imports only its own
 layer: `analyse`, `diff` and `compare` never load torch.
@@ -16,7 +17,7 @@ from __future__ import annotations
 import sys
 
 USAGE = __doc__.split("\n\n")[1]
-COMMANDS = ("run", "analyse", "diff", "compare", "list", "progress", "audit")
+COMMANDS = ("run", "analyse", "diff", "compare", "list", "progress", "audit", "restore")
 
 
 def list_registry(argv) -> int:
@@ -106,6 +107,9 @@ def command(argv) -> int:
     if cmd == "progress":
         from fusionlab.plan.progress import main as progress_main
         return progress_main(rest)
+    if cmd == "restore":
+        from fusionlab.plan.restore import main as restore_main
+        return restore_main(rest)
     print(f"fusionlab: unknown command {cmd!r}; one of {', '.join(COMMANDS)}", file=sys.stderr)
     return 2
 

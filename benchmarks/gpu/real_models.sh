@@ -18,12 +18,10 @@
 # summary are regenerated from the runs recorded so far (`snakemake regenerate`); stages.txt
 # in OUTDIR says which stages finished. The pack is remade after every stage; from another
 # shell, `real_models.sh --pack OUTDIR` packs what is recorded now, a stage still running
-# too (a machine about to go back loses nothing that finished). A packed run folder without
-# run.json is a run that was still going or was killed: drop it before a sweep goes on from
-# the records (its timing.json may be a killed process's "process died" record, which the
-# sweep would take as the run's result); so is an ncu_run.json without ncu.json, a killed
-# Nsight Compute run (drop it and ncu.log). Then touch the rest (`find RESULTS -exec touch {} +`:
-# tar keeps each file's time, and an output older than its input is measured again).
+# too (a machine about to go back loses nothing that finished). A sweep goes on from packs
+# after `fusionlab restore RESULTS PACK...` (fusionlab/plan/restore.py): it drops the runs
+# and Nsight Compute records that were still going or killed when packed, and gives every
+# file one time, so that Snakemake measures no recorded run again.
 set -u
 RES=${REAL_MODELS_RESULTS:-results/real-models}   # the results folder, every stage's and the pack's
 CFG=config/real-models.yaml

@@ -59,7 +59,8 @@ def geomean_ci(values: pd.Series, groups: pd.Series, n: int = N_BOOT, seed: int 
     return gm, float(np.exp(np.quantile(boots, a))), float(np.exp(np.quantile(boots, 1 - a)))
 
 
-COUNTS = ("n_models", "n_configs", "n_pass", "n_compared", "n_host_skewed", "n_not_run")   # the suite's counts; other n_* are statuses
+# the suite's counts; its other n_* columns count statuses
+COUNTS = ("n_models", "n_configs", "n_pass", "n_compared", "n_host_skewed", "n_not_run")
 
 
 def host_skewed(ok: pd.DataFrame) -> int:

@@ -1,0 +1,132 @@
+"""fusionlab restore: packed run records unpacked so that a sweep goes on from them, with
+Snakemake itself as the oracle of "nothing to run again"."""
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+import tarfile
+
+import pytest
+
+from fusionlab.plan import restore
+
+RUN = "runs/nsys/m/compile/inference_float32/bs8{}/r0"
+# a chain of three steps over a run folder, as the workflow's are: timing -> run -> metrics
+SNAKEFILE = """
+RUN = "runs/nsys/m/compile/inference_float32/bs8/r{r}"
+rule all:
+    input: expand(RUN + "/metrics.json", r=[0])
+rule run:
+    input: RUN + "/timing.json"
+    output: RUN + "/run.json"
+    shell: "cp {input} {output}"
+rule metrics:
+    input: RUN + "/run.json"
+    output: RUN + "/metrics.json"
+    shell: "cp {input} {output}"
+"""
+
+
+def pack(path, files: dict, prefix="results/real-models/", times: dict | None = None):
+    """A tar.gz of files (relative path -> text) under prefix, each with its mtime from
+    times (seconds, with a fraction), as tar keeps them."""
+    with tarfile.open(path, "w:gz") as tar:
+        for name, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(prefix + name)
+            info.size = len(data)
+            info.mtime = (times or {}).get(name, 1.7e9)
+            tar.addfile(info, io.BytesIO(data))
+    return str(path)
+
+
+def test_unfinished_runs_and_ncu_records_are_removed_and_the_rest_kept(tmp_path):
+    files = {f"{RUN.format('')}/{n}": n for n in ("timing.json", "run.json", "metrics.json", "ncu.json",
+                                                  "ncu_run.json", "ncu.log")}
+    files.update({f"{RUN.format('-dim64')}/timing.json": "process died"})            # killed: no run.json
+    files.update({f"{RUN.format('-dim128')}/{n}": n for n in ("timing.json", "run.json", "ncu_run.json",
+                                                              "ncu.log")})           # ncu killed
+    files["tables/runs.csv"] = "model\n"
+    res = tmp_path / "res"
+    got = restore.restore(str(res), [pack(tmp_path / "a.tgz", files)])
+    assert (got["packed"], got["runs"]) == (3, 2)
+    assert [os.path.relpath(d, res) for d in got["unfinished_runs"]] == [RUN.format("-dim64")]
+    assert [os.path.relpath(d, res) for d in got["unfinished_ncu"]] == [RUN.format("-dim128")]
+    assert sorted(os.listdir(res / RUN.format("-dim128"))) == ["run.json", "timing.json"]
+    assert sorted(os.listdir(res / RUN.format(""))) == sorted(n.rsplit("/", 1)[1] for n in files
+                                                              if n.startswith(RUN.format("") + "/"))
+    assert (res / "tables" / "runs.csv").read_text() == "model\n"
+    times = {os.stat(os.path.join(h, n)).st_mtime_ns for h, ds, fs in os.walk(res) for n in ds + fs}
+    assert len(times) == 1
+
+
+def test_a_later_archive_replaces_an_earlier_ones_files_and_a_bare_runs_archive_lands_the_same(tmp_path):
+    run = RUN.format("")
+    first = pack(tmp_path / "a.tgz", {f"{run}/run.json": "old", f"{run}/timing.json": "t"})
+    second = pack(tmp_path / "b.tar.gz", {f"{run}/run.json": "new"}, prefix="")
+    res = tmp_path / "res"
+    restore.restore(str(res), [first, second])
+    assert (res / run / "run.json").read_text() == "new" and (res / run / "timing.json").read_text() == "t"
+
+
+@pytest.mark.parametrize("member, said", [("../evil.json", "cannot be unpacked"),
+                                          (f"/tmp/evil-{os.getpid()}.json", "no runs/ folder")])
+def test_an_archive_reaching_outside_the_results_folder_writes_nothing_there(tmp_path, member, said):
+    """A member that climbs out is refused; an absolute one lands inside, its slash
+    stripped (the tar module's data filter), and the archive has no runs/ either way."""
+    path = tmp_path / "bad.tgz"
+    with tarfile.open(path, "w:gz") as tar:
+        info = tarfile.TarInfo(member)
+        info.size = 1
+        tar.addfile(info, io.BytesIO(b"x"))
+    with pytest.raises(restore.RestoreError, match=said):
+        restore.restore(str(tmp_path / "res"), [str(path)])
+    assert not (tmp_path / "evil.json").exists() and not os.path.exists(member)
+
+
+def test_a_missing_or_foreign_archive_is_one_line_from_the_command(tmp_path):
+    (tmp_path / "notes.txt").write_text("not a tar")
+    for arg, said in ((tmp_path / "none.tgz", "no such file"), (tmp_path / "notes.txt", "cannot be unpacked")):
+        p = subprocess.run([sys.executable, "-m", "fusionlab.cli", "restore", str(tmp_path / "res"), str(arg)],
+                           capture_output=True, text=True)
+        assert p.returncode == 2 and said in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
+def test_snakemake_finds_nothing_to_run_again_after_restore_and_reruns_without_it(tmp_path):
+    """tar keeps each file's time: the run's metrics.json packed older than its run.json
+    makes Snakemake run the metrics step again after a plain unpack; after restore it
+    finds nothing to do."""
+    run = RUN.format("")
+    archive = pack(tmp_path / "a.tgz", {f"{run}/timing.json": "t", f"{run}/run.json": "r",
+                                        f"{run}/metrics.json": "m"}, prefix="",
+                   times={f"{run}/timing.json": 1.7e9, f"{run}/run.json": 1.7e9 + 0.5,
+                          f"{run}/metrics.json": 1.7e9 + 0.25})
+
+    def dry_run(folder):
+        (folder / "Snakefile").write_text(SNAKEFILE)
+        p = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1"], cwd=folder,
+                           capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+        return p.stdout + p.stderr
+
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    with tarfile.open(archive) as tar:
+        tar.extractall(plain, filter="data")
+    assert "rule metrics" in dry_run(plain)
+    restored = tmp_path / "restored"
+    restore.restore(str(restored), [archive])
+    assert "Nothing to be done" in dry_run(restored)
+
+
+def test_a_python_without_the_data_filter_refuses_the_same_by_hand(tmp_path, monkeypatch):
+    monkeypatch.delattr(tarfile, "data_filter")
+    ok = pack(tmp_path / "ok.tgz", {f"{RUN.format('')}/run.json": "r"}, prefix="/")
+    restore.restore(str(tmp_path / "res"), [ok])
+    assert (tmp_path / "res" / RUN.format("") / "run.json").read_text() == "r"
+    bad = pack(tmp_path / "bad.tgz", {f"{RUN.format('')}/run.json": "r", "../../evil.json": "x"}, prefix="")
+    with pytest.raises(restore.RestoreError, match="not a plain file or folder inside"):
+        restore.restore(str(tmp_path / "res2"), [bad])
+    assert not (tmp_path / "evil.json").exists()
