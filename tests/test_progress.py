@@ -84,3 +84,16 @@ def test_not_recorded_names_each_configuration_without_a_run_once_whatever_its_r
     assert progress.not_recorded(cfg, "torch", recorded) == [
         {"model": "softmax", "variant": "compile", "mode": "inference", "dtype": "float32", "batch": 64, "size": ""}]
     assert progress.not_recorded(cfg, "torch", runs) == []
+
+
+def test_a_configuration_not_recorded_names_its_backend_device_and_size_values_with_a_device():
+    """With the device, each configuration with no run carries what a recorded run of it
+    would: backend, device and its size axes (the model's defaults, and its label's)."""
+    from fusionlab.plan import sweep
+    cfg = sweep.validate({"models": ["softmax"], "variants": ["eager"], "mode": ["inference"],
+                          "dtype": ["float32"], "batch_sizes": [64], "sizes": {"softmax": {"dim": [64, 1024]}},
+                          "repeats": 1}, regenerate=True)
+    got = progress.not_recorded(cfg, "nsys", [], device="cuda")
+    defaults = {a: d["default"] for a, d in sweep.catalog.sizes("softmax").items()}
+    assert [(c["size"], c["backend"], c["device"], c["sizes"]) for c in got] == [
+        ("-dim64", "nsys", "cuda", {**defaults, "dim": 64}), ("-dim1024", "nsys", "cuda", {**defaults, "dim": 1024})]

@@ -42,24 +42,67 @@ def pack(path, files: dict, prefix="results/real-models/", times: dict | None = 
     return str(path)
 
 
-def test_unfinished_runs_and_ncu_records_are_removed_and_the_rest_kept(tmp_path):
+def test_unfinished_runs_and_killed_ncu_records_are_left_out_and_the_rest_kept(tmp_path):
     files = {f"{RUN.format('')}/{n}": n for n in ("timing.json", "run.json", "metrics.json", "ncu.json",
                                                   "ncu_run.json", "ncu.log")}
     files.update({f"{RUN.format('-dim64')}/timing.json": "process died"})            # killed: no run.json
-    files.update({f"{RUN.format('-dim128')}/{n}": n for n in ("timing.json", "run.json", "ncu_run.json",
-                                                              "ncu.log")})           # ncu killed
+    files.update({f"{RUN.format('-dim128')}/{n}": n for n in ("timing.json", "run.json", "ncu.log")})
+    files[f"{RUN.format('-dim128')}/ncu_run.json"] = '{"status": "error", "reason": "%s"}' % restore.KILLED
+    files.update({f"{RUN.format('-dim32')}/{n}": n for n in ("timing.json", "run.json", "ncu.log")})
+    files[f"{RUN.format('-dim32')}/ncu_run.json"] = '{"status": "error", "reason": "ncu: ERR_NVGPUCTRPERM"}'
+    files[RUN.format("-dim16").replace("compile", "cuda_graph") + "/unsupported.json"] = "{}"
     files["tables/runs.csv"] = "model\n"
     res = tmp_path / "res"
     got = restore.restore(str(res), [pack(tmp_path / "a.tgz", files)])
-    assert (got["packed"], got["runs"]) == (3, 2)
-    assert [os.path.relpath(d, res) for d in got["unfinished_runs"]] == [RUN.format("-dim64")]
-    assert [os.path.relpath(d, res) for d in got["unfinished_ncu"]] == [RUN.format("-dim128")]
+    assert (got["packed"], got["runs"]) == (5, 4)
+    assert got["unfinished_runs"] == [RUN.format("-dim64")]
+    assert got["unfinished_ncu"] == [RUN.format("-dim128")]
     assert sorted(os.listdir(res / RUN.format("-dim128"))) == ["run.json", "timing.json"]
+    assert "ncu_run.json" in os.listdir(res / RUN.format("-dim32"))     # a failure of its own: kept
+    assert os.listdir(res / RUN.format("-dim16").replace("compile", "cuda_graph")) == ["unsupported.json"]
     assert sorted(os.listdir(res / RUN.format(""))) == sorted(n.rsplit("/", 1)[1] for n in files
                                                               if n.startswith(RUN.format("") + "/"))
-    assert (res / "tables" / "runs.csv").read_text() == "model\n"
+    assert sorted(os.listdir(res)) == ["runs"]          # a pack's tables are made again, not restored
     times = {os.stat(os.path.join(h, n)).st_mtime_ns for h, ds, fs in os.walk(res) for n in ds + fs}
     assert len(times) == 1
+
+
+def test_an_unfinished_folder_of_a_later_archive_never_replaces_a_finished_one(tmp_path):
+    run = RUN.format("")
+    done = pack(tmp_path / "a.tgz", {f"{run}/run.json": "r", f"{run}/timing.json": "t", f"{run}/ncu.json": "n",
+                                     f"{run}/ncu_run.json": "{}"})
+    died = pack(tmp_path / "b.tgz", {f"{run}/timing.json": restore.KILLED,
+                                     f"{run}/ncu_run.json": '{"reason": "%s"}' % restore.KILLED})
+    res = tmp_path / "res"
+    got = restore.restore(str(res), [done, died])
+    assert got["unfinished_runs"] == [run] and got["runs"] == 1
+    assert {n: (res / run / n).read_text() for n in os.listdir(res / run)} == {
+        "run.json": "r", "timing.json": "t", "ncu.json": "n", "ncu_run.json": "{}"}
+
+
+def test_nothing_is_restored_when_one_archive_cannot_be(tmp_path):
+    good = pack(tmp_path / "a.tgz", {f"{RUN.format('')}/run.json": "r"})
+    (tmp_path / "notes.tgz").write_text("not a tar")
+    for second in (tmp_path / "none.tgz", tmp_path / "notes.tgz"):
+        res = tmp_path / f"res-{second.name}"
+        with pytest.raises(restore.RestoreError):
+            restore.restore(str(res), [good, str(second)])
+        assert not res.exists() or os.listdir(res) == []
+
+
+def test_a_link_member_is_refused(tmp_path):
+    path = tmp_path / "link.tgz"
+    with tarfile.open(path, "w:gz") as tar:
+        info = tarfile.TarInfo(f"{RUN.format('')}/run.json")
+        info.type, info.linkname = tarfile.SYMTYPE, "elsewhere.json"
+        tar.addfile(info)
+    with pytest.raises(restore.RestoreError, match="not a plain file or folder"):
+        restore.restore(str(tmp_path / "res"), [str(path)])
+
+
+def test_the_killed_reason_is_the_runners_first_record():
+    from fusionlab.runner import record
+    assert restore.KILLED in record.DIED
 
 
 def test_a_later_archive_replaces_an_earlier_ones_files_and_a_bare_runs_archive_lands_the_same(tmp_path):
@@ -72,7 +115,7 @@ def test_a_later_archive_replaces_an_earlier_ones_files_and_a_bare_runs_archive_
 
 
 @pytest.mark.parametrize("member, said", [("../evil.json", "cannot be unpacked"),
-                                          (f"/tmp/evil-{os.getpid()}.json", "no runs/ folder")])
+                                          ("/fusionlab-restore-evil.json", "no runs/ folder")])
 def test_an_archive_reaching_outside_the_results_folder_writes_nothing_there(tmp_path, member, said):
     """A member that climbs out is refused; an absolute one lands inside, its slash
     stripped (the tar module's data filter), and the archive has no runs/ either way."""
@@ -83,7 +126,7 @@ def test_an_archive_reaching_outside_the_results_folder_writes_nothing_there(tmp
         tar.addfile(info, io.BytesIO(b"x"))
     with pytest.raises(restore.RestoreError, match=said):
         restore.restore(str(tmp_path / "res"), [str(path)])
-    assert not (tmp_path / "evil.json").exists() and not os.path.exists(member)
+    assert not any(p.name.startswith("evil") for p in tmp_path.rglob("*")) and not os.path.exists(member)
 
 
 def test_a_missing_or_foreign_archive_is_one_line_from_the_command(tmp_path):
@@ -129,4 +172,4 @@ def test_a_python_without_the_data_filter_refuses_the_same_by_hand(tmp_path, mon
     bad = pack(tmp_path / "bad.tgz", {f"{RUN.format('')}/run.json": "r", "../../evil.json": "x"}, prefix="")
     with pytest.raises(restore.RestoreError, match="not a plain file or folder inside"):
         restore.restore(str(tmp_path / "res2"), [bad])
-    assert not (tmp_path / "evil.json").exists()
+    assert not any(p.name.startswith("evil") for p in tmp_path.rglob("*"))

@@ -233,3 +233,27 @@ def test_no_suite_verdict_from_configurations_without_their_own_interval(tables)
     h[["speedup_lo", "speedup_hi", "verdict", "break_even_iters"]] = [float("nan"), float("nan"), "1 repeat", float("nan")]
     text = "\n".join(suite_text.suite_md(suite.suite(h)))
     assert "none (no configuration faster by its own interval)" in text and "none (no configuration faster)" not in text
+
+
+def test_a_configuration_not_run_is_counted_apart_from_those_tried_and_the_audit_checks_the_count(tables):
+    """gpt2's compile inference row not run: the suite tries 1 of its 2 configurations,
+    passes it, counts the other apart (outside the pass rate), and says so; the audit
+    agrees, and finds a changed count."""
+    from fusionlab.analysis.report import audit
+    h, _ = tables
+    h = h.copy()
+    gone = (h["variant"] == "compile") & (h["mode"] == "inference") & (h["model"] == "gpt2")
+    h.loc[gone, "status"] = headline.NOT_RUN
+    h.loc[gone, ["speedup", "speedup_lo", "speedup_hi", "wall_ms", "compile_s"]] = np.nan
+    st = suite.suite(h)
+    row = st.query("mode == 'inference'").iloc[0]
+    assert (row["n_configs"], row["n_pass"], row["pass_rate"], row["n_not_run"]) == (1, 1, 1.0, 1)
+    assert "1 of 1 (100%); 1 not run" in "\n".join(suite_text.suite_md(st))
+    a = audit.Audit()
+    audit.check_suite(a, h, st, None)
+    assert a.violations == []
+    bad = st.copy()
+    bad.loc[bad["mode"] == "inference", "n_not_run"] = 0
+    a = audit.Audit()
+    audit.check_suite(a, h, bad, None)
+    assert len(a.violations) == 1 and "not run" in a.violations[0]

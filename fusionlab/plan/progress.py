@@ -17,7 +17,9 @@ from __future__ import annotations
 import os
 import time
 
+from fusionlab.core import sizes
 from fusionlab.core.io import read_json, write_json_atomic
+from fusionlab.experiments import catalog
 from fusionlab.plan import sweep, sweep_lock
 
 PLAN = os.path.join("logs", "sweep_plan.json")
@@ -100,15 +102,21 @@ def main(argv=None) -> int:
 CONFIGURATION = ("model", "variant", "mode", "dtype", "batch", "size")   # a run less its repeat
 
 
-def not_recorded(cfg: dict, backend: str, recorded: list[dict]) -> list[dict]:
+def not_recorded(cfg: dict, backend: str, recorded: list[dict], device: str | None = None) -> list[dict]:
     """The configurations cfg asks for (sweep.runs, less the repeat) of which no run is
     among `recorded` (sweep.existing_runs): a sweep stopped before them, or never run;
-    in sweep.runs's order."""
+    in sweep.runs's order. With device, each also names the backend, the device and its
+    size axes' values (`sizes`: the model's defaults, and those its size label sets), as
+    a recorded run of it would."""
     have = {tuple(r[k] for k in CONFIGURATION) for r in recorded}
     out = []
     for r in sweep.runs(cfg, backend):
         key = tuple(r[k] for k in CONFIGURATION)
         if key not in have:
             have.add(key)
-            out.append(dict(zip(CONFIGURATION, key)))
+            c = dict(zip(CONFIGURATION, key))
+            if device:
+                values = {a: d["default"] for a, d in catalog.sizes(r["model"]).items()}
+                c.update(backend=backend, device=device, sizes={**values, **sizes.parse(r["size"])})
+            out.append(c)
     return out

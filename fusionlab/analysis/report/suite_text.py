@@ -62,7 +62,7 @@ def suite_md(suite: pd.DataFrame | None) -> list[str]:
                      "not passed": failed or "none",
                      "compile s (median)": f"{r['compile_s_median']:.1f}" if pd.notna(r["compile_s_median"]) else "",
                      "break-even iterations (median)": _break_even(r)})
-    src = suite["speedup_source"].iloc[0]
+    src = next((s for s in suite["speedup_source"] if s != "none"), "paired")
     return ["## The suite", "",
             f"Each variant against eager over the models' configurations (model x batch x sizes) that ran "
             f"and matched eager: the geometric mean of their {src} speedups, with its 95% interval from "

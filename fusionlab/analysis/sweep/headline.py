@@ -305,9 +305,10 @@ NOT_RUN = "not run"   # the status of a configuration the config asks for that h
 
 
 def not_run_rows(configs: list[dict], sp: pd.DataFrame, columns: list[str]) -> list[dict]:
-    """A row of status NOT_RUN per configuration (model, variant, mode, dtype, batch, size),
-    with the columns it shares with a recorded configuration of the same model, batch,
-    size, mode and dtype (backend, device, the size axes' values) taken from there."""
+    """A row of status NOT_RUN per configuration (model, variant, mode, dtype, batch, size;
+    plan.progress.not_recorded), with its backend, device and size axes' values where the
+    configuration names them (backend, device, sizes), else from a recorded configuration
+    of the same model, batch, size, mode and dtype."""
     match = ["model", "batch", "size", "mode", "dtype"]
     rows = []
     for c in configs:
@@ -315,7 +316,8 @@ def not_run_rows(configs: list[dict], sp: pd.DataFrame, columns: list[str]) -> l
         same = sp
         for k in match:
             same = same[same[k].astype(str) == str(c[k])] if k in same else same.iloc[:0]
-        base = same.iloc[0].to_dict() if len(same) else {}
+        base = {**(same.iloc[0].to_dict() if len(same) else {}), **(c.get("sizes") or {}),
+                **{k: c[k] for k in ("backend", "device") if c.get(k)}}
         row = {k: base.get(k, np.nan) for k in columns}
         row.update({k: c[k] for k in match}, variant=c["variant"], status=NOT_RUN, repeats=0,
                    noisy=False, host_moved=False, host_skewed=False)
