@@ -58,9 +58,6 @@ if workflow.is_main_process:
     print(MACHINE.note, file=sys.stderr)
 # regenerating from results copied without their profiles: no rule makes metrics.json
 METRICS_ONLY = REGENERATE and sweep.metrics_only(RUNS)
-# regenerating: the configurations the config asks for that no recorded run covers (headline.csv
-# gives each a row of status "not run"; the summary, the headline figure and the suite read it there)
-NOT_RECORDED = progress.not_recorded(CFG, MACHINE.profiler, RUNS, MACHINE.device) if REGENERATE else []
 RES = CFG["results"]
 BACKEND = MACHINE.profiler
 PYTHON = sys.executable

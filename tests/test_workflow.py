@@ -266,6 +266,27 @@ def test_regenerate_from_results_copied_without_profiles(smoke, tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.smoke_reader
+def test_a_configuration_with_no_run_is_a_not_run_row_of_the_runs_own_device(smoke, tmp_path):
+    """A regenerate of the sweep less every repeat of mlp's compile at hidden 256, batch 32
+    (a sweep stopped before it): headline.csv has it as a row of status 'not run' with the
+    recorded runs' backend, device and size values (not the regenerating machine's), and the
+    summary lists it."""
+    gone = "runs/torch/mlp/compile/inference_float32/bs32-hidden256"
+    copy = copy_of(smoke, tmp_path / "copied", ignore=shutil.ignore_patterns("figures", "tables", "summary.md"))
+    assert os.path.isdir(f"{copy}/{gone}")
+    shutil.rmtree(f"{copy}/{gone}")
+    snake(f"{copy}/summary.md", "--cores", "2", "--configfile", "config/smoke.yaml",
+          "--config", f"results={copy}", "regenerate=1")
+    h = pd.read_csv(f"{copy}/tables/headline.csv")
+    row = h[h["status"] == "not run"]
+    assert row[["model", "variant", "batch", "size"]].values.tolist() == [["mlp", "compile", 32, "hidden256"]]
+    assert (row["backend"].iloc[0], row["device"].iloc[0], row["hidden"].iloc[0]) == ("torch", "cpu", 256)
+    assert h[["backend", "device"]].nunique().tolist() == [1, 1]
+    assert "- mlp compile, inference float32, batch 32, hidden256\n" in open(f"{copy}/summary.md").read()
+
+
+@pytest.mark.slow
+@pytest.mark.smoke_reader
 def test_more_repeats_on_records_copied_without_profiles(smoke, tmp_path):
     """Records unpacked into a results folder (no trace.json, no Snakemake metadata for
     their paths) and a larger `repeats`: the sweep plans the new repeats only."""

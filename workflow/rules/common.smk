@@ -136,6 +136,9 @@ def profile_input(wildcards):
 
 # the device the runs ran on: regenerating, the recorded runs' (GPU results regenerated on a laptop)
 RUNS_DEVICE = sweep.recorded_device(profiled_run_dirs()) if REGENERATE else MACHINE.device
+# regenerating: the configurations the config asks for that no recorded run covers (headline.csv
+# gives each a row of status "not run"; the summary, the headline figure and the suite read it there)
+NOT_RECORDED = progress.not_recorded(CFG, MACHINE.profiler, RUNS, RUNS_DEVICE) if REGENERATE else []
 
 
 # Nsight Compute's step (ncu.smk): plan.ncu_plan's plain data
