@@ -203,10 +203,15 @@ def test_configurations_the_config_asks_for_without_a_run_are_one_record_the_out
     assert "### Configurations with no run: 2" in quality
     assert "- softmax eager, inference float32, batch 1024\n" in quality
     assert "- softmax compile_reduce_overhead, inference float32, batch 64\n" in quality
+    # and batch 4096, where nothing ran: a panel of its own, with its one mark
+    nothing = dict(missing[0], batch=4096)
+    h = headline.table(runs, sp, None, not_recorded=[*missing, nothing])
     fig = draw({"headline": h, "runs": runs}, "softmax")
-    said = {ax.get_title(): [t.get_text() for t in ax.texts] for ax in fig.axes}
+    said = {ax.get_title(): [t.get_text() for t in ax.texts] for ax in fig.axes if ax.get_visible()}
     assert [t for t in said["batch size 1024"] if "no time" in t] == ["not run: no time measured"]
     assert [t for t in said["batch size 64"] if "no time" in t] == ["not run: no time measured"]
+    assert said["batch size 4096"] == ["not run: no time measured"]
+    assert style.text_overlaps(fig) == [] and style.texts_outside(fig) == []
     marks = pd.DataFrame(style.marks(fig))
     a = audit.Audit()
     audit.check_figure(a, marks, {audit._key(r): r for r in h.to_dict("records")}, "headline")

@@ -239,7 +239,7 @@ def not_recorded_md(h: pd.DataFrame) -> list[str]:
              + (f", {c['size']}" if c.get("size") not in (None, "", "default") else "") for c in configs]
     return [f"### {NOT_RECORDED}: {len(configs)}", "",
             f"The config asks for these, and no run of them is recorded: `tables/headline.csv` has each "
-            f"with status `{sweep_headline.NOT_RUN}`, the headline figure marks it beside the runs it draws, "
+            f"with status `{sweep_headline.NOT_RUN}`, the headline figure marks it in its panel, "
             "and the suite counts it "
             "apart from the configurations tried.", "", *lines, ""]
 

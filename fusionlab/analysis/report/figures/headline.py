@@ -98,7 +98,8 @@ def failed_beside(failed, rows, axis, val):
     f = failed[failed[axis] == val] if axis in failed else failed.iloc[:0]
     for c in ("mode", "dtype", "size", "backend", "device"):
         if c in rows and c in f and rows[c].nunique(dropna=False) == 1:
-            f = f[f[c].astype(str) == str(rows[c].iloc[0])]
+            v = rows[c].iloc[0]
+            f = f[f[c].fillna("").astype(str) == ("" if pd.isna(v) else str(v))]
     return f.drop_duplicates("variant").set_index("variant")
 
 
@@ -107,14 +108,17 @@ def headline(t, model):
     panels, or a row per setting), a horizontal stacked bar per
     variant (eager on top): GPU kernel time, exposed host time and other idle time per
     iteration, adding up to the untraced wall time written at the bar's end with the
-    speedup over eager; a variant that ran and failed there has its status in place of a bar."""
+    speedup over eager; a variant that ran and failed there, or never ran (status not run),
+    has its status in place of a bar, in a panel of its own where nothing there has a time."""
     every = by_model(t["headline"], model)
     h = every[every["wall_ms"].notna()]
     if h.empty:
         raise style.NoData("no configuration of this model ran ok")
     failed = (every[every["wall_ms"].isna() & every["status"].fillna("ok").astype(str).ne("ok")]
               if "status" in every else every.iloc[:0])
-    panels, cols, d, axis, fixed = _panels(h)
+    # a panel for each setting and value with a time, or a run that failed or never ran there
+    shown = failed[failed["status"].ne("unsupported")] if "status" in failed else failed
+    panels, cols, d, axis, fixed = _panels(pd.concat([h, shown]))
     variants = variant_order(set(d["variant"]) | set(failed["variant"]))
     cpu = set(t["runs"]["device"].dropna()) == {"cpu"} if "device" in t["runs"] else False
     labels = part_labels(cpu)
@@ -140,7 +144,7 @@ def headline(t, model):
             ax.barh(y, v, left=left, color=colour, height=0.62, label=labels[part])
             left += v
         refs = g["eager_wall_ms"].where(g.index != "eager").to_numpy() * f
-        top = max(left.max(), np.nanmax(np.append(refs, 0)))
+        top = max(left.max(), np.nanmax(np.append(refs, 0))) or 1.0   # 1: a panel with no time drawn
         for yi, (variant, r), end, ref in zip(y, g.iterrows(), left, refs):
             keys = style.keys_of(r, variant)
             if r["wall_ms"] != r["wall_ms"]:   # ran and failed: no time to draw
@@ -166,6 +170,10 @@ def headline(t, model):
             tick.set_color(variant_colour(v))
         ax.set_xlim(0, top * 1.05)
         ax.set_xlabel(f"time per iteration ({unit}), untraced")
+        if g["wall_ms"].isna().all():   # nothing there has a time: its statuses alone, rows spaced as bars
+            ax.set_ylim(-0.6, len(g) - 0.4)
+            ax.set_xticks([])
+            ax.set_xlabel("no time measured")
         ax.set_title(", ".join(filter(None, [setting, f"{style.xlabel(axis)} {val:g}"])), fontsize=8)
     handles = {}
     for ax in axs:
@@ -173,7 +181,7 @@ def headline(t, model):
             handles.setdefault(lab, hd)
     order = [labels[p] for p in PART_COLOURS if labels[p] in handles]
     handles = [handles[k] for k in order]
-    if (d["variant"] != "eager").any():
+    if (d.loc[d["wall_ms"].notna(), "variant"] != "eager").any():
         handles.append(Line2D([], [], color="k", lw=1.6, ls="none", marker="|", ms=9))
         order.append("eager time the speedup uses")
     style.legend_below(fig, handles, order, fontsize=6.5, ncol=min(len(order), 3 if cols == 1 else 5))
