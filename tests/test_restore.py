@@ -75,7 +75,7 @@ def test_an_unfinished_folder_of_a_later_archive_never_replaces_a_finished_one(t
                                      f"{run}/ncu_run.json": '{"reason": "%s"}' % restore.KILLED})
     res = tmp_path / "res"
     got = restore.restore(str(res), [done, died])
-    assert got["unfinished_runs"] == [run] and got["runs"] == 1
+    assert got["unfinished_runs"] == [] and got["runs"] == 1      # restored finished from the first
     assert {n: (res / run / n).read_text() for n in os.listdir(res / run)} == {
         "run.json": "r", "timing.json": "t", "ncu.json": "n", "ncu_run.json": "{}"}
 

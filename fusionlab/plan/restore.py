@@ -151,10 +151,13 @@ def restore(results: str, archives: list[str]) -> dict:
                     shutil.copytree(os.path.join(root, name), os.path.join(results, name), dirs_exist_ok=True)
     r, c = drop_unfinished(results)
     same_time(results)
-    kept = sum(any(os.path.exists(os.path.join(d, n)) for n in ("run.json", "unsupported.json"))
-               for d in glob.glob(os.path.join(results, RUN_GLOB)))
-    return {"archives": len(archives), "packed": packed, "runs": kept,
-            "unfinished_runs": sorted(set(runs + r)), "unfinished_ncu": sorted(set(ncu + c))}
+    kept = {os.path.relpath(d, results) for d in glob.glob(os.path.join(results, RUN_GLOB))
+            if any(os.path.exists(os.path.join(d, n)) for n in ("run.json", "unsupported.json"))}
+    # left out, and not restored finished from another archive either
+    return {"archives": len(archives), "packed": packed, "runs": len(kept),
+            "unfinished_runs": sorted(set(runs + r) - kept),
+            "unfinished_ncu": sorted(d for d in set(ncu + c)
+                                     if not os.path.exists(os.path.join(results, d, "ncu.json")))}
 
 
 def main(argv=None) -> int:
