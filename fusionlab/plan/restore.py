@@ -98,13 +98,19 @@ def _killed_ncu(d: str) -> bool:
     return KILLED in reason
 
 
+def _finished(d: str) -> bool:
+    """A run folder whose run ended: its record (run.json), or the record that the device
+    cannot run it (unsupported.json)."""
+    return any(os.path.exists(os.path.join(d, n)) for n in ("run.json", "unsupported.json"))
+
+
 def drop_unfinished(folder: str) -> tuple[list[str], list[str]]:
     """Remove the run folders without run.json or unsupported.json and the Nsight Compute
     records a killed job left (module doc) under folder; returns (runs removed, ncu records
     removed), as run folders relative to folder."""
     runs, ncu = [], []
     for d in sorted(glob.glob(os.path.join(folder, RUN_GLOB))):
-        if not any(os.path.exists(os.path.join(d, n)) for n in ("run.json", "unsupported.json")):
+        if not _finished(d):
             shutil.rmtree(d)
             runs.append(os.path.relpath(d, folder))
         elif _killed_ncu(d):
@@ -151,8 +157,7 @@ def restore(results: str, archives: list[str]) -> dict:
                     shutil.copytree(os.path.join(root, name), os.path.join(results, name), dirs_exist_ok=True)
     r, c = drop_unfinished(results)
     same_time(results)
-    kept = {os.path.relpath(d, results) for d in glob.glob(os.path.join(results, RUN_GLOB))
-            if any(os.path.exists(os.path.join(d, n)) for n in ("run.json", "unsupported.json"))}
+    kept = {os.path.relpath(d, results) for d in glob.glob(os.path.join(results, RUN_GLOB)) if _finished(d)}
     # left out, and not restored finished from another archive either
     return {"archives": len(archives), "packed": packed, "runs": len(kept),
             "unfinished_runs": sorted(set(runs + r) - kept),
