@@ -18,7 +18,7 @@ from fusionlab.plan import config_checks, sweep  # noqa: E402
 from fusionlab.core import axes, sizes  # noqa: E402
 from fusionlab.experiments import catalog  # noqa: E402
 from fusionlab.plan import progress, sweep_lock  # noqa: E402
-from fusionlab.jobs import slots  # noqa: E402
+from fusionlab.jobs import host_gate, slots  # noqa: E402
 from fusionlab.analysis.report.figures import FIGURES  # noqa: E402
 
 
@@ -123,16 +123,26 @@ onstart:
             sweep_lock.acquire(RES)
         except sweep_lock.Busy as e:
             sys.exit(str(e))
+    if not REGENERATE and workflow.is_main_process and MACHINE.device == "cuda":
+        # this sweep's jobs pause while a run measures (jobs/host_gate.py)
+        host_gate.register_sweep()
     if not REGENERATE:
         progress.write_plan(RES, run_dirs(), len(SLOTS) if SLOTS else 1, CFG, GIVEN, CONFIG_FILES)
 
 
-onsuccess:
+def sweep_ends():
     sweep_lock.release(RES)
+    if workflow.is_main_process and not REGENERATE and MACHINE.device == "cuda":
+        host_gate.unregister_sweep()
+        host_gate.resume_if_idle(host_gate.gate_dir())
+
+
+onsuccess:
+    sweep_ends()
 
 
 onerror:
-    sweep_lock.release(RES)
+    sweep_ends()
 
 
 rule all:

@@ -15,7 +15,7 @@ import warnings
 
 from fusionlab.core import axes, ranges
 from fusionlab.core.io import atomic_path
-from fusionlab.jobs import host_probe
+from fusionlab.jobs import host_gate, host_probe
 from fusionlab.jobs import slots as gpu_slots
 from fusionlab.runner import check, environment, introspect, process, record, timing
 from fusionlab.runner.spec import ExperimentSpec
@@ -40,6 +40,15 @@ class Ranges:
             if self._rf:
                 stack.enter_context(self._torch.profiler.record_function(ranges.torch_label(name)))
             yield
+
+
+def measuring(device: str):
+    """host_gate.quiet on the GPU outside Nsight Compute; a gate that pauses nothing on the
+    CPU (the CPU's kernels are the host's own work) and under ncu (its replays last minutes)."""
+    import os
+    if device != "cuda" or os.environ.get(gpu_slots.COUNTERS_ENV):
+        return contextlib.nullcontext(host_gate._Off())
+    return host_gate.quiet()
 
 
 def why_unsupported(torch, spec, device: str) -> str | None:
@@ -92,7 +101,8 @@ def timed_loops(torch, spec, fn, model, ref_model, inputs, optimizers: dict):
     return loop_of
 
 
-def paired_timing(torch, spec, device, variant_loop, eager_loop, sync, probe, probe_ms, rec, until=None):
+def paired_timing(torch, spec, device, variant_loop, eager_loop, sync, probe, probe_ms, rec, until=None,
+                  check=None):
     """The timing phase with eager beside the variant (--paired-eager;
     timing.time_paired_windows, pairs added as `until` says): eager, already built for the
     check, warms up as the variant did, then the windows pair.
@@ -108,7 +118,7 @@ def paired_timing(torch, spec, device, variant_loop, eager_loop, sync, probe, pr
     try:
         timing.warm_up(eager_loop, sync, spec.warmup, spec.warmup_min_s)
         windows, eager = timing.time_paired_windows(variant_loop, eager_loop, sync, spec.windows, spec.iters,
-                                                    probe, probe_ms, until)
+                                                    probe, probe_ms, until, check)
     except (torch.OutOfMemoryError, RuntimeError) as e:
         if not record.is_out_of_memory(e):
             raise
@@ -120,7 +130,7 @@ def paired_timing(torch, spec, device, variant_loop, eager_loop, sync, probe, pr
         gc.collect()
         if device == "cuda":
             torch.cuda.empty_cache()
-        windows = timing.time_windows(variant_loop, sync, spec.windows, spec.iters, probe, probe_ms)
+        windows = timing.time_windows(variant_loop, sync, spec.windows, spec.iters, probe, probe_ms, check)
     if device == "cuda":
         torch.cuda.reset_peak_memory_stats()
     return windows, eager, peak
@@ -248,17 +258,26 @@ def run(spec: ExperimentSpec, rec: dict, phases: process.Phases | None = None,
     probe_ms, eager_windows, variant_peak, until = [], None, None, None
     probe = host_probe.make_probe(torch)
     harness_us = timing.harness_cost(lambda f: timing.make_loop(torch, "inference", f, inputs), sync, spec.iters)
-    if spec.paired_eager and spec.variant != "eager" and spec.windows:
-        until = timing.Until(spec.paired_ci, spec.timing_max_s, spec.windows * MAX_WINDOWS_FACTOR)
-        windows, eager_windows, variant_peak = paired_timing(torch, spec, device, variant_loop,
-                                                             loop_of(ref_model, ref_model), sync, probe,
-                                                             probe_ms, rec, until)
-    else:
-        windows = timing.time_windows(variant_loop, sync, spec.windows, spec.iters, probe, probe_ms)
+    # the windows with the sweep's own work paused (host_gate.quiet; not under Nsight
+    # Compute, whose replays are heavy work themselves), each block judged by the host's
+    # load and timed again where it was disturbed (timing.HostCheck)
+    with measuring(device) as gate:
+        host_check = timing.HostCheck(host_gate.CpuMeter(), gate, spec.windows, retime=device == "cuda")
+        if spec.paired_eager and spec.variant != "eager" and spec.windows:
+            until = timing.Until(spec.paired_ci, spec.timing_max_s, spec.windows * MAX_WINDOWS_FACTOR)
+            windows, eager_windows, variant_peak = paired_timing(torch, spec, device, variant_loop,
+                                                                 loop_of(ref_model, ref_model), sync, probe,
+                                                                 probe_ms, rec, until, host_check)
+        else:
+            windows = timing.time_windows(variant_loop, sync, spec.windows, spec.iters, probe, probe_ms, host_check)
+    rec["host_check"] = host_check.record()
     mark("timing")
     one_iteration = timing.iteration(torch, spec.mode, fn, inputs, model, optimizers.get(id(model)), spec.dtype)
-    wall, cuda_event_ms, captured = traced_measure(torch, spec, device, rng, phase, one_iteration, sync,
-                                                   capture_open)
+    with measuring(device) if spec.profiler != "none" else contextlib.nullcontext() as traced_gate:
+        wall, cuda_event_ms, captured = traced_measure(torch, spec, device, rng, phase, one_iteration, sync,
+                                                       capture_open)
+    if traced_gate is not None:
+        rec["traced_gate"] = dict(traced_gate.info)
     mark("measure")
 
     rec["timing"] = record.timing_record(windows, spec, wall, device, cuda_event_ms, captured, probe_ms,

@@ -182,41 +182,126 @@ class Until:
         return True
 
 
-def time_windows(loop, sync, windows: int, iters: int, probe=None, probe_ms: list | None = None) -> list[float]:
+def time_windows(loop, sync, windows: int, iters: int, probe=None, probe_ms: list | None = None,
+                 check: "HostCheck | None" = None) -> list[float]:
     """Wall time per iteration (ms) of `windows` windows of `iters` iterations, each ended
     by a device synchronize, with Python's garbage collector paused. No NVTX range or
     record_function is opened inside: nothing here is traced or annotated. With a `probe`
     (host_probe.make_probe), the host's speed is timed before the first window and after
-    each one, outside the windows, into `probe_ms` (windows + 1 values)."""
-    return time_paired_windows(loop, None, sync, windows, iters, probe, probe_ms)[0]
+    each one, outside the windows, into `probe_ms` (windows + 1 values). With a `check`,
+    windows timed while the host was disturbed are discarded and timed again (HostCheck)."""
+    return time_paired_windows(loop, None, sync, windows, iters, probe, probe_ms, check=check)[0]
+
+
+class HostCheck:
+    """Each block of windows judged by the host's state while it ran: pairs of windows
+    are grouped into blocks of at least BLOCK_S seconds (the kernel counts CPU time in
+    ticks of 10 ms), and a block during which the host's other processes kept more than
+    `threshold` cores busy (jobs.host_gate.CpuMeter; DISTURBED_CORES plus
+    PER_MEASURER for each other process measuring beside this one) is disturbed: its
+    pairs are discarded and timed again, at most MAX_RETIMED_FACTOR x the windows asked
+    for (past that they are kept, and counted as kept disturbed; with retime False, on the
+    CPU, whose kernels are the host's own work, none is discarded: the states are recorded). `gate` (host_gate.quiet's)
+    is refreshed between blocks. `record()` is the run's `host_check`. A block is judged
+    early once the windows asked for are reached, with an allowance for the ticks."""
+
+    BLOCK_S = 0.1
+    DISTURBED_CORES = 1.0
+    PER_MEASURER = 1.5
+    MAX_RETIMED_FACTOR = 2
+
+    def __init__(self, meter, gate=None, windows: int = 0, retime: bool = True):
+        self.meter, self.gate = meter, gate
+        self.max_discarded = self.MAX_RETIMED_FACTOR * max(windows, 1) if retime else 0
+        self.blocks = []      # one dict per judged block: pairs, seconds, other_busy_cores, kept, disturbed
+        self._t0 = None
+
+    def threshold(self) -> float:
+        others = self.gate.other_measurers() if self.gate is not None else 0
+        return self.DISTURBED_CORES + self.PER_MEASURER * others
+
+    def open(self) -> None:
+        if self._t0 is None:
+            self._t0 = time.perf_counter()
+            self.meter.start()
+
+    def judge(self, pairs: int, final: bool = False) -> bool | None:
+        """Whether the block of `pairs` pairs since open() is kept; None while it is
+        shorter than BLOCK_S (unless `final`)."""
+        span = time.perf_counter() - self._t0
+        if span < self.BLOCK_S and not final:
+            return None
+        # the kernel counts CPU time (/proc/stat and this process's own) in ticks: allow
+        # three ticks' worth over the span
+        cores, limit = self.meter.cores(), self.threshold() + 3.0 / (self.meter.hz * max(span, 1e-3))
+        disturbed = cores is not None and cores > limit
+        discarded = sum(b["pairs"] for b in self.blocks if not b["kept"])
+        kept = not disturbed or discarded + pairs > self.max_discarded
+        self.blocks.append({"pairs": pairs, "seconds": round(span, 4),
+                            "other_busy_cores": None if cores is None else round(cores, 3),
+                            "threshold_cores": round(limit, 2), "disturbed": disturbed, "kept": kept})
+        self._t0 = None
+        if self.gate is not None:
+            self.gate.refresh()
+        return kept
+
+    def record(self) -> dict:
+        b = self.blocks
+        cores = [x["other_busy_cores"] for x in b if x["other_busy_cores"] is not None]
+        return {"blocks": len(b), "disturbed_blocks": sum(x["disturbed"] for x in b),
+                "pairs_discarded": sum(x["pairs"] for x in b if not x["kept"]),
+                "disturbed_pairs_kept": sum(x["pairs"] for x in b if x["kept"] and x["disturbed"]),
+                "other_busy_cores_max": max(cores) if cores else None,
+                "other_busy_cores_median": statistics.median(cores) if cores else None,
+                "block_states": b,
+                "gate": dict(self.gate.info) if self.gate is not None else None}
 
 
 def time_paired_windows(loop, eager_loop, sync, windows: int, iters: int, probe=None,
-                        probe_ms: list | None = None, until: Until | None = None) -> tuple[list[float], list[float]]:
+                        probe_ms: list | None = None, until: Until | None = None,
+                        check: HostCheck | None = None) -> tuple[list[float], list[float]]:
     """time_windows, with (unless eager_loop is None) as many windows of eager between the
     variant's, in pairs ordered variant-eager, eager-variant, variant-eager, ... (the
     order alternates, so a drift within the process favours neither). The probe runs
     before the first window and after each of the variant's. With `until` (and eager),
-    pairs are added past `windows` as Until says. Returns (variant windows, eager
-    windows), ms per iteration."""
+    pairs are added past `windows` as Until says. With `check` (HostCheck), pairs of a
+    block timed while the host was disturbed are discarded and timed again. Returns
+    (variant windows, eager windows), ms per iteration: the kept ones."""
     out, eager = [], []
+    pending = []   # pairs of the block not judged yet: (variant ms, eager ms or None, probe after)
     t0 = time.perf_counter()
     with gc_paused():
         if probe is not None:
             probe_ms.append(probe())
         i = 0
         while True:
+            if check is not None:
+                check.open()
+            v = e = p = None
             for which in (("variant", "eager") if i % 2 == 0 else ("eager", "variant")):
                 if which == "eager":
                     if eager_loop is not None:
-                        eager.append(window(eager_loop, sync, iters))
+                        e = window(eager_loop, sync, iters)
                 else:
-                    out.append(window(loop, sync, iters))
+                    v = window(loop, sync, iters)
                     if probe is not None:
-                        probe_ms.append(probe())
+                        p = probe()
             i += 1
-            if i >= windows and (eager_loop is None or until is None
-                                 or until.done(out, eager, time.perf_counter() - t0)):
+            pending.append((v, e, p))
+            enough = len(out) + len(pending) >= windows
+            kept = True if check is None else check.judge(len(pending), final=enough)
+            if kept is None:
+                continue
+            if kept:
+                for v, e, p in pending:
+                    out.append(v)
+                    if eager_loop is not None:
+                        eager.append(e)
+                    if probe is not None:
+                        probe_ms.append(p)
+            pending = []
+            if len(out) >= windows and (eager_loop is None or until is None
+                                        or until.done(out, eager, time.perf_counter() - t0)):
                 break
     return out, eager
 
