@@ -283,11 +283,12 @@ def test_the_paired_speedup_is_the_median_over_repeats():
     from fusionlab.analysis.run import run_metrics
     from fusionlab.analysis.report import summary
     from fusionlab.analysis.sweep import headline
-    # the headline speedup alone, its interval named: 3 repeats give their range
-    assert "| compile | 5.00x paired [4.80, 5.30] range of 3, faster, noisy |" in \
+    # the headline speedup alone, its interval named: a 95% t interval over the 3 processes
+    # (by hand: exp(mean(log x) -+ 4.303 sd(log x) / sqrt(3)) = [4.44, 5.69])
+    assert "| compile | 5.00x paired [4.44, 5.69] 95% t over 3 processes, faster, noisy |" in \
         "\n".join(summary.speedup_md(headline.table(runs, strict.reset_index())))
     cell = "\n".join(summary.speedup_md(headline.table(runs, sp.reset_index())))
-    assert "| compile | 5.00x paired [4.80, 5.30] range of 3, faster |" in cell and "across" not in cell.split("|", 3)[-1]
+    assert "| compile | 5.00x paired [4.44, 5.69] 95% t over 3 processes, faster |" in cell and "across" not in cell.split("|", 3)[-1]
     assert "| compile | 5.00x across processes [" in \
         "\n".join(summary.speedup_md(headline.table(runs.assign(paired_speedup=None), unpaired.reset_index())))
     # across processes within PAIRED_GAP of paired: not listed; a host that ran at another

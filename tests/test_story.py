@@ -58,7 +58,7 @@ def test_every_section_quotes_the_same_speedup():
     sp = tables.speedups(runs)
     h = headline.table(runs, sp)
     c = h[h["variant"] == "compile"].set_index("batch")
-    assert (c["estimator"] == "paired").all() and list(c["interval"]) == ["range of 3", "range of 3"]
+    assert (c["estimator"] == "paired").all() and list(c["interval"]) == ["95% t over 3 processes, spread pooled over 2 configurations"] * 2
     expected = {f"{x:.2f}" for x in c["speedup"]}
     across = {f"{x:.2f}" for x in c["speedup_across"]}
     assert expected == {"0.95", "1.30"} and not expected & across
@@ -72,7 +72,8 @@ def test_every_section_quotes_the_same_speedup():
     # the across-processes value appears only labelled as such
     assert "across processes 1.10x" in md and not re.search(r"(?<!across processes )1\.10x", md)
     # the interval is named for what it is, and the verdicts follow it
-    assert "0.95x paired [0.94, 0.96] range of 3, slower" in md and "1.30x paired [1.29, 1.31] range of 3, faster" in md
+    pooled = "95% t over 3 processes, spread pooled over 2 configurations"
+    assert f"0.95x paired [0.93, 0.97] {pooled}, slower" in md and f"1.30x paired [1.28, 1.32] {pooled}, faster" in md
     assert "starts to beat eager between batch 64 and 1024" in got[SECTIONS[-1]]
     # the opening comes first, the banner second, the details after
     assert md.index("**softmax**") < md.index("> **Data quality**") < md.index("## Time per iteration")

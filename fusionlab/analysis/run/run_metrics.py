@@ -34,6 +34,13 @@ Wall time (the headline, and every speedup built on it) is never taken under tra
   host-bound side beside a GPU-bound one: the paired value mixes two speedups and the
   host's speed does not cancel in it); paired_stop: why the pairs stopped (ci: the
   ratio's 95% CI was tight; time_cap, max_windows; fixed).
+- windows_retimed, windows_disturbed_kept, host_busy_cores_max, gate_stopped, gate_roots:
+  the untraced process's host check (runner.timing.HostCheck, jobs.host_gate): pairs of
+  windows discarded and timed again because the host's other processes kept more cores
+  busy than allowed while they ran, disturbed pairs kept past the cap, the most cores
+  other processes kept busy during a kept block, and how many of the sweep's processes
+  the gate held stopped while the windows ran (gate_roots: the sweeps registered on the
+  host; 0: nothing was paused, as under SLURM or off a GPU).
 - harness_us_per_iter: the timing loop's own cost per iteration (the same windows over a
   variant that does nothing; runner.timing.harness_cost).
 - traced_wall_time_per_iter_ms: the measured range's wall time per iteration in the trace.
@@ -124,11 +131,23 @@ def timing_fields(run: dict, timing: dict | None, traced_wall_ms: float | None) 
             "paired_speedup": untraced.get("paired_speedup") if u is not None else None,
             **{k: untraced.get(k) if u is not None else None for k in PAIRED_FIELDS},
             "harness_us_per_iter": untraced.get("harness_us_per_iter") if u is not None else None,
+            **host_check_fields((timing or run).get("host_check") if u is not None else None),
             "untraced_cpus": ",".join(map(str, (timing or run).get("cpus") or [])) or None,
             "traced_wall_time_per_iter_ms": traced_wall_ms,
             "profiler_overhead": _ratio(traced_wall_ms, u),
             "injected_wall_time_per_iter_ms": injected,
             "injection_overhead": _ratio(injected, u)}
+
+
+def host_check_fields(check: dict | None) -> dict:
+    """The host check's fields of the module doc (None where the run has no host check)."""
+    c = check or {}
+    kept = [b.get("other_busy_cores") for b in c.get("block_states") or [] if b.get("kept")]
+    kept = [x for x in kept if x is not None]
+    gate = c.get("gate") or {}
+    return {"windows_retimed": c.get("pairs_discarded"), "windows_disturbed_kept": c.get("disturbed_pairs_kept"),
+            "host_busy_cores_max": max(kept) if kept else None,
+            "gate_stopped": gate.get("stopped"), "gate_roots": gate.get("roots")}
 
 
 def probe_fields(probe_ms) -> dict:

@@ -7,9 +7,16 @@ it, one speedup estimator with its interval, and what the speedup comes from.
   across processes; `estimator` says which ("paired", "across processes"; eager:
   "reference"). speedup_across (with its 95% bootstrap CI) is kept beside it as a
   diagnostic, never as the headline.
-- speedup_lo, speedup_hi, interval: the 95% bootstrap CI where the estimator rests on
-  CI_MIN or more repeats; with 2 to CI_MIN - 1 the range of the repeats' values ("range
-  of 3"; a bootstrap over 3 values is that range); with 1, none ("1 repeat").
+- speedup_lo, speedup_hi, interval: for a paired speedup, a 95% Student t interval over
+  its processes (process_interval): on the log of each process's paired speedup, with
+  the between-process spread the larger of the configuration's own and the one pooled
+  over every paired configuration of the sweep with two or more processes (a process's
+  windows tell nothing of how far the next process lands: its host, its allocator, its
+  compile), so a configuration of 1 or 2 processes gets an interval as wide as the
+  sweep's processes disagree; `interval` names it ("95% t over 2 processes, spread
+  pooled over 14 configurations"). With no configuration of two processes, 1 repeat has
+  none ("1 repeat"). Across processes: the 95% bootstrap CI from CI_MIN repeats on, the
+  range of the repeats' values below ("range of 3"), none from 1.
 - verdict: faster / slower where the interval lies above / below 1, inconclusive where
   it holds 1, and "1 repeat" without an interval.
 - host_skewed (host_skew): a paired speedup timed while the host ran slow (the variant's
@@ -83,6 +90,48 @@ def interval(values, lo, hi) -> tuple[float, float, str]:
     return np.nan, np.nan, "1 repeat" if len(x) == 1 else ""
 
 
+T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262,
+       10: 2.228, 12: 2.179, 15: 2.131, 20: 2.086, 25: 2.060, 30: 2.042, 40: 2.021, 60: 2.000, 120: 1.980}
+
+
+def t95(df: int) -> float:
+    """The two-sided 95% Student t quantile at df degrees of freedom (the next lower tabled df)."""
+    return T95[max(k for k in T95 if k <= df)] if df >= 1 else np.inf
+
+
+def pooled_spread(groups) -> tuple[float, int, int]:
+    """(sd, degrees of freedom, configurations) of log paired speedup between processes,
+    pooled over the groups (one sequence of per-process paired speedups each) with two
+    or more values; (nan, 0, 0) where none has."""
+    ss, df, k = 0.0, 0, 0
+    for values in groups:
+        x = np.log(pd.Series(values, dtype=float).dropna().loc[lambda v: v > 0])
+        if len(x) >= 2:
+            ss += float(((x - x.mean()) ** 2).sum())
+            df += len(x) - 1
+            k += 1
+    return (float(np.sqrt(ss / df)) if df else np.nan), df, k
+
+
+def process_interval(values, pooled: tuple[float, int, int]) -> tuple[float, float, str]:
+    """(lo, hi, name): the 95% t interval over processes of a paired speedup (module doc)."""
+    x = np.log(pd.Series(values, dtype=float).dropna().loc[lambda v: v > 0])
+    n = len(x)
+    own = float(x.std(ddof=1)) if n >= 2 else np.nan
+    sd_pool, df_pool, k = pooled
+    if n == 0 or (n == 1 and not df_pool):
+        return np.nan, np.nan, "1 repeat" if n == 1 else ""
+    # the pooled spread and its degrees of freedom where other configurations add to it
+    # (the larger of it and the configuration's own), else the configuration's own
+    use_pool = bool(df_pool) and (np.isnan(own) or k >= 2)
+    sd, df = (max(sd_pool, own if not np.isnan(own) else 0.0), df_pool) if use_pool else (own, n - 1)
+    half = t95(df) * sd / np.sqrt(n)
+    m = float(x.mean())
+    name = f"95% t over {n} process{'es' if n > 1 else ''}" + (
+        f", spread pooled over {k} configuration{'s' if k > 1 else ''}" if use_pool else "")
+    return float(np.exp(m - half)), float(np.exp(m + half)), name
+
+
 def verdict(s, lo, hi) -> str:
     if pd.isna(s):
         return ""
@@ -107,7 +156,7 @@ def _side(g: pd.DataFrame) -> dict:
     return s
 
 
-def _speedup(sp: pd.Series, v: pd.DataFrame, e: pd.DataFrame) -> dict:
+def _speedup(sp: pd.Series, v: pd.DataFrame, e: pd.DataFrame, pooled=(np.nan, 0, 0)) -> dict:
     """The headline speedup of one variant configuration (module doc)."""
     paired = v["paired_speedup"].dropna() if "paired_speedup" in v else pd.Series(dtype=float)
     ac = sp.get("speedup_wall", np.nan)
@@ -115,7 +164,7 @@ def _speedup(sp: pd.Series, v: pd.DataFrame, e: pd.DataFrame) -> dict:
               "speedup_across_hi": sp.get("speedup_wall_hi", np.nan)}
     if len(paired):
         s = sp.get("speedup_paired", paired.median())
-        lo, hi, name = interval(paired, sp.get("speedup_paired_lo"), sp.get("speedup_paired_hi"))
+        lo, hi, name = process_interval(paired, pooled)
         est = "paired"
     else:
         s, est = ac, "across processes"
@@ -253,6 +302,8 @@ def table(runs: pd.DataFrame, sp: pd.DataFrame, peaks: dict | None = None,
     ok = runs[runs["status"] == "ok"]
     bw = (peaks or {}).get("copy_bandwidth_Bps")
     groups = dict(iter(ok.groupby(keys + ["variant"], dropna=False, sort=False)))
+    pooled = pooled_spread(g["paired_speedup"] for k, g in groups.items()
+                           if k[-1] != "eager" and "paired_speedup" in g)
     rows = []
     for r in sp.to_dict("records"):
         key = tuple(r[k] for k in keys)
@@ -282,7 +333,7 @@ def table(runs: pd.DataFrame, sp: pd.DataFrame, peaks: dict | None = None,
             row.update({"estimator": "reference", "speedup": 1.0, "eager_wall_ms": side["wall_ms"],
                         "eager_own_ms": side["wall_ms"], "reference": "itself"})
         elif len(e) or _paired(v):
-            row.update(_speedup(pd.Series(r), v, e))
+            row.update(_speedup(pd.Series(r), v, e, pooled))
             if len(e):
                 row["host_skewed"] = host_skew(row["estimator"], r.get("host_slowdown"), _side(e)["bound"],
                                                side["bound"])
