@@ -50,6 +50,7 @@ def quoted(text: str) -> set:
     """The speedups a section quotes as the headline: every 'N.NNx' but those labelled
     'across processes'."""
     text = re.sub(r"across processes \d+\.\d+x( \[[^\]]*\])?", "", text)
+    text = re.sub(r"kernel time \d+\.\d+x", "", text)   # a host-bound configuration's GPU-side speedup
     return set(re.findall(r"(\d+\.\d\d)x", text))
 
 
@@ -66,6 +67,11 @@ def test_every_section_quotes_the_same_speedup():
     got = sections(md)
     assert quoted(got["opening"]) == {"0.95", "1.30"}   # each configuration's highest estimate
     assert "**compile** beats eager: 1.30x" in got["opening"]   # bold only where the interval says faster
+    # a host-bound configuration says so, with its kernel-time speedup beside (from the record)
+    hb = h[(h["variant"] == "compile") & (h["host_bound"] == True)]  # noqa: E712
+    for _, r in hb.iterrows():
+        assert f"kernel time {r['kernel_speedup']:.2f}x)" in got["opening"]
+    assert ("host-bound" in got["opening"]) == (len(hb) > 0)
     assert "no variant beats eager; the highest estimate, compile, is slower than eager: 0.95x" in got["opening"]
     for name in SECTIONS[1:]:
         assert quoted(got[name]) == expected, (name, quoted(got[name]))

@@ -247,6 +247,23 @@ def check_higher(a: Audit, tail: str, r: pd.Series, at, h: pd.DataFrame, where: 
             f"{top['variant']} {top['speedup']:.4g} ({top['verdict']})")
 
 
+def check_host_bound(a: Audit, rest: str, r: pd.Series, where: str) -> None:
+    """A segment says host-bound (story.host_bound_words) exactly where the record's
+    host_bound is true, and quotes its kernel_speedup."""
+    from fusionlab.analysis.report import story
+    said = f"({story.HOST_BOUND}:" in rest
+    bound = r.get("host_bound") is True or str(r.get("host_bound")) == "True"
+    if "host_bound" not in r or pd.isna(r.get("kernel_speedup")):
+        a.check(not said, where, "says host-bound, the record has no kernel-time speedup")
+        return
+    a.check(said == bound, where, f"{'says' if said else 'does not say'} host-bound, the record's host_bound is "
+            f"{r.get('host_bound')}")
+    k = re.search(r"kernel time (-?[0-9.]+)x\)", rest)
+    if said:
+        a.check(bool(k) and _close(float(k.group(1)), round(r["kernel_speedup"], 2), 0, 0.0051), where,
+                f"kernel time {k.group(1) if k else '?'}x, the record's kernel_speedup {r['kernel_speedup']:.4g}")
+
+
 def check_opening(a: Audit, md: str, h: pd.DataFrame) -> None:
     from fusionlab.analysis.report import story
     h = tables.with_size(h)
@@ -281,6 +298,7 @@ def check_opening(a: Audit, md: str, h: pd.DataFrame) -> None:
             a.check((text.HOST_SKEWED in seg.group("rest")) == text.skewed(r), where,
                     f"{'says' if text.HOST_SKEWED in seg.group('rest') else 'does not say'} {text.HOST_SKEWED}, "
                     f"the record's host_skewed is {r.get('host_skewed')}")
+            check_host_bound(a, seg.group("rest"), r, where)
             check_higher(a, line[seg.end():].split("; at ")[0], r, d.index[0], h, where)
             iv = INTERVAL.search(seg.group("rest"))
             if iv:

@@ -77,6 +77,18 @@ def _reference(r) -> str:
 HIGHER = "a higher estimate, without that verdict:"   # opening_md: a faster variant's higher-estimate rival
 
 
+HOST_BOUND = "host-bound"   # host_bound_words' mark, which the audit reads
+
+
+def host_bound_words(r) -> str:
+    """Beside a host-bound configuration's wall-time speedup (headline.host_bound): that it
+    is the host's, and the kernel-time speedup."""
+    if not (r.get("host_bound") is True or r.get("host_bound") == "True") or pd.isna(r.get("kernel_speedup")):
+        return ""
+    return (f" ({HOST_BOUND}: exposed host time over half the wall time, the wall speedup is the host's, "
+            f"kernel time {r['kernel_speedup']:.2f}x)")
+
+
 def opening_md(h: pd.DataFrame) -> list[str]:
     """A few sentences a reader can quote: per model and configuration, the variant with
     the highest speedup (of those whose verdict is faster, where there are some), what its
@@ -108,7 +120,8 @@ def opening_md(h: pd.DataFrame) -> list[str]:
                    f"{lead}; the highest estimate, {name}, {verdict_phrase(r)}")
             why = comes_from(r)
             higher = f"; {HIGHER} {top['variant']} {speedup(top)}" if top["variant"] != r["variant"] else ""
-            lines.append(f"at {where(r, varying)}: {who}: {speedup(r)}; {fmt_time(r['wall_ms'])} per iteration "
+            lines.append(f"at {where(r, varying)}: {who}: {speedup(r)}{host_bound_words(r)}; "
+                         f"{fmt_time(r['wall_ms'])} per iteration "
                          f"against eager's {fmt_time(r['eager_wall_ms'])}{_reference(r)}"
                          + (f"; {why}" if why else "") + higher)
         out += ([f"- **{model}**: {lines[0]}."] if len(lines) == 1 else

@@ -49,6 +49,11 @@ it, one speedup estimator with its interval, and what the speedup comes from.
   they disagree by more than 25%. largest_part / largest_part_ms: the largest part of the
   total's sign, only where it is no larger than the total (else empty: the parts pull
   both ways).
+- host_bound, kernel_speedup: host_bound where exposed host time is over HOST_BOUND_SHARE
+  of the wall time on either side (eager's or the variant's): the wall-time speedup is
+  then the host's (its Python, dispatcher and launch path), and kernel_speedup = eager's
+  kernel time per iteration / the variant's (the GPU side, from the traces) is given
+  beside it; kernel_speedup is kept on every row with both kernel times.
 - compile_s (compilation_latency_s) and break_even_iters = compile_s / time saved per
   iteration, only where the verdict is faster (its interval lies above 1; nan otherwise).
 - bandwidth_frac, flops_frac (medians of runs), bandwidth_frac_measured (the same with
@@ -66,8 +71,9 @@ from fusionlab.core import sizes
 
 CI_MIN = 5          # repeats for a bootstrap CI to mean more than the repeats' range
 L2_BYTES = 64e6     # about the L2 cache of current data-centre GPUs (their datasheets: 50-60 MB)
+HOST_BOUND_SHARE = 0.5   # exposed host time over this share of the wall time: host-bound
 COLUMNS = (list(tables.GROUP) + ["variant", "status", "repeats", "estimator", "speedup", "speedup_lo", "speedup_hi",
-                                 "interval", "verdict", "speedup_across", "speedup_across_lo", "speedup_across_hi",
+                                 "interval", "verdict", "host_bound", "kernel_speedup", "speedup_across", "speedup_across_lo", "speedup_across_hi",
                                  "host_moved", "noisy", "host_skewed"]
            + list(shares.PARTS) + ["wall_ms"] + list(shares.SHARES.values())
            + ["bound", "host_per_launch_us", "launches_per_iter", "kernels_per_iter", "eager_wall_ms",
@@ -338,6 +344,7 @@ def table(runs: pd.DataFrame, sp: pd.DataFrame, peaks: dict | None = None,
                 row["host_skewed"] = host_skew(row["estimator"], r.get("host_slowdown"), _side(e)["bound"],
                                                side["bound"])
                 row.update(_parts(_side(e), side, row["speedup"], row["estimator"], bw))
+                row.update(host_bound_fields(_side(e), side))
                 row.update(traffic_spread(r, row))
             else:   # paired, with no eager run of its own: the speedup and the time saved, no parts
                 ref = side["wall_ms"] * row["speedup"]
@@ -382,6 +389,17 @@ BESIDE_ONLY = "eager timed beside it (no eager run of its own)"
 def _paired(v: pd.DataFrame) -> bool:
     """Whether a variant's runs timed eager beside it (a paired speedup)."""
     return "paired_speedup" in v and bool(v["paired_speedup"].notna().any())
+
+
+def host_bound_fields(e: dict, v: dict) -> dict:
+    """host_bound and kernel_speedup of the module doc, from eager's and the variant's splits."""
+    def share(x):
+        return x["host_ms"] / x["wall_ms"] if pd.notna(x.get("host_ms")) and x.get("wall_ms") else np.nan
+    shares_ = [share(e), share(v)]
+    known = [x for x in shares_ if pd.notna(x)]
+    ek, vk = e.get("kernel_ms"), v.get("kernel_ms")
+    return {"host_bound": bool(any(x > HOST_BOUND_SHARE for x in known)) if known else None,
+            "kernel_speedup": ek / vk if pd.notna(ek) and pd.notna(vk) and vk > 0 else np.nan}
 
 
 def host_skew(estimator: str, host_slowdown, eager_bound, variant_bound) -> bool:
