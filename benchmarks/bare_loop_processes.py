@@ -41,7 +41,8 @@ def one_process(cfg: dict) -> dict:
     spec = registry.MODELS[cfg["model"]]
     dtype = getattr(torch, {"bfloat16": "bfloat16", "float32": "float32"}.get(cfg["dtype"], "float32"))
     torch.manual_seed(0)
-    model, inputs = spec.build(cfg["batch"], dtype, "cuda", **cfg.get("sizes", {}))
+    device = cfg.get("device", "cuda")
+    model, inputs = spec.build(cfg["batch"], dtype, device, **cfg.get("sizes", {}))
     train = cfg["mode"] == "train"
     model.train(train)
     import copy
@@ -66,18 +67,20 @@ def one_process(cfg: dict) -> dict:
         return loop
     v_loop, e_loop = loop_of(variant, model), loop_of(eager, eager)
 
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+
     def window(loop, n):
-        torch.cuda.synchronize()
+        sync()
         t0 = time.perf_counter()
         loop(n)
-        torch.cuda.synchronize()
+        sync()
         return (time.perf_counter() - t0) * 1e3 / n
     for loop in (v_loop, e_loop):   # warm-up: compile, CUDA graphs, clocks (--warmup-s)
         loop(3)
         t0 = time.perf_counter()
         while time.perf_counter() - t0 < cfg.get("warmup_s", 2.0):
             loop(cfg["iters"])
-        torch.cuda.synchronize()
+        sync()
     vs, es = [], []
     import gc
     gc.collect()
