@@ -3,6 +3,7 @@
 # (config/host-gate-{small,train,real}.yaml: 4 profiling jobs in flight per GPU), then, with
 # nothing else running, the bare-loop oracle (benchmarks/bare_loop_processes.py, 3 processes
 # per configuration), then each sweep's headline against it. Run from a snapshot:
+# (Snakemake's greedy scheduler: the device kit carries no pulp)
 #   bash benchmarks/gpu/bg.sh start gate "bash benchmarks/gpu/host_gate.sh"
 set -u
 stamp() { echo "== $(date +%T) $*"; }
@@ -12,7 +13,7 @@ nproc
 for c in ${SWEEPS:-small train real}; do
   stamp "sweep $c"
   t0=$(date +%s)
-  snakemake all --cores all --configfile config/host-gate-$c.yaml > results-$c.log 2>&1
+  snakemake all --cores all --scheduler greedy --configfile config/host-gate-$c.yaml > results-$c.log 2>&1
   echo "sweep $c: rc=$? wall_s=$(( $(date +%s) - t0 ))"
   grep -E "steps \(|Error" results-$c.log | tail -2
 done
