@@ -6,13 +6,15 @@ naming the key, the bad value and the allowed values (ConfigError).
 from __future__ import annotations
 
 import copy
+import glob
+import json
 import os
 import re
 import sys
 
 import yaml
 
-from fusionlab.core import axes
+from fusionlab.core import axes, sizes
 from fusionlab.experiments import catalog
 from fusionlab.plan import config_checks
 
@@ -153,18 +155,72 @@ def schema_file() -> dict:
         return yaml.safe_load(f)
 
 
-def validate(config: dict, root: str | None = None, regenerate: bool = False) -> dict:
+def as_in_file(value):
+    """A value given on Snakemake's command line as it would be in a config file: a string
+    read as YAML (Snakemake reads `--config k={a: false}` with YAML's base loader, every
+    scalar a string: 'false', '128'), a number as its string (`--config gpus=2`, which
+    Snakemake makes an int); anything else as it is."""
+    if isinstance(value, str):
+        try:
+            return yaml.safe_load(value)
+        except yaml.YAMLError:
+            return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
+def _branches(s: dict) -> list:
+    return [s] + [b for b in s.get("anyOf", []) if isinstance(b, dict)]
+
+
+def typed(value, given, s: dict, valid):
+    """value (the config's, the command line's merged into a file's) with each leaf that
+    `given` (the command line's) sets read as_in_file where the schema s refuses it as
+    given and takes it so; valid(value, schema) -> bool."""
+    if isinstance(given, dict) and isinstance(value, dict):
+        out = dict(value)
+        for k, g in given.items():
+            sub = next((b["properties"][k] for b in _branches(s) if k in b.get("properties", {})),
+                       next((b["additionalProperties"] for b in _branches(s)
+                             if isinstance(b.get("additionalProperties"), dict)), {}))
+            if k in value:
+                out[k] = typed(value[k], g, sub, valid)
+        return out
+    if isinstance(given, list) and isinstance(value, list):
+        item = next((b["items"] for b in _branches(s) if isinstance(b.get("items"), dict)), {})
+        return [typed(v, v, item, valid) for v in value]
+    if isinstance(given, (dict, list)) or valid(value, s):
+        return value
+    alt = as_in_file(value)
+    return alt if valid(alt, s) else value
+
+
+def validate(config: dict, root: str | None = None, regenerate: bool = False,
+             command_line: dict | None = None) -> dict:
     """Return the config with the schema's defaults filled in, or raise ConfigError (one
     line). root: the checkout, which results must not overwrite. regenerate: nothing runs,
     so the models named by import path join the catalog from their config entries alone
-    (catalog.from_config), never imported (their libraries need not be installed)."""
+    (catalog.from_config), never imported (their libraries need not be installed), with
+    the size axes their recorded runs name (recorded_sizes). command_line: the values
+    given with --config (Snakemake's `workflow.config_settings.config`), typed as in a
+    file where the schema refuses them as Snakemake parsed them (typed)."""
     if not isinstance(config, dict) or not config:
         raise ConfigError("config: empty; give models, variants and batch_sizes (see config.yaml)")
+    if command_line:
+        checker = config_checks.strict_validator(jsonschema, {})
+        config = typed(config, command_line, schema(), lambda v, sub: checker.evolve(schema=sub).is_valid(v))
     config_checks.check_strings(config)
     imports = import_entries(config.get("import_models", {}))
     swept = config.get("models") if isinstance(config.get("models"), list) else list(imports)
+    joining = {n: e for n, e in imports.items() if n in swept}
+    if regenerate:   # their size axes from their recorded runs, for the sizes the config sweeps
+        results = config.get("results") or schema_file()["properties"]["results"]["default"]
+        swept_sizes = config.get("sizes") if isinstance(config.get("sizes"), dict) else {}
+        joining = {n: {**e, "sizes": recorded_sizes(results, n)} if n in swept_sizes else e
+                   for n, e in joining.items()}
     try:   # only the swept ones are imported and checked: the others need not be installed here
-        catalog.extend({n: e for n, e in imports.items() if n in swept}, check=not regenerate)
+        catalog.extend(joining, check=not regenerate)
         catalog.extend({n: e for n, e in imports.items() if n not in swept}, check=False)
     except catalog.CatalogError as e:
         raise ConfigError(str(e)) from None
@@ -186,6 +242,31 @@ def validate(config: dict, root: str | None = None, regenerate: bool = False) ->
     config_checks.check_by_keys(cfg)
     _check_sizes(cfg)
     return cfg
+
+
+def recorded_sizes(results: str, model: str) -> dict:
+    """The size axes of a model as its runs recorded under results name them: axis ->
+    {default, min, max}, from each run.json's `sizes` (every axis's value) and `size` (its
+    label, naming the axes off their default), and each unsupported.json's `size`. An
+    axis's default is its value in a run whose label does not name it, None where every
+    run names it; its range is any value the schema allows (a configuration not recorded
+    is a row not run). {} where no run of the model is recorded."""
+    found: dict = {}
+    run_folders = os.path.join(glob.escape(results), "runs", "*", glob.escape(model), "*", "*", "*", "*")
+    for name in ("run.json", "unsupported.json"):
+        for path in sorted(glob.glob(os.path.join(run_folders, name))):
+            try:
+                with open(path) as f:
+                    rec = json.load(f)
+                named = sizes.parse(str(rec.get("size") or sizes.DEFAULT))
+            except (OSError, ValueError, AttributeError):
+                continue
+            values = {**named, **(rec.get("sizes") if isinstance(rec.get("sizes"), dict) else {})}
+            for axis, value in values.items():
+                axis_record = found.setdefault(axis, {"default": None, "min": 1, "max": sys.maxsize})
+                if axis not in named and isinstance(value, int):
+                    axis_record["default"] = value
+    return found
 
 
 def _check_sizes(cfg: dict) -> None:
