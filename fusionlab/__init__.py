@@ -15,6 +15,7 @@ Layers, following the data (nothing imports upward: tests/test_package.py):
                            (readers -> run -> sweep -> report); reads files only, imports
                            core alone
     fusionlab.bench        the benchmarks' code (benchmarks/*.py are its command lines)
+    fusionlab.results      one object over a results folder: results.open(RESULTS)
     fusionlab.cli          the `fusionlab` command
 """
 __version__ = "0.5.0"

@@ -62,3 +62,18 @@ def test_the_main_command_installs_no_test_tools_and_ci_runs_the_readmes_test_co
     assert requirements(test_file) == ["-e .[test]"]
     with open(os.path.join(ROOT, ".ci", "run")) as f:
         assert test in f.read().splitlines()
+
+
+def test_no_layer_imports_the_top_level_modules():
+    """fusionlab/cli.py and fusionlab/results.py sit over every layer: no module of a layer
+    package imports them."""
+    from test_package import imported_modules
+    bad = []
+    for dirpath, _, files in os.walk(PKG):
+        if dirpath == PKG:
+            continue
+        for f in (f for f in files if f.endswith(".py")):
+            path = os.path.join(dirpath, f)
+            bad += [(os.path.relpath(path, ROOT), m) for m in imported_modules(path)
+                    if m in ("fusionlab.cli", "fusionlab.results")]
+    assert bad == []
