@@ -38,7 +38,8 @@ GIVEN = dict(config)
 CONFIG_FILES = list(workflow.overwrite_configfiles) or [os.path.join(ROOT, "config.yaml")]
 try:
     config_checks.check_yte(CONFIG_FILES, ALLOW_YTE)
-    CFG = sweep.validate(config, root=ROOT, regenerate=REGENERATE)
+    CFG = sweep.validate(config, root=ROOT, regenerate=REGENERATE,
+                         command_line=dict(workflow.config_settings.config))
     if REGENERATE:  # the runs are those already profiled under results/
         RUNS = sweep.existing_runs(CFG)
         MACHINE = sweep.recorded_machine(CFG, RUNS)

@@ -2,7 +2,7 @@
 
 For each workload (model x variant at one batch size):
 1. GPU time per iteration as the pipeline reports it (the runner under the pipeline's
-   `nsys profile` flags, the SQLite export read by analysis.metrics: summed kernel time
+   `nsys profile` flags, the SQLite export read by analysis.run.metrics: summed kernel time
    in the measured NVTX range / iterations) against
    - triton.testing.do_bench (median of CUDA-event times per call, L2 flushed before
      each call, host launch gaps included), and

@@ -6,7 +6,7 @@ For each kernel (GELU, bias+GELU, add+ReLU, row softmax, LSTM gates) at a large 
 (2^28 elements in the main tensor: 16384 x 16384, as seed 004's GELU), each dtype and each
 implementation (Triton, CUDA C++, torch.compile of the same PyTorch math, eager PyTorch,
 and for GELU the seed's naive Triton and CUDA kernels):
-  1. check the output against eager PyTorch (experiments.run.compare, dtype-aware tolerance);
+  1. check the output against eager PyTorch (runner.check.compare, dtype-aware tolerance);
      a kernel that fails is reported and not timed;
   2. time it with triton.testing.do_bench (median, L2 flushed, CUDA events);
   3. bandwidth = bytes that must move (every input read once, every output written once)

@@ -17,7 +17,16 @@ from __future__ import annotations
 import sys
 
 USAGE = __doc__.split("\n\n")[1]
-COMMANDS = ("run", "analyse", "diff", "compare", "list", "progress", "audit", "restore")
+COMMANDS = {   # each subcommand and its one line; `fusionlab SUB --help` says more
+    "run": "one experiment: build, check against eager, warm up, measure",
+    "analyse": "per-range metrics of any nsys report or torch.profiler trace",
+    "diff": "kernel-by-kernel diff of two runs",
+    "compare": "compare two sweeps",
+    "list": "models, variants and what each supports",
+    "progress": "how far a sweep is, and about how long is left",
+    "audit": "every number and verdict of a results folder against its record",
+    "restore": "packed run records unpacked into a results folder",
+}
 
 
 def list_registry(argv) -> int:
@@ -29,7 +38,7 @@ def list_registry(argv) -> int:
     import yaml
     from fusionlab.experiments import catalog
     from fusionlab.plan import sweep
-    p = argparse.ArgumentParser(prog="fusionlab list", description="models, variants and what each supports")
+    p = argparse.ArgumentParser(prog="fusionlab list", description=COMMANDS["list"])
     p.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
     p.add_argument("--mode", default="inference", choices=("inference", "train"))
     p.add_argument("--configfile", help="a sweep config: its import_models join the list")
@@ -65,6 +74,16 @@ def list_registry(argv) -> int:
     return 0
 
 
+def audit_results(argv) -> int:
+    """`fusionlab audit RESULTS`: each violation and the tally; exit 1 on any, 2 when
+    RESULTS is not a folder."""
+    import argparse
+    from fusionlab.analysis.report.audit import main as audit_main
+    p = argparse.ArgumentParser(prog="fusionlab audit", description=COMMANDS["audit"])
+    p.add_argument("results", help="a results folder (the sweep's, or one restored or copied)")
+    return audit_main([p.parse_args(argv).results])
+
+
 def main(argv=None) -> int:
     """Run one subcommand. Any error it raises is one line on stderr and exit status 2
     (FUSIONLAB_DEBUG=1 shows the traceback as well)."""
@@ -87,23 +106,24 @@ def main(argv=None) -> int:
 def command(argv) -> int:
     """Dispatch argv to its subcommand."""
     if not argv or argv[0] in ("-h", "--help", "help"):
-        print("usage: fusionlab {" + ",".join(COMMANDS) + "} ...\n\n" + USAGE)
+        lines = "\n".join(f"  {name:<10} {what}" for name, what in COMMANDS.items())
+        print("usage: fusionlab {" + ",".join(COMMANDS) + "} ...\n\n" + lines + "\n\n" + USAGE)
         return 0 if argv else 2
     cmd, rest = argv[0], argv[1:]
+    prog = f"fusionlab {cmd}"
     if cmd == "run":
         from fusionlab.runner.cli import main as run_main
-        return run_main(rest)
+        return run_main(rest, prog)
     if cmd in ("analyse", "analyze"):
         from fusionlab.analysis.__main__ import main as analysis_main
-        return analysis_main(rest)
+        return analysis_main(rest, prog)
     if cmd in ("diff", "compare"):
         from fusionlab.analysis.__main__ import main as analysis_main
-        return analysis_main([cmd] + rest)
+        return analysis_main([cmd] + rest, prog)
     if cmd == "list":
         return list_registry(rest)
     if cmd == "audit":
-        from fusionlab.analysis.report.audit import main as audit_main
-        return audit_main(rest)
+        return audit_results(rest)
     if cmd == "progress":
         from fusionlab.plan.progress import main as progress_main
         return progress_main(rest)

@@ -32,7 +32,12 @@ def resolves(name: str) -> bool:
         f = module_file(parts[:i])
         if f:
             rest = parts[i:]
-            return not rest or re.search(rf"\b{re.escape(rest[0])}\b", open(f).read()) is not None
+            if not rest:
+                return True
+            word = re.escape(rest[0])
+            if f.endswith("__init__.py"):   # past a package: a name it defines or imports, not a word of its docstring
+                word = rf"(?:def |class |import [^\n]*)\b{word}\b|\b{word}\s*="
+            return re.search(rf"\b{word}\b" if not f.endswith("__init__.py") else word, open(f).read()) is not None
     return False
 
 

@@ -142,6 +142,22 @@ def test_fusionlab_command_lists_its_subcommands():
         assert f"fusionlab {cmd}" in p.stdout
 
 
+@pytest.mark.parametrize("cmd", ["run", "analyse", "diff", "compare", "list", "progress", "audit", "restore"])
+def test_every_subcommand_helps_under_its_own_name(cmd, capsys):
+    """`fusionlab SUB --help`: exit status 0, usage under `fusionlab SUB` and SUB's line
+    from the command's table; in-process (argparse exits with SystemExit)."""
+    from fusionlab import cli
+    assert cmd in cli.COMMANDS and len(cli.COMMANDS) == 8, "a new subcommand: add it to this test"
+    try:
+        rc = cli.main([cmd, "--help"])
+    except SystemExit as e:
+        rc = e.code
+    out = capsys.readouterr().out
+    assert rc in (0, None)
+    assert out.startswith(f"usage: fusionlab {cmd} ") and "python -m" not in out
+    assert "\n\n" in out and out.split("\n\n")[1].strip(), "no description under the usage"
+
+
 def test_analyse_does_not_load_torch(report):
     code = ("import sys; from fusionlab.cli import main; rc = main(['analyse', sys.argv[1]]); "
             "assert 'torch' not in sys.modules, 'torch loaded'; sys.exit(rc)")

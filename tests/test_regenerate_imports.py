@@ -41,3 +41,45 @@ def test_regenerate_builds_catalog_entries_from_the_config_alone(no_import, tmp_
 def test_a_sweep_that_runs_still_imports_and_checks_them(no_import, tmp_path):
     with pytest.raises(AssertionError, match="child process"):
         sweep.validate({**CONFIG, "results": str(tmp_path / "results")})
+
+
+def recorded(results, model, label, sizes, profile="trace.json", batch=8):
+    """A run of `model` recorded under results as the runner writes it: run.json (its size
+    label and every axis's value) and its torch.profiler trace."""
+    import json
+    folder = results / "runs" / "torch" / model / "eager" / "inference_float32"
+    folder = folder / f"bs{batch}{'' if label == 'default' else '-' + label}" / "r0"
+    folder.mkdir(parents=True)
+    (folder / "run.json").write_text(json.dumps({"model": model, "size": label, "sizes": sizes, "status": "ok"}))
+    (folder / profile).write_text("{}")
+
+
+def test_regenerate_takes_the_size_axes_its_runs_recorded(no_import, tmp_path):
+    """A model by import path whose `seq` axis was swept (its default, 128, and 512): the
+    axis, and its default, come from the recorded runs, so its size labels and run folders
+    are the sweep's own."""
+    res = tmp_path / "results"
+    recorded(res, "absent_bert", "default", {"seq": 128, "layers": 2})
+    recorded(res, "absent_bert", "seq512", {"seq": 512, "layers": 2})
+    config = {"import_models": {"absent_bert": "no_such_package_xyz.bert:build"}, "models": ["absent_bert"],
+              "variants": ["eager"], "batch_sizes": [8], "sizes": {"absent_bert": {"seq": [128, 512]}},
+              "results": str(res)}
+    cfg = sweep.validate(config, regenerate=True)
+    assert {a: d["default"] for a, d in catalog.sizes("absent_bert").items()} == {"seq": 128, "layers": 2}
+    assert sweep.size_labels(cfg, "absent_bert") == ["default", "seq512"]
+    assert [r["size"] for r in sweep.existing_runs(cfg)] == ["", "-seq512"]
+    assert [r["size"] for r in sweep.runs(cfg, "torch")] == ["", "-seq512"]
+
+
+def test_an_axis_every_run_names_has_no_known_default(no_import, tmp_path):
+    res = tmp_path / "results"
+    recorded(res, "absent_bert2", "seq256", {"seq": 256})
+    recorded(res, "absent_bert2", "seq512", {"seq": 512})
+    config = {"import_models": {"absent_bert2": "no_such_package_xyz.bert:build"}, "models": ["absent_bert2"],
+              "variants": ["eager"], "batch_sizes": [8], "sizes": {"absent_bert2": {"seq": [256, 512, 1024]}},
+              "results": str(res)}
+    cfg = sweep.validate(config, regenerate=True)
+    assert catalog.sizes("absent_bert2")["seq"]["default"] is None
+    assert sweep.size_labels(cfg, "absent_bert2") == ["seq256", "seq512", "seq1024"]   # 1024: a row not run
+    with pytest.raises(sweep.ConfigError, match="'dim' is not a size axis of absent_bert2; allowed values: seq$"):
+        sweep.validate({**config, "sizes": {"absent_bert2": {"dim": [4]}}}, regenerate=True)

@@ -214,10 +214,13 @@ def one_bound(m: dict) -> dict:
     return m
 
 
-def main_diff(argv) -> int:
+PROG = "python -m fusionlab.analysis"
+
+
+def main_diff(argv, prog: str = PROG + " diff") -> int:
     from fusionlab.analysis.report.compare import run_kernels
     from fusionlab.analysis.run.fusion import kernel_diff
-    p = argparse.ArgumentParser(prog="python -m fusionlab.analysis diff",
+    p = argparse.ArgumentParser(prog=prog,
                                 description="kernel-by-kernel diff of two runs (HTA TraceDiff classes)")
     p.add_argument("a"); p.add_argument("b")
     p.add_argument("--csv", help="write the diff table here too")
@@ -230,9 +233,9 @@ def main_diff(argv) -> int:
     return 0
 
 
-def main_compare(argv) -> int:
+def main_compare(argv, prog: str = PROG + " compare") -> int:
     from fusionlab.analysis.report.compare import main_compare as run
-    p = argparse.ArgumentParser(prog="python -m fusionlab.analysis compare", description="compare two sweeps")
+    p = argparse.ArgumentParser(prog=prog, description="compare two sweeps")
     p.add_argument("a", help="results folder of sweep A"); p.add_argument("b", help="results folder of sweep B")
     p.add_argument("--out", default="compare", help="output folder (compare.csv, compare.png/svg)")
     a = p.parse_args(argv)
@@ -244,17 +247,19 @@ def main_compare(argv) -> int:
     return 0
 
 
-def main(argv=None) -> int:
+def main(argv=None, prog: str = PROG) -> int:
+    """`python -m fusionlab.analysis [diff|compare] ...`; prog: the command's name in its
+    usage and errors (`fusionlab` gives each subcommand its own: `fusionlab diff`)."""
     argv = sys.argv[1:] if argv is None else argv
     _keep_freed_memory()
     sub = {"diff": main_diff, "compare": main_compare}
     if argv and argv[0] in sub:
         try:
-            return sub[argv[0]](argv[1:])
+            return sub[argv[0]](argv[1:], prog if prog != PROG else f"{PROG} {argv[0]}")
         except ReportError as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
-    p = argparse.ArgumentParser(prog="python -m fusionlab.analysis", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
     p.add_argument("report", nargs="+", help=".sqlite, .nsys-rep or torch trace .json / .json.gz")
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="JSON (the default when the output is not a terminal)")

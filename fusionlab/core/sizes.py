@@ -22,8 +22,9 @@ SUFFIX_PATTERN = r"(-[a-z][a-z_]*[0-9]+)*"   # the Snakemake wildcard constraint
 
 
 def label(values: dict, defaults: dict) -> str:
-    """The label of `values` (axis -> int) for a model whose defaults are `defaults`."""
-    diff = {k: int(v) for k, v in values.items() if int(v) != int(defaults[k])}
+    """The label of `values` (axis -> int) for a model whose defaults are `defaults` (a
+    default of None, not known, is no value's: the label names the axis)."""
+    diff = {k: int(v) for k, v in values.items() if defaults[k] is None or int(v) != int(defaults[k])}
     return "-".join(f"{k}{v}" for k, v in sorted(diff.items())) or DEFAULT
 
 

@@ -143,12 +143,14 @@ def load() -> dict:
 
 def from_config(imports: dict) -> dict:
     """The catalog entries of models named by import path from their config entries alone
-    (name -> {factory, default_batch?, modes?, description?}), nothing imported: default
-    batch 1 and both modes where not given, no size axes, every variant supported (what
+    (name -> {factory, default_batch?, modes?, description?, sizes?}), nothing imported:
+    default batch 1 and both modes where not given, the size axes `sizes` gives (those its
+    recorded runs name) or none, every variant supported (what
     regenerating recorded runs needs, where nothing runs); `unchecked` marks them, so a
     later extend with check=True imports and checks them."""
     return {name: {"default_batch": int(e.get("default_batch") or 1), "modes": list(e.get("modes") or MODES),
-                   "seed": "", "description": e.get("description", ""), "origin": e["factory"], "sizes": {},
+                   "seed": "", "description": e.get("description", ""), "origin": e["factory"],
+                   "sizes": dict(e.get("sizes") or {}),
                    "unchecked": True}
             for name, e in sorted(imports.items())}
 

@@ -30,10 +30,14 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {' '.join(message.split())}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The runner's flags (one per ExperimentSpec field)."""
+PROG = "python -m fusionlab.runner"
+
+
+def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
+    """The runner's flags (one per ExperimentSpec field); prog: the command's name in its
+    usage and errors."""
     from fusionlab.experiments.registry import MODELS, VARIANTS
-    p = OneLineParser(prog="python -m fusionlab.runner", description=DESCRIPTION)
+    p = OneLineParser(prog=prog, description=DESCRIPTION)
     p.add_argument("--model", required=True, choices=sorted(MODELS))
     p.add_argument("--model-from", metavar="ENTRY",
                    help="the model is named by import path: its config entry as JSON, "
@@ -82,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _import_named_model(argv: list) -> None:
+def _import_named_model(argv: list, prog: str = PROG) -> None:
     """Register the model --model-from names (under --model's name) before the flags are
     parsed, so --model's choices hold it; one-line error and exit 2 where it cannot."""
     import json
@@ -94,15 +98,15 @@ def _import_named_model(argv: list) -> None:
         name = argv[argv.index("--model") + 1]
         registry.import_models({name: entry})
     except (IndexError, ValueError, KeyError, TypeError) as e:
-        OneLineParser(prog="python -m fusionlab.runner").error(f"--model-from: {e}")
+        OneLineParser(prog=prog).error(f"--model-from: {e}")
 
 
-def parse_args(argv=None) -> ExperimentSpec:
+def parse_args(argv=None, prog: str = PROG) -> ExperimentSpec:
     """The command line as an ExperimentSpec; exits 2 (argparse's error) on a bad one."""
     from fusionlab.experiments.registry import MODELS
     argv = sys.argv[1:] if argv is None else list(argv)
-    _import_named_model(argv)
-    p = build_parser()
+    _import_named_model(argv, prog)
+    p = build_parser(prog)
     a = p.parse_args(argv)
     if a.batch <= 0 or a.iters <= 0 or a.warmup < 0 or a.timeout < 0 or a.windows < 0:
         p.error("--batch and --iters must be positive, --warmup, --windows and --timeout non-negative")
@@ -133,10 +137,10 @@ def parse_args(argv=None) -> ExperimentSpec:
     return ExperimentSpec(**{k: v for k, v in vars(a).items() if k in fields})
 
 
-def main(argv=None) -> int:
+def main(argv=None, prog: str = PROG) -> int:
     """`python -m fusionlab.runner ...` and `fusionlab run ...`: one experiment."""
     phases = process.Phases()
-    spec = parse_args(argv)
+    spec = parse_args(argv, prog)
     return experiment.execute(spec, phases)
 
 

@@ -26,7 +26,7 @@ Wall time (the headline, and every speedup built on it) is never taken under tra
   windows (jobs.host_probe: ms per pass of fixed CPU-only PyTorch work): how fast
   the host's CPU was while the run was timed.
 - paired_speedup: eager's median window / the variant's, both timed in the untraced
-  process (config paired_eager; experiments.run.time_paired_windows): a
+  process (config paired_eager; runner.timing.time_paired_windows): a
   speedup the host's changing speed between processes does not move.
 - paired_speedup_fast_host, paired_speedup_slow_host: the paired speedup over the pairs
   timed at the host's fast state and at its slow one (the host probe around each pair);
