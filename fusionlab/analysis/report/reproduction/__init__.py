@@ -6,7 +6,8 @@ reproduction.md and the figure of the claims by type.
 """
 from __future__ import annotations
 
-from fusionlab.analysis.report.reproduction.evaluate import CLAIMS, Result, evaluate, load_claims, sha256
+from fusionlab.analysis.report.reproduction.evaluate import CLAIMS, evaluate, load_claims, sha256
+from fusionlab.analysis.report.reproduction.reading import Result
 from fusionlab.analysis.report.reproduction.measure import Sweep
 from fusionlab.analysis.report.reproduction.render import figure, markdown
 from fusionlab.analysis.report.reproduction.verdict import VERDICTS

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from fusionlab.analysis.report.reproduction import interval as I
 from fusionlab.analysis.report.reproduction import verdict as V
-from fusionlab.analysis.report.reproduction.evaluate import NOISE, Result, per_process, speedup, threshold_parts
+from fusionlab.analysis.report.reproduction.reading import NOISE, Result, per_process, speedup, threshold_parts
 from fusionlab.analysis.report.reproduction.measure import Sweep
 
 
