@@ -16,44 +16,6 @@ from test_workflow import smoke   # noqa: F401  (the session's smoke sweep)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-# --- verdict rules -------------------------------------------------------------------
-
-def test_ratio_bands():
-    assert V.ratio(8.04, 10.9, 1.5, 6.66, 10.2)[0] == V.HOLDS          # H200, 1024 x 4096
-    assert V.ratio(3.40, 10.9, 1.5)[0] == V.FAILS                     # H100 zoo: faster, 3.2x off
-    assert V.ratio(0.6, 10.9, 1.5)[0] == V.FAILS
-    assert V.ratio(0.98, 0.994, 1.1)[0] == V.HOLDS                    # neutral "about 1x"
-    assert V.ratio(1.72, 0.994, 1.1)[0] == V.FAILS
-    assert V.ratio(None, 4.0, 1.5)[0] == V.NOT_TESTED
-
-
-def test_count_and_ordering():
-    assert V.count({"eager": 35, "compile": 1}, {"eager": 35, "compile": 1})[0] == V.HOLDS
-    assert V.count({"eager": 35, "compile": 2}, {"eager": 35, "compile": 1})[0] == V.FAILS
-    assert V.count({"eager": 3, "compile": 5}, {"eager": 35, "compile": 1})[0] == V.FAILS
-    pub = {"aten_op": 1.1, "compile": 1.47, "cuda_seed": 1.8, "triton_seed": 1.85, "eager": 8.1}
-    h100 = {"aten_op": 0.718, "compile": 0.726, "cuda_seed": 1.68, "triton_seed": 0.720, "eager": 7.80}
-    assert V.ordering(h100, pub)[0] == V.FAILS                        # Triton ahead of CUDA
-    assert V.ordering({"aten_op": 1, "eager": 8}, pub)[0] == V.HOLDS  # the subset a CPU has
-    assert V.ordering({"aten_op": 9, "compile": 5, "eager": 1}, pub)[0] == V.FAILS
-    assert V.kendall_tau(["a", "b", "c"], ["c", "b", "a"]) == -1
-
-
-def test_threshold_launch_traffic_scaling():
-    assert V.at_most(0.78, 1.1)[0] == V.HOLDS                         # H200 default sweep, batch 128
-    assert V.at_most(1.5, 1.1)[0] == V.FAILS
-    assert V.greater(0.78, 1.01, "at 128", "at 4096")[0] == V.HOLDS
-    assert V.launch(6.99, 1.66, 1.0)[0] == V.HOLDS
-    assert V.launch(6.99, 30.0, 0.1)[0] == V.FAILS
-    assert V.traffic(199428, 167168, 1.25)[0] == V.HOLDS
-    # deep_gelu_mlp num_layers 2, 8, 16 (dim 1024, train, H200): a line with a fixed part
-    x, y = [2, 8, 16], [0.613, 1.535, 3.030]
-    assert V.scaling(x, y, 0.98, 0.15)[0] == V.HOLDS
-    assert abs(V.marginal_exponent(x, y) - 1) < 0.1
-    assert V.scaling([1, 2, 4, 8], [1, 1.2, 3, 3.1], 0.98, 0.15)[0] == V.FAILS
-    assert V.scaling([1, 2], [1, 2], 0.98, 0.15)[0] == V.NOT_TESTED
-
-
 # --- claims file and evaluation ---------------------------------------------------------
 
 def test_claims_file():
@@ -61,7 +23,7 @@ def test_claims_file():
     ids = [c["id"] for c in claims]
     assert len(ids) == len(set(ids)) >= 10
     for c in claims:
-        assert c["published"].get("hardware")
+        assert c["published"].get("hardware") and "line" in c["source"]
 
 
 def _tables(device="cuda"):
@@ -94,12 +56,12 @@ def _tables(device="cuda"):
 
 def test_evaluate_gpu_tables():
     res = {r.claim["id"]: r for r in R.evaluate(R.load_claims(), _tables())}
-    assert res["pointwise_10x"].verdict == V.FAILS
+    assert res["pointwise_10x"].verdict == V.FAILS                   # one process: the point decides
     assert res["matmul_1x"].verdict == V.HOLDS
     assert res["launches_35_to_1"].verdict == V.HOLDS
     assert res["launch_bound_kernels"].verdict == V.NOT_TESTED       # inference, not the text's training loop
     assert res["mlp_small_batch"].verdict == V.NOT_TESTED            # its own measurement (the batches) not here
-    assert res["gelu_ordering"].verdict == V.FAILS
+    assert res["gelu_ordering"].verdict == V.FAILS                   # CUDA (double) 2.3x Triton: not "equal"
     assert res["lstm_cudnn_4x"].verdict == V.NOT_TESTED              # one step, not a sequence
     assert res["mlp_memory_traffic"].verdict == V.NOT_TESTED         # the cost model, not Nsight Compute
     assert res["deep_mlp_layers"].verdict == V.NOT_TESTED

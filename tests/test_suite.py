@@ -94,7 +94,7 @@ def test_a_failed_configuration_lowers_the_pass_rate_and_is_named(tables):
     assert (row["n_pass"], row["pass_rate"], row["n_incorrect"]) == (1, 0.5, 1)
     assert row["verdict"] == "no interval"    # one model left: no interval over models
     text = "\n".join(suite_text.suite_md(suite.suite(sp)))
-    assert "1 of 2 (50%)" in text and "1 incorrect" in text
+    assert "1 of 2 asked for (50%)" in text and "1 incorrect" in text
 
 
 def test_a_configuration_without_an_eager_run_passes_but_is_not_compared(tables):
@@ -110,7 +110,8 @@ def test_a_configuration_without_an_eager_run_passes_but_is_not_compared(tables)
     row = table.query("mode == 'inference'").iloc[0]
     assert (row["n_configs"], row["n_pass"], row["n_compared"], row["pass_rate"]) == (2, 2, 1, 1.0)
     text = "\n".join(suite_text.suite_md(table))
-    assert "2 of 2 (100%)" in text and "1 compared; 1 without an eager run" in text
+    assert "2 of 2 asked for (100%)" in text and "1 compared; 1 without an eager run" in text
+    assert "over the models swept" in text and "where the next model" not in text
     a = audit.Audit()
     audit.check_suite(a, sp, table, None)
     assert a.violations == [] and a.checks == 2 * 5
@@ -247,8 +248,8 @@ def test_a_configuration_not_run_is_counted_apart_from_those_tried_and_the_audit
     h.loc[gone, ["speedup", "speedup_lo", "speedup_hi", "wall_ms", "compile_s"]] = np.nan
     st = suite.suite(h)
     row = st.query("mode == 'inference'").iloc[0]
-    assert (row["n_configs"], row["n_pass"], row["pass_rate"], row["n_not_run"]) == (1, 1, 1.0, 1)
-    assert "1 of 1 (100%); 1 not run" in "\n".join(suite_text.suite_md(st))
+    assert (row["n_configs"], row["n_asked"], row["n_pass"], row["pass_rate"], row["n_not_run"]) == (1, 2, 1, 0.5, 1)
+    assert "1 of 2 asked for (50%); 1 not run" in "\n".join(suite_text.suite_md(st))
     a = audit.Audit()
     audit.check_suite(a, h, st, None)
     assert a.violations == []

@@ -3,9 +3,14 @@ axes do not fit (the `measure` block of a claim in claims.yaml):
 
 - mlp_scaling: the deep MLP's benchmark of 004 7.2.3: `num_steps` x (forward, .mean(),
   backward), no optimizer, synchronized, at dim 256 and batch 256; one axis (num_layers or
-  steps) varied over the claim's values, the time of each value the median of `trials`;
+  steps) varied over the claim's values in a random order (seeded by the repeat, recorded
+  as `order`), the time of each value the median of `trials`;
+- matmul_scaling: a dim x dim fp32 matmul over the claim's dims (004 7.2.2), random order;
 - lstm_sequence: the LSTM cell written gate by gate, looped over a sequence, against
-  nn.LSTM (cuDNN) over the same sequence with the same weights (inference);
+  nn.LSTM (cuDNN) over the same sequence with the same weights (inference), at each of
+  the claim's batches (random order);
+- pointwise_chain: relu(x + bias) * scale (001 1.1) in eager against the variant
+  (torch.compile: one fused kernel) at each of the claim's sizes, paired windows;
 - ncu_traffic: one forward of a model under Nsight Compute, bytes per kernel summed over
   the iteration, cold (caches flushed before each kernel) and steady state (caches kept);
 - compile_batches: a variant's speedup over eager on one model at each of several batches,
@@ -13,7 +18,9 @@ axes do not fit (the `measure` block of a claim in claims.yaml):
   output checked against eager's first, as the runner checks it).
 
 Each repeat is a process of its own (the interval of a ratio or an exponent comes from
-repeats across processes). Every timed kind records `cv`, the robust coefficients of
+repeats across processes), running the claims in a random order (seeded by the repeat,
+recorded in claims.json `order`); claims.json records the claims file's sha256 (`claims_sha256`):
+the tolerances the page judges by are those fixed before the run. Every timed kind records `cv`, the robust coefficients of
 variation of its trials or windows (cv below): a busy host shows there, and no verdict is
 read from it.
 
@@ -24,8 +31,10 @@ from __future__ import annotations
 
 import argparse
 import copy
+import hashlib
 import json
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -34,7 +43,8 @@ import time
 
 import yaml
 
-KINDS = ("mlp_scaling", "lstm_sequence", "ncu_traffic", "compile_batches")
+KINDS = ("mlp_scaling", "matmul_scaling", "lstm_sequence", "pointwise_chain", "ncu_traffic", "compile_batches")
+SEED = 71
 
 
 def _sync(device):
@@ -67,12 +77,21 @@ def cv(ts: list[float]) -> float:
     return (q3 - q1) / 1.349 / statistics.median(ts)
 
 
-def mlp_scaling(m: dict, device: str) -> dict:
-    """Time of `steps` forward + backward steps of the deep MLP over m['values'] of m['axis']."""
+def shuffled(values: list, seed: int) -> list:
+    """The values in a random order drawn from `seed` (the same seed, the same order)."""
+    out = list(values)
+    random.Random(seed).shuffle(out)
+    return out
+
+
+def mlp_scaling(m: dict, device: str, seed: int = SEED) -> dict:
+    """Time of `steps` forward + backward steps of the deep MLP over m['values'] of
+    m['axis'], measured in a random order (recorded), reported in the values' order."""
     import torch
     from fusionlab.experiments.models.deep_gelu_mlp import DeepGeluMLP
-    ms, cvs = [], []
-    for v in m["values"]:
+    order = shuffled(m["values"], seed)
+    by = {}
+    for v in order:
         layers = v if m["axis"] == "num_layers" else m.get("num_layers", 4)
         steps = v if m["axis"] == "steps" else m.get("steps", 2)
         torch.manual_seed(0)
@@ -83,18 +102,50 @@ def mlp_scaling(m: dict, device: str) -> dict:
             for _ in range(steps):
                 model(x).mean().backward()
         ts = time_trials(run, device, m.get("warmup", 3), m.get("trials", 10))
-        ms.append(statistics.median(ts))
-        cvs.append(cv(ts))
-    return {"values": list(m["values"]), "ms": ms, "cv": cvs}
+        by[v] = (statistics.median(ts), cv(ts))
+    return {"values": list(m["values"]), "ms": [by[v][0] for v in m["values"]], "cv": [by[v][1] for v in m["values"]],
+            "order": order, "seed": seed}
 
 
-def lstm_sequence(m: dict, device: str) -> dict:
-    """The gate-by-gate cell over a sequence against cuDNN's LSTM over it (same weights)."""
+def matmul_scaling(m: dict, device: str, seed: int = SEED) -> dict:
+    """Time of one dim x dim fp32 matmul over m['values'] (and m['shown']) of dim, in a
+    random order (recorded)."""
+    import torch
+    values = list(m.get("shown", [])) + list(m["values"])
+    order = shuffled(values, seed)
+    by = {}
+    for d in order:
+        torch.manual_seed(0)
+        a, b = torch.randn(d, d, device=device), torch.randn(d, d, device=device)
+        ts = time_trials(lambda: a @ b, device, m.get("warmup", 2), m.get("trials", 5))
+        by[d] = (statistics.median(ts), cv(ts))
+        del a, b
+    return {"values": list(m["values"]), "ms": [by[v][0] for v in m["values"]], "cv": [by[v][1] for v in values],
+            "shown": list(m.get("shown", [])), "shown_ms": [by[v][0] for v in m.get("shown", [])],
+            "order": order, "seed": seed}
+
+
+def lstm_sequence(m: dict, device: str, seed: int = SEED) -> dict:
+    """The gate-by-gate cell over a sequence against cuDNN's LSTM over it (same weights),
+    at each of m['batches'] (or m['batch']) in a random order (recorded): per batch the
+    two medians, their ratio and the trials' cv."""
+    batches = list(m.get("batches") or [m.get("batch", 1024)])
+    order = shuffled(batches, seed)
+    by = {b: _lstm_one(m, device, b) for b in order}
+    out = {"seq": m["seq"], "batches": batches, "order": order, "seed": seed, "cv": []}
+    for k in ("cell_ms", "cudnn_ms", "ratio"):
+        out[k] = [by[b][k] for b in batches]
+    for b in batches:
+        out["cv"] += by[b]["cv"]
+    return out
+
+
+def _lstm_one(m: dict, device: str, b: int) -> dict:
     import torch
     from fusionlab.experiments.models.lstm_cell import LSTMCell
     from fusionlab.experiments.variants.cudnn_lstm import CudnnLSTMStep, eager_matmul_precision
     torch.manual_seed(0)
-    b, t, n, h = m.get("batch", 1024), m["seq"], m.get("input_size", 1024), m.get("hidden", 1024)
+    t, n, h = m["seq"], m.get("input_size", 1024), m.get("hidden", 1024)
     cell = LSTMCell(n, h).to(device)
     lstm = CudnnLSTMStep(cell).lstm
     x = torch.randn(t, b, n, device=device)
@@ -114,7 +165,41 @@ def lstm_sequence(m: dict, device: str) -> dict:
         ta = time_trials(gates, device, m.get("warmup", 3), m.get("trials", 10))
         tc = time_trials(cudnn, device, m.get("warmup", 3), m.get("trials", 10))
     a, c = statistics.median(ta), statistics.median(tc)
-    return {"seq": t, "batch": b, "cell_ms": a, "cudnn_ms": c, "ratio": a / c, "cv": [cv(ta), cv(tc)]}
+    return {"cell_ms": a, "cudnn_ms": c, "ratio": a / c, "cv": [cv(ta), cv(tc)]}
+
+
+def add_relu_mul(x, bias, scale):
+    """001 1.1's chain: input + bias -> relu -> * scale (three kernels in eager)."""
+    import torch
+    return torch.relu(x + bias) * scale
+
+
+def pointwise_chain(m: dict, device: str, seed: int = SEED) -> dict:
+    """add_relu_mul in eager against m['variant'] (compile: torch.compile of it; eager: the
+    same function) at each of m['elements'] in a random order (recorded): the output
+    checked against eager's, then paired windows; per size eager's median window over the
+    variant's."""
+    import torch
+    sizes = list(m["elements"])
+    order = shuffled(sizes, seed)
+    by = {}
+    for n in order:
+        torch._dynamo.reset()
+        torch.manual_seed(0)
+        x, bias, scale = (torch.randn(n, device=device) for _ in range(3))
+        fn = torch.compile(add_relu_mul) if m.get("variant", "compile") == "compile" else add_relu_mul
+        with torch.no_grad():
+            ok = torch.allclose(fn(x, bias, scale), add_relu_mul(x, bias, scale), rtol=1e-5, atol=1e-6)
+            for _ in range(m.get("warmup", 20)):
+                fn(x, bias, scale)
+                add_relu_mul(x, bias, scale)
+            e, v = paired_windows(lambda: add_relu_mul(x, bias, scale), lambda: fn(x, bias, scale), device,
+                                  m.get("iters", 100), m.get("windows", 5))
+        by[n] = (statistics.median(e), statistics.median(v), ok, cv(e), cv(v))
+    return {"elements": sizes, "order": order, "seed": seed,
+            "eager_ms": [by[n][0] for n in sizes], "variant_ms": [by[n][1] for n in sizes],
+            "ratio": [by[n][0] / by[n][1] for n in sizes], "matches": [by[n][2] for n in sizes],
+            "cv": [c for n in sizes for c in by[n][3:]]}
 
 
 def paired_windows(fa, fb, device: str, iters: int, windows: int) -> tuple[list, list]:
@@ -198,8 +283,12 @@ def ncu_traffic(m: dict, device: str, ncu: str | None, workdir: str) -> dict:
 
 
 def measure_once(claims: list[dict], device: str, ncu: str | None, workdir: str, repeat: int) -> dict:
-    """Every claim's measure block, once, in this process (ncu_traffic on repeat 0 only)."""
+    """Every claim's measure block, once, in this process, the claims in a random order
+    seeded by the repeat (recorded under "_order"; ncu_traffic on repeat 0 only)."""
     out = {}
+    seed = SEED + repeat
+    claims = shuffled(claims, seed)
+    out["_order"] = {"seed": seed, "claims": [c["id"] for c in claims if c.get("measure")]}
     for c in claims:
         m = c.get("measure")
         if not m or (c.get("needs") == "gpu" and device != "cuda"):
@@ -207,13 +296,20 @@ def measure_once(claims: list[dict], device: str, ncu: str | None, workdir: str,
         if m["kind"] == "ncu_traffic":
             if repeat == 0:
                 out[c["id"]] = ncu_traffic(m, device, ncu, workdir)
-        elif m["kind"] == "mlp_scaling":
-            out[c["id"]] = mlp_scaling(m, device)
-        elif m["kind"] == "lstm_sequence":
-            out[c["id"]] = lstm_sequence(m, device)
+        elif m["kind"] in ("mlp_scaling", "matmul_scaling", "lstm_sequence", "pointwise_chain"):
+            out[c["id"]] = MEASURES[m["kind"]](m, device, seed)
         elif m["kind"] == "compile_batches":
             out[c["id"]] = compile_batches(m, device)
     return out
+
+
+MEASURES = {"mlp_scaling": mlp_scaling, "matmul_scaling": matmul_scaling, "lstm_sequence": lstm_sequence,
+            "pointwise_chain": pointwise_chain}
+
+
+def sha256(path: str) -> str:
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
 
 
 def load(path: str) -> list[dict]:
@@ -245,7 +341,8 @@ def main(argv=None) -> int:
             json.dump(rec, f)
         return 0
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
-    result = {"device": a.device, "repeats": a.repeats, "gpu": None, "claims": {}}
+    result = {"device": a.device, "repeats": a.repeats, "gpu": None, "claims_sha256": sha256(a.claims),
+              "order": [], "claims": {}}
     if a.device == "cuda":
         import torch
         result["gpu"] = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
@@ -259,8 +356,10 @@ def main(argv=None) -> int:
                 print(f"fusionlab.bench.claims: repeat {r} failed (exit status {rc})", file=sys.stderr)
                 continue
             with open(one) as f:
-                for cid, rec in json.load(f).items():
-                    result["claims"].setdefault(cid, []).append(rec)
+                rec = json.load(f)
+            result["order"].append(rec.pop("_order", None))
+            for cid, r1 in rec.items():
+                result["claims"].setdefault(cid, []).append(r1)
     with open(a.out, "w") as f:
         json.dump(result, f, indent=1)
     return 0

@@ -54,7 +54,7 @@ rule reproduction_claims:
         python=PYTHON,
         root=lambda wildcards: ROOT,   # the checkout (claims.yaml lies under it)
         device=MACHINE.device,
-        repeats=max(CFG["repeats"], 3),
+        repeats=max(CFG["repeats"], 5),   # a t-interval over processes wants more than three
         ncu=(["--ncu", sweep.ncu_path()] if MACHINE.device == "cuda" and BACKEND == "nsys"
              and sweep.ncu_path() else []),
     threads: measure_threads()

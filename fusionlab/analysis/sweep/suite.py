@@ -5,13 +5,14 @@ and verdict) and tables/kernels.csv.
 
 - suite:          one row per (variant, mode, dtype), eager excluded: the configurations
                   tried (model x batch x sizes), how many ran ok and matched eager
-                  (pass_rate = n_pass / n_configs; every other status counted by name),
+                  (pass_rate = n_pass / n_asked: n_asked is every configuration the config
+                  asks for, those not run counted; every other status counted by name),
                   of those how many have an eager run to compare with (n_compared) and
                   how many of these are host-skewed (n_host_skewed, sweep.headline), and
                   the geometric-mean speedup over those compared configurations (each one's
                   headline speedup; speedup_source names their estimators) with its 95%
-                  interval across models (bootstrap resampling whole models: the spread a
-                  reader's next model could fall in), its smallest and largest, the median
+                  bootstrap interval over the models swept (resampling whole models; it
+                  describes these models, not others), its smallest and largest, the median
                   compile time (compile_s) and break-even iterations (break_even_iters).
                   n_not_run: the configurations the config asks for that have no run
                   (status headline.NOT_RUN), apart from those tried.
@@ -60,7 +61,7 @@ def geomean_ci(values: pd.Series, groups: pd.Series, n: int = N_BOOT, seed: int 
 
 
 # the suite's counts; its other n_* columns count statuses
-COUNTS = ("n_models", "n_configs", "n_pass", "n_compared", "n_host_skewed", "n_not_run")
+COUNTS = ("n_models", "n_configs", "n_asked", "n_pass", "n_compared", "n_host_skewed", "n_not_run")
 
 
 def host_skewed(ok: pd.DataFrame) -> int:
@@ -78,8 +79,9 @@ def suite(h: pd.DataFrame) -> pd.DataFrame:
         ok = passed[passed["speedup"].notna() & (passed["speedup"] > 0)]   # those with an eager to compare
         gm, lo, hi = geomean_ci(ok["speedup"], ok["model"])
         est = sorted(ok["estimator"].dropna().unique()) if "estimator" in ok else []
-        row = dict(zip(SUITE_KEYS, key), n_models=g["model"].nunique(), n_configs=len(g), n_pass=len(passed),
-                   pass_rate=len(passed) / len(g) if len(g) else np.nan, n_compared=len(ok),
+        row = dict(zip(SUITE_KEYS, key), n_models=g["model"].nunique(), n_configs=len(g), n_asked=len(every),
+                   n_pass=len(passed), pass_rate=len(passed) / len(every) if len(every) else np.nan,
+                   n_compared=len(ok),
                    n_host_skewed=host_skewed(ok),
                    speedup_source=" and ".join(est) or "none",
                    geomean_speedup=gm, geomean_lo=lo, geomean_hi=hi,

@@ -6,7 +6,8 @@ reproduction.md and the figure of the claims by type.
 """
 from __future__ import annotations
 
-from fusionlab.analysis.report.reproduction.evaluate import CLAIMS, Result, evaluate, load_claims
+from fusionlab.analysis.report.reproduction.evaluate import CLAIMS, evaluate, load_claims, sha256
+from fusionlab.analysis.report.reproduction.reading import Result
 from fusionlab.analysis.report.reproduction.measure import Sweep
 from fusionlab.analysis.report.reproduction.render import figure, markdown
 from fusionlab.analysis.report.reproduction.verdict import VERDICTS
@@ -18,9 +19,9 @@ def write(runs: str, speedups: str, costs: str | None, peaks: str | None, runs_r
     sweep = Sweep.from_files(runs, speedups, costs, peaks, runs_root, claims_json)
     results = evaluate(load_claims(claims), sweep)
     with open(md, "w") as f:
-        f.write(markdown(results, sweep.hardware(), sweep.device))
+        f.write(markdown(results, sweep.hardware(), sweep.device, sha256(claims), sweep.claims_sha256))
     figure(results, sweep.hardware(), png, svg)
     return results
 
 
-__all__ = ["CLAIMS", "Result", "Sweep", "VERDICTS", "evaluate", "figure", "load_claims", "markdown", "write"]
+__all__ = ["CLAIMS", "Result", "Sweep", "VERDICTS", "evaluate", "figure", "load_claims", "markdown", "sha256", "write"]

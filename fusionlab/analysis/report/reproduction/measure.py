@@ -31,6 +31,7 @@ class Sweep:
         self.costs = costs if costs is not None else pd.DataFrame()
         self.peaks, self.runs_root = peaks or {}, runs_root
         self.claims = (claims or {}).get("claims", {})   # claim id -> one record per process
+        self.claims_sha256 = (claims or {}).get("claims_sha256")   # the claims file the processes read
         ok = runs[runs.get("status", pd.Series("ok", index=runs.index)) == "ok"] if len(runs) else runs
         self.device = str(ok["device"].mode().iloc[0]) if len(ok) and "device" in ok else "cpu"
 
@@ -139,6 +140,36 @@ class Sweep:
                 & (m["size"].fillna("default").astype(str) == str(r.get("size") or "default"))
                 & (m["mode"] == r["mode"]) & (m["status"] == "ok")]
         return _f(sel[col].median()) if col in sel and len(sel) else None
+
+    def _runs_of(self, r) -> pd.DataFrame:
+        m = self.runs
+        if not len(m):
+            return m
+        return m[(m["model"] == r["model"]) & (m["variant"] == r["variant"]) & (m["batch"] == r["batch"])
+                 & (m["size"].fillna("default").astype(str) == str(r.get("size") or "default"))
+                 & (m["mode"] == r["mode"]) & (m.get("status", pd.Series("ok", index=m.index)) == "ok")]
+
+    def per_process(self, r, col: str) -> list:
+        """A runs.csv column of every process (repeat) of this speedups.csv row."""
+        sel = self._runs_of(r)
+        return [v for v in (_f(x) for x in sel[col])] if col in sel else []
+
+    def kernel_ms(self, r) -> list:
+        """GPU kernel time per iteration of every process (busy time: overlapping kernels
+        once; else the summed kernel time)."""
+        sel = self._runs_of(r)
+        busy = sel["gpu_busy_per_iter_ms"] if "gpu_busy_per_iter_ms" in sel else pd.Series(float("nan"), index=sel.index)
+        gpu = sel["gpu_time_per_iter_ms"] if "gpu_time_per_iter_ms" in sel else pd.Series(float("nan"), index=sel.index)
+        return [v for v in (_f(x) for x in busy.fillna(gpu)) if v is not None]
+
+    def host_share(self, r) -> float | None:
+        """The median share of the untraced wall time that is exposed host time (the GPU
+        waiting on the host: analysis.sweep.shares) over this row's processes."""
+        from fusionlab.analysis.sweep import shares
+        sel = self._runs_of(r)
+        if not len(sel) or "wall_time_per_iter_ms" not in sel:
+            return None
+        return _f(shares.per_run(sel)["host_share"].median())
 
     def api_share(self, r, name: str = "cudaLaunchKernel") -> float | None:
         """The share of the whole profile's CUDA API time spent in `name` (nsys stats)."""

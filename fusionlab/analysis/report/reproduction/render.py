@@ -11,8 +11,10 @@ def _cell(s: str) -> str:
     return str(s).replace("|", "\\|").replace("\n", " ")
 
 
-def markdown(results: list[Result], hardware: str, device: str) -> str:
-    """The table claim | source | published (hardware) | measured here | verdict | why."""
+def markdown(results: list[Result], hardware: str, device: str, claims_sha256: str | None = None,
+             measured_sha256: str | None = None) -> str:
+    """The table claim | source | published (hardware) | measured here | verdict | why, and
+    the sha256 of the claims file whose tolerances judged it."""
     counts = {v: sum(r.verdict == v for r in results) for v in V.VERDICTS}
     lines = [
         "# The source texts' claims, reproduced",
@@ -20,18 +22,25 @@ def markdown(results: list[Result], hardware: str, device: str) -> str:
         f"Measured on: **{hardware}**. Ratios, counts, orderings and exponents are compared across "
         "hardware; absolute times are shown with their hardware and never judged across it. "
         "Measured ratios are paired speedups over eager (eager timed in the variant's own "
-        "process) with their 95% interval over repeats, each a process of its own (one process "
-        "gives none); the runs' own times are shown beside them with their own ratio.",
+        "process), their geometric mean over repeats (each a process of its own) with its 95% "
+        "t-interval over them (one process gives none and says so); where either side is "
+        "host-bound (exposed host time over half the wall time) the kernel-time speedup is "
+        "judged and the wall-time one shown beside it.",
         "",
         "Verdicts: " + ", ".join(f"{n} {v}" for v, n in counts.items() if n) + ".",
         "",
     ]
+    if claims_sha256:
+        lines += [f"Tolerances: the claims file, sha256 `{claims_sha256}`"
+                  + ("" if not measured_sha256 or measured_sha256 == claims_sha256 else
+                     f"; **the claims' own processes read another version of it** (sha256 `{measured_sha256}`): "
+                     "its tolerances or configurations changed after they ran") + ".", ""]
     if device != "cuda":
         gpu = [r.claim["id"] for r in results if r.verdict == V.NOT_ON_DEVICE]
         here = [r.claim["id"] for r in results if r.verdict != V.NOT_ON_DEVICE]
         lines += [f"This is a CPU run: {len(gpu)} claim(s) need a GPU and are not measurable on this "
                   f"device ({', '.join(gpu)}); nothing is shown for them. Run `snakemake reproduction "
-                  "--configfile config/reproduction.yaml --cores 16 --scheduler greedy` on a GPU machine "
+                  "--configfile config/reproduction.yaml --cores all` on a GPU machine "
                   "to judge them. Read on this CPU: " + (", ".join(here) or "none") + ".", ""]
     lines += ["| claim | source | published (hardware) | measured here | verdict | why |",
               "|---|---|---|---|---|---|"]
@@ -45,19 +54,20 @@ def markdown(results: list[Result], hardware: str, device: str) -> str:
         why = "; ".join([r.why] + r.notes) if r.why else "; ".join(r.notes)
         lines.append("| " + " | ".join(_cell(x) for x in (
             f"**{c['id']}**: {c['claim']}", c["source"], published_text(c), measured, f"**{r.verdict}**", why)) + " |")
-    lines += ["", "How a verdict is reached (docs/reproduction.md): **holds** when the point estimate "
-              "is within the claim's tolerance and its interval (over repeats in separate processes) "
-              "meets it; **does not hold** when the point is outside (an agreeing direction is said "
-              "in the reason, never a verdict); **not tested** when what was measured is another "
-              "configuration, mode or quantity than the claim's (its value is shown, not judged); "
-              "**not measurable on this device** for a GPU claim on a CPU run. A claim of several "
-              "parts holds only if every part does.", ""]
+    lines += ["", "How a verdict is reached (docs/reproduction.md): **holds** when the measured "
+              "interval lies within the claim's band; **does not hold** when it lies entirely outside; "
+              "**inconclusive** when it straddles an edge; **not tested** when what was measured is "
+              "another configuration, mode or quantity than the claim's, or too noisy to judge (its "
+              "value is shown, not judged); **not measurable on this device** for a GPU claim on a CPU "
+              "run. A claim of several parts holds only if every part does; a claim the text states "
+              "without a size is swept over a documented range and says where it holds.", ""]
     return "\n".join(lines)
 
 
-COLORS = {V.HOLDS: "tab:green", V.FAILS: "tab:red", V.NOT_TESTED: "0.55", V.NOT_ON_DEVICE: "tab:purple"}
-PANELS = {"ratio": "ratio", "threshold": "ratio", "launch": "ratio", "traffic": "ratio", "count": "count",
-          "ordering": "ordering", "scaling": "scaling"}
+COLORS = {V.HOLDS: "tab:green", V.FAILS: "tab:red", V.INCONCLUSIVE: "tab:orange", V.NOT_TESTED: "0.55",
+          V.NOT_ON_DEVICE: "tab:purple"}
+PANELS = {"ratio": "ratio", "ratios": "ratio", "threshold": "ratio", "launch": "ratio", "traffic": "ratio",
+          "count": "count", "matches": "count", "ordering": "ordering", "scaling": "scaling"}
 
 
 def figure(results: list[Result], hardware: str, png: str, svg: str) -> int:
@@ -100,7 +110,8 @@ def _ratios(ax, results) -> int:
     axis; the claims of this type with nothing measured as rows of their own."""
     rows = [row for r in _of(results, "ratio") if r.plot for row in r.plot["rows"]]
     for i, (label, pub, band, m, lo, hi, verdict) in enumerate(rows):
-        ax.barh(-i, band[1] - band[0], left=band[0], height=0.6, color="0.88", edgecolor="0.7")
+        hi_edge = min(band[1], 1e3)   # an open band ("at least") drawn to the axis' end
+        ax.barh(-i, hi_edge - band[0], left=band[0], height=0.6, color="0.88", edgecolor="0.7")
         if pub:
             ax.plot([pub], [-i], marker="|", ms=14, color="0.3")
         err = [[m - lo], [hi - m]] if lo is not None and hi is not None else None
@@ -124,26 +135,30 @@ def _ratios(ax, results) -> int:
 
 
 def _scaling(ax, results) -> int:
-    """Time against the varied axis, normalised to the first value, with the fitted line."""
-    for r, mk in zip([r for r in _of(results, "scaling") if r.plot], "os^"):
+    """Time against the varied axis, both normalised to the first value (log-log), with
+    the power the text states (dotted) and the slope fitted over every point."""
+    for r, mk in zip([r for r in _of(results, "scaling") if r.plot], "os^v"):
         p = r.plot
-        x, y, (a, b) = p["x"], p["y"], p["fit"]
+        x, y, k = p["x"], p["y"], p["slope"]
         xn = [v / x[0] for v in x]
-        ax.plot(xn, [t / y[0] for t in y], mk, color=COLORS[r.verdict], ms=7, label=f"{r.claim['id']} ({p['axis']})")
-        ax.plot(xn, [(a + b * v) / y[0] for v in x], "-", color=COLORS[r.verdict], lw=1)
-    lim = max([5.0] + [v for r in _of(results, "scaling") if r.plot for v in (r.plot["x"][-1] / r.plot["x"][0],)])
-    ax.plot([1, lim], [1, lim], ls=":", color="0.5", lw=1, label="proportional")
+        ax.plot(xn, [t / y[0] for t in y], mk, color=COLORS[r.verdict], ms=7,
+                label=f"{r.claim['id']} ({p['axis']}; slope {k:.2f}, stated {p['exponent']:g})")
+        ax.plot(xn, [v ** k for v in xn], "-", color=COLORS[r.verdict], lw=1)
+        ax.plot(xn, [v ** p["exponent"] for v in xn], ":", color="0.5", lw=1)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
     ax.set_xlabel("axis value / first value")
     ax.set_ylabel("time / time at the first value")
-    ax.set_title("scaling: data and the fitted line", fontsize=10)
-    ax.legend(fontsize=7, loc="upper left")
+    ax.set_title("scaling: data, fitted slope (line), stated power (dotted)", fontsize=10)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7, loc="upper left")
     return _empty(ax, results, "scaling")
 
 
 def _counts(ax, results) -> int:
     """Kernels per iteration, published (hatched) and measured, per claim and variant."""
     x, ticks = 0, []
-    for r in [r for r in _of(results, "count") if r.plot]:
+    for r in [r for r in _of(results, "count") if r.plot and r.plot.get("type") == "count"]:
         for v, p in r.plot["published"].items():
             m = r.plot["measured"].get(v)
             ax.bar(x - 0.2, p, 0.4, color="white", edgecolor="0.3", hatch="//")
