@@ -11,7 +11,7 @@ analysis (analysis.run.attribution) joins the kernels each op launched to the op
   thread runs the backward).
 - op_record.json beside run.json: {"root": the model's class, "ops": [{op, phase (forward /
   backward), module (dotted path below the model: encoder.layer.3.attention.self; "" for the
-  model itself), source (file:line of the innermost frame outside torch and the runner),
+  model itself; null outside the model: the loss, the optimizer), source (file:line of the innermost frame outside torch and the runner),
   seq (autograd's sequence number: a forward op's node, the backward node being run),
   node (the backward's autograd node: AddmmBackward0)}]}.
 - The module path is torch.utils.module_tracker.ModuleTracker's (module forward hooks, and
@@ -105,10 +105,10 @@ class OpRecorder:
 
         self.mode = Mode()
 
-    def module(self) -> str:
-        """The innermost module the tracker has open (its full name; "" for none)."""
+    def module(self) -> str | None:
+        """The innermost module the tracker has open (its full name; None for none)."""
         names = [n for n in self.tracker.parents if n != "Global"]
-        return max(names, key=lambda n: n.count("."), default="")
+        return max(names, key=lambda n: n.count("."), default=None)
 
     def __enter__(self):
         self.tracker.__enter__()
@@ -126,7 +126,7 @@ class OpRecorder:
         root = ""
         forward: dict[int, dict] = {}
         for r in self.ops:
-            if r["module"]:
+            if r["module"] is not None:
                 root, r["module"] = module_path(r["module"])
             if r["phase"] == "forward" and r["seq"] is not None:
                 forward.setdefault(r["seq"], r)

@@ -22,6 +22,7 @@ kernel, time_us (per iteration), share (of the run's kernel time), rule (RULES' 
 from __future__ import annotations
 
 import os
+import sys
 from collections import defaultdict
 
 import numpy as np
@@ -33,6 +34,7 @@ from fusionlab.core.io import read_json
 
 COLUMNS = ["module", "source", "op", "phase", "kernel", "time_us", "share", "rule"]
 UNATTRIBUTED = "(unattributed)"
+OUTSIDE = "(outside the model)"   # an op no module of the model ran: the loss, the optimizer
 RULES = {
     "launch": "measured: the kernel's launches inside this op's range in the op record's iteration; its time "
               "per iteration split among them by their durations there",
@@ -180,7 +182,8 @@ def eager(m: Measured, record: dict | None) -> pd.DataFrame:
             lost = 1.0 - sum(w for _, w in placed)
             for i, w in placed:
                 o = ops[i]
-                rows.append({"module": o.get("module") or "", "source": o.get("source") or "", "op": o["op"],
+                module = o.get("module")
+                rows.append({"module": OUTSIDE if module is None else module, "source": o.get("source") or "", "op": o["op"],
                              "phase": o.get("phase", ""), "kernel": kernel, "time_us": part * w, "rule": "launch"})
             if lost > 1e-12:
                 rows.append(_unattributed(kernel, part * lost, "outside op ranges"))
@@ -212,10 +215,28 @@ def attribute(run_json: str, profile: str) -> pd.DataFrame:
 
 
 def coverage(rows: pd.DataFrame) -> dict:
-    """Shares of a run's kernel time attributed to a module path and to a source line."""
+    """Shares of a run's kernel time attributed to a module path of the model and to a
+    source line (rows outside the model count as neither)."""
     total = float(rows["time_us"].sum()) if len(rows) else 0.0
     if not total:
         return {"module": float("nan"), "source": float("nan")}
-    placed = rows[rows["module"] != UNATTRIBUTED]
+    placed = rows[~rows["module"].isin([UNATTRIBUTED, OUTSIDE])]
     return {"module": float(placed["time_us"].sum()) / total,
             "source": float(placed.loc[placed["source"] != "", "time_us"].sum()) / total}
+
+
+def main(run_json: str, profile: str | None, out_csv: str) -> pd.DataFrame:
+    """attribution.csv of one run (COLUMNS); no rows for a run that is not ok or has no
+    profile, and for a profile that cannot be read (ReportError's line printed)."""
+    from fusionlab.analysis.readers.trace import ReportError
+    from fusionlab.core.io import atomic_path
+    run = read_json(run_json) or {}
+    rows = pd.DataFrame(columns=COLUMNS)
+    if run.get("status") == "ok" and profile and os.path.exists(profile):
+        try:
+            rows = attribute(run_json, profile)
+        except ReportError as e:
+            print(f"attribution: {e}", file=sys.stderr)
+    with atomic_path(out_csv) as tmp:
+        rows.to_csv(tmp, index=False)
+    return rows
