@@ -207,7 +207,11 @@ def attribute(run_json: str, profile: str) -> pd.DataFrame:
     from fusionlab.analysis.run import attribution_split
     from fusionlab.analysis.run.run_metrics import debug_dir, load_profile
     run = read_json(run_json) or {}
-    m = measured(load_profile(profile))
+    if profile.endswith(".json.gz"):   # a trace kept gzipped (torch.profiler's .json.gz)
+        from fusionlab.analysis.readers import torch_trace
+        m = measured(torch_trace.load(profile))
+    else:
+        m = measured(load_profile(profile))
     if run.get("variant") == "eager":
         return eager(m, read_json(os.path.join(os.path.dirname(os.path.abspath(run_json)), OP_RECORD)))
     from fusionlab.analysis.readers import inductor_logs
