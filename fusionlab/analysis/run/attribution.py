@@ -183,7 +183,8 @@ def eager(m: Measured, record: dict | None) -> pd.DataFrame:
             for i, w in placed:
                 o = ops[i]
                 module = o.get("module")
-                rows.append({"module": OUTSIDE if module is None else module, "source": o.get("source") or "", "op": o["op"],
+                rows.append({"module": OUTSIDE if module is None else module, "source": o.get("source") or "",
+                             "op": o["op"],
                              "phase": o.get("phase", ""), "kernel": kernel, "time_us": part * w, "rule": "launch"})
             if lost > 1e-12:
                 rows.append(_unattributed(kernel, part * lost, "outside op ranges"))
