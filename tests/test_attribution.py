@@ -180,3 +180,19 @@ def test_icicle_tree_and_layout_nest_modules_in_their_parents():
     assert boxes["a.y"] == (2, 10.0, 5.0) and boxes["b"] == (1, 15.0, 3.0) and boxes[A.UNATTRIBUTED] == (0, 18.0, 1.0)
     fig = icicle.attribution_icicle({"attribution": _table()}, "m")
     assert len(fig.axes) == 2
+
+
+def test_recorded_nsys_run_measures_the_kernel_tables_time(tmp_path):
+    import gzip
+    import shutil
+    from fusionlab.analysis.readers import nsys_sqlite
+    from fusionlab.analysis.run import metrics
+    src = os.path.join(os.path.dirname(__file__), "data", "nsys2025_h100_train", "deep_gelu_mlp_eager", "report.sqlite.gz")
+    path = str(tmp_path / "report.sqlite")
+    with gzip.open(src) as f, open(path, "wb") as out:
+        shutil.copyfileobj(f, out)
+    m = A.measured(nsys_sqlite.scan(path))
+    table = metrics.kernel_table(nsys_sqlite.scan(path))
+    assert m.iters == 5 and m.total_us == pytest.approx(table["time_per_iter_us"].sum(), rel=1e-9)
+    rows = A.eager(m, None)     # recorded before the op record: every kernel unattributed, none lost
+    assert set(rows["rule"]) == {"no op record"} and rows["time_us"].sum() == pytest.approx(m.total_us)
