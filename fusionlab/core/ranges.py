@@ -19,3 +19,13 @@ ALL = (BUILD, CHECK, WARMUP, MEASURE, ITERATION)
 def torch_label(name: str) -> str:
     """Label of a range in a torch.profiler trace (record_function has no domains)."""
     return f"{DOMAIN}:{name}"
+
+# not in ALL: one iteration after MEASURE, in an eager run's traced process only, whose ops
+# each run in a range of OP_DOMAIN named by the op (runner.op_record; analysis.run.attribution)
+ATTRIBUTE = "attribute"
+OP_DOMAIN = "fusionlab.op"
+
+
+def op_label(op: str) -> str:
+    """Label of an op's range in a torch.profiler trace (OP_DOMAIN's, as torch_label)."""
+    return f"{OP_DOMAIN}:{op}"

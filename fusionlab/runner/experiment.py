@@ -17,7 +17,7 @@ from fusionlab.core import axes, ranges
 from fusionlab.core.io import atomic_path
 from fusionlab.jobs import host_gate, host_probe
 from fusionlab.jobs import slots as gpu_slots
-from fusionlab.runner import check, environment, introspect, process, record, timing
+from fusionlab.runner import check, environment, introspect, op_record, process, record, timing
 from fusionlab.runner.spec import ExperimentSpec
 
 # paired windows stop at this many x --windows pairs at most (timing.Until)
@@ -166,6 +166,8 @@ def traced_measure(torch, spec, device: str, rng, phase, run_iter, sync,
             end.record()
         sync()
         wall = time.perf_counter() - t0
+    if op_record.applies(spec, device):   # an eager run's op record, inside the capture, after MEASURE
+        op_record.attribution_iteration(torch, spec, rng, run_iter, sync)
     if capture and not capture_open:
         torch.cuda.profiler.stop()  # (a slot's process stops it after letting go of the GPU)
     if prof is not None:

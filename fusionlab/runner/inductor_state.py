@@ -8,7 +8,10 @@ emits the graph's provenance artifact (inside its graph handler, after code gene
   before decomposition: threshold_backward, native_layer_norm_backward, mm), `backward`
   (partitioner_tag is_backward) and `source_fn` (the torch-level call: the node's own
   source_fn_stack in a forward graph, fwd_source_fn_stack, copied from the forward node of
-  the same seq_nr, in a backward graph), as [name, target].
+  the same seq_nr, in a backward graph), as [name, target]; `module`, the innermost entry
+  of its nn_module_stack (fwd_nn_module_stack in a backward graph) as dynamo spells it
+  ("L['self'].encoder.layer.0"), and `source`, the innermost frame of its stack_trace
+  ("file:line"), where the node has them (analysis.run.attribution_split reads both).
 - scheduler_bytes(): per scheduler node after fusion, Inductor's own estimate of the bytes
   it reads and writes (BaseSchedulerNode.get_read_write_buffers_sizes: each buffer's
   accesses, capped at the buffer's size, buffers a fused node keeps inside it left out;
@@ -20,6 +23,8 @@ Both are read only: nothing here changes the compile. On a graph from Inductor's
 cache nothing is lowered or scheduled, and both are absent (None).
 """
 from __future__ import annotations
+
+import re
 
 
 def current_graph():
@@ -37,6 +42,23 @@ def _name(x) -> str:
     return str(getattr(x, "__name__", None) or x)
 
 
+STACK_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+def innermost_module(stack) -> str | None:
+    """The innermost module path of an nn_module_stack ({key: (path, type)}, outermost first)."""
+    if not isinstance(stack, dict) or not stack:
+        return None
+    last = list(stack.values())[-1]
+    return str(last[0]) if isinstance(last, (tuple, list)) and last else None
+
+
+def innermost_frame(stack_trace) -> str | None:
+    """'file:line' of the last frame of an FX stack_trace (traceback.format_list's text)."""
+    found = STACK_FRAME.findall(stack_trace) if isinstance(stack_trace, str) else []
+    return f"{found[-1][0]}:{found[-1][1]}" if found else None
+
+
 def node_meta(graph) -> dict:
     """{"backward": bool, "inference": bool, "nodes": {node: meta}} of the post-grad graph
     of `graph` (a GraphLowering; module doc)."""
@@ -51,7 +73,10 @@ def node_meta(graph) -> dict:
         nodes[n.name] = {"seq_nr": meta.get("seq_nr"), "original_aten": _name(meta["original_aten"])
                          if meta.get("original_aten") is not None else None,
                          "backward": backward,
-                         "source_fn": [str(src[0]), _name(src[1])] if src and len(src) == 2 else None}
+                         "source_fn": [str(src[0]), _name(src[1])] if src and len(src) == 2 else None,
+                         "module": innermost_module(meta.get("fwd_nn_module_stack" if backward else "nn_module_stack")
+                                                    or meta.get("nn_module_stack")),
+                         "source": innermost_frame(meta.get("stack_trace"))}
     return {"backward": bool(getattr(graph, "is_backward", False)),
             "inference": bool(getattr(graph, "is_inference", False)), "nodes": nodes}
 
