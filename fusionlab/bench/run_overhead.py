@@ -294,6 +294,33 @@ def _counts(text: str) -> list[int]:
     return ks
 
 
+def gate_pauses(rows: list[dict]) -> dict:
+    """What the host gate (jobs.host_gate) cost the sweep: the spans its measuring
+    processes held the sweep paused (untraced windows: host_check.gate; traced measured
+    ranges: traced_gate), merged where they overlap, the processes stopped at most, and the
+    windows' retimes (host_check.pairs_discarded)."""
+    spans, stopped, retimed, pauses = [], 0, 0, 0
+    for r in rows:
+        for rec in (r.get("_untraced_rec"), r.get("_nsys_rec")):
+            if not rec:
+                continue
+            check = rec.get("host_check") or {}
+            retimed += check.get("pairs_discarded") or 0
+            for g in (check.get("gate"), rec.get("traced_gate")):
+                if g and g.get("roots") and g.get("held_unix"):
+                    spans.append(tuple(g["held_unix"]))
+                    stopped = max(stopped, g.get("stopped") or 0)
+                    pauses += 1
+    merged = []
+    for a, b in sorted(spans):
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    return {"pauses": pauses, "paused_s": sum(b - a for a, b in merged), "stopped_max": stopped,
+            "pairs_retimed": retimed}
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("results")
@@ -340,6 +367,14 @@ def main(argv=None) -> int:
               f"{_median([{'x': (r.get('untraced_lock_held_s') or 0) + (r.get('nsys_lock_held_s') or 0)} for r in rows], 'x'):.1f} s")
         for uuid, (k, s) in sorted(lock_by_gpu(rows).items()):
             print(f"  GPU {uuid}: {k} measuring processes, lock held {s:.0f} s ({s / (t1 - t0):.0%})")
+    gate = gate_pauses(rows)
+    if gate["pauses"]:
+        t0 = min(r["start_unix"] for r in rows if r.get("start_unix") is not None)
+        t1 = max(r["end_unix"] for r in rows if r.get("end_unix") is not None)
+        print(f"host gate: {gate['pauses']} measurements paused the sweep for {gate['paused_s']:.0f} s in all "
+              f"({gate['paused_s'] / max(t1 - t0, 1e-9):.0%} of the {t1 - t0:.0f} s from the first process's start to "
+              f"the last's end), stopping up to {gate['stopped_max']} processes; {gate['pairs_retimed']} pairs of "
+              "windows timed again for a disturbed host")
     procs = lock_spans(rows)
     if procs:
         print(f"measuring processes in flight per GPU: {mean_in_flight(procs):.2f} on average")

@@ -220,11 +220,14 @@ def resume_if_idle(directory: str) -> int:
 
 class Gate:
     """This process's hold on the gate while it measures (quiet): refresh() between
-    windows stops heavy work started since; `info` is the record of it."""
+    windows stops heavy work started since; `info` is the record of it: the sweeps
+    registered (roots), the processes held stopped at most (stopped), the seconds waited
+    for the gate's lock (wait_s) and held (held_s, held_unix: the span the sweep was
+    paused for this process)."""
 
     def __init__(self, directory: str):
         self.directory = directory
-        self.info = {"roots": 0, "stopped": 0, "wait_s": 0.0, "refreshes": 0, "measurers": 1}
+        self.info = {"roots": 0, "stopped": 0, "wait_s": 0.0, "refreshes": 0, "measurers": 1, "held_s": 0.0}
 
     def refresh(self) -> None:
         with _gate_lock(self.directory):
@@ -280,12 +283,15 @@ def quiet(directory: str | None = None):
         gate.info["wait_s"] = round(time.time() - t0, 4)
         mine = _hold(directory, f"quiet.{os.getpid()}")
         gate.info["stopped"] = _stop_heavy(directory)
+    held = time.time()
     try:
         yield gate
     finally:
         with _gate_lock(directory):
             _drop(mine)
         resume_if_idle(directory)
+        gate.info["held_s"] = round(time.time() - held, 4)
+        gate.info["held_unix"] = [round(held, 3), round(time.time(), 3)]
 
 
 class CpuMeter:

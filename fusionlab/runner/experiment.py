@@ -273,6 +273,7 @@ def run(spec: ExperimentSpec, rec: dict, phases: process.Phases | None = None,
         else:
             windows = timing.time_windows(variant_loop, sync, spec.windows, spec.iters, probe, probe_ms, host_check)
     rec["host_check"] = host_check.record()
+    rec["host_check"]["gate"] = dict(gate.info)   # with held_s, known once the gate is let go
     mark("timing")
     one_iteration = timing.iteration(torch, spec.mode, fn, inputs, model, optimizers.get(id(model)), spec.dtype)
     with measuring(device) if spec.profiler != "none" else contextlib.nullcontext() as traced_gate:
