@@ -30,4 +30,8 @@ for c in ${SWEEPS:-small train real}; do
   python benchmarks/bare_loop_processes.py compare --bare results/host-gate-$c/bare.json \
     --headline results/host-gate-$c/tables/headline.csv --csv results/host-gate-$c/bare_compare.csv
 done
+for c in ${SWEEPS:-small train real}; do
+  stamp "run_overhead $c"
+  python benchmarks/run_overhead.py results/host-gate-$c | grep -E "host gate|phases summed|waits for the GPU|profiled runs"
+done
 stamp done
