@@ -89,6 +89,8 @@ localrules:
     summary,
     fusion_map,
     ncu_traffic,
+    run_attribution,
+    attribution,
 
 
 include: "workflow/rules/common.smk"
@@ -107,12 +109,13 @@ if not REGENERATE:
 
 include: "workflow/rules/ncu.smk"
 include: "workflow/rules/analysis.smk"
+include: "workflow/rules/attribution.smk"
 include: "workflow/rules/plots.smk"
 include: "workflow/rules/reproduction.smk"
 
 
 
-ANALYSIS = [*TABLES.values(), *SUITE.values(), HEADLINE, SUMMARY, SUMMARY_HTML, FUSION_MAP,
+ANALYSIS = [*TABLES.values(), *SUITE.values(), HEADLINE, SUMMARY, SUMMARY_HTML, FUSION_MAP, ATTRIBUTION,
             *[f for fig in FIGURES for f in figure_files(fig)]]
 
 
