@@ -37,6 +37,7 @@ device * 2**32 + stream).
 from __future__ import annotations
 
 import os
+import sqlite3
 
 import numpy as np
 
@@ -90,7 +91,7 @@ def times_within(cols: list[np.ndarray], table: str, names=("start", "end")) -> 
     for c, name in zip(cols, names):
         if len(c) and (int(c.min()) < TIME_RANGE[0] or int(c.max()) >= TIME_RANGE[1]):
             bad = int(c.min()) if int(c.min()) < TIME_RANGE[0] else int(c.max())
-            raise N.ReportError(f"{table}.{name} holds {bad}, outside 0..2**62 ns")
+            raise N.ReportError(f"{table}.{name} holds {'NULL or ' if bad == -1 else ''}{bad}, outside 0..2**62 ns")
 
 
 def _ids(col: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
@@ -104,6 +105,8 @@ def _one(report, sql: str):
     con = N.open_report(report.source)
     try:
         return con.execute(sql).fetchall()
+    except sqlite3.DatabaseError as e:
+        raise N._unreadable(report.source, e) from None
     finally:
         con.close()
 
@@ -238,7 +241,7 @@ class Calls:
         i = 0
         corr_sql = nsys_arrow.id_sql(r["corr"])
         q = (f"SELECT CASE WHEN {r['launch']} THEN {corr_sql} "
-             f"ELSE {OTHER} - 1 - {corr_sql} END, start, end, coalesce(globalTid, 0) "
+             f"ELSE {OTHER} - 1 - {corr_sql} END, coalesce(start, -1), coalesce(end, -1), coalesce(globalTid, 0) "
              f"FROM {N.RUNTIME_TABLE} {{where}} ORDER BY rowid")
         names = [r["corr"], "start", "end", "globalTid", r["name"]]
 
@@ -247,14 +250,15 @@ class Calls:
                 raise sqlite_pages.Unsupported("launch calls named by text")
             corr = _ids(c[r["corr"]])
             launch = np.isin(c[r["name"]][0], r["launch_ids"]) & ~c[r["name"]][1]
-            return [np.where(launch, corr, OTHER - 1 - corr), c["start"][0], c["end"][0], c["globalTid"][0]]
+            return [np.where(launch, corr, OTHER - 1 - corr), _coalesce(c["start"], -1), _coalesce(c["end"], -1),
+                    c["globalTid"][0]]
         for b in _table(report, N.RUNTIME_TABLE, names, convert, q, None):
             _ids_within(b[0], N.RUNTIME_TABLE, r["corr"])
             times_within(b[1:3], N.RUNTIME_TABLE)
             is_launch = b[0] >= MISSING
             k = int(is_launch.sum())
             if i + k > len(lc[0]):          # more rows than the rowids span (the table grew while read)
-                lc = [np.resize(c, max(2 * len(c), i + k)) for c in lc]
+                lc = [np.concatenate([c[:i], np.empty(max(len(c), k), np.int64)]) for c in lc]
             every = k == len(is_launch)
             for j in range(4):
                 lc[j][i:i + k] = b[j] if every else b[j][is_launch]
@@ -321,9 +325,10 @@ class Calls:
 
 def kernel_times(report):
     k = report._kernel
-    q = f"SELECT start, end, {nsys_arrow.id_sql(k['corr'])} FROM {N.KERNEL_TABLE} {{where}} ORDER BY rowid"
+    q = (f"SELECT coalesce(start, -1), coalesce(end, -1), {nsys_arrow.id_sql(k['corr'])} FROM {N.KERNEL_TABLE} "
+         f"{{where}} ORDER BY rowid")
     for b in _table(report, N.KERNEL_TABLE, ["start", "end", k["corr"]],
-                    lambda c: [c["start"][0], c["end"][0], _ids(c[k["corr"]])], q, CHUNK):
+                    lambda c: [_coalesce(c["start"], -1), _coalesce(c["end"], -1), _ids(c[k["corr"]])], q, CHUNK):
         _ids_within(b[2], N.KERNEL_TABLE, k["corr"])
         times_within(b[:2], N.KERNEL_TABLE)
         yield b
@@ -347,6 +352,8 @@ def _kernel_columns(report) -> dict:
         cols = N._columns(con, N.KERNEL_TABLE)
         top = con.execute("SELECT min(id), max(id) FROM StringIds").fetchone() if "StringIds" in N._tables(con) \
             else (None, None)
+    except sqlite3.DatabaseError as e:
+        raise N._unreadable(report.source, e) from None
     finally:
         con.close()
     return {"cols": cols, "packed": top[0] is not None and top[0] >= 0 and top[1] < (1 << 31)}
@@ -364,12 +371,12 @@ def kernel_rows(report, in_order: bool = False, chunk: int | None = CHUNK):
     dev = "coalesce(k.deviceId, 0)" if "deviceId" in cols else "0"
     stream = "coalesce(k.streamId, 0)" if "streamId" in cols else "0"
     names = f"(k.{k['name']} << 31) | k.{k['full']}" if info["packed"] else f"k.{k['name']}, k.{k['full']}"
-    q = (f"SELECT k.start, k.end, {nsys_arrow.id_sql('k.' + k['corr'])}, {names}, {dev} * 4294967296 + {stream} "
+    q = (f"SELECT coalesce(k.start, -1), coalesce(k.end, -1), {nsys_arrow.id_sql('k.' + k['corr'])}, {names}, {dev} * 4294967296 + {stream} "
          f"FROM {N.KERNEL_TABLE} k {{where}} ORDER BY " + ("k.rowid" if in_order else "k.start, k.end, k.rowid"))
     read = ["start", "end", k["corr"], k["name"], k["full"]] + [c for c in ("deviceId", "streamId") if c in cols]
 
     def convert(c):     # the columns the query's give unpacked (below), where they are the same
-        out = [c["start"][0], c["end"][0], _ids(c[k["corr"]])]
+        out = [_coalesce(c["start"], -1), _coalesce(c["end"], -1), _ids(c[k["corr"]])]
         (name, nn), (full, fn) = c[k["name"]], c[k["full"]]
         if info["packed"]:
             null = nn | fn
