@@ -199,3 +199,69 @@ def test_the_default_reader_and_sqlite_agree_on_every_mutated_export(export, tmp
 def test_the_mutations_cover_every_kind():
     assert len({KINDS[c % len(KINDS)] for c in range(FAST)}) == len(KINDS) and CASES >= 200
     assert re.fullmatch(r"[a-z ]+", " ".join(KINDS))
+
+
+def _copy(export, tmp_path, name="r.sqlite") -> str:
+    path = str(tmp_path / name)
+    with open(path, "wb") as f:
+        f.write(export[0])
+    return path
+
+
+def _analyse(path: str):
+    from fusionlab.analysis.__main__ import analyse
+    return analyse(path)
+
+
+def test_a_non_root_leaf_with_no_cells_is_refused_by_analyse_as_by_sqlite(export, tmp_path):
+    path = _copy(export, tmp_path)
+    ps = int.from_bytes(export[0][16:18], "big")
+    leaf = export[1][N.KERNEL_TABLE][1][3]
+    with open(path, "r+b") as f:
+        f.seek((leaf - 1) * ps + 3)
+        f.write(b"\0\0")
+    with pytest.raises(sqlite3.DatabaseError, match="malformed"):
+        sqlite3.connect(path).execute(f"SELECT count(*) FROM {N.KERNEL_TABLE}").fetchall()
+    with pytest.raises(ReportError, match="malformed"):
+        _analyse(path)
+
+
+@pytest.mark.parametrize("value", [1e30, float("inf"), -5, (1 << 63) - 1])
+def test_a_time_out_of_range_is_refused_naming_table_and_column(export, tmp_path, value):
+    path = _copy(export, tmp_path)
+    con = sqlite3.connect(path)
+    con.execute(f"UPDATE {N.KERNEL_TABLE} SET end = ? WHERE rowid = (SELECT max(rowid) FROM {N.KERNEL_TABLE})",
+                (value,))
+    con.commit()
+    con.close()
+    with pytest.raises(ReportError, match=f"{N.KERNEL_TABLE}.*end"):
+        _analyse(path)
+
+
+def test_negative_correlation_ids_are_refused_naming_the_column(export, tmp_path):
+    """-1 and -2 are the packing's MISSING and OTHER: never read as them."""
+    path = _copy(export, tmp_path)
+    con = sqlite3.connect(path)
+    for table in (N.KERNEL_TABLE, N.RUNTIME_TABLE):
+        con.execute(f"UPDATE {table} SET correlationId = -correlationId")
+    con.commit()
+    con.close()
+    with pytest.raises(ReportError, match="correlationId holds an id outside"):
+        _analyse(path)
+
+
+def test_reading_a_wal_mode_export_leaves_no_file_beside_it(export, tmp_path):
+    path = _copy(export, tmp_path)
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA journal_mode = WAL")
+    con.close()
+    before = sorted(os.listdir(tmp_path))
+    got = _analyse(path)
+    assert got["ranges"] and sorted(os.listdir(tmp_path)) == before == ["r.sqlite"]
+
+
+def test_a_fifo_as_an_export_is_refused_at_once(tmp_path):
+    path = str(tmp_path / "r.sqlite")
+    os.mkfifo(path)
+    with pytest.raises(ReportError, match="not a regular file"):
+        _analyse(path)
