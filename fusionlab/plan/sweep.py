@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import yaml
 
 from fusionlab.core import axes, sizes
+from fusionlab.core.io import read_json
 from fusionlab.experiments import catalog
 from fusionlab.plan import config_checks
 
@@ -473,8 +474,7 @@ def recorded_device(run_dirs: list[str]) -> str | None:
     """The device the recorded runs ran on: the first run.json that names one."""
     for d in run_dirs:
         try:
-            with open(os.path.join(d, "run.json")) as f:
-                device = json.load(f).get("device")
+            device = (read_json(os.path.join(d, "run.json")) or {}).get("device")
         except (OSError, ValueError):
             continue
         if device:
