@@ -62,8 +62,9 @@ def test_unfinished_runs_and_killed_ncu_records_are_left_out_and_the_rest_kept(t
     assert os.listdir(res / RUN.format("-dim16").replace("compile", "cuda_graph")) == ["unsupported.json"]
     assert sorted(os.listdir(res / RUN.format(""))) == sorted(n.rsplit("/", 1)[1] for n in files
                                                               if n.startswith(RUN.format("") + "/"))
-    assert sorted(os.listdir(res)) == ["runs"]          # a pack's tables are made again, not restored
-    times = {os.stat(os.path.join(h, n)).st_mtime_ns for h, ds, fs in os.walk(res) for n in ds + fs}
+    assert sorted(os.listdir(res)) == [".sweep.lock", "runs"]   # a pack's tables are made again, not restored
+    times = {os.stat(os.path.join(h, n)).st_mtime_ns for h, ds, fs in os.walk(res) for n in ds + fs
+             if n != ".sweep.lock"}                  # the lock, let go after, is no input of a step
     assert len(times) == 1
 
 
@@ -105,13 +106,120 @@ def test_the_killed_reason_is_the_runners_first_record():
     assert restore.KILLED in record.DIED
 
 
-def test_a_later_archive_replaces_an_earlier_ones_files_and_a_bare_runs_archive_lands_the_same(tmp_path):
+def test_a_run_in_two_archives_is_refused_naming_it_and_nothing_is_restored(tmp_path):
+    """Archive A's run.json, metrics.json and ncu.json, archive B's run.json alone for the
+    same run: never one run built of two measurements."""
     run = RUN.format("")
-    first = pack(tmp_path / "a.tgz", {f"{run}/run.json": "old", f"{run}/timing.json": "t"})
-    second = pack(tmp_path / "b.tar.gz", {f"{run}/run.json": "new"}, prefix="")
+    first = pack(tmp_path / "a.tgz", {f"{run}/run.json": "A", f"{run}/metrics.json": "A", f"{run}/ncu.json": "A"})
+    second = pack(tmp_path / "b.tar.gz", {f"{run}/run.json": "B"}, prefix="")
     res = tmp_path / "res"
-    restore.restore(str(res), [first, second])
-    assert (res / run / "run.json").read_text() == "new" and (res / run / "timing.json").read_text() == "t"
+    with pytest.raises(restore.RestoreError, match=f"run {run} is in .*a.tgz and in .*b.tar.gz"):
+        restore.restore(str(res), [first, second])
+    assert not (res / "runs").exists()
+
+
+def test_the_same_run_twice_is_one_run_and_a_bare_runs_archive_lands_the_same(tmp_path):
+    run = RUN.format("")
+    files = {f"{run}/run.json": "r", f"{run}/timing.json": "t"}
+    res = tmp_path / "res"
+    got = restore.restore(str(res), [pack(tmp_path / "a.tgz", files), pack(tmp_path / "b.tgz", files, prefix="")])
+    assert got["runs"] == 1 and sorted(os.listdir(res / run)) == ["run.json", "timing.json"]
+
+
+def test_a_restored_run_replaces_the_folder_there_whole(tmp_path):
+    """A run folder already in RESULTS (run.json and metrics.json of an older measurement) is
+    replaced by the archive's whole: its old metrics.json never stays beside the new run.json."""
+    run = RUN.format("")
+    res = tmp_path / "res"
+    (res / run).mkdir(parents=True)
+    (res / run / "run.json").write_text("old")
+    (res / run / "metrics.json").write_text("old")
+    restore.restore(str(res), [pack(tmp_path / "a.tgz", {f"{run}/run.json": "new"})])
+    assert {n: (res / run / n).read_text() for n in os.listdir(res / run)} == {"run.json": "new"}
+
+
+def test_a_packed_run_with_ncu_json_and_no_run_json_is_not_finished(tmp_path):
+    run = RUN.format("")
+    got = restore.restore(str(tmp_path / "res"), [pack(tmp_path / "a.tgz", {f"{run}/ncu.json": "n",
+                                                                           f"{run}/metrics.json": "m"})])
+    assert got["unfinished_runs"] == [run] and not (tmp_path / "res" / run).exists()
+
+
+def test_a_runs_folder_that_is_a_link_is_refused_and_nothing_outside_is_touched(tmp_path):
+    """RESULTS/runs a link to a scratch folder: refused in one line; the scratch folder's
+    in-flight run (no run.json) stays and nothing of the archive lands there."""
+    scratch = tmp_path / "scratch"
+    inflight = scratch / RUN.format("").split("/", 1)[1]
+    inflight.mkdir(parents=True)
+    (inflight / "timing.json").write_text("running")
+    res = tmp_path / "res"
+    res.mkdir()
+    (res / "runs").symlink_to(scratch)
+    archive = pack(tmp_path / "a.tgz", {f"{RUN.format('-dim64')}/run.json": "r"})
+    with pytest.raises(restore.RestoreError, match="runs is a symbolic link"):
+        restore.restore(str(res), [archive])
+    assert (inflight / "timing.json").read_text() == "running"
+    assert sorted(str(p.relative_to(scratch)) for p in scratch.rglob("*") if p.is_file()) == [
+        str((inflight / "timing.json").relative_to(scratch))]
+    p = subprocess.run([sys.executable, "-m", "fusionlab.cli", "restore", str(res), archive],
+                       capture_output=True, text=True)
+    assert p.returncode == 2 and "symbolic link" in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
+def test_a_link_deeper_inside_runs_is_refused(tmp_path):
+    scratch = tmp_path / "scratch"
+    (scratch / "keep").mkdir(parents=True)
+    res = tmp_path / "res"
+    (res / "runs").mkdir(parents=True)
+    (res / "runs" / "nsys").symlink_to(scratch)
+    with pytest.raises(restore.RestoreError, match="nsys is a symbolic link"):
+        restore.restore(str(res), [pack(tmp_path / "a.tgz", {f"{RUN.format('')}/run.json": "r"})])
+    assert os.listdir(scratch) == ["keep"]
+
+
+def test_a_restore_beside_a_live_sweep_is_refused_and_its_in_flight_run_kept(tmp_path):
+    """A real process holds the results folder's sweep lock, as a running sweep does."""
+    res = tmp_path / "res"
+    inflight = res / RUN.format("")
+    inflight.mkdir(parents=True)
+    (inflight / "timing.json").write_text("running")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from fusionlab.plan import sweep_lock; "
+         f"sweep_lock.acquire({str(res)!r}); print('held', flush=True); sys.stdin.read()"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(restore.RestoreError, match=f"another sweep is running.*pid {holder.pid}"):
+            restore.restore(str(res), [pack(tmp_path / "a.tgz", {f"{RUN.format('-dim64')}/run.json": "r"})])
+        assert (inflight / "timing.json").read_text() == "running"
+        assert not (res / RUN.format("-dim64")).exists()
+    finally:
+        holder.communicate("")
+    got = restore.restore(str(res), [pack(tmp_path / "b.tgz", {f"{RUN.format('-dim64')}/run.json": "r"})])
+    assert got["runs"] == 1 and got["unfinished_runs"] == [RUN.format("")]     # the sweep ended: its run left out
+
+
+def test_a_sparse_member_past_the_cap_is_refused_before_anything_is_written(tmp_path):
+    """A few hundred bytes of archive holding a 5 GiB sparse file (GNU tar -S): its size in
+    the headers counts, and the run already there keeps its files."""
+    run = RUN.format("")
+    src = tmp_path / "src"
+    (src / run).mkdir(parents=True)
+    (src / run / "run.json").write_text("new")
+    with open(src / run / "timing.json", "wb") as f:
+        f.truncate(5 << 30)
+    archive = tmp_path / "sparse.tgz"
+    subprocess.run(["tar", "-cSzf", str(archive), "-C", str(src), "runs"], check=True)
+    assert archive.stat().st_size < 10_000
+    res = tmp_path / "res"
+    (res / run).mkdir(parents=True)
+    (res / run / "run.json").write_text("old")
+    (res / run / "metrics.json").write_text("old")
+    with pytest.raises(restore.RestoreError, match=f"unpack to {(5 << 30) + 3} bytes, over the cap of {4 << 30}"):
+        restore.restore(str(res), [str(archive)])
+    assert sorted(os.listdir(res)) == ["runs"]                       # no staging folder left, no lock taken
+    assert {n: (res / run / n).read_text() for n in os.listdir(res / run)} == {"run.json": "old",
+                                                                               "metrics.json": "old"}
 
 
 @pytest.mark.parametrize("member, said", [("../evil.json", "cannot be unpacked"),

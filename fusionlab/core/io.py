@@ -1,9 +1,18 @@
-"""Atomic file writes: a killed or failing writer never leaves half a file under the real name."""
+"""Atomic file writes: a killed or failing writer never leaves half a file under the real name.
+Bounded reads: a file read whole is a regular file (never a pipe or device, which could
+hang or never end), of at most a stated size, and gzip at most a stated size unpacked;
+JSON nested past what the parser reads is a ValueError, not a RecursionError."""
 from __future__ import annotations
 
 import contextlib
+import gzip
 import json
 import os
+import stat
+import zlib
+
+RECORD_BYTES = 64 << 20          # a run's JSON record (run.json, metrics.json, ...), at most
+GZIP_RATIO = 100                 # gzip unpacked to at most this times its packed size (and its cap)
 
 
 @contextlib.contextmanager
@@ -21,12 +30,56 @@ def atomic_path(path: str):
             os.remove(tmp)
 
 
-def read_json(path: str) -> dict | None:
-    """The JSON object at path, or None when it is missing, unreadable, half written or
-    not an object."""
+def read_bounded(path: str, cap: int) -> bytes:
+    """The bytes of the regular file at path, gunzipped where it starts with gzip's magic;
+    ValueError (one line, the number in it) past cap bytes, or past GZIP_RATIO times its
+    packed size unpacked; OSError where it cannot be opened."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError("not a regular file (a pipe or device)")
+        if st.st_size > cap:
+            raise ValueError(f"{st.st_size} bytes, over the cap of {cap} bytes")
+        data = f.read(cap + 1)
+    if data[:2] != b"\x1f\x8b":
+        return data
+    most = min(cap, max(1 << 20, GZIP_RATIO * len(data)))
+    out = bytearray()
     try:
-        with open(path) as f:
-            obj = json.load(f)
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        rest = data
+        while rest:
+            out += d.decompress(rest, most + 1 - len(out))
+            if len(out) > most:
+                raise ValueError(f"gzip unpacking to over {most} bytes (the cap: {GZIP_RATIO} times its size, "
+                                 f"at most {cap})")
+            rest = d.unconsumed_tail
+            if d.eof:
+                if d.unused_data[:2] == b"\x1f\x8b":    # a further gzip member
+                    d, rest = zlib.decompressobj(16 + zlib.MAX_WBITS), d.unused_data
+                else:
+                    break
+    except zlib.error as e:
+        raise gzip.BadGzipFile(f"not a gzip file ({e})") from None
+    return bytes(out)
+
+
+def load_json(path: str, cap: int = RECORD_BYTES):
+    """The JSON document at path (read_bounded); ValueError for bad JSON, a file past the
+    cap, or nesting deeper than the parser reads; OSError where it cannot be opened."""
+    data = read_bounded(path, cap)
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise ValueError("JSON nested deeper than the parser reads") from None
+
+
+def read_json(path: str) -> dict | None:
+    """The JSON object at path, or None when it is missing, unreadable, half written, past
+    RECORD_BYTES or not an object (load_json)."""
+    try:
+        obj = load_json(path)
     except (OSError, ValueError):
         return None
     return obj if isinstance(obj, dict) else None

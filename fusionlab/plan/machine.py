@@ -12,6 +12,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
+from fusionlab.core.io import read_json
 from fusionlab.plan.config_checks import ConfigError
 from fusionlab.plan.runs import metrics_only
 
@@ -138,8 +139,7 @@ def recorded_device(run_dirs: list[str]) -> str | None:
     """The device the recorded runs ran on: the first run.json that names one."""
     for d in run_dirs:
         try:
-            with open(os.path.join(d, "run.json")) as f:
-                device = json.load(f).get("device")
+            device = (read_json(os.path.join(d, "run.json")) or {}).get("device")
         except (OSError, ValueError):
             continue
         if device:

@@ -7,42 +7,85 @@ results folder, e.g. `results/real-models/runs/...`), and the recorded parts und
 
     fusionlab restore RESULTS ARCHIVE [ARCHIVE ...]
 
-`restore` checks that every archive exists, then unpacks each into a folder of its own
-(under RESULTS, whatever folder above `runs/` its paths carry). A member that is not a
-plain file or folder, or that would land outside, is refused (the tar module's `data`
-filter; a leading `/` is stripped), and then nothing is restored. In each archive:
+RESULTS is resolved once (its real path); inside it no symbolic link is followed: a
+`runs/` or `device/` that is a link, or a link anywhere under them, is refused before
+anything is written, and nothing is written or removed outside RESULTS. Restore holds the
+results folder's sweep lock (plan.sweep_lock) from start to end: while a live sweep holds
+it, or a killed sweep's jobs still run there, restore refuses and changes nothing.
 
-- a run folder with neither `run.json` nor `unsupported.json` is left out: a run still
-  going, or killed, when it was packed. Its `timing.json` may be a killed process's
-  "process died" record, which the sweep would take as the run's result;
+Every archive must exist and be a tar archive of plain files and folders only, each inside
+(the tar module's `data` filter; a leading `/` is stripped), and the sizes its headers
+state (a sparse member counts its full size) must sum to at most MAX_BYTES (4 GiB;
+FUSIONLAB_RESTORE_MAX_BYTES sets another) and fit the free disk. Each archive is unpacked
+into a staging folder of its own inside RESULTS (`.restore-*`, removed at the end), and in
+each:
+
+- a run folder with neither `run.json` nor `unsupported.json` is left out (an `ncu.json`
+  alone does not finish a run): a run still going, or killed, when it was packed. Its
+  `timing.json` may be a killed process's "process died" record, which the sweep would take
+  as the run's result;
 - an Nsight Compute record that a killed job left (`ncu_run.json` without `ncu.json`, its
   reason "process died") is left out with its `ncu.log`, so the sweep measures it again.
 
-Then the archives' `runs/` and `device/` are copied into RESULTS in the order given (a later
-archive's files replace an earlier one's; what a pack holds besides, tables, figures and
-summary, is made again by the sweep or `regenerate`), the same two checks run over RESULTS,
-and every file and folder under it gets one time, now. tar keeps each file's time, and
-Snakemake runs a step again (and every step after it) where an input is newer than its
-output by any amount, even a nanosecond.
+A run comes whole from one archive: a run folder finished in two archives with different
+files is refused, naming the run and both archives (the same folder twice is one run).
+Only when every archive has passed is RESULTS changed: each run folder is moved in whole
+by rename (a folder already there is replaced whole, never merged), each other file of
+`runs/` and `device/` replaced by rename in the order given (what a pack holds besides,
+tables, figures and summary, is made again by the sweep or `regenerate`). The same two
+checks then run over RESULTS, and every file and folder under it gets one time, now. tar
+keeps each file's time, and Snakemake runs a step again (and every step after it) where an
+input is newer than its output by any amount, even a nanosecond.
 """
 from __future__ import annotations
 
-import glob
+import filecmp
 import json
 import os
 import shutil
+import stat
 import sys
 import tarfile
 import tempfile
 import time
 
-RUN_GLOB = os.path.join("runs", "*", "*", "*", "*", "*", "r*")   # plan.sweep.RUN_PATTERN's depth
-KEPT = ("runs", "device")   # what is restored of a pack
-KILLED = "process died"     # the reason of the record a runner writes first (runner.record)
+from fusionlab.plan import sweep_lock
+
+RUN_DEPTH = 6                # runs/<profiler>/<model>/<variant>/<setting>/<batch>/r<k>: plan.sweep.RUN_PATTERN
+KEPT = ("runs", "device")    # what is restored of a pack
+KILLED = "process died"      # the reason of the record a runner writes first (runner.record)
+MAX_BYTES = 4 << 30          # the sum of an archive set's member sizes, unpacked
+STAGING = ".restore-"
 
 
 class RestoreError(RuntimeError):
-    """An archive that cannot be restored (missing, not a tar archive, no runs/ in it)."""
+    """An archive that cannot be restored (missing, not a tar archive, too large, no runs/ in
+    it, a run in two archives), or a results folder that cannot take it (a link inside, a
+    live sweep)."""
+
+
+def max_bytes() -> int:
+    """The cap on what the archives unpack to: FUSIONLAB_RESTORE_MAX_BYTES, else MAX_BYTES."""
+    raw = os.environ.get("FUSIONLAB_RESTORE_MAX_BYTES", "")
+    try:
+        return int(raw) if raw.strip() else MAX_BYTES
+    except ValueError:
+        raise RestoreError(f"FUSIONLAB_RESTORE_MAX_BYTES={raw!r} is not a whole number of bytes") from None
+
+
+def _refuse_links(results: str) -> None:
+    """Raise RestoreError naming the first symbolic link at or under RESULTS/runs and
+    RESULTS/device (walked without following one)."""
+    for name in KEPT:
+        top = os.path.join(results, name)
+        if os.path.islink(top):
+            raise RestoreError(f"{top} is a symbolic link: restore follows none inside the results folder "
+                               f"(restore into the folder it points to instead)")
+        for here, dirs, files in os.walk(top):
+            for n in dirs + files:
+                if os.path.islink(os.path.join(here, n)):
+                    raise RestoreError(f"{os.path.join(here, n)} is a symbolic link: restore follows none "
+                                       f"inside the results folder")
 
 
 def _runs_root(folder: str) -> str:
@@ -52,6 +95,22 @@ def _runs_root(folder: str) -> str:
             return here
         dirs.sort()
     raise RestoreError("no runs/ folder in it")
+
+
+def _members(archive: str) -> list[tarfile.TarInfo]:
+    """The archive's members, each a plain file or folder that stays inside the folder it is
+    unpacked to (RestoreError otherwise)."""
+    try:
+        with tarfile.open(archive) as tar:
+            members = tar.getmembers()
+    except (tarfile.TarError, EOFError, OSError) as e:
+        raise RestoreError(f"{archive}: cannot be unpacked ({type(e).__name__}: {e})") from e
+    for m in members:
+        parts = m.name.lstrip("/").split("/")
+        if not (m.isfile() or m.isdir()) or ".." in parts:
+            raise RestoreError(f"{archive}: cannot be unpacked ({m.name!r} is not a plain file or folder "
+                               f"inside the results folder)")
+    return members
 
 
 def _extract(tar: tarfile.TarFile, folder: str) -> None:
@@ -82,7 +141,22 @@ def unpack(archive: str, folder: str) -> tuple[str, int]:
         root = _runs_root(folder)
     except RestoreError as e:
         raise RestoreError(f"{archive}: {e}") from None
-    return root, len(glob.glob(os.path.join(root, RUN_GLOB)))
+    return root, len(run_dirs(root))
+
+
+def run_dirs(folder: str) -> list[str]:
+    """The run folders (`runs/` six levels down, named r*) under folder, found without
+    following a symbolic link, sorted."""
+    found = []
+    top = os.path.join(folder, "runs")
+    base = top.count(os.sep)
+    for here, dirs, _ in os.walk(top):
+        depth = here.count(os.sep) - base
+        dirs[:] = sorted(d for d in dirs if not os.path.islink(os.path.join(here, d)))
+        if depth == RUN_DEPTH - 1:
+            found += [os.path.join(here, d) for d in dirs if d.startswith("r")]
+            dirs[:] = []
+    return found
 
 
 def _killed_ncu(d: str) -> bool:
@@ -100,8 +174,8 @@ def _killed_ncu(d: str) -> bool:
 
 def _finished(d: str) -> bool:
     """A run folder whose run ended: its record (run.json), or the record that the device
-    cannot run it (unsupported.json)."""
-    return any(os.path.exists(os.path.join(d, n)) for n in ("run.json", "unsupported.json"))
+    cannot run it (unsupported.json); an ncu.json alone is not."""
+    return any(os.path.isfile(os.path.join(d, n)) for n in ("run.json", "unsupported.json"))
 
 
 def drop_unfinished(folder: str) -> tuple[list[str], list[str]]:
@@ -109,7 +183,7 @@ def drop_unfinished(folder: str) -> tuple[list[str], list[str]]:
     records a killed job left (module doc) under folder; returns (runs removed, ncu records
     removed), as run folders relative to folder."""
     runs, ncu = [], []
-    for d in sorted(glob.glob(os.path.join(folder, RUN_GLOB))):
+    for d in run_dirs(folder):
         if not _finished(d):
             shutil.rmtree(d)
             runs.append(os.path.relpath(d, folder))
@@ -136,32 +210,119 @@ def same_time(results: str, when: float | None = None) -> int:
     return n
 
 
+def _check_sizes(archives: list[str], results: str) -> int:
+    """The bytes the archives unpack to, by their headers (a sparse member at its full
+    size); RestoreError when over max_bytes() or the free space of results."""
+    total = 0
+    for a in archives:
+        total += sum(m.size for m in _members(a) if m.isfile())
+    cap = max_bytes()
+    if total > cap:
+        raise RestoreError(f"the archives unpack to {total} bytes, over the cap of {cap} bytes "
+                           f"(FUSIONLAB_RESTORE_MAX_BYTES sets another)")
+    here = results
+    while not os.path.isdir(here):          # the nearest folder that exists: results may not yet
+        here = os.path.dirname(here)
+    free = shutil.disk_usage(here).free
+    if total > free:
+        raise RestoreError(f"the archives unpack to {total} bytes; {results} has {free} bytes free")
+    return total
+
+
+def _same_folder(a: str, b: str) -> bool:
+    """Two run folders holding the same file names with the same bytes."""
+    cmp = filecmp.dircmp(a, b)
+    if cmp.left_only or cmp.right_only or cmp.common_funny or cmp.funny_files:
+        return False
+    _, diff, odd = filecmp.cmpfiles(a, b, cmp.common_files, shallow=False)
+    return not diff and not odd and all(_same_folder(os.path.join(a, d), os.path.join(b, d))
+                                        for d in cmp.common_dirs)
+
+
+def _other_files(root: str, runs: set[str]) -> list[str]:
+    """The files of root's runs/ and device/ outside its run folders, relative to root."""
+    out = []
+    for name in KEPT:
+        for here, dirs, files in os.walk(os.path.join(root, name)):
+            dirs[:] = [d for d in dirs if os.path.relpath(os.path.join(here, d), root) not in runs]
+            out += [os.path.relpath(os.path.join(here, f), root) for f in files]
+    return sorted(out)
+
+
+def _make_dirs(results: str, rel: str) -> None:
+    """Make results/rel's folders one at a time, refusing a link on the way."""
+    here = results
+    for part in rel.split(os.sep):
+        here = os.path.join(here, part)
+        if os.path.islink(here) or (os.path.exists(here) and not os.path.isdir(here)):
+            raise RestoreError(f"{here} is a symbolic link or not a folder: restore follows none inside "
+                               f"the results folder")
+        if not os.path.isdir(here):
+            os.mkdir(here)
+
+
+def _restore_locked(results: str, archives: list[str], staging: str) -> dict:
+    _refuse_links(results)
+    packed, left_runs, left_ncu = 0, [], []
+    chosen: dict[str, tuple[str, str]] = {}          # run (relative) -> (its folder in staging, archive)
+    others: dict[str, str] = {}                      # other file (relative) -> its path in staging
+    for i, a in enumerate(archives):
+        root, n = unpack(a, os.path.join(staging, str(i)))
+        r, c = drop_unfinished(root)
+        packed, left_runs, left_ncu = packed + n, left_runs + r, left_ncu + c
+        runs = {os.path.relpath(d, root): d for d in run_dirs(root)}
+        for rel, d in runs.items():
+            if rel in chosen and not _same_folder(chosen[rel][0], d):
+                raise RestoreError(f"run {rel} is in {chosen[rel][1]} and in {a} with different files: a run "
+                                   f"comes whole from one archive (restore them one at a time, or leave one out)")
+            chosen.setdefault(rel, (d, a))
+        for rel in _other_files(root, set(runs)):
+            others[rel] = os.path.join(root, rel)
+    trash = os.path.join(staging, "replaced")
+    os.mkdir(trash)
+    for k, (rel, (src, _)) in enumerate(sorted(chosen.items())):
+        _make_dirs(results, os.path.dirname(rel))
+        dest = os.path.join(results, rel)
+        if os.path.lexists(dest):
+            os.rename(dest, os.path.join(trash, str(k)))
+        os.rename(src, dest)
+    for rel, src in sorted(others.items()):
+        _make_dirs(results, os.path.dirname(rel))
+        if os.path.isdir(os.path.join(results, rel)) and not os.path.islink(os.path.join(results, rel)):
+            raise RestoreError(f"{os.path.join(results, rel)} is a folder; the archive holds a file there")
+        os.replace(src, os.path.join(results, rel))
+    return {"packed": packed, "runs_left": left_runs, "ncu_left": left_ncu}
+
+
 def restore(results: str, archives: list[str]) -> dict:
-    """Unpack the archives, leave out what was unfinished, copy their runs into results and
-    give it all one time (module doc); returns the counts and what was left out."""
+    """Check and unpack the archives, leave out what was unfinished, move their runs into
+    results whole, and give it all one time, holding the sweep lock (module doc); returns
+    the counts and what was left out."""
     for a in archives:
         if not os.path.isfile(a):
             raise RestoreError(f"{a}: no such file")
+    results = os.path.realpath(results)
+    if os.path.exists(results) and not os.path.isdir(results):
+        raise RestoreError(f"{results} is not a folder")
+    _check_sizes(archives, results)          # before anything is written
+    _refuse_links(results)
     os.makedirs(results, exist_ok=True)
-    packed, runs, ncu = 0, [], []
-    with tempfile.TemporaryDirectory(dir=results, prefix=".restore-") as tmp:
-        roots = []
-        for i, a in enumerate(archives):
-            root, n = unpack(a, os.path.join(tmp, str(i)))
-            r, c = drop_unfinished(root)
-            packed, runs, ncu = packed + n, runs + r, ncu + c
-            roots.append(root)
-        for root in roots:
-            for name in KEPT:
-                if os.path.isdir(os.path.join(root, name)):
-                    shutil.copytree(os.path.join(root, name), os.path.join(results, name), dirs_exist_ok=True)
-    r, c = drop_unfinished(results)
-    same_time(results)
-    kept = {os.path.relpath(d, results) for d in glob.glob(os.path.join(results, RUN_GLOB)) if _finished(d)}
+    try:
+        sweep_lock.acquire(results)
+    except sweep_lock.Busy as e:
+        raise RestoreError(f"{e}; restore changed nothing") from None
+    try:
+        with tempfile.TemporaryDirectory(dir=results, prefix=STAGING) as staging:
+            got = _restore_locked(results, archives, staging)
+        r, c = drop_unfinished(results)
+        same_time(results)
+    finally:
+        sweep_lock.release(results)
+    kept = {os.path.relpath(d, results) for d in run_dirs(results) if _finished(d)}
     # left out, and not restored finished from another archive either
-    return {"archives": len(archives), "packed": packed, "runs": len(kept),
-            "unfinished_runs": sorted(set(runs + r) - kept),
-            "unfinished_ncu": sorted(d for d in set(ncu + c)
+    return {"archives": len(archives), "packed": got["packed"], "runs": len(kept),
+            "unfinished_runs": sorted(set(got["runs_left"] + r) - kept),
+            "unfinished_ncu": sorted(d for d in set(got["ncu_left"] + c)
                                      if not os.path.exists(os.path.join(results, d, "ncu.json")))}
 
 

@@ -28,6 +28,14 @@ import os
 import numpy as np
 
 MISSING = -1   # the correlation id of a launch call or kernel without one (SQL coalesce)
+BAD_ID = -(1 << 40)   # id_sql's value for an id outside CUPTI's unsigned 32-bit range
+
+
+def id_sql(column: str) -> str:
+    """SQL of a correlation id column as the readers take it: MISSING where NULL, BAD_ID
+    where outside 0..2**32-1 (negative ids would collide with MISSING and nsys_pass.OTHER)."""
+    return (f"CASE WHEN {column} IS NULL THEN {MISSING} WHEN {column} >= 0 AND {column} <= 4294967295 "
+            f"THEN {column} ELSE {BAD_ID} END")
 
 
 class _Schema(ctypes.Structure):
@@ -76,28 +84,39 @@ def available() -> bool:
     return True
 
 
-def _columns(schema: _Schema) -> list[type]:
-    """numpy types of the stream's columns (a struct of numeric columns)."""
+def _columns(schema: _Schema) -> list[tuple[type, str]]:
+    """numpy types and names of the stream's columns (a struct of numeric columns)."""
     out = []
     for i in range(schema.n_children):
         fmt = schema.children[i].contents.format
+        name = (schema.children[i].contents.name or b"?").decode(errors="replace")
         if fmt not in _TYPES:
-            raise ValueError(f"column {i} holds Arrow type {fmt!r}, not numbers")
-        out.append(_TYPES[fmt])
+            raise ValueError(f"column {name[:80]} holds Arrow type {fmt!r}, not numbers")
+        out.append((_TYPES[fmt], name))
     return out
 
 
-def _column(a: _Array, dtype) -> np.ndarray:
-    """One numeric Arrow column as a fresh int64 array (a NULL reads as 0)."""
+def _column(a: _Array, dtype, name: str = "?") -> np.ndarray:
+    """One numeric Arrow column as a fresh int64 array (a NULL reads as 0); ValueError
+    naming the column where a float is not a whole number that int64 holds (NaN, inf,
+    1e30, 1.5)."""
     n = a.length
     if not n or dtype is None:
         return np.zeros(n, np.int64)
     size = np.dtype(dtype).itemsize
     raw = (ctypes.c_char * ((a.offset + n) * size)).from_address(a.buffers[1])
-    out = np.frombuffer(raw, dtype)[a.offset:].astype(np.int64)
+    got = np.frombuffer(raw, dtype)[a.offset:]
+    valid = None
     if a.null_count and a.buffers[0]:
         bits = np.frombuffer((ctypes.c_char * ((a.offset + n + 7) // 8)).from_address(a.buffers[0]), np.uint8)
         valid = np.unpackbits(bits, bitorder="little")[a.offset:a.offset + n].astype(bool)
+    if got.dtype.kind == "f":
+        x = got if valid is None else got[valid]
+        bad = ~np.isfinite(x) | (np.abs(x) >= 2.0 ** 63) | (x != np.round(x))
+        if bad.any():
+            raise ValueError(f"column {name[:80]} holds {x[bad][0]!r}, not an integer")
+    out = got.astype(np.int64)
+    if valid is not None:
         out[~valid] = 0
     return out
 
@@ -112,7 +131,8 @@ def column_batches(path: str, query: str, chunk: int):
     record batch of `chunk` rows."""
     import adbc_driver_manager as adbc
     import adbc_driver_sqlite
-    db = adbc_driver_sqlite.connect(f"file:{os.path.abspath(path)}?mode=ro")
+    from fusionlab.analysis.readers.sqlite_pages import uri
+    db = adbc_driver_sqlite.connect(uri(path))
     con = adbc.AdbcConnection(db)
     stmt = adbc.AdbcStatement(con)
     try:
@@ -135,7 +155,7 @@ def column_batches(path: str, query: str, chunk: int):
                 if not batch.release:       # the end of the stream
                     break
                 try:
-                    cols = [_column(batch.children[i].contents, t) for i, t in enumerate(types)] \
+                    cols = [_column(batch.children[i].contents, t, name) for i, (t, name) in enumerate(types)] \
                         if batch.length else None
                 finally:
                     batch.release(ctypes.byref(batch))
@@ -159,7 +179,15 @@ def _batches(path: str, query: str, chunk: int):
 def launch_calls(path: str, query: str, chunk: int) -> np.ndarray:
     """Every row of `query` (correlation id, start, end, tid) in one (n, 4) int64 array."""
     parts = list(_batches(path, query, chunk))
-    return np.concatenate(parts) if parts else np.empty((0, 4), np.int64)
+    out = np.concatenate(parts) if parts else np.empty((0, 4), np.int64)
+    _refuse_bad_ids(out[:, 0])
+    return out
+
+
+def _refuse_bad_ids(ids: np.ndarray) -> None:
+    if (ids == BAD_ID).any():
+        raise ValueError("a correlation id outside 0..4294967295 (CUPTI's unsigned 32-bit ids; the reader "
+                         "reserves the others)")
 
 
 def first_launches(calls: np.ndarray) -> np.ndarray:
@@ -198,6 +226,7 @@ def joined_kernels(path: str, query: str, join: np.ndarray, chunk: int):
     ids = join[:, 0]
     carry = None
     for b in _batches(path, query, chunk):
+        _refuse_bad_ids(b[:, 2])
         if len(ids):
             i = np.minimum(np.searchsorted(ids, b[:, 2]), len(ids) - 1)
             hit = ids[i] == b[:, 2]

@@ -37,6 +37,7 @@ device * 2**32 + stream).
 from __future__ import annotations
 
 import os
+import sqlite3
 
 import numpy as np
 
@@ -44,6 +45,7 @@ from fusionlab.analysis.readers import nsys_arrow, sqlite_pages
 from fusionlab.analysis.readers import nsys_sqlite as N
 
 MISSING = nsys_arrow.MISSING
+BAD_ID = nsys_arrow.BAD_ID
 OTHER = -2             # Calls' packed column: a call that is not a launch, without an id (id c: OTHER - 1 - c)
 CHUNK = 1 << 16
 DENSE = 4               # _Index: ids spread at most this thinly are looked up in a table,
@@ -65,10 +67,46 @@ def _rowid_span(report, table: str) -> int:
     return 0 if lo is None else int(hi) - int(lo) + 1
 
 
+def _most_rows(report) -> int:
+    """More rows than the file can hold (a row takes at least 4 bytes of a page): a bound on
+    an allocation sized by rowids, which a damaged file may state at any size."""
+    return os.path.getsize(report.source) // 4 + 1
+
+
+def _ids_within(packed: np.ndarray, table: str, column: str) -> None:
+    """ReportError where a correlation id column (kernel_times', or Calls' packed one) holds
+    an id outside CUPTI's unsigned 32-bit range (nsys_arrow.id_sql: BAD_ID), which the
+    packing's MISSING and OTHER would take for another."""
+    if len(packed) and (int(packed.min()) < -(1 << 33) or int(packed.max()) >= 1 << 32):
+        raise N.ReportError(f"{table}.{column} holds an id outside 0..4294967295 (CUPTI's unsigned 32-bit "
+                            f"correlation ids; the reader reserves the others)")
+
+
+TIME_RANGE = (0, 1 << 62)     # nanoseconds a start or end may hold (2**62 ns: 146 years)
+
+
+def times_within(cols: list[np.ndarray], table: str, names=("start", "end")) -> None:
+    """ReportError naming the table and column where a time column holds a value outside
+    TIME_RANGE (its differences and sums would overflow int64, or mean nothing)."""
+    for c, name in zip(cols, names):
+        if len(c) and (int(c.min()) < TIME_RANGE[0] or int(c.max()) >= TIME_RANGE[1]):
+            bad = int(c.min()) if int(c.min()) < TIME_RANGE[0] else int(c.max())
+            raise N.ReportError(f"{table}.{name} holds {'NULL or ' if bad == -1 else ''}{bad}, outside 0..2**62 ns")
+
+
+def _ids(col: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """sqlite_pages' correlation ids as id_sql gives them: MISSING for NULL, BAD_ID outside
+    0..2**32-1."""
+    v, null = col
+    return np.where(null, MISSING, np.where((v >= 0) & (v <= 0xFFFFFFFF), v, BAD_ID))
+
+
 def _one(report, sql: str):
     con = N.open_report(report.source)
     try:
         return con.execute(sql).fetchall()
+    except sqlite3.DatabaseError as e:
+        raise N._unreadable(report.source, e) from None
     finally:
         con.close()
 
@@ -99,26 +137,34 @@ def _rechunk(batches, chunk: int | None):
 
 
 def _table(report, table: str, names: list[str], convert, query: str, chunk: int | None, post=None):
-    """The rows of `query` (the table in rowid order; its text holds {where} before ORDER
-    BY) as column batches (_rechunk): read from the file's pages (sqlite_pages; convert
-    makes the named columns, name -> (values, NULL mask), into the query's columns) where
-    the file allows, through ADBC (its batches through post, where given) from the first
-    row the pages did not give."""
+    """The rows of `query` (the table in rowid order, its text ending in ORDER BY rowid;
+    {where} before it) as column batches (_rechunk): read from the file's pages
+    (sqlite_pages; convert makes the named columns, name -> (values, NULL mask), into the
+    query's columns) where the file allows, through ADBC (its batches through post, where
+    given) from the first row the pages did not give (OFFSET: SQLite walks the b-tree as
+    the pages were walked, and answers or refuses where they stopped). An error of either
+    is a ReportError naming the file."""
     def rows():
-        last = None
+        done = 0
         try:
             if _pages_usable():
-                for cols, rowid in sqlite_pages.columns(report.source, table, names):
+                for cols, _ in sqlite_pages.columns(report.source, table, names):
                     out = convert(dict(zip(names, cols)))
-                    last = last if rowid is None else rowid
+                    done += len(out[0])
                     yield out
                 return
         except sqlite_pages.Unsupported:
             pass
-        where = "" if last is None else f"WHERE rowid > {last}"
-        for b in nsys_arrow.column_batches(report.source, query.format(where=where), CHUNK):
+        q = query.format(where="") + (f" LIMIT -1 OFFSET {done}" if done else "")
+        for b in nsys_arrow.column_batches(report.source, q, CHUNK):
             yield post(b) if post is not None else b
-    yield from _rechunk(rows(), chunk)
+    try:
+        yield from _rechunk(rows(), chunk)
+    except N.ReportError:
+        raise
+    except Exception as e:          # SQLite's or the driver's refusal, a value out of range
+        raise N.ReportError(f"{report.source}: unreadable nsys export ({table}: "
+                            f"{(str(e).splitlines() or [type(e).__name__])[0]})") from None
 
 
 def _coalesce(col: tuple[np.ndarray, np.ndarray], value: int) -> np.ndarray:
@@ -189,27 +235,33 @@ class Calls:
 
     def __init__(self, report):
         r = report._runtime
-        n = _rowid_span(report, N.RUNTIME_TABLE)
+        n = min(_rowid_span(report, N.RUNTIME_TABLE), _most_rows(report))
         lc = [np.empty(n, np.int64) for _ in range(4)]     # corr, start, end, tid of the launch calls
         other = [[], []]                                           # corr, start of the other calls with an id
         i = 0
-        q = (f"SELECT CASE WHEN {r['launch']} THEN coalesce({r['corr']}, {MISSING}) "
-             f"ELSE {OTHER} - 1 - coalesce({r['corr']}, {MISSING}) END, start, end, coalesce(globalTid, 0) "
+        corr_sql = nsys_arrow.id_sql(r["corr"])
+        q = (f"SELECT CASE WHEN {r['launch']} THEN {corr_sql} "
+             f"ELSE {OTHER} - 1 - {corr_sql} END, coalesce(start, -1), coalesce(end, -1), coalesce(globalTid, 0) "
              f"FROM {N.RUNTIME_TABLE} {{where}} ORDER BY rowid")
         names = [r["corr"], "start", "end", "globalTid", r["name"]]
 
         def convert(c):
             if r.get("launch_ids") is None:
                 raise sqlite_pages.Unsupported("launch calls named by text")
-            corr = _coalesce(c[r["corr"]], MISSING)
+            corr = _ids(c[r["corr"]])
             launch = np.isin(c[r["name"]][0], r["launch_ids"]) & ~c[r["name"]][1]
-            return [np.where(launch, corr, OTHER - 1 - corr), c["start"][0], c["end"][0], c["globalTid"][0]]
+            return [np.where(launch, corr, OTHER - 1 - corr), _coalesce(c["start"], -1), _coalesce(c["end"], -1),
+                    c["globalTid"][0]]
         for b in _table(report, N.RUNTIME_TABLE, names, convert, q, None):
+            _ids_within(b[0], N.RUNTIME_TABLE, r["corr"])
+            times_within(b[1:3], N.RUNTIME_TABLE)
             is_launch = b[0] >= MISSING
-            k = min(int(is_launch.sum()), n - i)     # the table grew since it was looked at: its first rows
+            k = int(is_launch.sum())
+            if i + k > len(lc[0]):          # more rows than the rowids span (the table grew while read)
+                lc = [np.concatenate([c[:i], np.empty(max(len(c), k), np.int64)]) for c in lc]
             every = k == len(is_launch)
             for j in range(4):
-                lc[j][i:i + k] = b[j] if every else b[j][is_launch][:k]
+                lc[j][i:i + k] = b[j] if every else b[j][is_launch]
             i += k
             if not every:
                 o = b[0] < OTHER
@@ -273,9 +325,13 @@ class Calls:
 
 def kernel_times(report):
     k = report._kernel
-    q = f"SELECT start, end, coalesce({k['corr']}, {MISSING}) FROM {N.KERNEL_TABLE} {{where}} ORDER BY rowid"
-    yield from _table(report, N.KERNEL_TABLE, ["start", "end", k["corr"]],
-                      lambda c: [c["start"][0], c["end"][0], _coalesce(c[k["corr"]], MISSING)], q, CHUNK)
+    q = (f"SELECT coalesce(start, -1), coalesce(end, -1), {nsys_arrow.id_sql(k['corr'])} FROM {N.KERNEL_TABLE} "
+         f"{{where}} ORDER BY rowid")
+    for b in _table(report, N.KERNEL_TABLE, ["start", "end", k["corr"]],
+                    lambda c: [_coalesce(c["start"], -1), _coalesce(c["end"], -1), _ids(c[k["corr"]])], q, CHUNK):
+        _ids_within(b[2], N.KERNEL_TABLE, k["corr"])
+        times_within(b[:2], N.KERNEL_TABLE)
+        yield b
 
 
 def sorted_after(last: tuple | None, s: np.ndarray, e: np.ndarray) -> tuple[bool, tuple | None]:
@@ -296,6 +352,8 @@ def _kernel_columns(report) -> dict:
         cols = N._columns(con, N.KERNEL_TABLE)
         top = con.execute("SELECT min(id), max(id) FROM StringIds").fetchone() if "StringIds" in N._tables(con) \
             else (None, None)
+    except sqlite3.DatabaseError as e:
+        raise N._unreadable(report.source, e) from None
     finally:
         con.close()
     return {"cols": cols, "packed": top[0] is not None and top[0] >= 0 and top[1] < (1 << 31)}
@@ -313,12 +371,12 @@ def kernel_rows(report, in_order: bool = False, chunk: int | None = CHUNK):
     dev = "coalesce(k.deviceId, 0)" if "deviceId" in cols else "0"
     stream = "coalesce(k.streamId, 0)" if "streamId" in cols else "0"
     names = f"(k.{k['name']} << 31) | k.{k['full']}" if info["packed"] else f"k.{k['name']}, k.{k['full']}"
-    q = (f"SELECT k.start, k.end, coalesce(k.{k['corr']}, {MISSING}), {names}, {dev} * 4294967296 + {stream} "
+    q = (f"SELECT coalesce(k.start, -1), coalesce(k.end, -1), {nsys_arrow.id_sql('k.' + k['corr'])}, {names}, {dev} * 4294967296 + {stream} "
          f"FROM {N.KERNEL_TABLE} k {{where}} ORDER BY " + ("k.rowid" if in_order else "k.start, k.end, k.rowid"))
     read = ["start", "end", k["corr"], k["name"], k["full"]] + [c for c in ("deviceId", "streamId") if c in cols]
 
     def convert(c):     # the columns the query's give unpacked (below), where they are the same
-        out = [c["start"][0], c["end"][0], _coalesce(c[k["corr"]], MISSING)]
+        out = [_coalesce(c["start"], -1), _coalesce(c["end"], -1), _ids(c[k["corr"]])]
         (name, nn), (full, fn) = c[k["name"]], c[k["full"]]
         if info["packed"]:
             null = nn | fn
@@ -338,10 +396,18 @@ def kernel_rows(report, in_order: bool = False, chunk: int | None = CHUNK):
         p = b[-1]
         return b[:-1] + [p >> 32, p & 0xFFFFFFFF]
     if in_order:
-        yield from _table(report, N.KERNEL_TABLE, read, convert, q, chunk, unpack)
+        batches = _table(report, N.KERNEL_TABLE, read, convert, q, chunk, unpack)
     else:
-        for b in nsys_arrow.column_batches(report.source, q.format(where=""), chunk):
-            yield unpack(b)
+        batches = (unpack(b) for b in nsys_arrow.column_batches(report.source, q.format(where=""), chunk))
+    try:
+        for b in batches:
+            _ids_within(b[2], N.KERNEL_TABLE, k["corr"])
+            times_within(b[:2], N.KERNEL_TABLE)
+            yield b
+    except N.ReportError:
+        raise
+    except Exception as e:
+        raise N._unreadable(report.source, e) from None
 
 
 def _within(x: np.ndarray, lo: int, hi: int) -> None:

@@ -28,12 +28,13 @@ import itertools
 import os
 import re
 import sqlite3
+import stat
 
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from fusionlab.analysis.readers import nsys_arrow
+from fusionlab.analysis.readers import nsys_arrow, sqlite_pages
 from fusionlab.analysis.readers.trace import (API_COLUMNS, CONFIG_COLUMNS, DEVICE_FIELDS, KERNEL_COLUMNS, NO_VALUE,
                                               RANGE_COLUMNS, RangeTable, ReportError, Trace, empty, join_launches)
 
@@ -48,6 +49,7 @@ VERSION = re.compile(r"_v\d+$")   # an API name's version suffix (cudaLaunchKern
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 CHUNK = 1 << 14   # rows per streamed chunk (Report.kernel_chunks, launch_chunks)
+MAX_BYTES = int(os.environ.get("FUSIONLAB_MAX_SQLITE_BYTES") or 256 << 30)   # an export's size, at most
 KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
 RUNTIME_TABLE = "CUPTI_ACTIVITY_KIND_RUNTIME"
 # trace.CONFIG_COLUMNS from the kernel table's columns (their product where several)
@@ -75,6 +77,11 @@ def open_report(path: str) -> sqlite3.Connection:
         raise ReportError(f"{path}: no such file")
     if os.path.isdir(path):
         raise ReportError(f"{path}: a directory, not an nsys SQLite export")
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise ReportError(f"{path}: not a regular file (a pipe or device): an nsys SQLite export is a file")
+    if os.path.getsize(path) > MAX_BYTES:
+        raise ReportError(f"{path}: {os.path.getsize(path)} bytes, over the cap of {MAX_BYTES} bytes for an nsys "
+                          f"export (FUSIONLAB_MAX_SQLITE_BYTES sets another)")
     if os.path.getsize(path) == 0:
         raise ReportError(f"{path}: empty file (the profiled run left no report)")
     try:
@@ -85,7 +92,7 @@ def open_report(path: str) -> sqlite3.Connection:
     if head != SQLITE_MAGIC:
         raise ReportError(f"{path}: not an SQLite file (export .nsys-rep files with `nsys export --type sqlite`)")
     try:
-        con = sqlite3.connect(f"file:{os.path.abspath(path)}?mode=ro", uri=True)
+        con = sqlite3.connect(sqlite_pages.uri(path), uri=True)
         tables = _tables(con)
     except sqlite3.DatabaseError as e:
         raise ReportError(f"{path}: corrupt SQLite file ({e})") from None
@@ -351,7 +358,7 @@ class Report:
         if self.columnar and (k["ids"] or not names):
             try:
                 yield from nsys_arrow.joined_kernels(
-                    self.source, f"SELECT k.start, k.end, coalesce(k.{k['corr']}, {nsys_arrow.MISSING}){extra} "
+                    self.source, f"SELECT k.start, k.end, {nsys_arrow.id_sql('k.' + k['corr'])}{extra} "
                                  f"FROM {KERNEL_TABLE} k ORDER BY k.start, k.end",
                     nsys_arrow.first_launches(self._launch_calls()), chunk or CHUNK)
             except Exception as e:      # the driver's own errors: a file SQLite cannot read
@@ -372,7 +379,7 @@ class Report:
             r = self._runtime
             try:
                 self._calls = nsys_arrow.launch_calls(
-                    self.source, f"SELECT coalesce({r['corr']}, {nsys_arrow.MISSING}), start, end, "
+                    self.source, f"SELECT {nsys_arrow.id_sql(r['corr'])}, start, end, "
                                  f"coalesce(globalTid, 0) FROM {RUNTIME_TABLE} WHERE {r['launch']} ORDER BY rowid",
                     CHUNK * 4)
             except Exception as e:

@@ -12,13 +12,23 @@ yielding) where the file holds what it does not decode: a table with a column th
 aliases the rowid or a hidden column, a WAL-mode file or one with a journal beside it, a
 record with a multi-byte header or serial type or with fewer columns than the table, a
 value of a named column that is not an integer or NULL, a row that spills to overflow
-pages, a b-tree with leaves at several depths. Callers read through SQLite there.
-Memory: one batch of pages and its rows' columns.
+pages, a b-tree with leaves at several depths; and where the file is what SQLite calls
+malformed, or may be: a header field SQLite does not read as written, a page reached twice,
+more b-tree pages than the file has, a non-root leaf with no cells, a cell count or cell
+pointer outside its page, a payload size that disagrees with its record. Callers read
+through SQLite from the first row not given (`ORDER BY rowid ... OFFSET`, the same walk
+of the b-tree), and SQLite answers or refuses. Memory: one batch of pages and its rows'
+columns, and the table's leaf page numbers (at most the file's pages).
+
+uri(path): the URI that opens a file read-only and as immutable (no lock taken, no -wal or
+-shm made beside it), or read-only where a write-ahead log lies beside it (SQLite reads it).
 """
 from __future__ import annotations
 
 import os
 import sqlite3
+import stat
+import urllib.parse
 
 import numpy as np
 
@@ -32,9 +42,15 @@ class Unsupported(Exception):
     """The file or table holds what columns() does not decode (module doc)."""
 
 
+def uri(path: str) -> str:
+    """The file's read-only SQLite URI (module doc)."""
+    name = urllib.parse.quote(os.path.abspath(path))
+    return f"file:{name}?mode=ro" + ("" if os.path.exists(path + "-wal") else "&immutable=1")
+
+
 def _layout(path: str, table: str) -> tuple[int, dict[str, int]]:
     """(root page, position of each column in the table's records)."""
-    con = sqlite3.connect(f"file:{os.path.abspath(path)}?mode=ro", uri=True)
+    con = sqlite3.connect(uri(path), uri=True)
     try:
         root = con.execute("SELECT rootpage FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone()
         cols = con.execute(f"PRAGMA table_xinfo({table})").fetchall()
@@ -54,13 +70,20 @@ class _File:
     def __init__(self, path: str):
         if os.path.exists(path + "-journal") or os.path.exists(path + "-wal"):
             raise Unsupported("a journal beside the file (a write under way)")
-        self.fd = os.open(path, os.O_RDONLY)
-        head = os.pread(self.fd, 100, 0)
-        if len(head) < 100 or head[18] == 2 or head[19] == 2:
+        self.fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        head = os.pread(self.fd, 100, 0) if stat.S_ISREG(os.fstat(self.fd).st_mode) else b""
+        ps = int.from_bytes(head[16:18], "big") if len(head) == 100 else 0
+        ps = 65536 if ps == 1 else ps
+        why = ("not a regular SQLite file" if len(head) < 100 else
+               "a WAL-mode file" if head[18] == 2 or head[19] == 2 else
+               "a file format version SQLite reads otherwise" if head[18] != 1 or head[19] != 1 else
+               "a page size SQLite refuses" if ps < 512 or ps & (ps - 1) else
+               "payload fractions SQLite refuses" if tuple(head[21:24]) != (64, 32, 32) else
+               "a reserved space SQLite refuses" if ps - head[20] < 480 else None)
+        if why:
             os.close(self.fd)
-            raise Unsupported("a WAL-mode file")
-        ps = int.from_bytes(head[16:18], "big")
-        self.page_size = 65536 if ps == 1 else ps
+            raise Unsupported(why)
+        self.page_size = ps
         self.usable = self.page_size - head[20]
         self.pages = os.fstat(self.fd).st_size // self.page_size
 
@@ -87,10 +110,22 @@ def _u16(buf: np.ndarray, at: np.ndarray) -> np.ndarray:
 
 
 def _leaves(f: _File, root: int) -> np.ndarray:
-    """The table's leaf pages in key order (the interior pages walked level by level)."""
+    """The table's leaf pages in key order (the interior pages walked level by level); each
+    page reached once, and no more pages than the file holds (Unsupported otherwise)."""
     level = np.array([root], np.int64)
-    ps = f.page_size
+    ps, usable = f.page_size, f.usable
+    seen = np.zeros(f.pages + 1, bool)
+    seen[1] = True           # the schema's page
+    total = 0
     while True:
+        if (level < 1).any() or (level > f.pages).any():
+            raise Unsupported("a page past the end of the file")
+        total += len(level)
+        if total > f.pages:
+            raise Unsupported("more b-tree pages than the file has")
+        if seen[level].any() or len(np.unique(level)) != len(level):
+            raise Unsupported("a b-tree page reached twice")
+        seen[level] = True
         if f.read(level[:1])[0] == LEAF:      # the leaf level (each leaf's kind checked as it is read)
             return level
         buf = f.read(level)
@@ -98,11 +133,18 @@ def _leaves(f: _File, root: int) -> np.ndarray:
         if not (buf[base] == INTERIOR).all():
             raise Unsupported("a b-tree page of another kind, or leaves at several depths")
         n = _u16(buf, base + 3)
+        if (12 + 2 * n > usable).any():
+            raise Unsupported("a cell count past its page")
+        if total + int(n.sum()) + len(n) > f.pages:
+            raise Unsupported("more b-tree pages than the file has")
         page = np.repeat(np.arange(len(level)), n + 1)
         i = np.arange(len(page)) - np.repeat(np.cumsum(n + 1) - (n + 1), n + 1)
         at = base[page] + 12 + 2 * i            # cell pointers; the last slot of each page is its right child
         last = i == n[page]
-        cell = np.where(last, base[page] + 8, base[page] + _u16(buf, np.where(last, base[page], at)))
+        off = _u16(buf, np.where(last, base[page], at))
+        if ((~last) & ((off < 12 + 2 * n[page]) | (off > usable - 5))).any():
+            raise Unsupported("a cell pointer outside its page")
+        cell = np.where(last, base[page] + 8, base[page] + off)
         b = buf[cell[:, None] + np.arange(4)].astype(np.int64)
         level = (b[:, 0] << 24) | (b[:, 1] << 16) | (b[:, 2] << 8) | b[:, 3]
 
@@ -142,15 +184,22 @@ _NOT_INT = np.array([t == 7 or t >= 10 for t in range(256)])
 class _Pages:
     """One reused buffer of leaf pages and the decoding of their cells."""
 
-    def __init__(self, f: _File, positions: list[int], columns: int):
+    def __init__(self, f: _File, positions: list[int], columns: int, several: bool = False):
         self.f, self.positions, self.columns = f, positions, columns
+        self.several = several     # the table has more than one leaf: none may be empty
         self.m = max(positions) + 1
         self.want = set(positions)
         self.buf = None
 
     def rows(self, pages: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
         """The columns at `positions` of every cell of the leaf pages."""
-        f, ps = self.f, self.f.page_size
+        try:
+            return self._rows(pages)
+        except IndexError:          # a varint or value running past the pages read
+            raise Unsupported("a cell running past its page") from None
+
+    def _rows(self, pages: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        f, ps, usable = self.f, self.f.page_size, self.f.usable
         if self.buf is None or len(self.buf) < len(pages) * ps:
             self.buf = np.empty(len(pages) * ps, np.uint8)
         buf = f.read(pages, self.buf)
@@ -159,35 +208,47 @@ class _Pages:
         if not (buf[base] == LEAF).all():
             raise Unsupported("a leaf of another kind")
         n = _u16(buf, base + 3)
+        if (8 + 2 * n > usable).any():
+            raise Unsupported("a cell count past its page")
+        if self.several and (n == 0).any():
+            raise Unsupported("a non-root leaf page with no cells (SQLite: malformed)")
         page = np.repeat(base, n)
         i = np.arange(len(page), dtype=np.int64) - np.repeat(np.cumsum(n) - n, n)
-        cell = page + _u16(buf, page + 8 + 2 * i)
+        off = _u16(buf, page + 8 + 2 * i)
+        if ((off < 8 + 2 * np.repeat(n, n)) | (off > usable - 4)).any():
+            raise Unsupported("a cell pointer outside its page")
+        cell = page + off
         b0 = np.take(buf, cell)
         if len(b0) and int(b0.max()) < 0x80:     # one-byte payload sizes: no row spills
-            rec = cell + 1
+            size, rec = b0.astype(np.int64), cell + 1
         else:
-            if len(cell) and int(_payload(buf, cell).max()) > f.usable - 35:
+            size = _payload(buf, cell)
+            if len(cell) and int(size.max()) > usable - 35:
                 raise Unsupported("a row on overflow pages")
             rec = cell + _varint_len(buf, cell)
         # the rowid: its varint's length grows with it, and the rows come in rowid order
         ends = _varint_len(buf, rec[[0, -1]]) if len(rec) else None
         rec += ends[0] if ends is not None and ends[0] == ends[1] else _varint_len(buf, rec)
+        if ((rec + size) > page + usable).any():
+            raise Unsupported("a payload past its page")
         head = np.take(buf, rec)
         if len(head) and (head != self.columns + 1).any():
             raise Unsupported("a record with a multi-byte serial type or header, or with fewer columns than the table")
         end = rec + head       # the end of the values before column j
         out = {}
         window = np.ndarray((len(buf) - 7,), ">i8", buf, 0, (1,))     # 8 bytes big-endian at every offset
-        for j in range(self.m):
+        for j in range(self.columns):
             t = np.take(buf, rec + (1 + j))
             if len(t) and int(t.max()) >= 0x80:
                 raise Unsupported("a multi-byte serial type")
-            size = np.take(_SIZE, t)
-            end += size
+            size_j = np.take(_SIZE, t)
+            end += size_j
             if j in self.want:
                 if np.take(_NOT_INT, t).any():
                     raise Unsupported("a value that is not an integer")
-                out[j] = _value(buf, window, end, size, t)
+                out[j] = _value(buf, window, end, size_j, t)
+        if (end != rec + size).any():
+            raise Unsupported("a payload size that disagrees with its record (SQLite: malformed)")
         return [out[p] for p in self.positions]
 
     def last_rowid(self) -> int | None:
@@ -246,7 +307,7 @@ def columns(path: str, table: str, names: list[str], batch: int = BATCH):
     f = _File(path)
     try:
         leaves = _leaves(f, root)
-        reader = _Pages(f, positions, len(where))
+        reader = _Pages(f, positions, len(where), len(leaves) > 1)
         pages = max(1, batch // f.page_size)
         for i in range(0, len(leaves), pages):
             cols = reader.rows(leaves[i:i + pages])

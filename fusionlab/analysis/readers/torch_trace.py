@@ -15,8 +15,6 @@ as it is.
 """
 from __future__ import annotations
 
-import gzip
-import json
 import os
 
 import pandas as pd
@@ -24,6 +22,7 @@ import pandas as pd
 from fusionlab.analysis.readers.nsys_sqlite import LAUNCH_API
 from fusionlab.analysis.readers.trace import API_COLUMNS, KERNEL_COLUMNS, RANGE_COLUMNS, ReportError, Trace, empty, join_launches
 from fusionlab.core import ranges as R
+from fusionlab.core.io import load_json
 
 # aten ops that only create, reshape or alias tensors: no work, not counted as kernels
 VIEW_OPS = {"aten::" + n for n in (
@@ -35,6 +34,8 @@ WRAPPER_PREFIXES = ("TorchDynamo", "Torch-Compiled Region", "Pregraph", "AOTDisp
                     "## Call CompiledFxGraph", "CompiledFunction", "autograd::", "Optimizer.")
 
 
+# a trace's size, at most, unpacked (core.io.read_bounded: a gzip also at most 100 times its size)
+MAX_BYTES = int(os.environ.get("FUSIONLAB_MAX_TRACE_BYTES") or 4 << 30)
 STEP_RANGE = "ProfilerStep"   # torch.profiler's ProfilerStep#N markers, one range
 GPU_CATS = {"kernel": "kernel", "gpu_memcpy": "memcpy", "gpu_memset": "memset"}
 
@@ -81,14 +82,11 @@ def load(path: str) -> Trace:
 def _events(path: str):
     """The trace document and its complete ("ph": "X") events; gzip read by its magic bytes."""
     try:
-        with open(path, "rb") as f:
-            gz = f.read(2) == b"\x1f\x8b"
-        with (gzip.open(path, "rt") if gz else open(path)) as f:
-            doc = json.load(f)
+        doc = load_json(path, MAX_BYTES)
         events = doc["traceEvents"] if isinstance(doc, dict) else doc
         return doc, [e for e in events if isinstance(e, dict) and e.get("ph") == "X"]
     except (OSError, EOFError, ValueError, KeyError, TypeError) as e:
-        raise ReportError(f"{path}: not a torch.profiler Chrome trace ({type(e).__name__}: {str(e)[:80]})") from None
+        raise ReportError(f"{path}: not a torch.profiler Chrome trace ({type(e).__name__}: {str(e)[:200]})") from None
 
 
 def _range(name: str) -> tuple[str, str]:

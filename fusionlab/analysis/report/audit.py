@@ -37,7 +37,7 @@ import pandas as pd
 from fusionlab.analysis.sweep import headline as sweep_headline
 from fusionlab.analysis.sweep import suite as sweep_suite
 from fusionlab.analysis.sweep import tables
-from fusionlab.analysis.report import suite_text, text
+from fusionlab.analysis.report import audit_inputs, suite_text, text
 
 KEYS = ["model", "variant", "batch", "size", "mode", "dtype", "device"]
 REL = 1e-6          # records and figure data: the same float, written and read back
@@ -402,6 +402,7 @@ def audit(results: str, summary_text: str | None = None) -> Audit:
     """Every check of the module doc on the results folder (summary_text: summary.md's
     text, where it is not yet written)."""
     a = Audit()
+    audit_inputs.check(a, results)      # the tables there, none older than its inputs
     h = _read(os.path.join(results, "tables", "headline.csv"))
     if h is None:
         a.check(False, results, "no readable tables/headline.csv: nothing to audit against")

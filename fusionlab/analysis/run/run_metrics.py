@@ -62,17 +62,16 @@ the analysis of the other runs goes on.
 """
 from __future__ import annotations
 
-import json
 import os
 
 import pandas as pd
 
-from fusionlab.analysis.run import fusion, metrics, provenance
+from fusionlab.analysis.run import fusion, metrics, provenance, records
 from fusionlab.analysis.readers import nsys_sqlite, torch_trace
 from fusionlab.analysis.readers.trace import ReportError
 from fusionlab.core import axes
 from fusionlab.core import ranges as R
-from fusionlab.core.io import atomic_path, write_json_atomic
+from fusionlab.core.io import atomic_path, load_json, write_json_atomic
 
 KERNEL_ROWS = 10_000   # kernels.csv rows at most (module doc)
 KEYS = ("model", "variant", "batch", "size", "mode", "dtype", "repeat")
@@ -94,13 +93,12 @@ def load_profile(path: str):
 def _read(path: str) -> dict:
     """The JSON object at path; ReportError (one line naming the file) when it cannot be read."""
     try:
-        with open(path) as f:
-            obj = json.load(f)
+        obj = load_json(path)
     except (OSError, ValueError) as e:
         raise ReportError(f"{path}: cannot be read ({type(e).__name__}: {str(e)[:200]})") from None
     if not isinstance(obj, dict):
         raise ReportError(f"{path}: not a JSON object")
-    return obj
+    return records.check(obj, path)
 
 
 def unreadable_row(path: str, reason: str, backend: str | None = None) -> dict:

@@ -7,7 +7,7 @@ import pandas as pd
 
 from fusionlab.analysis.sweep import decompose, overfusion, scaling, traffic
 from fusionlab.analysis.sweep.tables import (NOISE_CV, crossover, kernels_table, long_table, read_json, runs_table,
-                                             speedups, write)
+                                             speedups)
 
 
 def build(metric_files, kernel_files, costs_csv, peaks_json, out: dict, noise_cv: float = NOISE_CV,
@@ -32,5 +32,27 @@ def build(metric_files, kernel_files, costs_csv, peaks_json, out: dict, noise_cv
     if out.get("kernel_resources"):
         made["kernel_resources"] = overfusion.kernel_resources(kernels, runs)
     parquet = {"runs": out.get("runs_pq"), "long": out.get("long_pq")}
-    for name, df in made.items():
-        write(df, out[name], parquet.get(name))
+    write_all([(df, out[name], parquet.get(name)) for name, df in made.items()])
+
+
+def write_all(tables: list[tuple[pd.DataFrame, str, str | None]]) -> None:
+    """Each (table, csv path, parquet path or None) written to a temporary name beside its
+    path, then all renamed: a table that cannot be written (a value pyarrow refuses) leaves
+    every earlier table as it was."""
+    done = []
+    try:
+        for df, csv, parquet in tables:
+            for path, how in ((csv, "csv"), (parquet, "parquet")):
+                if not path:
+                    continue
+                os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+                root, ext = os.path.splitext(path)
+                tmp = f"{root}.tmp{os.getpid()}{ext}"
+                done.append((tmp, path))
+                df.to_csv(tmp, index=False) if how == "csv" else df.to_parquet(tmp, index=False)
+        for tmp, path in done:
+            os.replace(tmp, path)
+    finally:
+        for tmp, _ in done:
+            if os.path.exists(tmp):
+                os.remove(tmp)

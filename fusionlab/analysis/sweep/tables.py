@@ -47,7 +47,6 @@
 """
 from __future__ import annotations
 
-import json
 import sys
 
 import numpy as np
@@ -57,7 +56,9 @@ from fusionlab.analysis.run import kernel_stats
 from fusionlab.analysis.sweep import stats
 from fusionlab.analysis.run import run_metrics
 from fusionlab.analysis.run.run_metrics import KEYS
-from fusionlab.core.io import atomic_path, read_json  # noqa: F401  (read_json: the sweep layer's reader)
+from fusionlab.analysis.readers.trace import ReportError
+from fusionlab.analysis.run import records
+from fusionlab.core.io import atomic_path, load_json, read_json  # noqa: F401  (read_json: the sweep layer's reader)
 from fusionlab.core import sizes
 
 ID = list(KEYS) + ["backend", "device"]
@@ -93,13 +94,14 @@ def read_metrics(path: str) -> dict:
     """A run's metrics.json; a file that cannot be read is the run's row with status
     error and a reason naming it (run_metrics.unreadable_row), never a stopped table."""
     try:
-        with open(path) as f:
-            row = json.load(f)
+        row = load_json(path)
         if not isinstance(row, dict):
             raise ValueError("not a JSON object")
-        return row
+        return records.check(row, path)
     except (OSError, ValueError) as e:
         return run_metrics.unreadable_row(path, f"{path}: cannot be read ({type(e).__name__}: {str(e)[:200]})")
+    except ReportError as e:
+        return run_metrics.unreadable_row(path, str(e))
 
 
 def runs_table(metric_files: list[str], costs: pd.DataFrame | None = None,
