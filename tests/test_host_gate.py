@@ -55,6 +55,9 @@ def test_a_measurer_pauses_the_sweep_and_its_death_continues_it(tmp_path):
         m.send_signal(signal.SIGKILL)    # dies inside quiet(): its guard continues the sweep
         m.wait()
         assert _wait_state(hog.pid, "RS"), "the heavy process stayed stopped"
+        t0 = time.time()   # the guard continues them, then clears the file
+        while host_gate._read_stopped(d) and time.time() - t0 < 3:
+            time.sleep(0.02)
         assert host_gate._read_stopped(d) == set()
     finally:
         for p in (m, hog):
