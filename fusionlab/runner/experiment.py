@@ -17,7 +17,7 @@ from fusionlab.core import axes, ranges
 from fusionlab.core.io import atomic_path
 from fusionlab.jobs import host_probe
 from fusionlab.jobs import slots as gpu_slots
-from fusionlab.runner import check, environment, introspect, process, record, timing
+from fusionlab.runner import check, dynamo_record, environment, introspect, process, record, timing
 from fusionlab.runner.spec import ExperimentSpec
 
 # paired windows stop at this many x --windows pairs at most (timing.Until)
@@ -221,6 +221,8 @@ def run(spec: ExperimentSpec, rec: dict, phases: process.Phases | None = None,
     del pristine
     mark("check")
     rec["compile"] = introspect.compile_introspection(torch)
+    dynamo = dynamo_record.Watch()
+    dynamo.mark("check")
     first_calls_peak = result.pop("first_calls_peak_bytes", None)
     rec["first_call_s"] = result.pop("first_call_s")
     rec["eager_first_call_s"] = result.pop("eager_first_call_s")
@@ -243,6 +245,7 @@ def run(spec: ExperimentSpec, rec: dict, phases: process.Phases | None = None,
     with phase(ranges.WARMUP):
         rec["warmup_iters_run"] = timing.warm_up(variant_loop, sync, spec.warmup, spec.warmup_min_s)
     mark("warmup")
+    dynamo.mark("warmup")
     # untraced timing: whole windows of iterations, before any profiler traces this process
     rec["phase"] = "timing"
     probe_ms, eager_windows, variant_peak, until = [], None, None, None
@@ -257,6 +260,9 @@ def run(spec: ExperimentSpec, rec: dict, phases: process.Phases | None = None,
         windows = timing.time_windows(variant_loop, sync, spec.windows, spec.iters, probe, probe_ms)
     mark("timing")
     one_iteration = timing.iteration(torch, spec.mode, fn, inputs, model, optimizers.get(id(model)), spec.dtype)
+    dynamo.mark("timing")
+    with timing.grad_mode(torch, spec.mode):   # the Dynamo counters and guard cost, after the windows
+        rec["dynamo"] = dynamo.record(one_iteration, sync, len(windows) * spec.iters)
     wall, cuda_event_ms, captured = traced_measure(torch, spec, device, rng, phase, one_iteration, sync,
                                                    capture_open)
     mark("measure")
