@@ -16,6 +16,7 @@ What torch does not count is said in `missing` (CUDA graph replays: no counter i
 torch 2.11 or 2.13; a torch without one of the sources above)."""
 from __future__ import annotations
 
+import logging
 import re
 import statistics
 import sys
@@ -27,6 +28,7 @@ LIMIT_WORDS = ("recompile limit", "recompile_limit", "cache_size_limit", "cache 
 RESUME = re.compile(r"torch_dynamo_resume_in_(?P<fn>.+)_at_(?P<line>\d+)$")
 GUARD_REPS = 200      # timed checks per frame (a check is ~1-20 us), in BATCHES batches
 BATCHES = 10
+GRAPH_ITERS = 20    # iterations whose compiled graph calls are timed
 TOP = 10              # reasons kept per list
 
 
@@ -180,9 +182,14 @@ def guard_cost(run_iter, sync, reps: int = GUARD_REPS) -> dict | None:
         return None
     seen = []
 
+    graphs = {}     # each compiled frame's compiled graphs, by name in its globals
+
     def hook(frame, event, arg):
         if event == "call" and frame.f_code in entries:
             seen.append((frame.f_code, dict(frame.f_locals)))
+            for name in frame.f_code.co_names:
+                if name.startswith("__compiled_fn") and callable(frame.f_globals.get(name)):
+                    graphs[(id(frame.f_globals), name)] = (frame.f_globals, name)
     sync()
     sys.setprofile(hook)
     try:
@@ -206,17 +213,80 @@ def guard_cost(run_iter, sync, reps: int = GUARD_REPS) -> dict | None:
         frames.append({"code": _where(orig), "entry": i, "entries": len(cache),
                        "lookup_us": statistics.median(batches)})
     hit = [f for f in frames if f["entry"] is not None]
+    calls, graph_us = graph_host_time(run_iter, sync, list(graphs.values()))
     return {"frames_per_iter": len(hit), "lookup_us_per_iter": sum(f["lookup_us"] for f in hit),
             "missed_frames_per_iter": len(frames) - len(hit),
             "missed_lookup_us_per_iter": sum(f["lookup_us"] for f in frames if f["entry"] is None),
+            "graph_calls_per_iter": calls, "graph_host_us_per_iter": graph_us,
             "frames": frames[:TOP]}
 
 
+def graph_host_time(run_iter, sync, graphs: list, iters: int = GRAPH_ITERS) -> tuple[int, float | None]:
+    """Calls of the compiled graphs per iteration and the host microseconds spent in them
+    (the compiled graph's wrapper and its launches, or a CUDA graph's replay), the median
+    over `iters` iterations, each started on an idle GPU so no launch waits for a full
+    queue: each graph (a global of its frame) wrapped in a timer for these iterations only."""
+    if not graphs:
+        return 0, None
+    spent, calls = [0.0], [0]
+    saved = [(g, name, g[name]) for g, name in graphs]
+
+    def timed(fn):
+        def call(*args, **kwargs):
+            t0 = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[0] += time.perf_counter() - t0
+                calls[0] += 1
+        return call
+    try:    # a frame Dynamo must not compile: the compiled code calls it with Dynamo's hook set
+        from torch._dynamo.eval_frame import skip_code
+        skip_code(timed(None).__code__)
+    except Exception:
+        return 0, None
+    per_iter = []
+    try:
+        for g, name, fn in saved:
+            g[name] = timed(fn)
+        for _ in range(iters):
+            sync()
+            spent[0] = 0.0
+            run_iter()
+            per_iter.append(spent[0] * 1e6)
+        sync()
+    finally:
+        for g, name, fn in saved:
+            g[name] = fn
+    return round(calls[0] / iters), statistics.median(per_iter)
+
+
+# Inductor's loggers of "skipping cudagraphs due to ..." (torch 2.11, 2.13)
+CUDAGRAPH_LOGGERS = ("torch._inductor.cudagraph_utils.__cudagraphs", "torch._inductor.scheduler.__cudagraphs")
+
+
+class SkipReasons(logging.Handler):
+    """Keeps Inductor's CUDA graph skip messages (at most TOP distinct)."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.reasons: list[str] = []
+
+    def emit(self, record):
+        msg = _first_line(record.getMessage())
+        if "cudagraph" in msg and msg not in self.reasons and len(self.reasons) < TOP:
+            self.reasons.append(msg)
+
+
 class Watch:
-    """Snapshots at named marks of a run and the record made of them (module doc)."""
+    """Snapshots at named marks of a run and the record made of them (module doc); from
+    its making to its record, Inductor's CUDA graph skip messages are kept."""
 
     def __init__(self):
         self.marks: dict[str, dict | None] = {}
+        self.skips = SkipReasons()
+        for name in CUDAGRAPH_LOGGERS:
+            logging.getLogger(name).addHandler(self.skips)
 
     def mark(self, name: str) -> None:
         try:
@@ -229,13 +299,15 @@ class Watch:
         """run.json's `dynamo`: the counts after the first calls (`compile`), what the
         warm-up and the windows each added, the windows' compile seconds per iteration,
         the guard cost of one more iteration, and what could not be read."""
+        for name in CUDAGRAPH_LOGGERS:
+            logging.getLogger(name).removeHandler(self.skips)
         last = self.marks.get("timing")
         if not last:
             return {"missing": [self.error]} if getattr(self, "error", None) else None
         windows = delta(self.marks.get("warmup"), last)
         out = {"compile": summary(self.marks.get("check")), "total": summary(last),
                "warmup": delta(self.marks.get("check"), self.marks.get("warmup")), "windows": windows,
-               "window_iters": window_iters,
+               "window_iters": window_iters, "cudagraph_skip_reasons": self.skips.reasons,
                "windows_compile_us_per_iter": windows["compile_s"] * 1e6 / window_iters if window_iters else None}
         missing = ["cudagraph replays (no torch counter)"]
         try:

@@ -193,6 +193,7 @@ def run(spec: ExperimentSpec, rec: dict, phases: process.Phases | None = None,
     if "torch._dynamo" in sys.modules:  # a run starts from a clean compile state, also in-process
         torch._dynamo.reset()  # (importing dynamo for an eager run would cost a second)
     introspect.reset_compile_counters(torch)
+    dynamo = dynamo_record.Watch()    # Dynamo's and Inductor's counters at marks (run.json's dynamo)
     slot = rec.get("gpu_slot")   # build and check on every core it may use (slots.build_cpus)
     gpu_slots.pin_process(gpu_slots.build_cpus(slot, gpu_slots.parse_slots(spec.slots) if spec.slots else []))
     with phase(ranges.BUILD):
@@ -221,7 +222,6 @@ def run(spec: ExperimentSpec, rec: dict, phases: process.Phases | None = None,
     del pristine
     mark("check")
     rec["compile"] = introspect.compile_introspection(torch)
-    dynamo = dynamo_record.Watch()
     dynamo.mark("check")
     first_calls_peak = result.pop("first_calls_peak_bytes", None)
     rec["first_call_s"] = result.pop("first_call_s")
