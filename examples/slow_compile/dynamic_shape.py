@@ -7,7 +7,8 @@ on a model small enough that this host work is the iteration.
 import torch
 from torch import nn
 
-EXPECTED = "guards"
+VARIANT = "compile_dynamic"      # the variant the cause is of
+EXPECTED = ("guards", "wrapper")   # symbolic sizes: checked by the guards, computed by the wrapper
 
 
 class NormGelu(nn.Module):

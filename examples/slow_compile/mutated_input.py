@@ -8,7 +8,8 @@ kernel itself, on a model of many small kernels whose launches are the iteration
 import torch
 from torch import nn
 
-EXPECTED = "cudagraph_skipped"
+VARIANT = "compile_reduce_overhead"      # the variant the cause is of
+EXPECTED = ("cudagraph_skipped",)
 
 
 class MutatingBlocks(nn.Module):

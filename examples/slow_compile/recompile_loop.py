@@ -8,7 +8,8 @@ runs eager, after its failed cache lookup.
 import torch
 from torch import nn
 
-EXPECTED = "recompiles"
+VARIANT = "compile"      # the variant the cause is of
+EXPECTED = ("recompiles",)
 
 
 class StepScaled(nn.Module):

@@ -7,7 +7,8 @@ are all the difference.
 import torch
 from torch import nn
 
-EXPECTED = "guards"
+VARIANT = "compile"      # the variant the cause is of
+EXPECTED = ("wrapper",)
 
 
 class AddOne(nn.Module):

@@ -104,7 +104,8 @@ def by_name(kernels: pd.DataFrame) -> pd.DataFrame:
     """One run configuration's kernels by name: kind and the median over repeats of the
     name's time per iteration."""
     if kernels.empty:
-        return pd.DataFrame(columns=["name", "kind", "time_per_iter_us"])
+        return pd.DataFrame({"name": pd.Series(dtype=object), "kind": pd.Series(dtype=object),
+                             "time_per_iter_us": pd.Series(dtype=float)})
     k = kernels.assign(kind=kernels["kind"].fillna("other") if "kind" in kernels else "other")
     rep = k["repeat"] if "repeat" in k else 0
     per = k.assign(repeat=rep).groupby(["repeat", "name", "kind"])["time_per_iter_us"].sum().reset_index()
@@ -312,3 +313,43 @@ def write(metric_files, headline_csv: str, kernels_csv: str, out_csv: str) -> st
     total = ledger[ledger["term"] == "total"]
     return (f"gap ledger: {len(total)} configurations, {int(total['residual_explained'].astype(bool).sum())} "
             f"with the residual explained")
+
+
+def expected_causes(import_models: dict, root: str = ".") -> dict:
+    """model -> (VARIANT, EXPECTED) of each model named by a file path whose file says
+    which variant is slower and which ledger terms may rank first (examples/slow_compile/:
+    module-level literals, read without importing the file)."""
+    import ast
+    out = {}
+    for name, entry in import_models.items():
+        factory = entry["factory"] if isinstance(entry, dict) else entry
+        path = factory.rsplit(":", 1)[0]
+        if not path.endswith(".py"):
+            continue
+        path = path if os.path.isabs(path) else os.path.join(root, path)
+        with open(path) as f:
+            tree = ast.parse(f.read(), path)
+        found = {t.id: ast.literal_eval(n.value) for n in tree.body if isinstance(n, ast.Assign)
+                 for t in n.targets if isinstance(t, ast.Name) and t.id in ("VARIANT", "EXPECTED")}
+        if "EXPECTED" in found and "VARIANT" in found:
+            out[name] = (found["VARIANT"], tuple(found["EXPECTED"]))
+    return out
+
+
+def case_verdicts(ledger: pd.DataFrame, expected: dict) -> pd.DataFrame:
+    """Per known-cause case's configurations (expected_causes) in a ledger: its top-ranked
+    term, the expected ones, and whether they agree (`no ledger row`: the case did not run
+    ok beside eager)."""
+    rows = []
+    for model, (variant, terms) in sorted(expected.items()):
+        total = ledger[(ledger["model"] == model) & (ledger["variant"] == variant) & (ledger["term"] == "total")]
+        if total.empty:
+            rows.append({"model": model, "variant": variant, "expected": " or ".join(terms), "top": "",
+                         "top_ms": math.nan, "ok": False, "sentence": "no ledger row"})
+            continue
+        for _, t in total.iterrows():
+            cfg = {k: t[k] for k in KEYS}
+            top, ms, text = top_cause(ledger, cfg)
+            rows.append({**cfg, "expected": " or ".join(terms), "top": top, "top_ms": ms,
+                         "ok": top in terms, "sentence": text})
+    return pd.DataFrame(rows)
