@@ -220,3 +220,27 @@ def test_known_causes_are_in_dynamos_counters_on_the_cpu():
         assert rec["guards"]["frames_per_iter"] == 0 and rec["guards"]["missed_frames_per_iter"] == 1
         assert rec["guards"]["frames"][0]["entries"] == limit
         assert not math.isnan(rec["guards"]["missed_lookup_us_per_iter"])
+
+
+@pytest.mark.slow
+def test_the_untraced_runner_records_dynamo_for_a_compiled_variant(tmp_path):
+    """The runner's own record (--profiler none: timing.json): run.json's dynamo for the
+    graph-break case, none for eager."""
+    import json
+    import subprocess
+    for variant in ("compile", "eager"):
+        out = tmp_path / variant / "timing.json"
+        subprocess.run([sys.executable, "-m", "fusionlab.runner", "--model", "gap_graph_break", "--model-from",
+                        json.dumps({"factory": f"{CASES}/graph_break.py:build"}), "--variant", variant,
+                        "--batch", "4", "--warmup", "2", "--iters", "5", "--windows", "2", "--paired-eager",
+                        "--paired-ci", "0", "--device", "cpu", "--profiler", "none", "--out", str(out)],
+                       check=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": ROOT}, capture_output=True)
+        rec = json.loads(out.read_text())
+        assert rec["status"] == "ok"
+        if variant == "eager":
+            assert rec["dynamo"] is None
+            continue
+        d = rec["dynamo"]
+        assert d["total"]["graph_breaks"] == 1 and d["windows"]["recompiles"] == 0 and d["window_iters"] == 10
+        assert d["guards"]["frames_per_iter"] == 2 and d["guards"]["graph_host_us_per_iter"] > 0
+        assert d["missing"] == ["cudagraph replays (no torch counter)"]
