@@ -241,7 +241,10 @@ def graph_host_time(run_iter, sync, graphs: list, iters: int = GRAPH_ITERS) -> t
                 calls[0] += 1
         return call
     try:    # a frame Dynamo must not compile: the compiled code calls it with Dynamo's hook set
-        from torch._dynamo.eval_frame import skip_code
+        try:
+            from torch._dynamo.eval_frame import skip_code       # torch 2.6 and later
+        except ImportError:
+            from torch._C._dynamo.eval_frame import skip_code    # before
         skip_code(timed(None).__code__)
     except Exception:
         return 0, None
