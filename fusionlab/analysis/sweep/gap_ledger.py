@@ -16,7 +16,8 @@ inside the first two:
     graph after the first (graph calls per iteration - 1 of them);
   - guards: the first frame's cache lookup (Dynamo's guards);
   - wrapper: the first graph's host time outside its launches (graph host time per
-    iteration, less the variant's launches at eager's host time per launch, per graph);
+    iteration, less the variant's launches at eager's host time per launch, per graph;
+    on the CPU backend less the variant's operator time, which runs inside the call);
   - launches: the launch-count difference at eager's host time per launch
     (headline host_per_launch_us: eager's exposed host time per launch); named
     cudagraph_skipped where the variant asked for CUDA graphs (reduce-overhead) and Inductor
@@ -24,7 +25,7 @@ inside the first two:
 - GPU side, from the kernels table (per kernel name, the median over repeats of its time
   per iteration; `kind` says generated, library or eager):
   - fused: the generated kernels against the eager kernels no longer run (the
-    operators they replaced);
+    operators they replaced; role() says which kernel is which, aten operators on the CPU too);
   - library: library kernels the variant no longer runs and those it runs that eager did not;
   - kept: kernels both run, the variant's time less eager's;
   - added: eager-kind kernels only the variant runs (layout copies, casts, glue between graphs);
@@ -50,8 +51,23 @@ import pandas as pd
 from fusionlab.analysis.sweep import tables
 
 RESIDUAL_SHARE = 0.05
-GENERATED_KINDS_NOT = ("eager", "library", "other")   # any other kind is a generated kernel's
+# kernels.csv's kind (analysis.run.fusion.classify): library calls, eager's own kernels and,
+# on the CPU backend, aten operators (a library call where it is a matrix product or a
+# convolution); any other kind is a kernel Inductor generated
 LIBRARY_KINDS = ("library", "other")
+NOT_GENERATED = ("eager", "library", "other", "aten")
+LIBRARY_ATEN = ("linear", "matmul", "mm", "addmm", "bmm", "baddbmm", "conv1d", "conv2d", "conv3d", "convolution",
+                "_convolution", "scaled_dot_product_attention", "_scaled_dot_product_flash_attention",
+                "_scaled_dot_product_efficient_attention", "lstm")
+
+
+def role(name: str, kind: str) -> str:
+    """generated, library or eager: what a kernel of the kernels table is to the ledger."""
+    if kind == "aten":
+        return "library" if str(name).removeprefix("aten::") in LIBRARY_ATEN else "eager"
+    if kind in LIBRARY_KINDS:
+        return "library"
+    return "eager" if kind == "eager" else "generated"
 
 
 @dataclass(frozen=True)
@@ -120,12 +136,13 @@ def _top(df: pd.DataFrame, n: int = 3) -> str:
 def gpu_terms(eager: pd.DataFrame, variant: pd.DataFrame) -> dict:
     """fused, library, kept, added (module doc) in ms per iteration, each with a detail:
     the variant's kernels' time less eager's, split by name sets, so they add up to it."""
-    e, v = by_name(eager), by_name(variant)
+    e, v = (df.assign(role=[role(n, k) for n, k in zip(df["name"], df["kind"])])
+            for df in (by_name(eager), by_name(variant)))
     e_only, v_only = e[~e["name"].isin(v["name"])], v[~v["name"].isin(e["name"])]
-    gen = v_only[~v_only["kind"].isin(GENERATED_KINDS_NOT)]
-    e_gone_eager = e_only[e_only["kind"] == "eager"]
-    lib_gone, lib_new = e_only[e_only["kind"].isin(LIBRARY_KINDS)], v_only[v_only["kind"].isin(LIBRARY_KINDS)]
-    added = v_only[v_only["kind"] == "eager"]
+    gen = v_only[v_only["role"] == "generated"]
+    e_gone_eager = e_only[e_only["role"] != "library"]
+    lib_gone, lib_new = e_only[e_only["role"] == "library"], v_only[v_only["role"] == "library"]
+    added = v_only[v_only["role"] == "eager"]
     both = v.merge(e, on="name", suffixes=("_v", "_e"))
     us = lambda df: float(df["time_per_iter_us"].sum())    # noqa: E731
     return {
@@ -154,15 +171,18 @@ def host_terms(v: dict, e: dict, dyn: dict | None, reduce_overhead: bool) -> dic
         out["cudagraph_skipped"] = (launches, f"{skips} graphs skipped ({reasons[:200]}): "
                                                f"{lv:.0f} launches against eager's {le:.0f}")
     else:
-        out["launches"] = (launches, f"{lv:.0f} launches against eager's {le:.0f} at {per_launch:.3g} us each")
+        out["launches"] = (launches, f"{lv:.0f} launches against eager's {le:.0f} at {per_launch:.3g} us each"
+                           if launches == launches else "no launch counts (the CPU backend, or no trace)")
     g = (dyn or {}).get("guards") or {}
     frames = g.get("frames") or []
     hit = [f for f in frames if f.get("entry") is not None]
     resumed = [f for f in hit if "torch_dynamo_resume_in" in f.get("code", "")]
     first = [f for f in hit if f not in resumed]
     calls, graph_us = int(g.get("graph_calls_per_iter") or 0), _num(g.get("graph_host_us_per_iter"))
-    wrapper_each = ((graph_us - (lv if lv == lv else 0.0) * (per_launch if per_launch == per_launch else 0.0))
-                    / calls if calls and graph_us == graph_us else math.nan)
+    # inside the graphs' host time: their launches, or on the CPU the operators themselves
+    inside = (_z(v.get("kernel_ms")) * 1e3 if v.get("device") == "cpu"
+              else (lv if lv == lv else 0.0) * (per_launch if per_launch == per_launch else 0.0))
+    wrapper_each = (graph_us - inside) / calls if calls and graph_us == graph_us else math.nan
     if dyn:
         out["guards"] = (sum(f["lookup_us"] for f in first) / 1e3,
                          f"{len(first)} frame(s), {sum(f['lookup_us'] for f in first):.3g} us cache lookup")
