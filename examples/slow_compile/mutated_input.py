@@ -1,7 +1,8 @@
 """Slower compiled for one cause under reduce-overhead, CUDA graphs skipped: forward
 adds into its input in place, a mutated input Inductor's CUDA graph trees do not take
 ("skipping cudagraphs due to mutated inputs"), so the compiled model launches every
-kernel itself, on a model of many small kernels whose launches are the iteration.
+kernel itself through its wrapper, on a model of a few small kernels whose host launch
+path is the iteration.
 
     import_models:
       gap_mutated_input: examples/slow_compile/mutated_input.py:build"""
@@ -27,7 +28,7 @@ class MutatingBlocks(nn.Module):
         return x
 
 
-def build(batch, dtype, device, hidden=128, layers=8):
-    """x.clamp_(-3, 3) in place, then 8 x (Linear -> LayerNorm -> ReLU); x = (batch, hidden)."""
+def build(batch, dtype, device, hidden=128, layers=2):
+    """x.clamp_(-3, 3) in place, then 2 x (Linear -> LayerNorm -> ReLU); x = (batch, hidden)."""
     model = MutatingBlocks(hidden, layers).to(device=device, dtype=dtype)
     return model, (torch.randn(batch, hidden, device=device, dtype=dtype),)

@@ -19,9 +19,10 @@ inside the first two:
     iteration, less the variant's launches at eager's host time per launch, per graph;
     on the CPU backend less the variant's operator time, which runs inside the call);
   - launches: the launch-count difference at eager's host time per launch
-    (headline host_per_launch_us: eager's exposed host time per launch); named
-    cudagraph_skipped where the variant asked for CUDA graphs (reduce-overhead) and Inductor
-    skipped them (the launches a CUDA graph would have replayed).
+    (headline host_per_launch_us: eager's exposed host time per launch);
+  - cudagraph_skipped, in place of launches and wrapper where the variant asked for CUDA
+    graphs (reduce-overhead) and Inductor skipped them: both together, the host launch
+    path a graph replay would have replaced (Inductor's skip message in the detail).
 - GPU side, from the kernels table (per kernel name, the median over repeats of its time
   per iteration; `kind` says generated, library or eager):
   - fused: the generated kernels against the eager kernels no longer run (the
@@ -86,8 +87,8 @@ TERMS = (
     Term("guards", "host", "Dynamo guards", "timing.json dynamo.guards.frames[0].lookup_us"),
     Term("wrapper", "host", "compiled wrapper", "timing.json dynamo.guards.graph_host_us_per_iter less "
          "launches x headline host_per_launch_us (eager)"),
-    Term("cudagraph_skipped", "host", "CUDA graphs skipped", "headline launches_per_iter x host_per_launch_us "
-         "(eager); timing.json dynamo.total.cudagraph_skips"),
+    Term("cudagraph_skipped", "host", "CUDA graphs skipped", "launches and wrapper (above) where "
+         "timing.json dynamo.total.cudagraph_skips > 0 under reduce-overhead"),
     Term("launches", "host", "launch count", "headline launches_per_iter x host_per_launch_us (eager)"),
     Term("fused", "gpu", "generated kernels vs the eager kernels they replaced", "kernels.csv kind"),
     Term("library", "gpu", "library kernels displaced and their replacements", "kernels.csv kind library/other"),
@@ -205,6 +206,9 @@ def host_terms(v: dict, e: dict, dyn: dict | None, reduce_overhead: bool) -> dic
                                        f"windows)" + (f", recompile limit hit {limit}x: the frame then runs eager"
                                                      if limit else "")
                              + (f"; failed guard: {guard.split('#')[0].strip()[:100]}" if guard else ""))
+    if "cudagraph_skipped" in out and "wrapper" in out:   # the host launch path a replay would have replaced
+        ms, detail = out.pop("wrapper")
+        out["cudagraph_skipped"] = (out["cudagraph_skipped"][0] + _z(ms), out["cudagraph_skipped"][1] + f"; {detail}")
     return out
 
 
