@@ -20,8 +20,9 @@ FIGURE_RECORDS = [
         'scope': 'model',
         'category': '2. Where the time goes',
         'needs': 'compared',
-        'caption': ('The gap to eager per iteration (untraced; above 0 the variant is slower) split into '
-                    'named host and GPU terms and a residual (tables/gap_ledger.csv).'),
+        'caption': ('The gap to eager per iteration of {model} ({configs} configurations drawn; untraced; above 0 '
+                    'the variant is slower) split into named host and GPU terms and a residual, which add up '
+                    'to it (tables/gap_ledger.csv).'),
         'shows': 'each variant\'s gap to eager split into named host and GPU terms and a residual',
     },
 ]
