@@ -27,7 +27,7 @@ FIGURE_RECORDS = [
     },
 ]
 
-TITLE = "Where the gap to eager comes from (variant - eager per iteration, us)"
+TITLE = "Where the gap to eager comes from (variant - eager per iteration)"
 SIDE_COLOUR = {"host": "#ff7f0e", "gpu": "#1f77b4", "pairing": "#8c8c8c", "residual": "#d9d9d9", "total": "#000000"}
 MAX_PANELS = 12
 
@@ -54,7 +54,8 @@ def gap_waterfall(t, model):
     groups = list(led.groupby(keys, sort=True, dropna=False))[:MAX_PANELS]
     cols = min(len(groups), 3)
     rows = math.ceil(len(groups) / cols)
-    fig, axs = style.grid_figure(rows, cols, (4.6 * cols, 3.8 * rows))
+    bars = max(len(g) for _, g in groups)
+    fig, axs = style.grid_figure(rows, cols, (max(1.2 + 0.62 * bars, 6.4 / cols) * cols, 3.9 * rows))
     for ax in axs.flat[len(groups):]:
         ax.set_visible(False)
     for ax, (_, g) in zip(axs.flat, groups):
@@ -63,7 +64,8 @@ def gap_waterfall(t, model):
     names = {"host": "host side", "gpu": "GPU side", "pairing": "host speed between processes",
              "residual": "residual", "total": "gap (error bar: its interval)"}
     style.legend_below(fig, [Patch(facecolor=c, hatch="//" if s == "residual" else None, edgecolor="#555555")
-                             for s, c in SIDE_COLOUR.items()], [names[s] for s in SIDE_COLOUR], ncol=5)
+                             for s, c in SIDE_COLOUR.items()], [names[s] for s in SIDE_COLOUR],
+                      ncol=5 if cols > 1 else 3)
     style.title(fig, TITLE, t, model)
     return fig
 
@@ -78,24 +80,26 @@ def _panel(fig, ax, g) -> None:
     terms = terms.assign(_last=terms["term"].eq("residual")).sort_values(["_last", "_r", "_o"])
     x, start = 0, 0.0
     labels = []
+    steps = terms["ms"].fillna(0).cumsum().abs().tolist() + [abs(float(total["ms"]))]
+    unit, scale = ("ms", 1.0) if max(steps, default=0) > 5 else ("us", 1e3)   # the axis's unit
     for r in terms.to_dict("records"):
-        us = float(r["ms"]) * 1e3 if r["ms"] == r["ms"] else 0.0
-        ax.bar(x, us, bottom=start, color=SIDE_COLOUR.get(r["side"], "#999999"),
+        height = float(r["ms"]) * scale if r["ms"] == r["ms"] else 0.0
+        ax.bar(x, height, bottom=start, color=SIDE_COLOUR.get(r["side"], "#999999"),
                hatch="//" if r["term"] == "residual" else None, edgecolor="#555555", linewidth=0.4)
-        ax.text(x, start + us, _value(us), ha="center",
-                va="bottom" if us >= 0 else "top", fontsize=6.5)
+        ax.text(x, start + height, _value(height / scale * 1e3), ha="center",
+                va="bottom" if height >= 0 else "top", fontsize=6.5)
         style.record(fig, mark="bar", **style.keys_of(r, r["variant"]), quantity=f"gap_ledger.{r['term']}",
                      value=float(r["ms"]) if r["ms"] == r["ms"] else np.nan)
         labels.append(r["label"] if len(r["label"]) < 22 else r["term"].replace("_", " "))
-        start += us
+        start += height
         x += 1
-    gap_us = float(total["ms"]) * 1e3
+    gap_h = float(total["ms"]) * scale
     lo, hi = total.get("gap_lo_ms"), total.get("gap_hi_ms")
     err = None
     if lo == lo and hi == hi and lo is not None and hi is not None:
-        err = [[max(gap_us - lo * 1e3, 0)], [max(hi * 1e3 - gap_us, 0)]]
-    ax.bar(x, gap_us, color=SIDE_COLOUR["total"], yerr=err, ecolor="#d62728", capsize=3)
-    ax.text(x, gap_us, _value(gap_us), ha="center", va="bottom" if gap_us >= 0 else "top", fontsize=7,
+        err = [[max(gap_h - lo * scale, 0)], [max(hi * scale - gap_h, 0)]]
+    ax.bar(x, gap_h, color=SIDE_COLOUR["total"], yerr=err, ecolor="#d62728", capsize=3)
+    ax.text(x, gap_h, _value(gap_h / scale * 1e3), ha="center", va="bottom" if gap_h >= 0 else "top", fontsize=7,
             fontweight="bold")
     style.record(fig, mark="bar", **style.keys_of(total, total["variant"]), quantity="gap_ledger.total",
                  value=float(total["ms"]))
@@ -103,6 +107,6 @@ def _panel(fig, ax, g) -> None:
     ax.axhline(0, color="grey", lw=0.8)
     ax.set_xticks(range(len(labels)))
     ax.set_xticklabels(labels, rotation=60, ha="right", fontsize=6.5)
-    ax.set_ylabel("us per iteration (+: adds to the variant)", fontsize=7)
+    ax.set_ylabel(f"{unit} per iteration (+: adds to the variant)", fontsize=7)
     ax.set_title(f"{_config_label(total)}: {total['speedup']:.2f}x", fontsize=8)
     ax.margins(y=0.18)
