@@ -191,11 +191,12 @@ def guard_cost(run_iter, sync, reps: int = GUARD_REPS) -> dict | None:
                 if name.startswith("__compiled_fn") and callable(frame.f_globals.get(name)):
                     graphs[(id(frame.f_globals), name)] = (frame.f_globals, name)
     sync()
+    before = sys.getprofile()
     sys.setprofile(hook)
     try:
         run_iter()
     finally:
-        sys.setprofile(None)
+        sys.setprofile(before)
     sync()
     frames = []
     for code, local in seen:
@@ -289,7 +290,10 @@ class Watch:
         self.marks: dict[str, dict | None] = {}
         self.skips = SkipReasons()
         for name in CUDAGRAPH_LOGGERS:
-            logging.getLogger(name).addHandler(self.skips)
+            log = logging.getLogger(name)
+            for h in [h for h in log.handlers if isinstance(h, SkipReasons)]:   # an earlier run's, never recorded
+                log.removeHandler(h)
+            log.addHandler(self.skips)
 
     def mark(self, name: str) -> None:
         try:
@@ -301,7 +305,14 @@ class Watch:
     def record(self, run_iter=None, sync=lambda: None, window_iters: int = 0) -> dict | None:
         """run.json's `dynamo`: the counts after the first calls (`compile`), what the
         warm-up and the windows each added, the windows' compile seconds per iteration,
-        the guard cost of one more iteration, and what could not be read."""
+        the guard cost of one more iteration, and what could not be read (a torch whose
+        internals moved: said in `missing`, never a failed run)."""
+        try:
+            return self._record(run_iter, sync, window_iters)
+        except Exception as e:
+            return {"missing": [f"the dynamo record: {type(e).__name__}: {_first_line(e)}"]}
+
+    def _record(self, run_iter, sync, window_iters: int) -> dict | None:
         for name in CUDAGRAPH_LOGGERS:
             logging.getLogger(name).removeHandler(self.skips)
         last = self.marks.get("timing")
