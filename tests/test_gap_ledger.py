@@ -93,8 +93,11 @@ def test_a_skipped_cuda_graph_names_the_launch_term():
     t = gap_ledger.host_terms({"launches_per_iter": 30}, {"launches_per_iter": 30, "host_per_launch_us": 5.0},
                               dyn, reduce_overhead=True)
     assert "launches" not in t and "wrapper" not in t and "mutated inputs" in t["cudagraph_skipped"][1]
-    # no launch more than eager's: the skipped graphs cost their wrapper, (100 - 30 x 5) / 2 us
-    assert t["cudagraph_skipped"][0] == pytest.approx(-25.0 / 1e3)
+    # no launch more than eager's, and 30 launches at 5 us are more than the graphs' 100 us: no wrapper
+    assert t["cudagraph_skipped"][0] == 0.0
+    t = gap_ledger.host_terms({"launches_per_iter": 12}, {"launches_per_iter": 30, "host_per_launch_us": 5.0},
+                              dyn, reduce_overhead=True)
+    assert t["cudagraph_skipped"][0] == pytest.approx((-18 * 5.0 + (100 - 12 * 5.0) / 2) / 1e3)
     assert "cudagraph_skipped" not in gap_ledger.host_terms({}, {}, dyn, reduce_overhead=False)
 
 

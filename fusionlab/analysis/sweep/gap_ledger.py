@@ -17,7 +17,8 @@ inside the first two:
   - guards: the first frame's cache lookup (Dynamo's guards);
   - wrapper: the first graph's host time outside its launches (graph host time per
     iteration, less the variant's launches at eager's host time per launch, per graph;
-    on the CPU backend less the variant's operator time, which runs inside the call);
+    on the CPU backend less the variant's operator time, which runs inside the call; never
+    below 0: where the launches at eager's cost exceed the graphs' time, it is 0);
   - launches: the launch-count difference at eager's host time per launch
     (headline host_per_launch_us: eager's exposed host time per launch);
   - cudagraph_skipped, in place of launches and wrapper where the variant asked for CUDA
@@ -180,10 +181,11 @@ def host_terms(v: dict, e: dict, dyn: dict | None, reduce_overhead: bool) -> dic
     resumed = [f for f in hit if "torch_dynamo_resume_in" in f.get("code", "")]
     first = [f for f in hit if f not in resumed]
     calls, graph_us = int(g.get("graph_calls_per_iter") or 0), _num(g.get("graph_host_us_per_iter"))
-    # inside the graphs' host time: their launches, or on the CPU the operators themselves
+    # inside the graphs' host time: their launches, or on the CPU the operators themselves,
+    # at most all of it (eager's cost per launch, Python dispatch included, can exceed a graph's)
     inside = (_z(v.get("kernel_ms")) * 1e3 if v.get("device") == "cpu"
               else (lv if lv == lv else 0.0) * (per_launch if per_launch == per_launch else 0.0))
-    wrapper_each = (graph_us - inside) / calls if calls and graph_us == graph_us else math.nan
+    wrapper_each = (graph_us - min(inside, graph_us)) / calls if calls and graph_us == graph_us else math.nan
     if dyn:
         out["guards"] = (sum(f["lookup_us"] for f in first) / 1e3,
                          f"{len(first)} frame(s), {sum(f['lookup_us'] for f in first):.3g} us cache lookup")
