@@ -249,3 +249,41 @@ def test_the_untraced_runner_records_dynamo_for_a_compiled_variant(tmp_path):
         assert d["total"]["graph_breaks"] == 1 and d["windows"]["recompiles"] == 0 and d["window_iters"] == 10
         assert d["guards"]["frames_per_iter"] == 2 and d["guards"]["graph_host_us_per_iter"] > 0
         assert d["missing"] == ["cudagraph replays (no torch counter)"]
+
+
+@pytest.mark.slow
+def test_cuda_graph_skip_and_recordings_are_recorded_on_the_gpu():
+    """On a GPU (skipped without one): the mutated-input case under reduce-overhead has its
+    CUDA graphs skipped with Inductor's reason; the tiny case's are recorded once and
+    replayed after (no re-recording)."""
+    import torch
+    if not torch.cuda.is_available():
+        pytest.skip("CUDA graphs need a GPU")
+    sys.path.insert(0, CASES)
+    try:
+        import mutated_input
+        import tiny_wrapper
+    finally:
+        sys.path.remove(CASES)
+    sync = torch.cuda.synchronize
+    with torch.no_grad():
+        for mod, skipped in ((mutated_input, True), (tiny_wrapper, False)):
+            torch._dynamo.reset()
+            w = dynamo_record.Watch()
+            m, (x,) = mod.build(8, torch.float32, "cuda")
+            f = torch.compile(m, mode="reduce-overhead")
+            for _ in range(3):
+                f(x)
+            w.mark("check"); w.mark("warmup")
+            for _ in range(5):
+                f(x)
+            sync()
+            w.mark("timing")
+            rec = w.record(lambda: f(x), sync, 5)
+            if skipped:
+                assert rec["total"]["cudagraph_skips"] >= 1
+                assert any("mutated" in r for r in rec["cudagraph_skip_reasons"])
+            else:
+                assert rec["total"]["cudagraph_skips"] == 0
+                assert rec["total"]["cudagraph_trees"]["recordings"] >= 1
+                assert rec["windows"]["cudagraph_recordings"] == rec["windows"]["cudagraph_rerecords"] == 0
