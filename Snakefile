@@ -91,6 +91,7 @@ localrules:
     ncu_traffic,
     run_attribution,
     attribution,
+    gap_ledger,
 
 
 include: "workflow/rules/common.smk"
@@ -112,10 +113,11 @@ include: "workflow/rules/analysis.smk"
 include: "workflow/rules/attribution.smk"
 include: "workflow/rules/plots.smk"
 include: "workflow/rules/reproduction.smk"
+include: "workflow/rules/gap_ledger.smk"
 
 
 
-ANALYSIS = [*TABLES.values(), *SUITE.values(), HEADLINE, SUMMARY, SUMMARY_HTML, FUSION_MAP, ATTRIBUTION,
+ANALYSIS = [*TABLES.values(), *SUITE.values(), HEADLINE, SUMMARY, SUMMARY_HTML, FUSION_MAP, ATTRIBUTION, GAP_LEDGER,
             *[f for fig in FIGURES for f in figure_files(fig)]]
 
 

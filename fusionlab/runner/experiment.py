@@ -17,7 +17,7 @@ from fusionlab.core import axes, ranges
 from fusionlab.core.io import atomic_path
 from fusionlab.jobs import host_gate, host_probe
 from fusionlab.jobs import slots as gpu_slots
-from fusionlab.runner import check, environment, introspect, op_record, process, record, timing
+from fusionlab.runner import check, dynamo_record, environment, introspect, op_record, process, record, timing
 from fusionlab.runner.spec import ExperimentSpec
 
 # paired windows stop at this many x --windows pairs at most (timing.Until)
@@ -205,6 +205,7 @@ def run(spec: ExperimentSpec, rec: dict, phases: process.Phases | None = None,
     if "torch._dynamo" in sys.modules:  # a run starts from a clean compile state, also in-process
         torch._dynamo.reset()  # (importing dynamo for an eager run would cost a second)
     introspect.reset_compile_counters(torch)
+    dynamo = dynamo_record.Watch()    # Dynamo's and Inductor's counters at marks (run.json's dynamo)
     slot = rec.get("gpu_slot")   # build and check on every core it may use (slots.build_cpus)
     gpu_slots.pin_process(gpu_slots.build_cpus(slot, gpu_slots.parse_slots(spec.slots) if spec.slots else []))
     with phase(ranges.BUILD):
@@ -233,6 +234,7 @@ def run(spec: ExperimentSpec, rec: dict, phases: process.Phases | None = None,
     del pristine
     mark("check")
     rec["compile"] = introspect.compile_introspection(torch)
+    dynamo.mark("check")
     first_calls_peak = result.pop("first_calls_peak_bytes", None)
     rec["first_call_s"] = result.pop("first_call_s")
     rec["eager_first_call_s"] = result.pop("eager_first_call_s")
@@ -255,6 +257,7 @@ def run(spec: ExperimentSpec, rec: dict, phases: process.Phases | None = None,
     with phase(ranges.WARMUP):
         rec["warmup_iters_run"] = timing.warm_up(variant_loop, sync, spec.warmup, spec.warmup_min_s)
     mark("warmup")
+    dynamo.mark("warmup")
     # untraced timing: whole windows of iterations, before any profiler traces this process
     rec["phase"] = "timing"
     probe_ms, eager_windows, variant_peak, until = [], None, None, None
@@ -276,6 +279,10 @@ def run(spec: ExperimentSpec, rec: dict, phases: process.Phases | None = None,
     rec["host_check"]["gate"] = dict(gate.info)   # with held_s, known once the gate is let go
     mark("timing")
     one_iteration = timing.iteration(torch, spec.mode, fn, inputs, model, optimizers.get(id(model)), spec.dtype)
+    dynamo.mark("timing")
+    # the Dynamo counters and the guards' cost, after the windows (timed: the sweep paused too)
+    with measuring(device), timing.grad_mode(torch, spec.mode):
+        rec["dynamo"] = dynamo.record(one_iteration, sync, len(windows) * spec.iters)
     with measuring(device) if spec.profiler != "none" else contextlib.nullcontext() as traced_gate:
         wall, cuda_event_ms, captured = traced_measure(torch, spec, device, rng, phase, one_iteration, sync,
                                                        capture_open)

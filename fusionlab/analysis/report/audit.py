@@ -37,7 +37,7 @@ import pandas as pd
 from fusionlab.analysis.sweep import headline as sweep_headline
 from fusionlab.analysis.sweep import suite as sweep_suite
 from fusionlab.analysis.sweep import tables
-from fusionlab.analysis.report import audit_inputs, suite_text, text
+from fusionlab.analysis.report import audit_gap, audit_inputs, suite_text, text
 
 KEYS = ["model", "variant", "batch", "size", "mode", "dtype", "device"]
 REL = 1e-6          # records and figure data: the same float, written and read back
@@ -410,6 +410,7 @@ def audit(results: str, summary_text: str | None = None) -> Audit:
     h = tables.with_size(h)
     check_records(a, h, _read(os.path.join(results, "tables", "runs.csv")))
     records = {_key(r): r for r in h.to_dict("records")}
+    audit_gap.check(a, results, h)   # tables/gap_ledger.csv: terms add up, sentences quote it
     for data in sorted(glob.glob(os.path.join(results, "figures", "*", "*.data.csv"))):
         marks = _read(data)
         if marks is None:

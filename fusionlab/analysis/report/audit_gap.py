@@ -1,0 +1,108 @@
+"""The gap ledger's audit checks (tables/gap_ledger.csv, sweep.gap_ledger), for
+`fusionlab audit` (audit.audit calls check(a, results, h)):
+
+- each configuration's terms and residual add up to its gap;
+- the gap is the headline's: wall_ms - eager_wall_ms of the same configuration;
+- the ranks are of the gap's sign, by size, and the residual is never ranked;
+- the sentence is the one sweep.gap_ledger.sentence writes from the rows (it quotes the
+  record: every number in it is a row's, as written);
+- each bar of the gap_waterfall figure draws the ledger row it names."""
+from __future__ import annotations
+
+import glob
+import math
+import os
+
+import pandas as pd
+
+from fusionlab.analysis.sweep import gap_ledger, tables
+
+REL = 1e-6
+
+
+def _close(a, b, rel=REL, abs_=1e-9) -> bool:
+    a, b = float(a), float(b)
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    return abs(a - b) <= abs_ + rel * max(abs(a), abs(b))
+
+
+def _key(r, keys) -> tuple:
+    out = []
+    for k in keys:
+        v = r.get(k)
+        if k == "batch" and v == v and v is not None:
+            v = int(float(v))
+        out.append("default" if k == "size" and (v is None or v != v) else str(v))
+    return tuple(out)
+
+
+def _rows(g: pd.DataFrame) -> list[dict]:
+    """A configuration's ledger rows as sweep.gap_ledger wrote them (NaN rank: unranked)."""
+    return [{**r, "rank": r["rank"] if r["rank"] == r["rank"] else None} for r in g.to_dict("records")]
+
+
+def check_ledger(a, ledger: pd.DataFrame, h: pd.DataFrame | None) -> None:
+    """The ledger's own checks (module doc) against the headline table h."""
+    keys = [k for k in gap_ledger.KEYS if k in ledger]
+    heads = {_key(r, keys): r for r in tables.with_size(h).to_dict("records")} if h is not None else {}
+    for key, g in tables.with_size(ledger).groupby(keys, dropna=False, sort=False):
+        key = _key(dict(zip(keys, key)), keys)
+        where = f"tables/gap_ledger.csv {' '.join(key)}"
+        total = g[g["term"] == "total"]
+        if len(total) != 1:
+            a.check(False, where, f"{len(total)} total rows, not one")
+            continue
+        t = total.iloc[0]
+        terms = g[g["term"] != "total"]
+        a.check(_close(terms["ms"].fillna(0).sum(), t["ms"], 1e-6, 1e-9), where,
+                f"the terms add up to {terms['ms'].fillna(0).sum():.6g} ms, the gap is {t['ms']:.6g} ms")
+        r = heads.get(key)
+        if r is not None:
+            a.check(_close(t["ms"], float(r["wall_ms"]) - float(r["eager_wall_ms"])), where,
+                    f"gap {t['ms']:.6g} ms, the headline's wall_ms - eager_wall_ms is "
+                    f"{float(r['wall_ms']) - float(r['eager_wall_ms']):.6g} ms")
+        elif h is not None:
+            a.check(False, where, "no record of this configuration in headline.csv")
+        ranked = terms[terms["rank"].notna()].sort_values("rank")
+        a.check("residual" not in set(ranked["term"]), where, "the residual is ranked")
+        a.check(bool((ranked["ms"] * t["ms"] > 0).all()), where, "a ranked term against the gap's sign")
+        a.check(ranked["ms"].abs().is_monotonic_decreasing, where, "ranks not by size")
+        a.check(str(t["sentence"]) == gap_ledger.sentence(_rows(g)), where,
+                f"the sentence {str(t['sentence'])[:80]!r} is not the one its rows give")
+
+
+def check_waterfall(a, marks: pd.DataFrame, ledger: pd.DataFrame, where: str) -> None:
+    """Each gap_waterfall bar (quantity gap_ledger.<term>) against its ledger row."""
+    keys = [k for k in gap_ledger.KEYS if k in ledger]
+    rows = {_key(r, keys) + (r["term"],): r for r in tables.with_size(ledger).to_dict("records")}
+    for m in marks.to_dict("records"):
+        q = m.get("quantity")
+        if not (isinstance(q, str) and q.startswith("gap_ledger.")):
+            continue
+        r = rows.get(_key(m, keys) + (q.split(".", 1)[1],))
+        label = f"{where} {m.get('mark')} {' '.join(_key(m, keys))} {q}"
+        if r is None:
+            a.check(False, label, "no such row in tables/gap_ledger.csv")
+            continue
+        a.check(_close(m["value"], r["ms"]), label, f"draws {m['value']:.6g}, the ledger has {r['ms']:.6g}")
+
+
+def check(a, results: str, h: pd.DataFrame | None = None) -> None:
+    """Every check of the module doc on a results folder (nothing where it has no gap ledger)."""
+    path = os.path.join(results, "tables", "gap_ledger.csv")
+    if not os.path.exists(path):
+        return
+    try:
+        ledger = pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        return
+    if ledger.empty:
+        return
+    check_ledger(a, ledger, h)
+    for data in sorted(glob.glob(os.path.join(results, "figures", "gap_waterfall", "*.data.csv"))):
+        try:
+            marks = pd.read_csv(data)
+        except pd.errors.EmptyDataError:
+            continue
+        check_waterfall(a, marks, ledger, os.path.relpath(data, results))
