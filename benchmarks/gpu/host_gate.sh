@@ -13,7 +13,7 @@ nproc
 for c in ${SWEEPS:-small train real}; do
   stamp "sweep $c"
   t0=$(date +%s)
-  snakemake all --cores all --scheduler greedy --configfile config/host-gate-$c.yaml > results-$c.log 2>&1
+  snakemake all --cores all --scheduler greedy --keep-going --configfile config/host-gate-$c.yaml > results-$c.log 2>&1
   echo "sweep $c: rc=$? wall_s=$(( $(date +%s) - t0 ))"
   grep -E "steps \(|Error" results-$c.log | tail -2
 done
