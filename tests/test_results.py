@@ -45,7 +45,9 @@ def test_its_peaks_summary_and_audit(part7, tmp_path):
     assert part7.summary.startswith("# fusionlab sweep: bert, gpt2, llama_block")
     empty = results.open(str(tmp_path))
     assert empty.tables == [] and empty.figures == {} and empty.peaks == {} and empty.summary == ""
+    # the tables the audit needs, each missing (audit_inputs), then nothing to audit against
     assert [v.split(": ", 1)[1] for v in empty.audit().violations] == [
+        "missing: the audit needs it (build the tables again: snakemake tables)"] * 3 + [
         "no readable tables/headline.csv: nothing to audit against"]
 
 
