@@ -108,6 +108,8 @@ def render(name: str, t: dict, outputs: dict, captions: dict | None = None,
             fig = fn(t, model)
             drawn = style.marks(fig)
             text = report_captions.caption(name, t, model, drawn)
+            for m in report_captions.caption_marks(name, t, model, drawn):
+                style.record(fig, **m)
         except style.NoData as e:
             fig, text = marker(str(e)), report_captions.safe_text(f"No data: {e}.") + "\n"
             empty.append(key)

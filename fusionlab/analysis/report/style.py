@@ -23,6 +23,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter  # noqa: E402
 
+from fusionlab.analysis.report.audit_figures import FORMATS  # noqa: E402
+from fusionlab.analysis.sweep import tables  # noqa: E402
 from fusionlab.analysis.report.text import fmt_time  # noqa: E402,F401  (one way to write a time)
 
 plt.rcParams.update({"svg.fonttype": "none", "font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8,
@@ -82,6 +84,31 @@ def setup_label(df: pd.DataFrame) -> str:
     return ", ".join(parts)
 
 
+def size_label(runs: pd.DataFrame, model: str | None) -> str:
+    """'seq=512', 'hidden=256/1024': the size axes of model's runs (tables.size_axes) and
+    their values, '' for none or a sweep-wide figure."""
+    if not model or "model" not in runs:
+        return ""
+    r = runs[runs["model"] == model]
+    parts = []
+    for a in tables.size_axes(r):
+        vals = sorted({int(v) for v in pd.to_numeric(r[a], errors="coerce").dropna()})
+        if vals:
+            parts.append(f"{a}={'/'.join(str(v) for v in vals)}")
+    return ", ".join(parts)
+
+
+def with_size_axes(d: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+    """d (a table without the size axis columns, such as tables/kernels.csv) with the
+    size axes' values of its (model, size) from runs, and their size_axes, so that a slice
+    (slicing.main_axis) holds them apart."""
+    axes = [a for a in tables.size_axes(runs) if a not in d]
+    if not axes or not {"model", "size"} <= set(d.columns):
+        return d
+    keys = runs[["model", "size", *axes] + (["size_axes"] if "size_axes" in runs and "size_axes" not in d else [])]
+    return d.merge(keys.drop_duplicates(["model", "size"]), on=["model", "size"], how="left")
+
+
 def figure(n: int = 1, w: float = 5.5, h: float = 4.2):
     """A figure of n panels side by side, each w x h inches: (figure, axes)."""
     fig, axes = plt.subplots(1, n, figsize=(w * n, h), squeeze=False, layout="constrained")
@@ -122,7 +149,7 @@ def title(fig, what, t, model=None):
     text = "\n".join(lines[:1] + [textwrap.shorten(" ".join(lines[1:]), int(chars * 1.1), placeholder="...")]
                      if len(lines) > 1 else lines)
     fig.suptitle(text, fontsize=9.5 if len(lines) == 1 else 8.5, fontweight="bold")
-    sub = setup_label(t["runs"]) if "runs" in t else ""
+    sub = ", ".join(filter(None, [setup_label(t["runs"]), size_label(t["runs"], model)])) if "runs" in t else ""
     if sub:
         _keep_bottom(fig, "footer", FOOTER_IN)
         fig.text(0.5, 0.3 * FOOTER_IN / fig.get_figheight(), textwrap.shorten(sub, int(chars * 1.4), placeholder="..."),
@@ -134,6 +161,14 @@ def record(fig, **mark) -> None:
     the record column it draws as `quantity` and its `value`, or its `text`), for the data
     file written beside the figure and checked by the audit against the records."""
     fig.__dict__.setdefault("_fusionlab_marks", []).append(mark)
+
+
+def noted(fig, fmt: str, value, **mark) -> str:
+    """value as a label's text in format fmt (audit_figures.FORMATS), noted as a mark of
+    fig (record) with that text, so that the audit reads the label against the value."""
+    text = "" if value is None or value != value else FORMATS[fmt](float(value))
+    record(fig, **mark, value=value, text=text, fmt=fmt)
+    return text
 
 
 def keys_of(r, variant=None) -> dict:

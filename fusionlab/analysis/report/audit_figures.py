@@ -1,0 +1,192 @@
+"""The figures' data against their records: each mark a figure writes (report.plots,
+figures/<figure>/<scope>.data.csv; style.record) whose quantity names a column of a
+table other than the headline ("kernels.time_per_iter_us": tables/kernels.csv), its
+value recomputed from that table's rows, its label's text from its value, and each
+caption number found in the caption written beside the figure. The headline's own
+columns (a quantity with no table named) are audit.check_figure's.
+
+A mark's fields read here (report.plots.MARK_COLUMNS and those after them):
+- quantity: "<table>.<column>", or "<table>.<a>/<b>" for a ratio of two columns;
+- agg: how the rows the mark names give its value (AGGREGATES): one row, the median,
+  sum, smallest or largest positive value, the number of non-empty values or of
+  distinct ones;
+- the keys of KEYS that are not empty: the rows the value comes from (a table's rows of
+  status other than ok are never drawn);
+- text and fmt: a label and the FORMATS entry that writes value (the text holds it);
+- mark "caption": text is a number the caption (<scope>.rst) quotes.
+
+A data file with no row beside a drawn figure (its caption not "No data: ...") is a
+violation: the figure's marks are not written, so none of them is checked.
+
+check(a, results): every check on a results folder, each through a.check(ok, where, what)."""
+from __future__ import annotations
+
+import glob
+import math
+import os
+
+import pandas as pd
+
+from fusionlab.analysis.report.text import fmt_time, iterations
+from fusionlab.analysis.sweep import tables
+
+TABLES = ("runs", "speedups", "kernels", "kernel_resources", "suite", "headline")
+KEYS = ("model", "variant", "batch", "size", "mode", "dtype", "device", "repeat", "name")
+REL = 1e-6
+NO_DATA = "No data:"
+
+
+def _pct(v):
+    return "<1%" if 0 < v < 0.005 else f"{100 * v:.0f}%"
+
+
+# a label's format by name: value -> the text the label holds
+FORMATS = {
+    "g": lambda v: f"{v:g}",
+    "3g": lambda v: f"{v:.3g}",
+    "2f": lambda v: f"{v:.2f}",
+    "x2f": lambda v: f"{v:.2f}x",
+    "share": _pct,                              # a share 0..1 as whole percent
+    "percent": lambda v: "<1" if 0 < v < 0.5 else f"{v:.0f}",   # a percentage as a whole number
+    "ms": fmt_time,                             # a time in ms, in the unit that fits it
+    "us": lambda v: fmt_time(v / 1e3),          # a time in us, in the unit that fits it
+    "s": lambda v: fmt_time(v * 1e3),           # a time in s, in the unit that fits it
+    "iterations": iterations,
+}
+
+
+def _positive(s: pd.Series) -> pd.Series:
+    return s[s > 0]
+
+
+AGGREGATES = {
+    "one": lambda s: s.iloc[0] if len(s) == 1 else math.nan,
+    "median": lambda s: s.median(),
+    "sum": lambda s: s.sum(),
+    "min": lambda s: _positive(s).min(),
+    "max": lambda s: _positive(s).max(),
+    "count": lambda s: float(s.dropna().astype(str).ne("").sum()),   # the values that are not empty
+    "nunique": lambda s: float(s.nunique()),
+}
+
+
+def _read(path: str) -> pd.DataFrame | None:
+    for p in (path, path + ".gz"):
+        if os.path.exists(p):
+            try:
+                return pd.read_csv(p, low_memory=False)
+            except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError):
+                return None
+    return None
+
+
+def load(results: str) -> dict:
+    """The tables a mark may name, each as figures read them (a size column; rows of
+    status ok where the table has a status); None for a table not there."""
+    out = {}
+    for name in TABLES:
+        t = _read(os.path.join(results, "tables", f"{name}.csv"))
+        if t is not None and {"model", "batch"} <= set(t.columns):
+            t = tables.with_size(t)
+        if t is not None and "status" in t and name != "headline":
+            t = t[t["status"] == "ok"]
+        out[name] = t
+    return out
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, str) or isinstance(b, str):
+        return str(a) == str(b)
+    return float(a) == float(b)
+
+
+def rows(table: pd.DataFrame, mark: dict) -> pd.DataFrame:
+    """The rows of table that the mark's non-empty KEYS name."""
+    sel = table
+    for k in KEYS:
+        v = mark.get(k)
+        if v is None or (isinstance(v, float) and v != v) or v == "" or k not in sel:
+            continue
+        if k in ("batch", "repeat"):
+            col = pd.to_numeric(sel[k], errors="coerce")
+            sel = sel[col == float(v)]
+        else:
+            sel = sel[sel[k].astype(str) == str(v)]
+    return sel
+
+
+def recompute(t: dict, mark: dict) -> tuple[float | None, str]:
+    """The value the mark's quantity and agg give from the tables t (load); None with the
+    reason where the table or column is missing."""
+    table, _, expr = str(mark["quantity"]).partition(".")
+    df = t.get(table)
+    if df is None:
+        return None, f"no tables/{table}.csv"
+    num, _, den = expr.partition("/")
+    how = mark.get("agg") if isinstance(mark.get("agg"), str) and mark.get("agg") else "one"
+    agg = AGGREGATES.get(how)
+    if agg is None:
+        return None, f"agg {mark.get('agg')!r} is not one of {', '.join(AGGREGATES)}"
+    for c in filter(None, (num, den)):
+        if c not in df:
+            return None, f"no column {c} in tables/{table}.csv"
+    sel = rows(df, mark)
+    if how in ("count", "nunique"):
+        return agg(sel[num]), ""
+    value = agg(pd.to_numeric(sel[num], errors="coerce").dropna())
+    if den:
+        value = value / agg(pd.to_numeric(sel[den], errors="coerce").dropna())
+    return value, f"{len(sel)} row(s)"
+
+
+def _close(a, b) -> bool:
+    a, b = float(a), float(b)
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    return abs(a - b) <= 1e-9 + REL * max(abs(a), abs(b))
+
+
+def _name(m: dict) -> str:
+    def text(v):
+        return f"{v:g}" if isinstance(v, float) else str(v)
+    return " ".join(text(m[k]) for k in KEYS if k in m and m[k] == m[k] and m[k] not in (None, ""))
+
+
+def check_marks(a, marks: pd.DataFrame, t: dict, caption: str | None, where: str) -> None:
+    """Each mark of one figure's data against the tables t, its label and the caption."""
+    for m in marks.to_dict("records"):
+        q, label = m.get("quantity"), f"{where} {m.get('mark')} {_name(m)}".strip()
+        value, text, fmt = m.get("value"), m.get("text"), m.get("fmt")
+        if isinstance(q, str) and "." in q and value == value and value is not None:
+            want, why = recompute(t, m)
+            a.check(want is not None and _close(value, want), label,
+                    f"draws {q} = {value:.6g}, the record gives " + (f"{want:.6g} ({m['agg'] if isinstance(m.get('agg'), str) else 'one'} of {why})"
+                                                                  if want is not None else why))
+        if isinstance(text, str) and isinstance(fmt, str) and value == value and value is not None:
+            f = FORMATS.get(fmt)
+            a.check(f is not None and f(float(value)) in text, label,
+                    f"label {text!r} does not say {q} = {value:.6g}"
+                    + (f" ({f(float(value))!r})" if f else f" (no format {fmt!r})"))
+        if m.get("mark") == "caption" and isinstance(text, str) and caption is not None:
+            a.check(text in caption, label, f"the caption does not quote {text!r}")
+
+
+def check(a, results: str) -> None:
+    """Every figure's data file in the results folder (figures/*/*.data.csv): written
+    where its figure is drawn, each mark against its record (check_marks)."""
+    t = load(results)
+    for data in sorted(glob.glob(os.path.join(results, "figures", "*", "*.data.csv"))):
+        rel = os.path.relpath(data, results)
+        rst = data[:-len(".data.csv")] + ".rst"
+        caption = open(rst, encoding="utf-8", errors="replace").read() if os.path.exists(rst) else None
+        try:
+            marks = pd.read_csv(data)
+        except pd.errors.EmptyDataError:
+            marks = pd.DataFrame()
+        except (pd.errors.ParserError, UnicodeDecodeError, OSError):
+            a.check(False, rel, "unreadable")
+            continue
+        drawn = caption is not None and not caption.startswith(NO_DATA)
+        a.check(len(marks) > 0 or not drawn, rel, "the figure is drawn but its data file holds no mark")
+        if len(marks):
+            check_marks(a, marks, t, caption, rel)
