@@ -6,10 +6,11 @@ single tick), text kept as text in SVG (svg.fonttype 'none').
 A figure function raises NoData where it has nothing to draw; report.plots then writes
 a small marker in place of the figure.
 
-variant_colour(): one colour per variant, the same in every figure of a sweep, from the
-variant's place among the sweep's variant names, sorted (use_variants: load_tables sets
-them from runs.csv); eager is always black; a variant outside them gets a colour hashed
-from its name."""
+variant_colour(): one colour per variant, the same in every figure of every sweep
+(VARIANT_COLOURS: eager black, each variant of the catalog its own colour, none of them
+a colour of the time split's parts, figures.headline.PART_COLOURS); a variant outside
+the table gets a colour hashed from its name. use_variants (load_tables sets it from
+runs.csv) orders a sweep's variants."""
 from __future__ import annotations
 
 import textwrap
@@ -40,6 +41,15 @@ PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e
            "#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173",
            "#3182bd", "#e6550d", "#31a354", "#756bb1", "#636363", "#9c9ede"]
 EAGER_COLOUR = "#000000"
+# one colour per variant of the catalog, in every figure and sweep: no blue, orange, green
+# or grey (the colours of kernel time, exposed host time, kernel wait and other idle)
+VARIANT_COLOURS = {
+    "eager": EAGER_COLOUR, "compile": "#7b3294", "compile_reduce_overhead": "#00868b",
+    "compile_max_autotune": "#c51b7d", "compile_max_autotune_no_cudagraphs": "#8c510a",
+    "compile_dynamic": "#b8860b", "cuda_graph": "#313695", "triton_kernel": "#a50026", "triton_seed": "#67001f",
+    "cuda_kernel": "#6b8e23", "cuda_seed": "#bf812d", "jit_script": "#542788", "aten_op": "#35978f",
+    "fx_add_relu": "#f781bf", "nn_linear": "#9970ab", "conv_bn_fold": "#de77ae", "cudnn_lstm": "#2c7fb8",
+}
 MODEL_MARKERS = "osD^vP*XhpH<>d8"
 
 
@@ -52,12 +62,10 @@ def use_variants(names) -> None:
 
 
 def variant_colour(variant: str) -> str:
-    if variant == "eager":
-        return EAGER_COLOUR
-    names = _VARIANTS
-    if variant in names:
-        return PALETTE[names.index(variant) % len(PALETTE)]
-    return PALETTE[zlib.crc32(str(variant).encode()) % len(PALETTE)]   # not among the sweep's: stable too
+    """The variant's colour (VARIANT_COLOURS; one hashed from its name outside it)."""
+    if variant in VARIANT_COLOURS:
+        return VARIANT_COLOURS[variant]
+    return PALETTE[zlib.crc32(str(variant).encode()) % len(PALETTE)]
 
 
 def variant_order(variants) -> list[str]:
