@@ -8,8 +8,8 @@ columns (a quantity with no table named) are audit.check_figure's.
 A mark's fields read here (report.plots.MARK_COLUMNS and those after them):
 - quantity: "<table>.<column>", or "<table>.<a>/<b>" for a ratio of two columns;
 - agg: how the rows the mark names give its value (AGGREGATES): one row, the median,
-  sum, smallest or largest positive value, the number of non-empty values or of
-  distinct ones;
+  sum, smallest or largest positive value, the number of non-empty values, of
+  distinct ones or of true ones;
 - the keys of KEYS that are not empty: the rows the value comes from (a table's rows of
   status other than ok are never drawn);
 - text and fmt: a label and the FORMATS entry that writes value (the text holds it);
@@ -31,7 +31,7 @@ from fusionlab.analysis.report.text import fmt_time, iterations
 from fusionlab.analysis.sweep import tables
 
 TABLES = ("runs", "speedups", "kernels", "kernel_resources", "suite", "headline")
-KEYS = ("model", "variant", "batch", "size", "mode", "dtype", "device", "repeat", "name")
+KEYS = ("model", "variant", "batch", "size", "mode", "dtype", "device", "repeat", "name", "full_name")
 REL = 1e-6
 NO_DATA = "No data:"
 
@@ -67,6 +67,7 @@ AGGREGATES = {
     "max": lambda s: _positive(s).max(),
     "count": lambda s: float(s.dropna().astype(str).ne("").sum()),   # the values that are not empty
     "nunique": lambda s: float(s.nunique()),
+    "trues": lambda s: float(s.astype(str).str.lower().isin(["true", "1", "1.0"]).sum()),   # the true values
 }
 
 
@@ -131,7 +132,7 @@ def recompute(t: dict, mark: dict) -> tuple[float | None, str]:
         if c not in df:
             return None, f"no column {c} in tables/{table}.csv"
     sel = rows(df, mark)
-    if how in ("count", "nunique"):
+    if how in ("count", "nunique", "trues"):
         return agg(sel[num]), ""
     value = agg(pd.to_numeric(sel[num], errors="coerce").dropna())
     if den:
