@@ -25,6 +25,7 @@ import glob
 import math
 import os
 
+import numpy as np
 import pandas as pd
 
 from fusionlab.analysis.report.text import fmt_time, iterations
@@ -47,7 +48,7 @@ FORMATS = {
     "2f": lambda v: f"{v:.2f}",
     "x2f": lambda v: f"{v:.2f}x",
     "share": _pct,                              # a share 0..1 as whole percent
-    "percent": lambda v: "<1" if 0 < v < 0.5 else f"{v:.0f}",   # a percentage as a whole number
+    "share_whole": lambda v: "<1" if 0 < v < 0.005 else f"{100 * v:.0f}",   # a share as whole percent, no sign
     "ms": fmt_time,                             # a time in ms, in the unit that fits it
     "us": lambda v: fmt_time(v / 1e3),          # a time in us, in the unit that fits it
     "s": lambda v: fmt_time(v * 1e3),           # a time in s, in the unit that fits it
@@ -95,30 +96,44 @@ def load(results: str) -> dict:
     return out
 
 
-def _same(a, b) -> bool:
-    if isinstance(a, str) or isinstance(b, str):
-        return str(a) == str(b)
-    return float(a) == float(b)
+def _text(col: pd.Series, key: str) -> np.ndarray:
+    """A key column as comparable text (batch and repeat as numbers, '' for empty)."""
+    if key in ("batch", "repeat"):
+        v = pd.to_numeric(col, errors="coerce")
+        return np.array(["" if x != x else f"{x:g}" for x in v], dtype=object)
+    return col.fillna("").astype(str).to_numpy(dtype=object)
+
+
+def _want(key: str, v) -> str | None:
+    """A mark's key value as _text writes it; None for an empty one (no filter)."""
+    if v is None or (isinstance(v, float) and v != v) or v == "":
+        return None
+    return f"{float(v):g}" if key in ("batch", "repeat") else str(v)
+
+
+def mask(table: pd.DataFrame, mark: dict, cache: dict | None = None) -> np.ndarray:
+    """Which rows of table the mark's non-empty KEYS name (cache: the key columns as
+    text, kept between calls on one table)."""
+    cache = {} if cache is None else cache
+    m = np.ones(len(table), dtype=bool)
+    for k in KEYS:
+        want = _want(k, mark.get(k))
+        if want is None or k not in table:
+            continue
+        if k not in cache:
+            cache[k] = _text(table[k], k)
+        m &= cache[k] == want
+    return m
 
 
 def rows(table: pd.DataFrame, mark: dict) -> pd.DataFrame:
     """The rows of table that the mark's non-empty KEYS name."""
-    sel = table
-    for k in KEYS:
-        v = mark.get(k)
-        if v is None or (isinstance(v, float) and v != v) or v == "" or k not in sel:
-            continue
-        if k in ("batch", "repeat"):
-            col = pd.to_numeric(sel[k], errors="coerce")
-            sel = sel[col == float(v)]
-        else:
-            sel = sel[sel[k].astype(str) == str(v)]
-    return sel
+    return table[mask(table, mark)]
 
 
-def recompute(t: dict, mark: dict) -> tuple[float | None, str]:
+def recompute(t: dict, mark: dict, caches: dict | None = None) -> tuple[float | None, str]:
     """The value the mark's quantity and agg give from the tables t (load); None with the
-    reason where the table or column is missing."""
+    reason where the table or column is missing (caches: per table, mask's)."""
     table, _, expr = str(mark["quantity"]).partition(".")
     df = t.get(table)
     if df is None:
@@ -131,13 +146,13 @@ def recompute(t: dict, mark: dict) -> tuple[float | None, str]:
     for c in filter(None, (num, den)):
         if c not in df:
             return None, f"no column {c} in tables/{table}.csv"
-    sel = rows(df, mark)
+    m = mask(df, mark, None if caches is None else caches.setdefault(table, {}))
     if how in ("count", "nunique", "trues"):
-        return agg(sel[num]), ""
-    value = agg(pd.to_numeric(sel[num], errors="coerce").dropna())
+        return agg(df[num][m]), ""
+    value = agg(pd.to_numeric(df[num][m], errors="coerce").dropna())
     if den:
-        value = value / agg(pd.to_numeric(sel[den], errors="coerce").dropna())
-    return value, f"{len(sel)} row(s)"
+        value = value / agg(pd.to_numeric(df[den][m], errors="coerce").dropna())
+    return value, f"{int(m.sum())} row(s)"
 
 
 def _close(a, b) -> bool:
@@ -153,13 +168,13 @@ def _name(m: dict) -> str:
     return " ".join(text(m[k]) for k in KEYS if k in m and m[k] == m[k] and m[k] not in (None, ""))
 
 
-def check_marks(a, marks: pd.DataFrame, t: dict, caption: str | None, where: str) -> None:
+def check_marks(a, marks: pd.DataFrame, t: dict, caption: str | None, where: str, caches: dict | None = None) -> None:
     """Each mark of one figure's data against the tables t, its label and the caption."""
     for m in marks.to_dict("records"):
         q, label = m.get("quantity"), f"{where} {m.get('mark')} {_name(m)}".strip()
         value, text, fmt = m.get("value"), m.get("text"), m.get("fmt")
         if isinstance(q, str) and "." in q and value == value and value is not None:
-            want, why = recompute(t, m)
+            want, why = recompute(t, m, caches)
             a.check(want is not None and _close(value, want), label,
                     f"draws {q} = {value:.6g}, the record gives " + (f"{want:.6g} ({m['agg'] if isinstance(m.get('agg'), str) else 'one'} of {why})"
                                                                   if want is not None else why))
@@ -172,22 +187,28 @@ def check_marks(a, marks: pd.DataFrame, t: dict, caption: str | None, where: str
             a.check(text in caption, label, f"the caption does not quote {text!r}")
 
 
+def check_file(a, data: str, t: dict, results: str, caches: dict | None = None) -> None:
+    """One figure's data file (figures/<figure>/<scope>.data.csv under results): written
+    where its figure is drawn, each mark against the tables t (load; check_marks)."""
+    rel = os.path.relpath(data, results)
+    rst = data[:-len(".data.csv")] + ".rst"
+    caption = open(rst, encoding="utf-8", errors="replace").read() if os.path.exists(rst) else None
+    try:
+        marks = pd.read_csv(data)
+    except pd.errors.EmptyDataError:
+        marks = pd.DataFrame()
+    except (pd.errors.ParserError, UnicodeDecodeError, OSError):
+        a.check(False, rel, "unreadable")
+        return
+    drawn = caption is not None and not caption.startswith(NO_DATA)
+    a.check(len(marks) > 0 or not drawn, rel, "the figure is drawn but its data file holds no mark")
+    if len(marks):
+        check_marks(a, marks, t, caption, rel, caches)
+
+
 def check(a, results: str) -> None:
-    """Every figure's data file in the results folder (figures/*/*.data.csv): written
-    where its figure is drawn, each mark against its record (check_marks)."""
+    """Every figure's data file in the results folder (figures/*/*.data.csv): check_file."""
     t = load(results)
+    caches: dict = {}
     for data in sorted(glob.glob(os.path.join(results, "figures", "*", "*.data.csv"))):
-        rel = os.path.relpath(data, results)
-        rst = data[:-len(".data.csv")] + ".rst"
-        caption = open(rst, encoding="utf-8", errors="replace").read() if os.path.exists(rst) else None
-        try:
-            marks = pd.read_csv(data)
-        except pd.errors.EmptyDataError:
-            marks = pd.DataFrame()
-        except (pd.errors.ParserError, UnicodeDecodeError, OSError):
-            a.check(False, rel, "unreadable")
-            continue
-        drawn = caption is not None and not caption.startswith(NO_DATA)
-        a.check(len(marks) > 0 or not drawn, rel, "the figure is drawn but its data file holds no mark")
-        if len(marks):
-            check_marks(a, marks, t, caption, rel)
+        check_file(a, data, t, results, caches)
