@@ -111,7 +111,7 @@ include: "workflow/rules/reproduction.smk"
 
 
 
-ANALYSIS = [*TABLES.values(), *SUITE.values(), HEADLINE, SUMMARY, SUMMARY_HTML, FUSION_MAP,
+ANALYSIS = [*TABLES.values(), *SUITE.values(), HEADLINE, SUMMARY, SUMMARY_HTML, REPORT_HTML, *MODEL_PAGES, FUSION_MAP,
             *[f for fig in FIGURES for f in figure_files(fig)]]
 
 

@@ -5,6 +5,10 @@
 
 
 
+REPORT_HTML = f"{RES}/report.html"   # analysis.report.pages
+MODEL_PAGES = [f"{RES}/pages/{m}.html" for m in sorted({r["model"] for r in RUNS if not r.get("skipped")})]
+
+
 rule headline:
     input:
         runs=TABLES["runs"],
@@ -39,10 +43,16 @@ rule summary:
         # the figures' data and captions, which the audit in the summary's banner checks
         figure_data=[f"{RES}/figures/{fig}/{s}.{ext}" for fig in report_figures.FIGURES
                      for s in figure_scopes(fig) for ext in ("data.csv", "rst")],
+        fusion_map=FUSION_MAP,   # linked from the front page
+        # the figures the front page and the model pages show
+        figure_png=[f"{RES}/figures/{fig}/{s}.png" for fig in report_figures.FIGURES for s in figure_scopes(fig)],
     output:
         md=SUMMARY,
         html=report(SUMMARY_HTML, caption="../report/summary.rst", category="0. Summary",
                     labels={"table": "summary"}),
+        # the front page with its images inside it (one file to publish), and a page per model
+        report=REPORT_HTML,
+        pages=MODEL_PAGES,
     log:
         f"{RES}/logs/summary.log",
     conda:
