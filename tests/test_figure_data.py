@@ -9,11 +9,12 @@ import pandas as pd
 import pytest
 
 from fusionlab.analysis.report import audit, audit_figures, plots
+from fusionlab.analysis.sweep import suite as sweep_suite
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "real_models_rmsnorm_mlp")
 MODEL = "rmsnorm_mlp"
 FAMILIES = ["compile_cost", "idle_breakdown", "kernel_durations", "kernels_per_iter", "over_fusion",
-            "profiler_overhead", "roofline"]
+            "profiler_overhead", "roofline", "suite"]
 
 
 def _scope(name):
@@ -34,11 +35,12 @@ def drawn(tmp_path_factory):
             if "mode" in d:
                 d = d[(d["mode"] == "inference") & (d["dtype"] == "bfloat16")]
             d.to_csv(res / "tables" / f, index=False)
+    sweep_suite.suite(pd.read_csv(res / "tables" / "headline.csv")).to_csv(res / "tables" / "suite.csv", index=False)
     shutil.copy(os.path.join(DATA, "peaks.json"), res / "device" / "peaks.json")
     tb = str(res / "tables")
     t = plots.load_tables(f"{tb}/runs.csv", f"{tb}/speedups.csv", None, str(res / "device" / "peaks.json"), None,
                           f"{tb}/kernel_resources.csv", f"{tb}/speedup_breakdown.csv", f"{tb}/headline.csv",
-                          f"{tb}/kernels.csv")
+                          f"{tb}/kernels.csv", f"{tb}/suite.csv")
     for name in FAMILIES:
         s = _scope(name)
         d = res / "figures" / name
@@ -92,6 +94,7 @@ PLANTS = {
     "over_fusion": ("point x", "kernel_resources.theoretical_occupancy"),
     "profiler_overhead": ("bar", "runs.profiler_overhead"),
     "roofline": ("bar", "runs.copy_bandwidth_frac_measured"),
+    "suite": ("point", "suite.geomean_speedup"),
 }
 
 
@@ -108,7 +111,7 @@ def test_a_mark_that_contradicts_its_record_is_found(copy, name):
     assert found and all(v.startswith(f"figures/{name}/") for v in found), found
 
 
-@pytest.mark.parametrize("name", ["kernel_durations", "profiler_overhead", "compile_cost"])
+@pytest.mark.parametrize("name", ["kernel_durations", "profiler_overhead", "compile_cost", "suite"])
 def test_a_label_or_caption_number_that_contradicts_its_value_is_found(copy, name):
     path = copy / "figures" / name / f"{_scope(name)}.data.csv"
     marks = pd.read_csv(path)

@@ -79,6 +79,7 @@ for _fig, (_scope, _category) in report_figures.FIGURES.items():
             scaling=SCALING,
             kernel_resources=KERNEL_RESOURCES,
             peaks=PEAKS_INPUT,
+            suite=SUITE["suite"],
         output:
             **{
                 f"{s}_png": report(

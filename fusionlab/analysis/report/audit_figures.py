@@ -8,7 +8,7 @@ columns (a quantity with no table named) are audit.check_figure's.
 A mark's fields read here (report.plots.MARK_COLUMNS and those after them):
 - quantity: "<table>.<column>", or "<table>.<a>/<b>" for a ratio of two columns;
 - agg: how the rows the mark names give its value (AGGREGATES): one row, the median,
-  sum, smallest or largest positive value, the number of non-empty values, of
+  geometric mean of the positive values, sum, smallest or largest positive value, the number of non-empty values, of
   distinct ones or of true ones;
 - the keys of KEYS that are not empty: the rows the value comes from (a table's rows of
   status other than ok are never drawn);
@@ -63,6 +63,7 @@ def _positive(s: pd.Series) -> pd.Series:
 AGGREGATES = {
     "one": lambda s: s.iloc[0] if len(s) == 1 else math.nan,
     "median": lambda s: s.median(),
+    "geomean": lambda s: float(np.exp(np.log(_positive(s)).mean())) if (s > 0).any() else math.nan,
     "sum": lambda s: s.sum(),
     "min": lambda s: _positive(s).min(),
     "max": lambda s: _positive(s).max(),

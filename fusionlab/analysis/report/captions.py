@@ -133,7 +133,7 @@ def _numbers(name, t, model, drawn=()) -> dict:
         n["prof"] = (f"{quote('prof', 'runs.profiler_overhead', 'min', p.min(), 'x2f')} to "
                      f"{quote('prof', 'runs.profiler_overhead', 'max', p.max(), 'x2f')}") if len(p) else "n/a"
     if name == "roofline":
-        notes = h["ceiling_note"].fillna("").astype(str) if "ceiling_note" in h else pd.Series(dtype=str)
+        notes = h["ceiling_note"].astype("string").fillna("") if "ceiling_note" in h else pd.Series(dtype=str)
         k = int((notes != "").sum())
         n["above"] = (f"{quote('above', 'headline.ceiling_note', 'count', k, 'g')} configuration(s) lie above a "
                       "measured roof (ringed red, reason written in the plot)") if k else \
