@@ -112,6 +112,7 @@ include: "workflow/rules/reproduction.smk"
 
 
 ANALYSIS = [*TABLES.values(), *SUITE.values(), HEADLINE, SUMMARY, SUMMARY_HTML, REPORT_HTML, *MODEL_PAGES, FUSION_MAP,
+            *[f"{RES}/figures/timeline/{m}.png" for m in TIMELINES],
             *[f for fig in FIGURES for f in figure_files(fig)]]
 
 

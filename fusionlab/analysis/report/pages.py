@@ -21,6 +21,10 @@ from fusionlab.analysis.report.text import md_table
 from fusionlab.analysis.sweep import tables
 from fusionlab.core import kernel_class
 
+TIMELINE_CAPTION = ("One measured iteration (the NVTX iteration range of median length) of the first repeat at "
+                    "the largest batch, eager above each variant, from the runs' Nsight Systems exports: each "
+                    "kernel a box in its class's colour, GPU idle hatched (the largest gaps written), the CPU's "
+                    "runtime calls as ticks (launches black) and the NVTX ranges above.")
 TOP_KERNELS = 15
 TOP_LEDGER = 10
 # the figures of a model's page, in its order (model scope), then the sweep's it belongs with
@@ -146,6 +150,8 @@ def model_page(results: str, model: str, kernels, ledger, missed) -> str:
     parts = [f"<p><a href='../summary.html'>&larr; the sweep's front page</a></p><h1>{html_lib.escape(model)}</h1>"]
     for category, name, png, caption in own:
         parts.append(html.figure_block("../" + png, caption, html.slug(name)))
+        if name == f"headline: {model}" and os.path.exists(os.path.join(results, "figures", "timeline", f"{model}.png")):
+            parts.append(html.figure_block(f"../figures/timeline/{model}.png", TIMELINE_CAPTION, "timeline"))
     md = []
     top = top_kernels(kernels, model)
     if len(top):
