@@ -5,7 +5,7 @@
 #   snakemake --cores 1 all --configfile config/smoke.yaml   # CPU smoke run (< 5 min)
 #   snakemake --cores 1 regenerate --forceall --config regenerate=1   # tables, figures and
 #       summary again from the profiles already under results/: no profiling, no GPU
-#   snakemake --report results/report.html                   # Snakemake's HTML report
+#   snakemake --report results/snakemake_report.html         # Snakemake's HTML report
 import sys
 
 from snakemake.utils import min_version

@@ -20,9 +20,11 @@ FIGURES = [
         'scope': 'sweep',
         'category': '6. Compile cost',
         'needs': 'any_compared',
-        'caption': ('Compilation latency ({compile}) and the iterations it takes to pay back (compile '
-                    'latency / time saved per iteration, for speedups faster by their interval: {even}).'),
-        'shows': ('compilation latency against the speedup it buys'),
+        'caption': ('Compilation latency per model and variant (median of the configurations; the records '
+                    'give {compile}), peak memory as eager / the variant (below 1: the variant needs more '
+                    'memory) and the iterations it takes to pay back (compile latency / time saved per '
+                    'iteration, for speedups faster by their interval: {even}).'),
+        'shows': ('compilation latency, peak memory against eager\'s, and the iterations that pay the compile back'),
     },
 ]
 
