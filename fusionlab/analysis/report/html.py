@@ -127,9 +127,9 @@ def front_page(markdown: str, setup: list[tuple[str, str]], figures: list[tuple[
     in the report's order), then the summary's sections."""
     title, opening, sections = _split(markdown)
     heads = [h[3:] for h in sections.splitlines() if h.startswith("## ")]
-    toc = ("<nav class='toc'><b>Contents</b>: <a href='#figures'>Figures</a>"
-           + "".join(f"<a href='#{slug(h)}'>{inline(h)}</a>" for h in heads) + "<br><b>Pages</b>: "
-           + "".join(f"<a href='{html.escape(href)}'>{inline(text)}</a>" for text, href in links) + "</nav>")
+    toc = ("<nav class='toc'><b>Contents</b>: <a href='#figures'>Figures</a> "
+           + " ".join(f"<a href='#{slug(h)}'>{inline(h)}</a>" for h in heads) + "<br><b>Pages</b>: "
+           + " ".join(f"<a href='{html.escape(href)}'>{inline(text)}</a>" for text, href in links) + "</nav>")
     rows = "".join(f"<tr><td><b>{inline(k)}</b></td><td>{inline(v)}</td></tr>" for k, v in setup)
     figs, last = [], None
     for category, name, png, caption in figures:

@@ -68,7 +68,7 @@ def setup(runs: pd.DataFrame, headline: pd.DataFrame | None) -> list[tuple[str, 
     """The setup block's rows: device, versions, models with their sizes (every size
     axis), settings, variants, batch sizes, repeats."""
     def vals(col, df=runs):
-        return sorted({str(v) for v in df[col].dropna()}) if col in df else []
+        return sorted({str(v) for v in df[col].dropna()} - {"", "[]", "nan"}) if col in df else []
     rows = [("device", ", ".join(vals("gpu") or vals("device"))), ("profiler", ", ".join(vals("backend")
                                                                                           + vals("profiler_version"))),
             ("torch", ", ".join(vals("torch")))]
