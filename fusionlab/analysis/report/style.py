@@ -149,15 +149,16 @@ def _keep_bottom(fig, part: str, inches: float) -> None:
 
 
 def title(fig, what, t, model=None):
-    """A title of at most two lines at the figure's width (what a slice leaves out stays
-    in it) and the setup of t's runs as a footer, in a strip of its own at the bottom
+    """A title of at most two lines at the figure's width, the model's size axes after
+    its name (what a slice leaves out stays in it) and the setup of t's runs as a footer, in a strip of its own at the bottom
     (below any legend_below)."""
     chars = int(fig.get_figwidth() * 72 / (9.5 * 0.6))
-    lines = textwrap.wrap(f"{model + ': ' if model else ''}{what}", chars)
+    sizes = size_label(t["runs"], model) if "runs" in t else ""   # the model's size axes: seq=512
+    lines = textwrap.wrap(f"{model + (f' ({sizes})' if sizes else '') + ': ' if model else ''}{what}", chars)
     text = "\n".join(lines[:1] + [textwrap.shorten(" ".join(lines[1:]), int(chars * 1.1), placeholder="...")]
                      if len(lines) > 1 else lines)
     fig.suptitle(text, fontsize=9.5 if len(lines) == 1 else 8.5, fontweight="bold")
-    sub = ", ".join(filter(None, [setup_label(t["runs"]), size_label(t["runs"], model)])) if "runs" in t else ""
+    sub = setup_label(t["runs"]) if "runs" in t else ""
     if sub:
         _keep_bottom(fig, "footer", FOOTER_IN)
         fig.text(0.5, 0.3 * FOOTER_IN / fig.get_figheight(), textwrap.shorten(sub, int(chars * 1.4), placeholder="..."),

@@ -5,18 +5,14 @@ colour, the idle gaps between them shaded, the largest named with its length), a
 one axis of time since the iteration's NVTX range began, so that a reader sees where
 each variant's time goes, as in Nsight Systems' timeline view.
 
-    python -m fusionlab.analysis.report.timeline OUT.png LABEL=report.sqlite [LABEL=report.sqlite ...]
-
-draw(runs) draws [(label, iteration)]; write_marks gives each box's data (the figure's
-data file, report.plots.write_marks): per kernel its start and duration in us."""
+draw(runs) draws [(label, iteration)] (workflow/scripts/timeline.py reads them and writes
+the figure); each kernel's box is noted as marks (style.record: its start and duration in
+us), the figure's data file."""
 from __future__ import annotations
-
-import sys
 
 import numpy as np
 from matplotlib.patches import Patch
 
-from fusionlab.analysis.readers import nsys_timeline
 from fusionlab.analysis.report import style
 from fusionlab.analysis.report.figures.kernel_classes import COLOURS
 from fusionlab.core import kernel_class
@@ -83,25 +79,3 @@ def draw(runs: list[tuple[str, dict]], title: str = "One measured iteration"):
               fontsize=6.5)
     ax.set_title(title, loc="left", fontsize=9, fontweight="bold")
     return fig
-
-
-def main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else list(argv)
-    if len(argv) < 2:
-        print(__doc__.split("\n\n")[1], file=sys.stderr)
-        return 2
-    runs = []
-    for a in argv[1:]:
-        label, _, path = a.rpartition("=")
-        try:
-            runs.append((label or path, nsys_timeline.iteration(path)))
-        except ValueError as e:
-            print(f"fusionlab timeline: {e}", file=sys.stderr)
-            return 1
-    from fusionlab.analysis.report.plots import save   # the figure saved as every figure is
-    save(draw(runs), argv[0])
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

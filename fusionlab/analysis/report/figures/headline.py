@@ -200,7 +200,7 @@ def headline(t, model):
     handles = [handles[k] for k in order]
     if (d.loc[d["wall_ms"].notna(), "variant"] != "eager").any():
         handles.append(Line2D([], [], color="k", lw=1.6, ls="none", marker="|", ms=9))
-        order.append("eager time the speedup uses (dashed outline: the bar's length against it is the speedup)")
+        order.append("eager time the speedup uses (dashed outline)")
     style.legend_below(fig, handles, order, fontsize=6.5, ncol=min(len(order), 3 if cols == 1 else 5))
     style.title(fig, f"Time per iteration and speedup over eager{style.at(fixed)}", t, model)
     style.fit_text_x(texts)
