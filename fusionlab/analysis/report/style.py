@@ -25,7 +25,7 @@ import pandas as pd  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter  # noqa: E402
 
 from fusionlab.analysis.report.audit_figures import FORMATS  # noqa: E402
-from fusionlab.analysis.sweep import tables  # noqa: E402
+from fusionlab.analysis.report import slicing  # noqa: E402
 from fusionlab.analysis.report.text import fmt_time  # noqa: E402,F401  (one way to write a time)
 
 plt.rcParams.update({"svg.fonttype": "none", "font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8,
@@ -92,31 +92,6 @@ def setup_label(df: pd.DataFrame) -> str:
     return ", ".join(parts)
 
 
-def size_label(runs: pd.DataFrame, model: str | None) -> str:
-    """'seq=512', 'hidden=256/1024': the size axes of model's runs (tables.size_axes) and
-    their values, '' for none or a sweep-wide figure."""
-    if not model or "model" not in runs:
-        return ""
-    r = runs[runs["model"] == model]
-    parts = []
-    for a in tables.size_axes(r):
-        vals = sorted({int(v) for v in pd.to_numeric(r[a], errors="coerce").dropna()})
-        if vals:
-            parts.append(f"{a}={'/'.join(str(v) for v in vals)}")
-    return ", ".join(parts)
-
-
-def with_size_axes(d: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
-    """d (a table without the size axis columns, such as tables/kernels.csv) with the
-    size axes' values of its (model, size) from runs, and their size_axes, so that a slice
-    (slicing.main_axis) holds them apart."""
-    axes = [a for a in tables.size_axes(runs) if a not in d]
-    if not axes or not {"model", "size"} <= set(d.columns):
-        return d
-    keys = runs[["model", "size", *axes] + (["size_axes"] if "size_axes" in runs and "size_axes" not in d else [])]
-    return d.merge(keys.drop_duplicates(["model", "size"]), on=["model", "size"], how="left")
-
-
 def figure(n: int = 1, w: float = 5.5, h: float = 4.2):
     """A figure of n panels side by side, each w x h inches: (figure, axes)."""
     fig, axes = plt.subplots(1, n, figsize=(w * n, h), squeeze=False, layout="constrained")
@@ -153,7 +128,7 @@ def title(fig, what, t, model=None):
     its name (what a slice leaves out stays in it) and the setup of t's runs as a footer, in a strip of its own at the bottom
     (below any legend_below)."""
     chars = int(fig.get_figwidth() * 72 / (9.5 * 0.6))
-    sizes = size_label(t["runs"], model) if "runs" in t else ""   # the model's size axes: seq=512
+    sizes = slicing.size_label(t["runs"], model) if "runs" in t else ""   # the model's size axes: seq=512
     lines = textwrap.wrap(f"{model + (f' ({sizes})' if sizes else '') + ': ' if model else ''}{what}", chars)
     text = "\n".join(lines[:1] + [textwrap.shorten(" ".join(lines[1:]), int(chars * 1.1), placeholder="...")]
                      if len(lines) > 1 else lines)

@@ -11,7 +11,7 @@ import pandas as pd
 from fusionlab.analysis.report import style
 from fusionlab.analysis.sweep import tables
 from fusionlab.core import kernel_class
-from fusionlab.analysis.report.slicing import by_model, by_setting, joined_fixed, main_axis
+from fusionlab.analysis.report.slicing import by_model, by_setting, joined_fixed, main_axis, with_size_axes
 from fusionlab.analysis.report.style import variant_colour, variant_order
 
 # this module's figures (read as data by the package: no import, no matplotlib); `needs`
@@ -194,7 +194,7 @@ def kernel_durations(t, model):
     k = k[k["time_per_iter_us"].notna() & (k["calls_per_iter"] > 0)] if "time_per_iter_us" in k else k.iloc[:0]
     if k.empty:
         raise style.NoData("no kernels recorded")
-    k = style.with_size_axes(tables.with_size(k), tables.with_size(t["runs"]))
+    k = with_size_axes(tables.with_size(k), tables.with_size(t["runs"]))
     slices = by_setting(k)
     if len({axis for _, _, axis, _ in slices}) > 1:
         rows_, axis, fixed = main_axis(k)
