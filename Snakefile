@@ -5,7 +5,7 @@
 #   snakemake --cores 1 all --configfile config/smoke.yaml   # CPU smoke run (< 5 min)
 #   snakemake --cores 1 regenerate --forceall --config regenerate=1   # tables, figures and
 #       summary again from the profiles already under results/: no profiling, no GPU
-#   snakemake --report results/report.html                   # Snakemake's HTML report
+#   snakemake --report results/snakemake_report.html         # Snakemake's HTML report
 import sys
 
 from snakemake.utils import min_version
@@ -117,7 +117,8 @@ include: "workflow/rules/gap_ledger.smk"
 
 
 
-ANALYSIS = [*TABLES.values(), *SUITE.values(), HEADLINE, SUMMARY, SUMMARY_HTML, FUSION_MAP, ATTRIBUTION, GAP_LEDGER,
+ANALYSIS = [*TABLES.values(), *SUITE.values(), HEADLINE, SUMMARY, SUMMARY_HTML, REPORT_HTML, *MODEL_PAGES, FUSION_MAP,
+            ATTRIBUTION, GAP_LEDGER, *[f"{RES}/figures/timeline/{m}.png" for m in TIMELINES],
             *[f for fig in FIGURES for f in figure_files(fig)]]
 
 

@@ -17,6 +17,7 @@ from conftest import ROOT
 from fusionlab.analysis.report import figures, plots, style
 from fusionlab.analysis.run import run_metrics
 from fusionlab.analysis.sweep import build as sweep_build
+from fusionlab.analysis.sweep import suite as sweep_suite
 from fusionlab.analysis.sweep import decompose, headline, overfusion, scaling, shares, stats, tables
 
 FIXTURES = ("mlp_eager", "mlp_compile", "pointwise_heavy_eager", "pointwise_heavy_compile")
@@ -61,6 +62,8 @@ def written(report, tmp_path):
     sweep_build.build(metric_files, kernel_files, str(build / "costs.csv"), str(build / "peaks.json"), out)
     out["headline"] = str(build / "headline.csv")   # the headline rule
     headline.table(pd.read_csv(out["runs"]), pd.read_csv(out["speedups"]), PEAKS).to_csv(out["headline"], index=False)
+    out["suite"] = str(build / "suite.csv")         # the suite rule
+    sweep_suite.suite(pd.read_csv(out["headline"])).to_csv(out["suite"], index=False)
     res = tmp_path / "results"
     (res / "tables").mkdir(parents=True)
     (res / "device").mkdir()
@@ -100,7 +103,8 @@ def test_every_figure_from_the_written_tables_alone(written, tmp_path, monkeypat
     tab = written / "tables"
     t = plots.load_tables(tab / "runs.csv", tab / "speedups.csv", tab / "crossover.csv",
                           written / "device" / "peaks.json", tab / "scaling.csv", tab / "kernel_resources.csv",
-                          tab / "speedup_breakdown.csv", tab / "headline.csv", tab / "kernels.csv")
+                          tab / "speedup_breakdown.csv", tab / "headline.csv", tab / "kernels.csv",
+                          tab / "suite.csv")
     assert {os.path.dirname(p) for p in read} == {str(tab)}
     assert t["peaks"] == PEAKS
     # the figures draw data, not their empty states

@@ -80,16 +80,17 @@ def test_speedup_breakdown_has_a_panel_per_setting_adding_up_to_the_time_saved(t
 
 
 def test_kernel_durations_count_the_kernels_the_headline_counts(t):
+    """Each panel's title quotes the record: the headline's kernel time and launches per
+    iteration (medians over repeats), never one repeat's own sum."""
     fig = draw("kernel_durations", t, "gpt2")
     titles = [ax.get_title().splitlines() for ax in fig.axes]
-    assert [x[0] for x in titles] == ["eager (inference bfloat16): 3.37 ms per iteration",
-                                      "compile (inference bfloat16): 1.37 ms per iteration",
-                                      "eager (train amp_bfloat16): 16 ms per iteration",
-                                      "compile (train amp_bfloat16): 8.12 ms per iteration"]
-    h = t["headline"][t["headline"]["model"] == "gpt2"].set_index(["mode", "variant"])["kernels_per_iter"]
-    for (mode, variant), line in zip([(m, v) for m in ("inference", "train") for v in ("eager", "compile")],
-                                     [x[1] for x in titles]):
-        assert line.endswith(f", {h[(mode, variant)]:g} launches per iteration")
+    h = t["headline"][t["headline"]["model"] == "gpt2"].set_index(["mode", "variant"])
+    order = [(m, v) for m in ("inference", "train") for v in ("eager", "compile")]
+    setting = {"inference": "inference bfloat16", "train": "train amp_bfloat16"}
+    assert [x[0] for x in titles] == [f"{v} ({setting[m]}): {style.fmt_time(h.loc[(m, v), 'kernel_ms'])} of kernels "
+                                      "per iteration" for m, v in order]
+    for (mode, variant), line in zip(order, [x[1] for x in titles]):
+        assert line.endswith(f", {h.loc[(mode, variant), 'kernels_per_iter']:g} launches per iteration")
 
 
 def test_nothing_to_draw_is_said(t):

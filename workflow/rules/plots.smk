@@ -5,6 +5,33 @@
 
 
 
+REPORT_HTML = f"{RES}/report.html"   # analysis.report.pages
+MODEL_PAGES = [f"{RES}/pages/{m}.html" for m in sorted({r["model"] for r in RUNS if not r.get("skipped")})]
+
+def timeline_runs(model):
+    """The runs of model's timeline: eager, then each other variant, at its largest batch of
+    the first setting (mode and dtype), default sizes, first repeat; [] where there is no
+    eager run there or nothing beside it, or the profiles are not nsys's."""
+    rs = [r for r in RUNS if r["model"] == model and not r.get("skipped") and r["backend"] == "nsys"
+          and int(r["repeat"]) == 0 and r["size"] == ""]
+    if not rs:
+        return []
+    mode, dtype = sorted({(r["mode"], r["dtype"]) for r in rs})[0]
+    rs = [r for r in rs if (r["mode"], r["dtype"]) == (mode, dtype)]
+    batch = max(int(r["batch"]) for r in rs)
+    here = {r["variant"]: r for r in rs if int(r["batch"]) == batch}
+    if "eager" not in here or len(here) < 2:
+        return []
+    return [here["eager"]] + [here[v] for v in sorted(here) if v != "eager"]
+
+
+TIMELINES = {m: timeline_runs(m) for m in sorted({r["model"] for r in RUNS})} if BACKEND == "nsys" else {}
+# regenerating from records without their exports: no timeline where one is missing
+TIMELINES = {m: rs for m, rs in TIMELINES.items() if rs and (not REGENERATE or all(
+    os.path.exists(f"{sweep.run_dir(RES, **r)}/report.sqlite") for r in rs))}
+
+
+
 rule headline:
     input:
         runs=TABLES["runs"],
@@ -39,10 +66,17 @@ rule summary:
         # the figures' data and captions, which the audit in the summary's banner checks
         figure_data=[f"{RES}/figures/{fig}/{s}.{ext}" for fig in report_figures.FIGURES
                      for s in figure_scopes(fig) for ext in ("data.csv", "rst")],
+        fusion_map=FUSION_MAP,   # linked from the front page
+        timelines=[f"{RES}/figures/timeline/{m}.png" for m in TIMELINES],   # on the model pages
+        # the figures the front page and the model pages show
+        figure_png=[f"{RES}/figures/{fig}/{s}.png" for fig in report_figures.FIGURES for s in figure_scopes(fig)],
     output:
         md=SUMMARY,
         html=report(SUMMARY_HTML, caption="../report/summary.rst", category="0. Summary",
                     labels={"table": "summary"}),
+        # the front page with its images inside it (one file to publish), and a page per model
+        report=REPORT_HTML,
+        pages=MODEL_PAGES,
     log:
         f"{RES}/logs/summary.log",
     conda:
@@ -69,6 +103,7 @@ for _fig, (_scope, _category) in report_figures.FIGURES.items():
             scaling=SCALING,
             kernel_resources=KERNEL_RESOURCES,
             peaks=PEAKS_INPUT,
+            suite=SUITE["suite"],
         output:
             **{
                 f"{s}_png": report(
@@ -92,3 +127,26 @@ for _fig, (_scope, _category) in report_figures.FIGURES.items():
             ENV
         script:
             "../scripts/figure.py"
+
+
+for _model, _runs in TIMELINES.items():
+
+    rule:
+        # one measured iteration, eager above each variant (analysis.report.timeline)
+        name:
+            f"timeline_{_model}"
+        localrule: True
+        input:
+            [f"{sweep.run_dir(RES, **r)}/report.sqlite" for r in _runs],
+        output:
+            png=report(f"{RES}/figures/timeline/{_model}.png", category="2. Where the time goes",
+                       subcategory=_model, labels={"figure": "timeline", "model": _model}),
+            data=f"{RES}/figures/timeline/{_model}.data.csv",
+        params:
+            labels=[f"{r['variant']} ({r['mode']} {r['dtype']}, batch {r['batch']})" for r in _runs],
+        log:
+            f"{RES}/logs/timeline_{_model}.log",
+        conda:
+            ENV
+        script:
+            "../scripts/timeline.py"

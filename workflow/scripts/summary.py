@@ -5,7 +5,7 @@ import os
 import pandas as pd
 
 from fusionlab.core.joblog import job_log
-from fusionlab.analysis.report import audit, html
+from fusionlab.analysis.report import audit, pages
 from fusionlab.analysis.report.plots import load_tables
 from fusionlab.analysis.report.summary import summary_md, write_text
 
@@ -26,5 +26,6 @@ with job_log(snakemake.log[0]) as log:  # noqa: F821
     md = summary_md(t["runs"], t["speedups"], t["crossover"], t["peaks"], audit=[found.line(), *found.violations],
                     **args)
     write_text(o.md, md)
-    write_text(o.html, html.page(md))
+    pages.write(os.path.dirname(os.path.dirname(i.headline)), md, o.html, o.report,
+                {os.path.basename(p)[:-5]: p for p in o.pages})
     print(f"summary of {len(t['runs'])} runs: {o.md}, {o.html}", file=log)

@@ -423,6 +423,7 @@ def audit(results: str, summary_text: str | None = None) -> Audit:
             with open(rst, encoding="utf-8", errors="replace") as f:
                 check_caption(a, f.read(), drawn, h, None if scope == "all" else scope,
                               os.path.relpath(rst, results))
+    __import__("fusionlab.analysis.report.audit_figures", fromlist=["check"]).check(a, results)   # figures' own data
     if summary_text is None:
         path = os.path.join(results, "summary.md")
         if os.path.exists(path):

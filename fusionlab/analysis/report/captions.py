@@ -8,6 +8,7 @@ import re
 import pandas as pd
 
 from fusionlab.analysis.report import figures
+from fusionlab.analysis.report.audit_figures import FORMATS
 from fusionlab.analysis.report.text import fmt_time, speedup
 from fusionlab.analysis.sweep import headline as sweep_headline
 from fusionlab.analysis.sweep import tables
@@ -111,25 +112,61 @@ def _numbers(name, t, model, drawn=()) -> dict:
          "split": ("CPU operator time and time outside operators" if set(ok.get("device", pd.Series(dtype=str))
                                                                          .dropna()) == {"cpu"}
                    else "kernel time and exposed host time")}
+    quote = _Quote(n)
     if name == "compile_cost":
         c = h[(h["variant"] != "eager") & (h["compile_s"] > 0)]
-        n["compile"] = (f"{fmt_time(c['compile_s'].min() * 1e3)} to {fmt_time(c['compile_s'].max() * 1e3)}"
-                        if len(c) else "none measured")
-        be = c["break_even_iters"].dropna()
-        n["even"] = (f"{be.min():.3g} to {be.max():.3g} iterations" if len(be)
-                     else "none: no variant is faster by its interval")
+        n["compile"] = "; ".join(
+            f"{v} {quote('compile', 'headline.compile_s', 'min', g['compile_s'].min(), 's', model=model, variant=v)}"
+            + ("" if g["compile_s"].nunique() == 1 else
+               f" to {quote('compile', 'headline.compile_s', 'max', g['compile_s'].max(), 's', model=model, variant=v)}")
+            for v, g in c.groupby("variant")) or "none measured"
+        be = c[c["break_even_iters"] > 0]
+        n["even"] = "; ".join(
+            f"{v} {quote('even', 'headline.break_even_iters', 'min', g['break_even_iters'].min(), 'iterations', model=model, variant=v)}"
+            f" to {quote('even', 'headline.break_even_iters', 'max', g['break_even_iters'].max(), 'iterations', model=model, variant=v)}"
+            " iterations" for v, g in be.groupby("variant")) or "none: no variant is faster by its interval"
+    if name in ("launch_overhead", "idle_breakdown") and ok["host_share"].notna().any():
+        n["host_max"] = quote("host_max", "headline.host_share", "max", ok["host_share"].max(), "share", model=model)
     if name == "profiler_overhead":
-        p = t["runs"]["profiler_overhead"].dropna() if "profiler_overhead" in t["runs"] else pd.Series(dtype=float)
-        n["prof"] = f"{p.min():.2f}x to {p.max():.2f}x" if len(p) else "n/a"
+        r = t["runs"]
+        p = r.loc[r["status"] == "ok", "profiler_overhead"].dropna() if "profiler_overhead" in r else pd.Series(dtype=float)
+        n["prof"] = (f"{quote('prof', 'runs.profiler_overhead', 'min', p.min(), 'x2f')} to "
+                     f"{quote('prof', 'runs.profiler_overhead', 'max', p.max(), 'x2f')}") if len(p) else "n/a"
     if name == "roofline":
-        notes = h["ceiling_note"].fillna("").astype(str) if "ceiling_note" in h else pd.Series(dtype=str)
-        n["above"] = f"{int((notes != '').sum())} configuration(s) lie above a measured roof (ringed red, reason " \
-                     "written in the plot)" if (notes != "").any() else "no configuration lies above a measured roof"
-    if name == "kernels_per_iter" or name == "kernel_durations":
-        k = t["speedups"]
-        k = k[k["model"] == model] if model else k
-        n["kernels"] = ", ".join(f"{v} {x:g}" for v, x in k.groupby("variant")["kernels_per_iter"].median().items())
+        notes = h["ceiling_note"].astype("string").fillna("") if "ceiling_note" in h else pd.Series(dtype=str)
+        k = int((notes != "").sum())
+        n["above"] = (f"{quote('above', 'headline.ceiling_note', 'count', k, 'g')} configuration(s) lie above a "
+                      "measured roof (ringed red, reason written in the plot)") if k else \
+            "no configuration lies above a measured roof"
+    if name in ("kernels_per_iter", "kernel_durations"):
+        n["kernels"] = _kernels_drawn(drawn) or "none counted"
+    n["_marks"] = quote.marks
     return n
+
+
+class _Quote:
+    """A caption number written as its label format (audit_figures.FORMATS) and noted as
+    a caption mark: the quantity and aggregate of the records it quotes."""
+
+    def __init__(self, n):
+        self.marks = []
+
+    def __call__(self, what, quantity, agg, value, fmt, model=None, **keys):
+        text = FORMATS[fmt](float(value))
+        self.marks.append({"mark": "caption", "model": model, **keys, "quantity": quantity, "agg": agg,
+                           "value": float(value), "text": text, "fmt": fmt, "label": what})
+        return text
+
+
+def _kernels_drawn(drawn) -> str:
+    """The kernels per iteration the figure draws (its marks of quantity
+    kernels_per_iter), per variant: 'eager 14, compile 3' at one configuration, 'eager 13
+    to 14' across several."""
+    got: dict = {}
+    for m in drawn:
+        if m.get("quantity") == "kernels_per_iter" and m.get("value") == m.get("value"):
+            got.setdefault(m.get("variant"), []).append(float(m["value"]))
+    return ", ".join(f"{v} {min(x):g}" + ("" if min(x) == max(x) else f" to {max(x):g}") for v, x in got.items())
 
 
 TEMPLATES = {name: f.caption for name, f in figures.FIGURES.items()}   # one record per figure
@@ -140,3 +177,9 @@ def caption(name: str, t: dict, model: str | None, drawn=()) -> str:
     its counts are of what the figure draws (drawn: its style.record marks) where noted."""
     n = _numbers(name, t, model, drawn)
     return safe_text(TEMPLATES[name].format(**n) + " " + SETUP.format(**n)) + "\n"
+
+
+def caption_marks(name: str, t: dict, model: str | None, drawn=()) -> list[dict]:
+    """The numbers caption() quotes, as marks (mark "caption": the text, its value and the
+    records it comes from), for the figure's data file and the audit."""
+    return _numbers(name, t, model, drawn)["_marks"]

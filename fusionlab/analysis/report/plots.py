@@ -41,11 +41,12 @@ def _csv(path, columns: list[str]) -> pd.DataFrame:
 
 
 def load_tables(runs_csv, speedups_csv, crossover_csv=None, peaks_json=None, scaling_csv=None,
-                kernel_resources_csv=None, breakdown_csv=None, headline_csv=None, kernels_csv=None) -> dict:
+                kernel_resources_csv=None, breakdown_csv=None, headline_csv=None, kernels_csv=None,
+                suite_csv=None) -> dict:
     """The tables a figure reads, from the files the tables and headline rules wrote: runs,
     speedups, crossover, scaling (sweep.scaling), kernel_resources (sweep.overfusion),
     breakdown (decompose.wide_from_long of tables/speedup_breakdown.csv), headline
-    (sweep.headline), kernels and peaks (device/peaks.json, {} without it); a table whose
+    (sweep.headline), kernels, suite (sweep.suite) and peaks (device/peaks.json, {} without it); a table whose
     file is not given is empty."""
     # copy(): one block per dtype (read_csv leaves a wide table in a block per column, and
     # each column a figure adds to it then warns that the frame is fragmented)
@@ -56,6 +57,8 @@ def load_tables(runs_csv, speedups_csv, crossover_csv=None, peaks_json=None, sca
     t["kernels"] = _csv(kernels_csv, ["model", "variant", "batch", "size", "repeat", "name", "calls_per_iter",
                                       "time_per_iter_us"])
     t["kernel_resources"] = _csv(kernel_resources_csv, overfusion.COLUMNS)
+    t["suite"] = _csv(suite_csv, ["variant", "mode", "dtype"]) if suite_csv and os.path.getsize(suite_csv) > 1 \
+        else pd.DataFrame(columns=["variant", "mode", "dtype"])
     t["scaling"] = _csv(scaling_csv, scaling_law.COLUMNS)
     t["crossover"] = _csv(crossover_csv, CROSSOVER_COLUMNS)
     t["breakdown"] = decompose.wide_from_long(_csv(breakdown_csv, []))
@@ -108,6 +111,8 @@ def render(name: str, t: dict, outputs: dict, captions: dict | None = None,
             fig = fn(t, model)
             drawn = style.marks(fig)
             text = report_captions.caption(name, t, model, drawn)
+            for m in report_captions.caption_marks(name, t, model, drawn):
+                style.record(fig, **m)
         except style.NoData as e:
             fig, text = marker(str(e)), report_captions.safe_text(f"No data: {e}.") + "\n"
             empty.append(key)

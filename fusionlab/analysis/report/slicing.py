@@ -134,3 +134,28 @@ def not_drawn(d, axes, shown) -> str:
     left = [f"{a} {', '.join(f'{v:g}' if isinstance(v, (int, float)) else str(v) for v in sorted(set(d[a].dropna())) if v != s)}"
             for a, s in zip(axes, shown) if d[a].nunique() > 1]
     return f"; {'; '.join(left)}{NOT_DRAWN}" if left else ""
+
+
+def size_label(runs: pd.DataFrame, model: str | None) -> str:
+    """'seq=512', 'hidden=256/1024': the size axes of model's runs (tables.size_axes) and
+    their values, '' for none or a sweep-wide figure."""
+    if not model or "model" not in runs:
+        return ""
+    r = runs[runs["model"] == model]
+    parts = []
+    for a in tables.size_axes(r):
+        vals = sorted({int(v) for v in pd.to_numeric(r[a], errors="coerce").dropna()})
+        if vals:
+            parts.append(f"{a}={'/'.join(str(v) for v in vals)}")
+    return ", ".join(parts)
+
+
+def with_size_axes(d: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+    """d (a table without the size axis columns, such as tables/kernels.csv) with the
+    size axes' values of its (model, size) from runs, and their size_axes, so that a slice
+    (slicing.main_axis) holds them apart."""
+    axes = [a for a in tables.size_axes(runs) if a not in d]
+    if not axes or not {"model", "size"} <= set(d.columns):
+        return d
+    keys = runs[["model", "size", *axes] + (["size_axes"] if "size_axes" in runs and "size_axes" not in d else [])]
+    return d.merge(keys.drop_duplicates(["model", "size"]), on=["model", "size"], how="left")

@@ -6,10 +6,11 @@ single tick), text kept as text in SVG (svg.fonttype 'none').
 A figure function raises NoData where it has nothing to draw; report.plots then writes
 a small marker in place of the figure.
 
-variant_colour(): one colour per variant, the same in every figure of a sweep, from the
-variant's place among the sweep's variant names, sorted (use_variants: load_tables sets
-them from runs.csv); eager is always black; a variant outside them gets a colour hashed
-from its name."""
+variant_colour(): one colour per variant, the same in every figure of every sweep
+(VARIANT_COLOURS: eager black, each variant of the catalog its own colour, none of them
+a colour of the time split's parts, figures.headline.PART_COLOURS); a variant outside
+the table gets a colour hashed from its name. use_variants (load_tables sets it from
+runs.csv) orders a sweep's variants."""
 from __future__ import annotations
 
 import textwrap
@@ -23,6 +24,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter  # noqa: E402
 
+from fusionlab.analysis.report.audit_figures import FORMATS  # noqa: E402
+from fusionlab.analysis.report import slicing  # noqa: E402
 from fusionlab.analysis.report.text import fmt_time  # noqa: E402,F401  (one way to write a time)
 
 plt.rcParams.update({"svg.fonttype": "none", "font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8,
@@ -38,6 +41,15 @@ PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e
            "#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173",
            "#3182bd", "#e6550d", "#31a354", "#756bb1", "#636363", "#9c9ede"]
 EAGER_COLOUR = "#000000"
+# one colour per variant of the catalog, in every figure and sweep: no blue, orange, green
+# or grey (the colours of kernel time, exposed host time, kernel wait and other idle)
+VARIANT_COLOURS = {
+    "eager": EAGER_COLOUR, "compile": "#7b3294", "compile_reduce_overhead": "#00868b",
+    "compile_max_autotune": "#c51b7d", "compile_max_autotune_no_cudagraphs": "#8c510a",
+    "compile_dynamic": "#b8860b", "cuda_graph": "#313695", "triton_kernel": "#a50026", "triton_seed": "#67001f",
+    "cuda_kernel": "#6b8e23", "cuda_seed": "#bf812d", "jit_script": "#542788", "aten_op": "#35978f",
+    "fx_add_relu": "#f781bf", "nn_linear": "#9970ab", "conv_bn_fold": "#de77ae", "cudnn_lstm": "#2c7fb8",
+}
 MODEL_MARKERS = "osD^vP*XhpH<>d8"
 
 
@@ -50,12 +62,10 @@ def use_variants(names) -> None:
 
 
 def variant_colour(variant: str) -> str:
-    if variant == "eager":
-        return EAGER_COLOUR
-    names = _VARIANTS
-    if variant in names:
-        return PALETTE[names.index(variant) % len(PALETTE)]
-    return PALETTE[zlib.crc32(str(variant).encode()) % len(PALETTE)]   # not among the sweep's: stable too
+    """The variant's colour (VARIANT_COLOURS; one hashed from its name outside it)."""
+    if variant in VARIANT_COLOURS:
+        return VARIANT_COLOURS[variant]
+    return PALETTE[zlib.crc32(str(variant).encode()) % len(PALETTE)]
 
 
 def variant_order(variants) -> list[str]:
@@ -114,11 +124,12 @@ def _keep_bottom(fig, part: str, inches: float) -> None:
 
 
 def title(fig, what, t, model=None):
-    """A title of at most two lines at the figure's width (what a slice leaves out stays
-    in it) and the setup of t's runs as a footer, in a strip of its own at the bottom
+    """A title of at most two lines at the figure's width, the model's size axes after
+    its name (what a slice leaves out stays in it) and the setup of t's runs as a footer, in a strip of its own at the bottom
     (below any legend_below)."""
     chars = int(fig.get_figwidth() * 72 / (9.5 * 0.6))
-    lines = textwrap.wrap(f"{model + ': ' if model else ''}{what}", chars)
+    sizes = slicing.size_label(t["runs"], model) if "runs" in t else ""   # the model's size axes: seq=512
+    lines = textwrap.wrap(f"{model + (f' ({sizes})' if sizes else '') + ': ' if model else ''}{what}", chars)
     text = "\n".join(lines[:1] + [textwrap.shorten(" ".join(lines[1:]), int(chars * 1.1), placeholder="...")]
                      if len(lines) > 1 else lines)
     fig.suptitle(text, fontsize=9.5 if len(lines) == 1 else 8.5, fontweight="bold")
@@ -134,6 +145,14 @@ def record(fig, **mark) -> None:
     the record column it draws as `quantity` and its `value`, or its `text`), for the data
     file written beside the figure and checked by the audit against the records."""
     fig.__dict__.setdefault("_fusionlab_marks", []).append(mark)
+
+
+def noted(fig, fmt: str, value, **mark) -> str:
+    """value as a label's text in format fmt (audit_figures.FORMATS), noted as a mark of
+    fig (record) with that text, so that the audit reads the label against the value."""
+    text = "" if value is None or value != value else FORMATS[fmt](float(value))
+    record(fig, **mark, value=value, text=text, fmt=fmt)
+    return text
 
 
 def keys_of(r, variant=None) -> dict:

@@ -17,7 +17,9 @@ occupancy_limited_by), with
   persistent reduction or template, analysis.run.fusion), or one the fusion map does not
   recognise (kind other) that eager's runs of the same configuration do not launch
   (hand-written Triton / CUDA kernels, TorchScript's fusions), unless it is PyTorch's
-  own (`at::native::` in its full name: a CUDA graph's input copy, a foreach op);
+  own (`at::native::` in its full name: a CUDA graph's input copy, a foreach op) or a
+  library GEMM or attention kernel (core.kernel_class: cuBLAS's nvjet, whose name is its
+  tile choice, differs between variants without fusing anything);
 - spills: local_mem_per_thread_bytes > 0 (registers spilled to local memory);
 - low_occupancy: theoretical_occupancy < LOW_OCCUPANCY, limited by registers or shared memory;
 - over_fusion (the rule): fused, and spills or low_occupancy, and bandwidth_vs_best <
@@ -38,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from fusionlab.analysis.sweep import tables
+from fusionlab.core import kernel_class
 from fusionlab.analysis.run.metrics import RESOURCE_TABLE_COLUMNS
 
 LOW_OCCUPANCY = 0.25
@@ -106,7 +109,11 @@ def fused(k: pd.DataFrame, everything: pd.DataFrame) -> pd.Series:
     eager_names = set(zip(*(e[c] for c in tables.GROUP), e["full_name"].fillna(e["name"])))
     new = [tuple(r) not in eager_names for r in zip(*(k[c] for c in tables.GROUP), k["full_name"].fillna(k["name"]))]
     aten = k["full_name"].fillna(k["name"]).astype(str).str.contains("at::native::", regex=False)
-    return inductor | ((k["kind"] == "other") & (k["variant"] != "eager") & ~aten & pd.Series(new, index=k.index))
+    # a library GEMM or attention kernel (cuBLAS nvjet, cuDNN) fuses nothing: a new name is its tile choice
+    library = pd.Series([kernel_class.kernel_class(n, f) in kernel_class.MMA_CLASSES for n, f in
+                         zip(k["name"].astype(str), k["full_name"].fillna("").astype(str))], index=k.index, dtype=bool)
+    return inductor | ((k["kind"] == "other") & (k["variant"] != "eager") & ~aten & ~library
+                       & pd.Series(new, index=k.index))
 
 
 def bandwidth(runs: pd.DataFrame) -> pd.DataFrame:

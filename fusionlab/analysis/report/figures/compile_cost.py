@@ -9,7 +9,6 @@ from fusionlab.analysis.report import style
 from fusionlab.analysis.report.slicing import settings
 from fusionlab.analysis.report.grid import MAX_BARS, grid, grid_size
 from fusionlab.analysis.report.style import variant_colour, variant_order
-from fusionlab.analysis.report.text import iterations
 from fusionlab.analysis.sweep import tables
 
 # this module's figures (read as data by the package: no import, no matplotlib); `needs`
@@ -21,9 +20,11 @@ FIGURES = [
         'scope': 'sweep',
         'category': '6. Compile cost',
         'needs': 'any_compared',
-        'caption': ('Compilation latency ({compile}) and the iterations it takes to pay back (compile '
-                    'latency / time saved per iteration, for speedups faster by their interval: {even}).'),
-        'shows': ('compilation latency against the speedup it buys'),
+        'caption': ('Compilation latency per model and variant (median of the configurations; the records '
+                    'give {compile}), peak memory as eager / the variant (below 1: the variant needs more '
+                    'memory) and the iterations it takes to pay back (compile latency / time saved per '
+                    'iteration, for speedups faster by their interval: {even}).'),
+        'shows': ('compilation latency, peak memory against eager\'s, and the iterations that pay the compile back'),
     },
 ]
 
@@ -32,8 +33,8 @@ TITLE = "Compile cost and the iterations it takes to pay back"
 
 
 def _break_even(t, model):
-    """(label, variant, iterations, saved_ms) per variant configuration with a compile
-    latency, from the headline table ([] without it)."""
+    """(label, variant, iterations, saved_ms, record) per variant configuration with a
+    compile latency, from the headline table ([] without it)."""
     h = t.get("headline")
     if h is None or h.empty:
         return []
@@ -44,7 +45,7 @@ def _break_even(t, model):
     both = len(settings(h)) > 1
     return [(f"{r['model']} {r['batch']:g}" + ("" if r["size"] == "default" else f" {r['size']}")
              + (f" {r['mode']} {r['dtype']}" if both else "") + f" {r['variant']}",
-             r["variant"], r["break_even_iters"], r["saved_ms"])
+             r["variant"], r["break_even_iters"], r["saved_ms"], r)
             for _, r in h.sort_values(["model", "size", "batch", "_o"]).iterrows()]
 
 
@@ -55,9 +56,22 @@ def compile_cost(t, model):
     ('never' where the variant saves no time)."""
     s = t["speedups"]
     s = s[(s["variant"] != "eager") & (s["status"] == "ok")]
-    if len(settings(s)) > 1:   # each setting (mode and dtype) its own bar, never a median across them
+    several = len(settings(s)) > 1
+    s = s.assign(_model=s["model"])
+    if several:   # each setting (mode and dtype) its own bar, never a median across them
         s = s.assign(model=s["model"] + "\n" + s["mode"].astype(str) + " " + s["dtype"].astype(str))
     d = s.groupby(["model", "variant"])[["compilation_latency_s", "compression_ratio"]].median()
+    first = s.groupby(["model", "variant"]).first()   # each bar's model and setting, for its marks
+
+    def marks_of(fig, col, fmt, mark):
+        """Each bar's (or cell's) value noted: the median of the ok rows of its model,
+        variant and setting in tables/speedups.csv; its label's text returned."""
+        out = []
+        for (m, v), value in d[col].items():
+            f = first.loc[(m, v)]
+            keys = {"model": f["_model"], "variant": v, **({"mode": f["mode"], "dtype": f["dtype"]} if several else {})}
+            out.append(style.noted(fig, fmt, value, **keys, mark=mark, quantity=f"speedups.{col}", agg="median"))
+        return out
     if d.dropna(how="all").empty:
         raise style.NoData("no variant besides eager ran ok")
     if len(d) > MAX_BARS:
@@ -65,6 +79,8 @@ def compile_cost(t, model):
         fig, (ax, bx) = style.figure(2, w=w, h=h)
         rows = list(dict.fromkeys(d.index.get_level_values(0)))
         cols = variant_order(d.index.get_level_values(1))
+        marks_of(fig, "compilation_latency_s", "2f", "cell")
+        marks_of(fig, "compression_ratio", "2f", "cell")
         grid(ax, d["compilation_latency_s"].dropna(), ".2f", "compilation latency (s), cold compiles' median",
              cmap="YlOrRd", rows=rows, cols=cols)
         grid(bx, d["compression_ratio"].dropna(), ".2f", "eager peak memory / variant peak memory "
@@ -76,10 +92,12 @@ def compile_cost(t, model):
     fig, axs = style.figure(n, w=max(4.2, 1.0 + 0.45 * max(len(d), len(even))), h=4.4)
     colours = [variant_colour(v) for _, v in d.index]
     labels = [f"{m}\n{v}" for m, v in d.index]
-    for a, col, ylabel in ((axs[0], "compilation_latency_s", "compilation latency (s)"),
-                           (axs[1], "compression_ratio", "eager peak memory / variant peak memory")):
+    for a, col, ylabel in ((axs[0], "compilation_latency_s", "compilation latency (s), median of the\n"
+                                                              "configurations' cold compiles"),
+                           (axs[1], "compression_ratio", "peak memory: eager / variant\n(below 1: the variant "
+                                                         "needs more memory)")):
         bars = a.bar(range(len(d)), d[col].fillna(0), color=colours)
-        style.bar_values(a, bars, d[col].tolist(), "{:.3g}")
+        a.bar_label(bars, labels=marks_of(fig, col, "3g", "bar"), fontsize=6.5, padding=2)
         a.set_ylabel(ylabel)
         a.set_xticks(range(len(d))); a.set_xticklabels(labels, fontsize=6.5 if len(d) > 6 else 7.5,
                                                        rotation=90 if len(d) > 6 else 0)
@@ -89,8 +107,15 @@ def compile_cost(t, model):
         a = axs[2]
         it = np.array([e[2] for e in even], dtype=float)
         bars = a.bar(range(len(even)), np.nan_to_num(it, nan=0.0), color=[variant_colour(e[1]) for e in even])
-        a.bar_label(bars, labels=[iterations(x) if x == x else ("never" if s <= 0 else "") for x, (_, _, _, s)
-                                  in zip(it, even)], fontsize=6.5, padding=2)
+        labels = []
+        for x, (_, v, _, saved, r) in zip(it, even):
+            keys = style.keys_of(r)
+            if x == x:
+                labels.append(style.noted(fig, "iterations", x, **keys, mark="bar", quantity="break_even_iters"))
+            else:
+                style.record(fig, **keys, mark="bar", quantity="saved_ms", value=saved)
+                labels.append("never" if saved <= 0 else "")
+        a.bar_label(bars, labels=labels, fontsize=6.5, padding=2)
         a.set_xticks(range(len(even)))
         a.set_xticklabels([e[0] for e in even], rotation=90, fontsize=6)
         a.set_ylabel("iterations to pay back the compile")

@@ -58,6 +58,20 @@ def speedup_label(r) -> str:
     return f"{s:.2f}x{est}{iv}{tail}{skew}"
 
 
+def host_bound_words(fig, r, keys) -> str:
+    """'host-bound, kernel time 1.05x': where the record has host_bound and kernel_speedup
+    (eager's kernel time / the variant's), each noted as a mark; '' where it has neither."""
+    words = []
+    hb = r.get("host_bound")
+    if hb is not None and hb == hb and str(hb).lower() in ("true", "1", "1.0"):
+        style.record(fig, **keys, mark="label", quantity="host_bound", value=1.0, text="host-bound")
+        words.append("host-bound")
+    ks = r.get("kernel_speedup")
+    if ks is not None and ks == ks:
+        words.append("kernel time " + style.noted(fig, "x2f", ks, **keys, mark="label", quantity="kernel_speedup"))
+    return ", ".join(words)
+
+
 def pick(values, n=MAX_PANELS) -> list:
     """At most n of the sorted values: the first, the last, and evenly between."""
     v = sorted(values)
@@ -123,7 +137,7 @@ def headline(t, model):
     cpu = set(t["runs"]["device"].dropna()) == {"cpu"} if "device" in t["runs"] else False
     labels = part_labels(cpu)
     n_rows = -(-len(panels) // cols)
-    fig, grid = style.grid_figure(n_rows, cols, figsize=(4.6 * cols, (1.8 + 0.42 * len(variants)) * n_rows))
+    fig, grid = style.grid_figure(n_rows, cols, figsize=(5.4 * cols, (1.8 + 0.5 * len(variants)) * n_rows))
     for ax, panel in zip(grid.flat, panels):
         if panel is None:
             ax.set_visible(False)   # a setting with fewer values than the row is long
@@ -156,7 +170,10 @@ def headline(t, model):
             style.record(fig, **keys, mark="bar", quantity="wall_ms", value=r["wall_ms"])
             if variant != "eager":
                 text += "\n" + speedup_label(r)
-                if ref == ref:   # the eager time this variant's speedup uses
+                extra = host_bound_words(fig, r, keys)
+                text += f"\n{extra}" if extra else ""
+                if ref == ref:   # the eager time this variant's speedup uses: an outline the bar's length is read against
+                    ax.barh(yi, ref, height=0.62, fill=False, edgecolor="k", lw=0.8, ls=(0, (3, 2)), zorder=3)
                     ax.plot([ref, ref], [yi - 0.42, yi + 0.42], color="k", lw=1.6, solid_capstyle="butt", zorder=4)
                     style.record(fig, **keys, mark="reference tick", quantity="eager_wall_ms",
                                  value=r["eager_wall_ms"])
@@ -183,7 +200,7 @@ def headline(t, model):
     handles = [handles[k] for k in order]
     if (d.loc[d["wall_ms"].notna(), "variant"] != "eager").any():
         handles.append(Line2D([], [], color="k", lw=1.6, ls="none", marker="|", ms=9))
-        order.append("eager time the speedup uses")
+        order.append("eager time the speedup uses (dashed outline)")
     style.legend_below(fig, handles, order, fontsize=6.5, ncol=min(len(order), 3 if cols == 1 else 5))
     style.title(fig, f"Time per iteration and speedup over eager{style.at(fixed)}", t, model)
     style.fit_text_x(texts)

@@ -9,7 +9,9 @@ import numpy as np
 import pandas as pd
 
 from fusionlab.analysis.report import style
-from fusionlab.analysis.report.slicing import by_model, by_setting, joined_fixed, main_axis
+from fusionlab.analysis.sweep import tables
+from fusionlab.core import kernel_class
+from fusionlab.analysis.report.slicing import by_model, by_setting, joined_fixed, main_axis, with_size_axes
 from fusionlab.analysis.report.style import variant_colour, variant_order
 
 # this module's figures (read as data by the package: no import, no matplotlib); `needs`
@@ -21,7 +23,8 @@ FIGURES = [
         'scope': 'model',
         'category': '3. Kernels and fusion',
         'needs': 'any',
-        'caption': ('Kernels per iteration of {model} per variant (medians over repeats): {kernels}.'),
+        'caption': ('Kernels per iteration of {model} per variant (medians over repeats), over the '
+                    'configurations drawn: {kernels}.'),
         'shows': ('kernels launched per iteration, eager against each variant'),
     },
     {
@@ -30,45 +33,84 @@ FIGURES = [
         'category': '3. Kernels and fusion',
         'needs': 'any',
         'caption': ('Each kernel of {model} at its largest swept configuration: duration per call, calls per '
-                    'iteration written beside it (first repeat). Kernels per iteration: {kernels}.'),
+                    'iteration written beside it (medians over repeats), labelled with its kernel class and '
+                    'its demangled name. Kernels per iteration at that configuration: {kernels}.'),
         'shows': ('the distribution of kernel durations: fusion makes fewer, longer kernels'),
     },
 ]
 
 
 TOP = 8
-NAME_CHARS = 30
+NAME_CHARS = 44       # a label line
+NAME_LINES = 3
 # a reduction's operator in a demangled ATen kernel name: ReduceOp<float, MaxOps<float>...> -> max
 _REDUCE_OP = re.compile(r"(?:native::|<)(\w+?)(?:Ops<|_functor<)")
+# a demangled C++ name's parts that explain nothing: return type, namespaces, the parameters
+_VOID = re.compile(r"^(?:void|static|__global__)\s+")
+_NAMESPACES = re.compile(r"\b(?:at::native::|at::cuda::|\(anonymous namespace\)::|cutlass::|cudnn::|"
+                         r"fmha::|flash::|cub::\w+::|std::)")
+
+
+def _strip_params(n: str) -> str:
+    """n without its trailing parameter list '(float*, int)'."""
+    if not n.endswith(")"):
+        return n
+    depth = 0
+    for i in range(len(n) - 1, -1, -1):
+        depth += {")": 1, "(": -1}.get(n[i], 0)
+        if depth == 0:
+            return n[:i] if i > 0 else n
+    return n
+
+
+def display_name(name, full_name=None) -> str:
+    """A kernel's name as a reader needs it: the demangled full name with no return
+    type, namespaces or parameter list; a generic wrapper (cutlass's Kernel2, a
+    library's 'kernel') named by its first template argument; whole up to NAME_LINES
+    lines of NAME_CHARS, else its start and end."""
+    n = str(full_name) if isinstance(full_name, str) and full_name else str(name)
+    n = _NAMESPACES.sub("", _strip_params(_VOID.sub("", n.strip())))
+    m = re.match(r"^(\w*[Kk]ernel\d*)<\s*([\w:]+)", n)
+    if m and len(m.group(2)) > 6:   # Kernel2<cutlass_75_tensorop_..._align1>: the argument says what it is
+        n = m.group(2).split("::")[-1]
+    n = re.sub(r"\s+", " ", n)
+    lines = [""]
+    for part in re.findall(r"[^_\s,<>(]+[_\s,<>(]*|[_\s,<>(]+", n):   # break after _ , < > ( or a space
+        if lines[-1] and len(lines[-1]) + len(part) > NAME_CHARS:
+            lines.append("")
+        lines[-1] += part
+    lines = [x.strip() for x in lines]
+    if len(lines) > NAME_LINES:
+        lines = lines[:NAME_LINES - 1] + ["..." + lines[-1][-(NAME_CHARS - 3):]]
+    return "\n".join(lines)
 
 
 def short_name(name) -> str:
-    """A kernel's name short enough for a label: a Triton kernel's family
-    (triton_poi_fused), a long library kernel's first three words (sm80_xmma_gemm...),
-    other names as they are up to NAME_CHARS."""
+    """A kernel's name in one short line: a Triton kernel's family (triton_poi_fused),
+    other names' first NAME_CHARS characters."""
     n = str(name)
     m = re.match(r"(triton_[a-z]+_fused)_", n)
     if m:
         return m.group(1)
-    if len(n) <= NAME_CHARS:
-        return n
-    return "_".join(n.split("_")[:3]) + "..."
+    return n if len(n) <= NAME_CHARS else n[:NAME_CHARS - 3] + "..."
 
 
 def computes(row) -> str:
-    """What a kernel computes, from the fusion map's ops column of tables/kernels.csv
-    (a reduction's operator read from its full name where ops says only 'reduction');
-    '' where unknown."""
+    """What a kernel computes: its kernel class (core.kernel_class, as the kernel_classes
+    figure names it), and for an Inductor kernel the fused ops from the fusion map's ops
+    column of tables/kernels.csv (a reduction's operator read from its full name where
+    ops says only 'reduction'); '' where unknown."""
+    full = row.get("full_name") if isinstance(row.get("full_name"), str) else ""
+    cls = kernel_class.kernel_class(row.get("name"), full) if row.get("device") != "cpu" else ""
     ops = row.get("ops")
-    ops = ops if isinstance(ops, str) and ops else ""
-    if ops in ("", "reduction") and isinstance(row.get("full_name"), str):
-        m = _REDUCE_OP.search(row["full_name"])
-        if m:
-            ops = f"{m.group(1).lower()} ({ops})" if ops else m.group(1).lower()
-    if len(ops) <= NAME_CHARS:
-        return ops
-    lines = textwrap.wrap(ops.replace("+", "+ "), NAME_CHARS)
-    return "\n".join(x.replace("+ ", "+") for x in lines[:2]) + ("..." if len(lines) > 2 else "")
+    ops = ops if isinstance(ops, str) and ops and str(row.get("name", "")).startswith("triton_") else ""
+    if ops in ("", "reduction") and full:
+        m = _REDUCE_OP.search(full)
+        if m and cls == kernel_class.REDUCTION:
+            ops = m.group(1).lower()
+    if len(ops) > NAME_CHARS:
+        ops = ops[:NAME_CHARS - 3] + "..."
+    return ": ".join(filter(None, [cls, ops]))
 
 
 def count(n, what) -> str:
@@ -78,9 +120,10 @@ def count(n, what) -> str:
 
 
 def kernel_label(row) -> str:
-    """Two lines: what the kernel computes, then its short name."""
+    """What the kernel computes (its class), then its demangled name."""
     what = computes(row)
-    return f"{what}\n{short_name(row['name'])}" if what else short_name(row["name"])
+    name = display_name(row["name"], row.get("full_name"))
+    return f"{what}\n{name}" if what else name
 
 
 def _what(t) -> str:
@@ -98,8 +141,8 @@ def kernels_per_iter(t, model):
     if len({axis for _, _, axis, _ in slices}) > 1:
         slices = [("", *main_axis(s))]
     axis, fixed = slices[0][2], joined_fixed([f for *_, f in slices])
-    d = pd.concat([rows.assign(_setting=label) for label, rows, _, _ in slices])
-    d = d.pivot_table(index=["_setting", axis], columns="variant", values="kernels_per_iter", sort=False)
+    src = pd.concat([rows.assign(_setting=label) for label, rows, _, _ in slices])
+    d = src.pivot_table(index=["_setting", axis], columns="variant", values="kernels_per_iter", sort=False)
     if d.empty:
         raise style.NoData("no run counted its kernels")
     d = d[variant_order(d.columns)]
@@ -108,7 +151,13 @@ def kernels_per_iter(t, model):
     for j, v in enumerate(d.columns):
         bars = ax.bar(np.arange(len(d)) + (j - (len(d.columns) - 1) / 2) * width, d[v], width,
                       color=variant_colour(v), label=v)
-        style.bar_values(ax, bars, d[v].tolist(), "{:g}")
+        labels = []
+        for (setting, x), value in zip(d.index, d[v]):
+            rows = src[(src["_setting"] == setting) & (src[axis] == x) & (src["variant"] == v)]
+            keys = style.keys_of(rows.iloc[0]) if len(rows) == 1 else {"model": model, "variant": v}
+            labels.append(style.noted(fig, "g", value, **keys, mark="bar", quantity="kernels_per_iter")
+                          if value == value else "")
+        ax.bar_label(bars, labels=labels, fontsize=6.5, padding=2)
     one = d.index.get_level_values(1).nunique() == 1 and len(slices) > 1
     ax.set_xticks(range(len(d)))
     ax.set_xticklabels([setting if one else "\n".join(filter(None, [setting, f"{x:g}"])) for setting, x in d.index])
@@ -134,15 +183,18 @@ def ran(t: dict, model: str, variant: str, d: pd.DataFrame) -> bool:
 
 def kernel_durations(t, model):
     """Each kernel's duration per call at the model's largest configuration of the main
-    swept axis (first repeat): a panel per variant (a row of panels per setting, mode and
-    dtype: by_setting), its TOP kernels by time per iteration (the most on top), each
-    labelled with what it computes and its short name, the bar its duration per call, the
-    calls and the time per iteration written beside it; the panel's title counts distinct kernels and their launches per iteration."""
+    swept axis, medians over repeats (a kernel's time per iteration and calls per
+    iteration each the median of its repeats, the duration per call their ratio): a panel
+    per variant (a row of panels per setting, mode and dtype: by_setting), its TOP
+    kernels by time per iteration (the most on top), each labelled with its kernel class
+    and demangled name, the bar its duration per call, the calls and the time per
+    iteration written beside it; the panel's title gives the record's kernel time and
+    launches per iteration (tables/headline.csv) and the distinct kernels."""
     k = by_model(t.get("kernels", t["runs"].iloc[:0]), model)
     k = k[k["time_per_iter_us"].notna() & (k["calls_per_iter"] > 0)] if "time_per_iter_us" in k else k.iloc[:0]
     if k.empty:
         raise style.NoData("no kernels recorded")
-    k = k[k["repeat"] == k["repeat"].min()]
+    k = with_size_axes(tables.with_size(k), tables.with_size(t["runs"]))
     slices = by_setting(k)
     if len({axis for _, _, axis, _ in slices}) > 1:
         rows_, axis, fixed = main_axis(k)
@@ -153,40 +205,73 @@ def kernel_durations(t, model):
     variants = variant_order(set().union(*[set(d["variant"]) for _, d in slices]))
     if not variants:
         raise style.NoData("no kernels recorded at the largest configuration")
-    rows = max(min(TOP, (d["variant"] == v).sum()) for _, d in slices for v in variants)
+    config = [c for c in ("model", "variant", "batch", "size", "mode", "dtype", "backend", "device") if c in k]
+    h = t.get("headline")
+    rows = max(min(TOP, d.loc[d["variant"] == v, "name"].nunique()) for _, d in slices for v in variants)
     tops = {d[axis].max() for _, d in slices}
     fig, grid = style.grid_figure(len(slices), len(variants),
-                                  figsize=(5.4 * len(variants), (1.5 + 0.36 * rows) * len(slices)))
+                                  figsize=(6.4 * len(variants), (1.5 + 0.5 * rows) * len(slices)))
     texts = {}
     for panels, (setting, d) in zip(grid, slices):
         for ax, v in zip(panels, variants):
-            g = d[d["variant"] == v].sort_values("time_per_iter_us", ascending=False)
-            if g.empty:
+            every = d[d["variant"] == v]
+            if every.empty:
                 style.empty(ax, f"{v}: {'no kernels recorded' if ran(t, model, v, d) else 'not swept here'}")
                 continue
+            first = [c for c in ("full_name", "ops") if c in every]
+            g = (every.groupby(config + ["name"], dropna=False)
+                 .agg(time_per_iter_us=("time_per_iter_us", "median"), calls_per_iter=("calls_per_iter", "median"),
+                      **{c: (c, "first") for c in first})
+                 .reset_index().sort_values("time_per_iter_us", ascending=False))
             rest = g.iloc[TOP:]
             g = g.head(TOP)
             per_call = (g["time_per_iter_us"] / g["calls_per_iter"]).to_numpy()
             y = rows - 1 - np.arange(len(g))      # the longest on top, every panel's bars the same height
             bars = ax.barh(y, per_call, color=variant_colour(v), height=0.6)
-            texts[ax] = ax.bar_label(bars, labels=[
-                f"{style.fmt_time(p / 1e3)} x {c:g}" + (f" = {style.fmt_time(it / 1e3)}" if c != 1 else "")
-                for p, c, it in zip(per_call, g["calls_per_iter"], g["time_per_iter_us"])], fontsize=6, padding=2)
+            labels = []
+            for (_, r), p in zip(g.iterrows(), per_call):
+                keys = {**style.keys_of(r), "name": r["name"], "agg": "median"}
+                text = style.noted(fig, "us", p, **keys, mark="bar", quantity="kernels.time_per_iter_us/calls_per_iter")
+                style.noted(fig, "g", r["calls_per_iter"], **keys, mark="calls", quantity="kernels.calls_per_iter")
+                if r["calls_per_iter"] != 1:
+                    text += " x " + format(r["calls_per_iter"], "g") + " = " + style.noted(
+                        fig, "us", r["time_per_iter_us"], **keys, mark="per iteration",
+                        quantity="kernels.time_per_iter_us")
+                labels.append(text)
+            texts[ax] = ax.bar_label(bars, labels=labels, fontsize=6, padding=2)
             ax.set_yticks(y)
-            ax.set_yticklabels([kernel_label(r) for _, r in g.iterrows()], fontsize=6)
+            ax.set_yticklabels([kernel_label(r) for _, r in g.iterrows()], fontsize=5.5)
             ax.set_ylim(-0.6, rows - 0.4)
             ax.set_xlim(0, per_call.max() * 1.05)
-            ax.set_xlabel("duration per call (us); beside: x calls = per iteration", fontsize=7)
-            every = d[d["variant"] == v]
-            total = every["time_per_iter_us"].sum()
+            ax.set_xlabel("duration per call; beside: x calls = per iteration (medians over repeats)", fontsize=7)
             more = (f"\n{len(rest)} more not shown: {style.fmt_time(rest['time_per_iter_us'].sum() / 1e3)}"
                     " per iteration") if len(rest) else ""
             at = f", {style.xlabel(axis)} {every[axis].max():g}" if len(tops) > 1 else ""
-            ax.set_title(f"{v}{' (' + setting + at + ')' if setting else ''}: {style.fmt_time(total / 1e3)} per "
-                         f"iteration\n{count(len(every), 'distinct kernel')}, "
-                         f"{count(every['calls_per_iter'].sum(), 'launch')} per iteration{more}", fontsize=7,
-                         color=variant_colour(v))
+            keys = style.keys_of(every.iloc[0])
+            own = _record(h, keys)
+            total = (style.noted(fig, "ms", own["kernel_ms"], **keys, mark="title", quantity="kernel_ms")
+                     if own is not None and own.get("kernel_ms") == own.get("kernel_ms")
+                     else style.fmt_time(g["time_per_iter_us"].sum() / 1e3))
+            launches = (style.noted(fig, "g", own["kernels_per_iter"], **keys, mark="title", quantity="kernels_per_iter")
+                        if own is not None and own.get("kernels_per_iter") == own.get("kernels_per_iter")
+                        else format(g["calls_per_iter"].sum(), "g"))
+            distinct = style.noted(fig, "g", every["name"].nunique(), **keys, mark="title", quantity="kernels.name",
+                                   agg="nunique")
+            ax.set_title(f"{v}{' (' + setting + at + ')' if setting else ''}: {total} of kernels per iteration\n"
+                         f"{distinct} distinct kernel{'s' if distinct != '1' else ''}, {launches} launches per "
+                         f"iteration{more}", fontsize=7, color=variant_colour(v))
     where = f"at {style.xlabel(axis)} {max(tops):g}" if len(tops) == 1 else f"at each setting's largest {style.xlabel(axis)}"
     style.title(fig, f"Duration of each {_what(t)[:-1]} {where}{style.at(fixed)}", t, model)
     style.fit_text_x(texts)
     return fig
+
+
+def _record(h, keys: dict):
+    """The headline row of the configuration keys name (None where there is none)."""
+    if h is None or h.empty:
+        return None
+    sel = tables.with_size(h)
+    for c, v in keys.items():
+        if c in sel and v is not None and v == v:
+            sel = sel[sel[c].astype(str) == str(v)] if c != "batch" else sel[sel[c] == v]
+    return sel.iloc[0].to_dict() if len(sel) == 1 else None

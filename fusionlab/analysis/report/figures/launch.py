@@ -33,8 +33,9 @@ FIGURES = [
         'category': '2. Where the time goes',
         'needs': 'cuda',
         'caption': ('The untraced iteration of {model} split into kernel time, exposed host time, kernel '
-                    'wait and other idle; the black tick is the busy share under tracing (a diagnostic: '
-                    'tracing inflates host time). Exposed host time reaches {host_max}.'),
+                    'wait and other idle, in time per iteration (the share of each large part written in '
+                    'it); the black tick is the busy share under tracing (a diagnostic: tracing inflates '
+                    'host time). Exposed host time reaches {host_max}.'),
         'shows': ('the untraced wall time split into kernel time, kernel wait and exposed host time'),
     },
 ]
@@ -102,50 +103,52 @@ def launch_overhead(t, model):
     return fig
 
 
-def _clear_of(y, tick, lo, hi, gap=4.0):
-    """y moved off a tick mark (gap, in the axis's units) and kept within [lo, hi]."""
-    if tick != tick or abs(y - tick) >= gap:
-        return y
-    up, down = tick + gap, tick - gap
-    return up if up <= hi - gap / 2 else down if down >= lo + gap / 2 else y
-
-
 def idle_breakdown(t, model):
     """The untraced iteration split (sweep.shares) as a stacked bar per variant and value of
-    the main swept axis, the busy share under tracing as a black tick."""
+    the main swept axis, in time per iteration (so that a bar's length is its wall time,
+    comparable across variants), each part's share of its bar written in it where it
+    fits; the GPU busy time under tracing (traced busy share x untraced wall time) as a
+    black tick, a diagnostic."""
     d, axis, fixed = _rows(t, model)
     variants = variant_order(d["variant"].unique())
     d = d.assign(_o=d["variant"].map({v: i for i, v in enumerate(variants)}))
     d = d.assign(_s=d["_setting"].map({s: i for i, s in enumerate(dict.fromkeys(d["_setting"]))}))
     d = d.sort_values(["_s", axis, "_o"])
     per_bar = 0.8 if d["_setting"].str.len().max() > 9 else 0.55
-    fig, (ax,) = style.figure(w=max(5.0, 2.4 + per_bar * len(d)), h=4.2)
+    fig, (ax,) = style.figure(w=max(5.0, 2.4 + per_bar * len(d)), h=4.4)
+    f, unit = style.time_unit(d["wall_ms"])
     x = np.arange(len(d))
     bottom = np.zeros(len(d))
-    segments = []
     labels = part_labels(False)
+    top = float(d["wall_ms"].max() * f)
+    rows = [style.keys_of(r) for _, r in d.iterrows()]
     for part, share in (("kernel_ms", "kernel_share"), ("host_ms", "host_share"),
                         ("kernel_wait_ms", "kernel_wait_share"), ("other_ms", "other_share")):
-        v = 100 * d[share].fillna(0).to_numpy()
+        v = d[part].fillna(0).to_numpy() * f
         ax.bar(x, v, 0.7, bottom=bottom, color=PART_COLOURS[part], label=labels[part])
-        segments.append((part, bottom.copy(), v))
+        for xi, lo_, p, raw, sh, keys in zip(x, bottom, v, d[part], d[share], rows):
+            style.record(fig, **keys, mark="segment", quantity=part, value=raw)
+            if part in ("kernel_ms", "host_ms") and p >= 0.08 * top and sh == sh:
+                ax.text(xi, lo_ + p / 2, style.noted(fig, "share", sh, **keys, mark="label", quantity=share),
+                        ha="center", va="center", fontsize=6, color="white")
         bottom += v
-    traced = 100 * d["traced_busy_share"].to_numpy()
-    for part, low, v in segments:
-        if part in ("kernel_ms", "host_ms"):
-            for xi, lo_, p, tr in zip(x, low, v, traced):
-                if p >= 8:
-                    ax.text(xi, _clear_of(lo_ + p / 2, tr, lo_, lo_ + p), f"{p:.0f}%", ha="center", va="center",
-                            fontsize=6, color="white")
+    for xi, b, keys, w in zip(x, bottom, rows, d["wall_ms"]):
+        ax.annotate(style.noted(fig, "ms", w, **keys, mark="total", quantity="wall_ms"), (xi, b), xytext=(0, 2),
+                    textcoords="offset points", ha="center", va="bottom", fontsize=6)
+    traced = d["traced_busy_share"].to_numpy(float) * d["wall_ms"].to_numpy(float) * f
     if np.isfinite(traced).any():
-        ax.scatter(x, traced, marker="_", s=260, color="k", zorder=4, label="GPU busy under tracing (diagnostic)")
+        ax.scatter(x, traced, marker="_", s=260, color="k", zorder=4,
+                   label="GPU busy under tracing, as a share of\nthe untraced wall time (diagnostic)")
+        for keys, sh in zip(rows, d["traced_busy_share"]):
+            style.record(fig, **keys, mark="tick", quantity="traced_busy_share", value=sh)
     ax.set_xticks(x)
     ax.set_xticklabels(["\n".join(filter(None, [r["variant"], r["_setting"].replace(" ", chr(10)),
                                                   f"{'bs' if axis == 'batch' else axis} {r[axis]:g}"]))
                         for _, r in d.iterrows()], fontsize=6.5, rotation=90 if len(d) > 8 else 0)
     for tick, v in zip(ax.get_xticklabels(), d["variant"]):
         tick.set_color(variant_colour(v))
-    ax.set_ylabel("% of untraced wall time per iteration"); ax.set_ylim(0, 102)
+    ax.set_ylabel(f"untraced wall time per iteration ({unit})")
+    ax.margins(y=0.1)
     ax.legend(fontsize=6.5, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0, frameon=False)
-    style.title(fig, f"GPU busy and idle, untraced{style.at(fixed)}", t, model)
+    style.title(fig, f"GPU busy and idle per iteration, untraced{style.at(fixed)}", t, model)
     return fig

@@ -2,13 +2,12 @@
 its theoretical occupancy against its run configuration's achieved bandwidth."""
 from __future__ import annotations
 
-import textwrap
-
 import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 
 from fusionlab.analysis.report import style
+from fusionlab.analysis.report.figures.kernels import display_name
 from fusionlab.analysis.report.style import MODEL_MARKERS, variant_colour, variant_order
 from fusionlab.analysis.sweep import overfusion
 
@@ -28,6 +27,7 @@ FIGURES = [
 ]
 
 
+MAX_LABELS = 8   # flagged kernels named in a panel, by GPU time
 TITLE = "Over-fusion signs: occupancy of each GPU kernel against its bandwidth"
 
 
@@ -58,12 +58,17 @@ def over_fusion(t, model):
     size = 12 + 380 * np.sqrt(kr["time_per_iter_us"].fillna(0) / tmax) if tmax and tmax > 0 else 30
     kr = kr.assign(_s=size)
     own = kr["kernel_bandwidth_vs_best"] if "kernel_bandwidth_vs_best" in kr else pd.Series(np.nan, index=kr.index)
-    kr = kr.assign(rule_share=own.where(own.notna(), kr["bandwidth_vs_best"]))
+    kr = kr.assign(rule_share=own.where(own.notna(), kr["bandwidth_vs_best"]),
+                   _rule_col=np.where(own.notna(), "kernel_bandwidth_vs_best", "bandwidth_vs_best"))
     n_own = int(own.notna().sum())
     right = ("bandwidth / best: the kernel's DRAM bandwidth (Nsight Compute)\nover the fastest kernel's"
              + (f" ({n_own} of {len(kr)} kernels), else\nthe run's over the best variant's" if n_own < len(kr) else "")
              if n_own else "achieved bandwidth / best variant of the same\nmodel configuration")
     models = sorted(kr["model"].astype(str).unique())
+    n_fused = int(kr["fused"].sum())   # every kernel's, the same count in both panels
+    if kr["repeat"].nunique() == 1:    # the rows the count is of: one repeat's
+        style.record(fig, repeat=int(kr["repeat"].iloc[0]), mark="count", quantity="kernel_resources.fused",
+                     agg="trues", value=n_fused)
     panels = ((ax, "copy_bandwidth_frac", "achieved bandwidth / measured copy bandwidth\n(run configuration: "
                                           "ideal fused bytes / GPU busy time)"),
               (bx, "rule_share", right))
@@ -83,21 +88,37 @@ def over_fusion(t, model):
         if len(sp):
             a.scatter(sp["theoretical_occupancy"], sp[col], s=sp["_s"] * 2.2, facecolors="none",
                       edgecolors="red", linewidths=1.4, zorder=4)
+        for _, r in d.iterrows():
+            keys = {**style.keys_of(r), "repeat": int(r["repeat"]), "name": r["name"], "full_name": r["full_name"]}
+            style.record(fig, **keys, mark="point x", quantity="kernel_resources.theoretical_occupancy",
+                         value=r["theoretical_occupancy"])
+            style.record(fig, **keys, mark="point y", value=r[col], quantity="kernel_resources." +
+                         (r["_rule_col"] if col == "rule_share" else col))
+        shown = f" ({len(d)} of {len(kr)} kernels have this bandwidth)" if len(d) < len(kr) else ""
         if not d["over_fusion"].any():
-            a.text(0.98, 0.98, f"no kernel flagged as likely over-fusion ({int(d['fused'].sum())} fused kernels)",
+            a.text(0.98, 0.98, f"no kernel flagged as likely over-fusion\n({n_fused} fused kernels{shown})",
                    transform=a.transAxes, ha="right", va="top", fontsize=6.5, color="0.3")
-        for r in d[d["over_fusion"]].itertuples():
-            a.annotate(textwrap.shorten(str(r.name), 40, placeholder="..."), (r.theoretical_occupancy, getattr(r, col)),
-                       xytext=(8, 5), textcoords="offset points", fontsize=6, color="red")
+        flagged = d[d["over_fusion"]].sort_values("time_per_iter_us", ascending=False)
+        flagged = flagged.assign(_label=[display_name(n, f) for n, f in zip(flagged["name"], flagged["full_name"])])
+        named = flagged.drop_duplicates("_label").head(MAX_LABELS)
+        style.place_labels(a, [(r["theoretical_occupancy"], r[col], r["_label"], {"fontsize": 5.5, "color": "red"})
+                               for _, r in named.iterrows()], markers=list(zip(d["theoretical_occupancy"], d[col])))
+        if len(flagged) > len(named):
+            a.text(0.01, 0.99, f"{len(flagged)} kernels flagged ({flagged['_label'].nunique()} names); the "
+                   f"{len(named)} with the most GPU time named (all: tables/kernel_resources.csv)",
+                   transform=a.transAxes, ha="left", va="top", fontsize=6, color="red")
         a.axvline(overfusion.LOW_OCCUPANCY, color="grey", lw=0.8, ls="--")
         a.set_xlim(-0.03, 1.06)
         a.set_xlabel("theoretical occupancy (active warps / max warps per SM)")
         a.set_ylabel(label, fontsize=8)
         if col == "rule_share":
             a.axhline(overfusion.BANDWIDTH_SHARE, color="grey", lw=0.8, ls="--")
-            a.fill_between([-0.03, overfusion.LOW_OCCUPANCY], 0, overfusion.BANDWIDTH_SHARE, color="red",
+            low = min(float(d[col].min()) / 1.5, overfusion.BANDWIDTH_SHARE / 2)
+            a.fill_between([-0.03, overfusion.LOW_OCCUPANCY], low, overfusion.BANDWIDTH_SHARE, color="red",
                            alpha=0.06, lw=0)
-            a.set_ylim(0, 1.08)
+            style.log_axis(a, "y")
+            a.set_ylim(low, max(1.2, float(d[col].max()) * 1.3))   # every kernel in view
+            style.fit_log_ticks(a, "y")
             a.set_title(f"rule: fused, spills or occupancy < {overfusion.LOW_OCCUPANCY:g} (registers / shared "
                         f"memory),\nand under {overfusion.BANDWIDTH_SHARE:g} x the best's bandwidth (shaded)",
                         fontsize=7, loc="left")

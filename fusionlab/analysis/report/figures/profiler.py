@@ -38,9 +38,13 @@ def profiler_overhead(t, model):
     if len(keys) > MAX_BARS:
         row = (r["model"] + " " + r["batch"].astype(str) + np.where(r["size"] == "default", "", " " + r["size"].astype(str))
                + np.where(r["setting"] == "", "", " " + r["setting"]))
-        med = r.assign(row=row).groupby(["row", "variant"], sort=False)["profiler_overhead"].median()
+        r = r.assign(row=row)
+        med = r.groupby(["row", "variant"], sort=False)["profiler_overhead"].median()
         w, h = grid_size(med.index.get_level_values(0).nunique(), med.index.get_level_values(1).nunique())
         fig, (ax,) = style.figure(w=w + 1.5, h=h)
+        for _, g in r.groupby(["row", "variant"], sort=False):   # each cell: its text is grid's .2f
+            style.noted(fig, "2f", g["profiler_overhead"].median(), **style.keys_of(g.iloc[0]), mark="cell",
+                        quantity="runs.profiler_overhead", agg="median")
         grid(ax, med, ".2f", "traced / untraced wall time per iteration, median of repeats "
              "(red: tracing slowed the run)", centre=1.0)
         style.title(fig, "The profiler's own cost per run (rows: model, batch and setting)", t, model)
@@ -51,11 +55,16 @@ def profiler_overhead(t, model):
     for i, (m, b, sz, st, v) in enumerate(keys):
         g = r[(r["model"] == m) & (r["batch"] == b) & (r["size"] == sz) & (r["setting"] == st)
               & (r["variant"] == v)]["profiler_overhead"]
+        rows = r[(r["model"] == m) & (r["batch"] == b) & (r["size"] == sz) & (r["setting"] == st) & (r["variant"] == v)]
+        own = style.keys_of(rows.iloc[0])
         ax.bar(i, g.median() - 1, bottom=1, color=variant_colour(v), width=0.7)
         ax.scatter(np.full(len(g), i), g, color="white", edgecolors=variant_colour(v), linewidths=0.9, s=16,
                    zorder=3)
-        ax.annotate(f"{g.median():.2f}x", (i, max(g.max(), 1.0)), xytext=(0, 3), textcoords="offset points",
-                    ha="center", fontsize=6)
+        for _, one in rows.iterrows():
+            style.record(fig, **own, repeat=int(one["repeat"]), mark="repeat", quantity="runs.profiler_overhead",
+                         value=one["profiler_overhead"])
+        text = style.noted(fig, "x2f", g.median(), **own, mark="bar", quantity="runs.profiler_overhead", agg="median")
+        ax.annotate(text, (i, max(g.max(), 1.0)), xytext=(0, 3), textcoords="offset points", ha="center", fontsize=6)
     ax.axhline(1.0, color="grey", lw=0.8, ls="--")
     ax.set_xticks(range(len(keys)))
     ax.set_xticklabels([f"{m} {b}{'' if sz == 'default' else ' ' + sz}{' ' + st if st else ''}  {v}"

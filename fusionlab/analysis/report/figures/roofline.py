@@ -61,6 +61,11 @@ def roofline(t, model):
         notes = {tuple(k): n for k, n in zip(hn[keys].itertuples(index=False), hn["ceiling_note"])
                  if isinstance(n, str) and n}
     fig, (ax, bx) = style.figure(2, w=5.8, h=5.0)
+    setting = {c: d[c].iloc[0] for c in ("mode", "dtype", "device") if c in d and d[c].nunique() == 1}
+    for _, p in r.iterrows():   # each configuration's point: medians of its ok repeats
+        for col in ("arithmetic_intensity", "achieved_flops"):
+            style.record(fig, **{k: p[k] for k in keys}, **setting, mark="point", quantity=f"runs.{col}",
+                         agg="median", value=p[col])
     models = sorted(r["model"].unique())
     batch_labels = []
     for (m, v), g in r.groupby(["model", "variant"]):
@@ -78,6 +83,9 @@ def roofline(t, model):
     lo, hi, l2, measured = measured_points(ax, d, models, bw, lo, hi, fl)
     points = list(zip(measured["measured_intensity"], measured["y"] / 1e12))
     batch_labels += [(x, y, f"{b:g}", {"fontsize": 5.5, "color": "0.3"}) for (x, y), b in zip(points, measured["batch"])]
+    for _, p in measured.iterrows():
+        style.record(fig, **{k: p[k] for k in keys}, **setting, mark="measured point",
+                     quantity="runs.measured_intensity", agg="median", value=p["measured_intensity"])
     joined = r.merge(measured, on=keys)   # each configuration's model point to its measured one
     for _, j in joined.iterrows():
         ax.plot([j["arithmetic_intensity"], j["measured_intensity"]],
@@ -110,7 +118,10 @@ def roofline(t, model):
     b = b.sort_values(["model", "size", "batch", "_o"])
     bars = bx.bar(range(len(b)), 100 * b["_frac"], color=[variant_colour(v) for v in b["variant"]],
                   hatch=["" if m else "////" for m in b["_measured"]], edgecolor="white", linewidth=0)
-    bx.bar_label(bars, labels=[percent(p) for p in 100 * b["_frac"]], fontsize=6.5, padding=2)
+    bx.bar_label(bars, labels=[style.noted(fig, "share_whole", f, **{k: q[k] for k in keys}, **setting, mark="bar",
+                                           agg="median", quantity="runs.copy_bandwidth_frac" + ("_measured" if m else ""))
+                               for (_, q), f, m in zip(b.iterrows(), b["_frac"], b["_measured"])],
+                 fontsize=6.5, padding=2)
     bx.set_xticks(range(len(b)))
     bx.set_xticklabels([f"{m} {bs:g}" + ("" if sz == "default" else f" {sz}") + f" {v}"
                         for m, bs, sz, v in zip(b["model"], b["batch"], b["size"], b["variant"])],
