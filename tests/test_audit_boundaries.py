@@ -1,0 +1,196 @@
+"""The audit (report.audit) at its tolerance: a consistent results folder passes; every
+single-field change larger than the tolerance the audit states (REL of the larger of the
+two numbers a check compares, plus 1e-9) is caught, and none smaller; the small, wrong-signed
+and missing contradictions a careless change makes (a 2.16x speedup against a 2.0 ratio,
+a -4.9 ms largest part of a +5 ms saving, a geometric mean quoted from records with no
+speedup, a break-even count off by 1000) are caught."""
+import math
+import os
+
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from fusionlab.analysis.report import audit
+from fusionlab.analysis.sweep import headline, suite
+
+PARTS = headline.PARTS
+KEY = {"model": "m", "batch": 8, "size": "default", "mode": "inference", "dtype": "float32", "backend": "nsys",
+       "device": "cuda", "status": "ok"}
+
+
+def consistent(wall=1.0, speedup=3.0, fractions=(0.25, 0.5, 0.2, 0.0), compile_s=12.0):
+    """A headline table of eager and one variant whose numbers agree: eager's time =
+    wall x speedup, the time saved split into PARTS by `fractions` (the last part the
+    rest), the largest part and the break-even count as sweep.headline computes them."""
+    eager = wall * speedup
+    saved = eager - wall
+    parts = [f * saved for f in fractions]
+    parts.append(saved - sum(parts))
+    lo, hi = speedup * 0.95, speedup * 1.05
+    verdict = headline.verdict(speedup, lo, hi)
+    name, value = headline.largest(dict(zip(PARTS, parts)), saved)
+    variant = {**KEY, "variant": "compile", "estimator": "across processes", "speedup": speedup,
+               "speedup_lo": lo, "speedup_hi": hi, "verdict": verdict, "wall_ms": wall, "eager_wall_ms": eager,
+               "reference": "eager in its own processes", "saved_ms": saved, **dict(zip(PARTS, parts)),
+               "largest_part": name, "largest_part_ms": value, "compile_s": compile_s,
+               "break_even_iters": compile_s * 1e3 / saved if verdict == "faster" else math.nan}
+    ref = {**KEY, "variant": "eager", "estimator": "reference", "speedup": 1.0, "wall_ms": eager,
+           "eager_wall_ms": eager, "reference": "itself"}
+    return pd.DataFrame([ref, variant])
+
+
+def violations(h: pd.DataFrame) -> list[str]:
+    a = audit.Audit()
+    audit.check_records(a, h)
+    return a.violations
+
+
+def edited(h, **fields):
+    h = h.copy()
+    for k, v in fields.items():
+        h[k] = h[k].astype(object) if isinstance(v, str) else h[k]
+        h.loc[h["variant"] == "compile", k] = v
+    return h
+
+
+def test_a_consistent_record_passes():
+    assert violations(consistent()) == []
+    assert violations(consistent(speedup=0.5)) == []       # slower: negative parts, no break-even
+
+
+def test_a_speedup_a_few_percent_off_the_times_ratio_is_caught():
+    h = consistent(wall=1.0, speedup=2.0)
+    found = violations(edited(h, speedup=2.16))
+    assert any("eager's time / the variant's = 2, speedup 2.16" in v for v in found), found
+    assert violations(edited(h, speedup=2.0 * (1 + 0.5e-6))) == []   # within REL: one number
+
+
+def test_a_largest_part_of_the_other_sign_is_caught():
+    """+5 ms saved, its largest part named as -4.9 ms (the parts add up)."""
+    h = consistent(wall=1.0, speedup=6.0, fractions=(0.4, 0.3, 0.0, 0.0))   # host 2, traffic 1.5, remainder 1.5
+    assert h.loc[1, "largest_part"] == "host_saved_ms"
+    bad = edited(h, host_saved_ms=2.0 + 4.9, remainder_ms=1.5 - 4.9, largest_part="remainder_ms",
+                 largest_part_ms=1.5 - 4.9)
+    found = violations(bad)
+    assert any("largest part remainder_ms -3.4 ms of the other sign than the time saved 5 ms" in v
+               for v in found), found
+    # the parts give none (host 6.9 > 5: they pull both ways)
+    assert any("names remainder_ms (-3.4 ms) as the largest part; its parts give none" in v for v in found), found
+
+
+def test_a_largest_part_that_is_not_the_largest_or_is_left_out_is_caught():
+    h = consistent(wall=1.0, speedup=6.0, fractions=(0.4, 0.3, 0.0, 0.0))
+    found = violations(edited(h, largest_part="traffic_ms", largest_part_ms=1.5))
+    assert any("names traffic_ms (1.5 ms) as the largest part; its parts give host_saved_ms (2 ms)" in v
+               for v in found), found
+    found = violations(edited(h, largest_part="", largest_part_ms=math.nan))
+    assert any("names no part (nan ms) as the largest part; its parts give host_saved_ms" in v for v in found), found
+
+
+def test_a_break_even_count_off_by_a_thousand_is_caught():
+    h = consistent(wall=1.0, speedup=3.0, compile_s=12.0)   # 12000 ms / 2 ms = 6000
+    assert h.loc[1, "break_even_iters"] == 6000.0
+    found = violations(edited(h, break_even_iters=6.0))
+    assert any("break-even after 6 iterations, but 12.0 s / 2.0 ms saved per iteration = 6000" in v
+               for v in found), found
+    found = violations(edited(consistent(speedup=0.5), break_even_iters=10.0))
+    assert any("a break-even count 10 with verdict 'slower'" in v for v in found), found
+
+
+def test_no_verdict_or_break_even_without_a_speedup():
+    h = edited(consistent(), speedup=math.nan, speedup_lo=math.nan, speedup_hi=math.nan)
+    assert not any("without a speedup" in v for v in violations(edited(h, verdict="", break_even_iters=math.nan)))
+    found = violations(h)
+    assert any("verdict 'faster' without a speedup" in v for v in found), found
+    assert any("a break-even count 6000.0 without a speedup" in v for v in found), found
+
+
+def test_a_missing_number_never_agrees_with_one():
+    assert not audit._close(math.nan, 1.5) and not audit._close(1.5, math.nan)
+    assert not audit._close(None, 1.5) and not audit._close(0.0, None)
+    assert audit._close(math.nan, math.nan) and audit._close(None, None)   # both say there is none
+    assert audit._close(2.0, 2.0 * (1 + 0.9e-6)) and not audit._close(2.0, 2.0 * (1 + 1.1e-6))
+    found = violations(edited(consistent(), saved_ms=math.nan))
+    assert any("saved_ms nan but eager's time - the variant's = 2" in v for v in found), found
+
+
+def test_a_geometric_mean_quoted_from_records_with_no_speedup_is_caught():
+    h = pd.concat([edited(consistent(), model=m, speedup=math.nan, speedup_lo=math.nan, speedup_hi=math.nan,
+                          verdict="", break_even_iters=math.nan) for m in ("a", "b")], ignore_index=True)
+    table = suite.suite(h)
+    assert math.isnan(table.loc[0, "geomean_speedup"])
+    a = audit.Audit()
+    audit.check_suite(a, h, table, None)
+    assert a.violations == []
+    a = audit.Audit()
+    audit.check_suite(a, h, table.assign(geomean_speedup=1.5), None)
+    assert any("geometric mean 1.5 but the records' is nan" in v for v in a.violations), a.violations
+
+
+# --- the tolerance, as a property -------------------------------------------------------
+
+def _tol(x, y):
+    """The smallest difference _close(x, y) refuses, at these magnitudes."""
+    return 1e-9 + audit.REL * max(abs(x), abs(y))
+
+
+def threshold(r: dict, field: str) -> float:
+    """The smallest change of one field of a consistent record that some check of
+    check_records refuses (to first order): each check's tolerance carried back to the
+    field through the formula the check applies."""
+    e, w, s, saved = r["eager_wall_ms"], r["wall_ms"], r["speedup"], r["saved_ms"]
+    ratio, diff, parts = _tol(e / w, s), _tol(saved, e - w), _tol(saved, saved)
+    be = r["break_even_iters"]
+    if field == "speedup":
+        return ratio
+    if field == "eager_wall_ms":
+        return min(ratio * w, diff)
+    if field == "wall_ms":
+        return min(ratio * w / s, diff)
+    if field == "saved_ms":
+        return min(diff, parts, _tol(be, be) * saved / be if be == be else math.inf)
+    if field == "largest_part_ms":
+        return _tol(r[field], r[field])
+    if field == "compile_s":   # read only through the break-even count
+        return _tol(be, be) * saved / 1e3 if be == be else math.inf
+    if field == "break_even_iters":
+        return _tol(be, be)
+    # a part: the sum, and the largest part's own value where it is that one
+    return min(parts, _tol(r[field], r[field]) if r["largest_part"] == field else math.inf)
+
+
+FIELDS = ["speedup", "eager_wall_ms", "wall_ms", "saved_ms", "largest_part_ms", "compile_s", "break_even_iters",
+          *PARTS]
+
+
+@st.composite
+def records(draw):
+    speedup = draw(st.one_of(st.floats(0.2, 0.98), st.floats(1.02, 8.0)))
+    fractions = tuple(draw(st.floats(-0.5, 1.0)) for _ in range(4))
+    h = consistent(wall=draw(st.floats(0.01, 100.0)), speedup=speedup, fractions=fractions,
+                   compile_s=draw(st.floats(0.5, 600.0)))
+    r = h.loc[1].to_dict()
+    parts = sorted(abs(r[p]) for p in PARTS)
+    # away from the boundaries of largest() itself (a tie, a part as large as the total),
+    # where a change within the tolerance may rightly move the largest part
+    if any(b - a < 1e-3 * abs(r["saved_ms"]) for a, b in zip(parts, parts[1:])) or \
+            abs(parts[-1] - abs(r["saved_ms"])) < 1e-3 * abs(r["saved_ms"]):
+        draw(st.nothing())
+    field = draw(st.sampled_from([f for f in FIELDS if pd.notna(r[f]) and threshold(r, f) < math.inf]))
+    return h, r, field
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.filter_too_much,
+                                                                     HealthCheck.function_scoped_fixture])
+@given(records(), st.floats(1.1, 1e4), st.floats(0.0, 0.9), st.sampled_from([1, -1]))
+def test_every_change_past_the_tolerance_is_caught_and_none_within(tmp_path, rec, big, small, sign):
+    """Through the folder, as `fusionlab audit` reads it (tables/headline.csv)."""
+    h, r, field = rec
+    os.makedirs(tmp_path / "tables", exist_ok=True)
+    t = threshold(r, field)
+    for k, caught in ((big, True), (small, False)):
+        h.assign(**{field: h[field].where(h["variant"] == "eager", r[field] + sign * k * t)}).to_csv(
+            tmp_path / "tables" / "headline.csv", index=False)
+        found = audit.audit(str(tmp_path)).violations
+        assert bool(found) is caught, (field, k, t, found)
