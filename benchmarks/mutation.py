@@ -2,12 +2,12 @@
 pyproject.toml's [tool.mutmut]: the modules, the tests that may kill their mutants, the
 pytest arguments and time limits).
 
-    nice -n 15 python benchmarks/mutation.py MODULE [MODULE ...] [--max-children N]
+    nice -n 15 python benchmarks/mutation.py MODULE [MODULE ...] [--max-children N] [--limit S]
     python benchmarks/mutation.py --list      # the modules [tool.mutmut] names
 
-Each module runs in a copy of the checkout (its tracked and untracked files, the work of
-the moment) in a temporary folder, where mutmut writes its mutants/: `mutmut run` of the
-module's mutants, then `mutmut results`. Its record goes into
+The modules run together in a copy of the checkout (its tracked and untracked files, the
+work of the moment) in a temporary folder, where mutmut writes its mutants/: one `mutmut
+run` of their mutants (stopped after --limit seconds), then `mutmut results`. Its record goes into
 benchmarks/results/mutation/scores.json (one per module, replaced on each run): the date
 and commit, the count of each status, the score (killed and timed out over all, the
 mutants named in EQUIVALENT left out), each surviving mutant with its diff, and the run's
@@ -77,7 +77,10 @@ def diff(work: str, name: str) -> str:
     return "\n".join(x for x in out.splitlines() if x[:1] in "-+" and not x.startswith(("---", "+++")))
 
 
-def score(module: str, max_children: int) -> dict:
+def score(modules: list[str], max_children: int, limit: float) -> list[dict]:
+    """One `mutmut run` of the modules' mutants in a copy of the checkout (its stats pass,
+    every selected test traced once, shared), stopped after `limit` seconds; a record per
+    module (module doc), `complete` false where mutants were left unchecked."""
     work = tempfile.mkdtemp(prefix="mutation-")
     try:
         checkout_copy(work)
@@ -89,27 +92,35 @@ def score(module: str, max_children: int) -> dict:
         with open(os.path.join(work, "pyproject.toml"), "w") as f:
             f.write(text)
         t0 = time.monotonic()
-        proc = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(max_children),
-                               f"{dotted(module)}.*"], cwd=work, capture_output=True, text=True)
+        proc = subprocess.Popen([sys.executable, "-m", "mutmut", "run", "--max-children", str(max_children),
+                                 *(f"{dotted(m)}.*" for m in modules)], cwd=work, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        try:
+            out, _ = proc.communicate(timeout=limit)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
+            out, _ = proc.communicate()
         seconds = time.monotonic() - t0
-        found = {k: v for k, v in results(work).items() if k.startswith(dotted(module) + ".")}
-        if proc.returncode or not found:
-            raise SystemExit(f"{module}: mutmut run failed ({proc.returncode}):\n{proc.stdout[-2000:]}"
-                             f"{proc.stderr[-2000:]}")
-        counts: dict[str, int] = {}
-        for status in found.values():
-            counts[status] = counts.get(status, 0) + 1
-        equivalent = sorted(k for k in found if k in EQUIVALENT)
-        counted = {k: v for k, v in found.items() if k not in EQUIVALENT}
-        killed = sum(v in KILLED for v in counted.values())
-        return {"module": module, "date": dt.date.today().isoformat(), "commit": commit(),
-                "tool": f"mutmut {version()}", "mutants": len(found), "counts": counts,
-                "equivalent": {k: EQUIVALENT[k] for k in equivalent},
-                "score": round(killed / len(counted), 4) if counted else None,
-                "seconds": round(seconds),
-                "survivors": {k: diff(work, k) for k, v in sorted(counted.items()) if v not in KILLED}}
+        everything = results(work)
+        if not everything:
+            raise SystemExit(f"mutmut run failed ({proc.returncode}):\n{out[-3000:]}")
+        return [record(m, {k: v for k, v in everything.items() if k.startswith(dotted(m) + ".")}, work, seconds)
+                for m in modules]
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def record(module: str, found: dict[str, str], work: str, seconds: float) -> dict:
+    counts: dict[str, int] = {}
+    for status in found.values():
+        counts[status] = counts.get(status, 0) + 1
+    counted = {k: v for k, v in found.items() if k not in EQUIVALENT and v != "not checked"}
+    killed = sum(v in KILLED for v in counted.values())
+    return {"module": module, "date": dt.date.today().isoformat(), "commit": commit(), "tool": f"mutmut {version()}",
+            "mutants": len(found), "complete": "not checked" not in counts, "counts": counts,
+            "equivalent": {k: EQUIVALENT[k] for k in sorted(found) if k in EQUIVALENT},
+            "score": round(killed / len(counted), 4) if counted else None, "run_seconds": round(seconds),
+            "survivors": {k: diff(work, k) for k, v in sorted(counted.items()) if v not in KILLED}}
 
 
 def commit() -> str:
@@ -126,22 +137,24 @@ def main(argv=None) -> int:
     p.add_argument("modules", nargs="*")
     p.add_argument("--list", action="store_true", help="the modules pyproject.toml's [tool.mutmut] names")
     p.add_argument("--max-children", type=int, default=os.cpu_count() or 2)
+    p.add_argument("--limit", type=float, default=4 * 3600, help="stop mutmut after this many seconds")
     a = p.parse_args(argv)
     known = config()["only_mutate"]
     if a.list or not a.modules:
         print("\n".join(known))
         return 0
     os.makedirs(os.path.dirname(SCORES), exist_ok=True)
-    for module in a.modules:
-        if module not in known:
-            p.error(f"{module} is not in [tool.mutmut] only_mutate")
-        rec = score(module, a.max_children)
-        scores = json.load(open(SCORES)) if os.path.exists(SCORES) else {}
-        scores[module] = rec
-        with open(SCORES, "w") as f:
-            json.dump(dict(sorted(scores.items())), f, indent=1)
-            f.write("\n")
-        print(json.dumps({k: rec[k] for k in ("module", "mutants", "counts", "score", "seconds")}), flush=True)
+    unknown = [m for m in a.modules if m not in known]
+    if unknown:
+        p.error(f"{unknown[0]} is not in [tool.mutmut] only_mutate")
+    recs = score(a.modules, a.max_children, a.limit)
+    scores = json.load(open(SCORES)) if os.path.exists(SCORES) else {}
+    scores.update({r["module"]: r for r in recs})
+    with open(SCORES, "w") as f:
+        json.dump(dict(sorted(scores.items())), f, indent=1)
+        f.write("\n")
+    for rec in recs:
+        print(json.dumps({k: rec[k] for k in ("module", "mutants", "complete", "counts", "score")}), flush=True)
     return 0
 
 
