@@ -82,3 +82,85 @@ def test_largest_part(parts, total, want):
     name, value = headline.largest(parts, total)
     assert name == want[0]
     assert math.isnan(value) if want[1] is None else value == want[1]
+
+
+@pytest.mark.parametrize("values, lo, hi, want", [
+    ([1.0, 1.1, 1.2, 1.3, 1.4], 1.05, 1.35, (1.05, 1.35, "95% CI")),   # CI_MIN repeats: the bootstrap CI
+    ([1.0, 1.1, 1.2, 1.3, 1.4], float("nan"), float("nan"), (1.0, 1.4, "range of 5")),
+    ([1.0, 1.1, 1.2, 1.3], 1.05, 1.25, (1.0, 1.3, "range of 4")),     # fewer: the repeats' range
+    ([2.0, float("nan"), 1.5], float("nan"), float("nan"), (1.5, 2.0, "range of 2")),
+    ([2.0], float("nan"), float("nan"), (None, None, "1 repeat")),
+    ([], float("nan"), float("nan"), (None, None, "")),
+])
+def test_interval_by_the_number_of_repeats(values, lo, hi, want):
+    got = headline.interval(values, lo, hi)
+    assert got[2] == want[2] and headline.CI_MIN == 5
+    assert (math.isnan(got[0]) and math.isnan(got[1])) if want[0] is None else got[:2] == want[:2]
+
+
+@pytest.mark.parametrize("s, lo, hi, want", [
+    (1.2, 1.0001, 1.4, "faster"), (1.2, 1.0, 1.4, "inconclusive"),      # faster only above 1
+    (0.8, 0.6, 0.9999, "slower"), (0.8, 0.6, 1.0, "inconclusive"),      # slower only below
+    (1.0, 0.9, 1.1, "inconclusive"),
+    (1.2, float("nan"), float("nan"), "1 repeat"), (float("nan"), 0.5, 2.0, ""),
+])
+def test_verdict_at_one(s, lo, hi, want):
+    assert headline.verdict(s, lo, hi) == want
+
+
+def paired_runs(paired, eager=True):
+    """m at batch 8: eager 0.3 ms, compile 0.06 ms a repeat, each compile repeat with the
+    paired speedup given."""
+    n = len(paired)
+    return pd.DataFrame({"model": "m", "batch": 8, "size": "default", "mode": "inference", "dtype": "float32",
+                         "backend": "nsys", "device": "cuda", "status": "ok", "reason": None,
+                         "variant": ["eager"] * (n if eager else 0) + ["compile"] * n,
+                         "repeat": list(range(n)) * (2 if eager else 1),
+                         "wall_time_per_iter_ms": [0.3] * (n if eager else 0) + [0.06] * n,
+                         "gpu_time_per_iter_ms": 0.05, "kernels_per_iter": 1.0, "profiler_overhead": 1.0,
+                         "peak_memory_bytes": 1.0, "compile_latency_s": [0.0] * (n if eager else 0) + [3.0] * n,
+                         "paired_speedup": [None] * (n if eager else 0) + list(paired)})
+
+
+def test_a_paired_speedup_its_interval_and_eager_time():
+    """Three paired repeats: the median 5.0, their range, and eager's time beside the
+    variant (0.06 ms x 5.0), not eager's own 0.3 ms; 3 s / 0.24 ms saved = 12500 iterations."""
+    runs = paired_runs([4.8, 5.0, 5.3])
+    h = headline.table(runs, tables.speedups(runs)).set_index("variant").loc["compile"]
+    assert (h["estimator"], h["speedup"], h["interval"], h["verdict"]) == ("paired", 5.0, "range of 3", "faster")
+    assert (h["speedup_lo"], h["speedup_hi"]) == (4.8, 5.3)
+    assert h["eager_wall_ms"] == pytest.approx(0.3) and h["reference"] == "eager timed beside it"
+    assert h["saved_ms"] == pytest.approx(0.24) and h["break_even_iters"] == pytest.approx(12500)
+    assert h["speedup_across"] == pytest.approx(5.0)   # 0.3 / 0.06, kept beside it
+    five = paired_runs([4.8, 5.0, 5.3, 4.9, 5.1])
+    sp = tables.speedups(five)
+    h5 = headline.table(five, sp).set_index("variant").loc["compile"]
+    want = sp.set_index("variant").loc["compile", ["speedup_paired_lo", "speedup_paired_hi"]].tolist()
+    assert h5["interval"] == "95% CI" and [h5["speedup_lo"], h5["speedup_hi"]] == want
+    one = paired_runs([4.0])
+    h1 = headline.table(one, tables.speedups(one)).set_index("variant").loc["compile"]
+    assert (h1["speedup"], h1["verdict"]) == (4.0, "1 repeat") and math.isnan(h1["break_even_iters"])
+
+
+def test_across_processes_the_interval_by_the_number_of_repeats():
+    """Unpaired, two repeats a side: the range eager's extremes over the variant's;
+    five: the bootstrap CI of speedups."""
+    two = runs_table().assign(profiler_overhead=1.0, peak_memory_bytes=1.0, compile_latency_s=0.0)
+    two = two[two["repeat"] < 2]      # eager 2.75, 3.0; compile 0.9375, 1.0
+    h = headline.table(two, tables.speedups(two)).set_index("variant").loc["compile"]
+    assert (h["estimator"], h["interval"]) == ("across processes", "range of 2")
+    assert (h["speedup_lo"], h["speedup_hi"]) == pytest.approx((2.75 / 1.0, 3.0 / 0.9375))
+    five = pd.concat([runs_table().assign(repeat=lambda d, k=k: d["repeat"] + 3 * k) for k in range(2)],
+                     ignore_index=True).assign(profiler_overhead=1.0, peak_memory_bytes=1.0, compile_latency_s=0.0)
+    sp = tables.speedups(five)
+    h = headline.table(five, sp).set_index("variant").loc["compile"]
+    want = sp.set_index("variant").loc["compile", ["speedup_wall_lo", "speedup_wall_hi"]].tolist()
+    assert h["interval"] == "95% CI" and [h["speedup_lo"], h["speedup_hi"]] == want
+
+
+def test_best_is_the_highest_speedup_of_each_configuration():
+    h = pd.DataFrame({"model": "m", "batch": [8, 8, 8, 16, 16], "size": "default", "mode": "inference",
+                      "dtype": "float32", "backend": "nsys", "device": "cuda",
+                      "variant": ["eager", "a", "b", "eager", "a"], "speedup": [1.0, 1.5, 2.5, 1.0, 0.5]})
+    got = headline.best(h)
+    assert list(zip(got["batch"], got["variant"], got["speedup"])) == [(8, "b", 2.5), (16, "eager", 1.0)]
