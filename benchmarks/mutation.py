@@ -2,12 +2,13 @@
 pyproject.toml's [tool.mutmut]: the modules, the tests that may kill their mutants, the
 pytest arguments and time limits).
 
-    nice -n 15 python benchmarks/mutation.py MODULE [MODULE ...] [--max-children N] [--limit S]
+    nice -n 15 python benchmarks/mutation.py MODULE[::FUNCTION] ... [--max-children N] [--limit S]
     python benchmarks/mutation.py --list      # the modules [tool.mutmut] names
 
 The modules run together in a copy of the checkout (its tracked and untracked files, the
 work of the moment) in a temporary folder, where mutmut writes its mutants/: one `mutmut
-run` of their mutants (stopped after --limit seconds), then `mutmut results`. Its record goes into
+run` of their mutants (MODULE::FUNCTION: only those of the module's function FUNCTION;
+stopped after --limit seconds), then `mutmut results`. Its record goes into
 benchmarks/results/mutation/scores.json (one per module, replaced on each run): the date
 and commit, the count of each status, the score (killed and timed out over all, the
 mutants named in EQUIVALENT left out), each surviving mutant with its diff, and the run's
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import fnmatch
 import json
 import os
 import re
@@ -49,6 +51,12 @@ def config() -> dict:
 
 def dotted(module: str) -> str:
     return module.removesuffix(".py").replace("/", ".")
+
+
+def pattern(target: str) -> str:
+    """mutmut's name pattern of MODULE or MODULE::FUNCTION's mutants."""
+    module, _, function = target.partition("::")
+    return f"{dotted(module)}.x_{function}__mutmut_*" if function else f"{dotted(module)}.*"
 
 
 def checkout_copy(dst: str) -> None:
@@ -93,7 +101,7 @@ def score(modules: list[str], max_children: int, limit: float) -> list[dict]:
             f.write(text)
         t0 = time.monotonic()
         proc = subprocess.Popen([sys.executable, "-m", "mutmut", "run", "--max-children", str(max_children),
-                                 *(f"{dotted(m)}.*" for m in modules)], cwd=work, stdout=subprocess.PIPE,
+                                 *map(pattern, modules)], cwd=work, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True, start_new_session=True)
         try:
             out, _ = proc.communicate(timeout=limit)
@@ -104,7 +112,7 @@ def score(modules: list[str], max_children: int, limit: float) -> list[dict]:
         everything = results(work)
         if not everything:
             raise SystemExit(f"mutmut run failed ({proc.returncode}):\n{out[-3000:]}")
-        return [record(m, {k: v for k, v in everything.items() if k.startswith(dotted(m) + ".")}, work, seconds)
+        return [record(m, {k: v for k, v in everything.items() if fnmatch.fnmatch(k, pattern(m))}, work, seconds)
                 for m in modules]
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -116,7 +124,7 @@ def record(module: str, found: dict[str, str], work: str, seconds: float) -> dic
         counts[status] = counts.get(status, 0) + 1
     counted = {k: v for k, v in found.items() if k not in EQUIVALENT and v != "not checked"}
     killed = sum(v in KILLED for v in counted.values())
-    return {"module": module, "date": dt.date.today().isoformat(), "commit": commit(), "tool": f"mutmut {version()}",
+    return {"module": module.partition("::")[0], "functions": module.partition("::")[2] or "all", "date": dt.date.today().isoformat(), "commit": commit(), "tool": f"mutmut {version()}",
             "mutants": len(found), "complete": "not checked" not in counts, "counts": counts,
             "equivalent": {k: EQUIVALENT[k] for k in sorted(found) if k in EQUIVALENT},
             "score": round(killed / len(counted), 4) if counted else None, "run_seconds": round(seconds),
@@ -144,12 +152,12 @@ def main(argv=None) -> int:
         print("\n".join(known))
         return 0
     os.makedirs(os.path.dirname(SCORES), exist_ok=True)
-    unknown = [m for m in a.modules if m not in known]
+    unknown = [m for m in a.modules if m.partition("::")[0] not in known]
     if unknown:
         p.error(f"{unknown[0]} is not in [tool.mutmut] only_mutate")
     recs = score(a.modules, a.max_children, a.limit)
     scores = json.load(open(SCORES)) if os.path.exists(SCORES) else {}
-    scores.update({r["module"]: r for r in recs})
+    scores.update({m: r for m, r in zip(a.modules, recs)})
     with open(SCORES, "w") as f:
         json.dump(dict(sorted(scores.items())), f, indent=1)
         f.write("\n")
