@@ -164,3 +164,35 @@ def test_best_is_the_highest_speedup_of_each_configuration():
                       "variant": ["eager", "a", "b", "eager", "a"], "speedup": [1.0, 1.5, 2.5, 1.0, 0.5]})
     got = headline.best(h)
     assert list(zip(got["batch"], got["variant"], got["speedup"])) == [(8, "b", 2.5), (16, "eager", 1.0)]
+
+
+PEAKS = {"copy_bandwidth_Bps": 1e12}
+
+
+def with_bytes(eager, compile_):
+    rows = runs_table().assign(profiler_overhead=1.0, peak_memory_bytes=1.0, compile_latency_s=0.0)
+    rows["dram_bytes_measured"] = [eager if v == "eager" else compile_ for v in rows["variant"]]
+    return rows
+
+
+def test_the_memory_traffic_part_from_measured_bytes():
+    """Nsight Compute's DRAM bytes on both sides, 1.0e9 removed, at the measured 1e12 B/s:
+    1.0 ms; the model's 0.75e9 B are exactly 25% off (no note), 1.01e9 more than 25%."""
+    runs = with_bytes(1.2e9, 0.2e9)
+    h = headline.table(runs, tables.speedups(runs), PEAKS).set_index("variant").loc["compile"]
+    assert (h["traffic_source"], h["traffic_bytes"], h["traffic_bytes_model"]) == ("measured", 1.0e9, 0.75e9)
+    assert h["traffic_ms"] == pytest.approx(1.0) and h["kernels_saved_ms"] == pytest.approx(0.5)
+    assert h["traffic_bandwidth"] == "measured copy bandwidth" and h["traffic_note"] == ""
+    runs = with_bytes(1.21e9, 0.2e9)
+    h = headline.table(runs, tables.speedups(runs), PEAKS).set_index("variant").loc["compile"]
+    assert h["traffic_note"].startswith("Nsight Compute measured 1.01e+03 MB removed, the cost model counts 750 MB")
+
+
+def test_the_memory_traffic_part_from_the_model_and_without_bytes():
+    runs = with_bytes(float("nan"), float("nan"))
+    h = headline.table(runs, tables.speedups(runs), PEAKS).set_index("variant").loc["compile"]
+    assert (h["traffic_source"], h["traffic_ms"], h["traffic_bytes"]) == ("modelled", pytest.approx(0.75), 0.75e9)
+    none = runs.assign(bytes_unfused=float("nan"), bytes_fused=float("nan"))
+    h = headline.table(none, tables.speedups(none), PEAKS).set_index("variant").loc["compile"]
+    assert (h["traffic_source"], h["traffic_ms"], h["traffic_bandwidth"]) == ("none", 0.0, "none")
+    assert h["kernels_saved_ms"] == pytest.approx(1.5)
