@@ -194,3 +194,16 @@ def test_every_change_past_the_tolerance_is_caught_and_none_within(tmp_path, rec
             tmp_path / "tables" / "headline.csv", index=False)
         found = audit.audit(str(tmp_path)).violations
         assert bool(found) is caught, (field, k, t, found)
+
+
+def test_the_suite_counts_each_said_with_both_numbers():
+    h = pd.concat([edited(consistent(), model=m) for m in ("a", "b", "c")], ignore_index=True)
+    table = suite.suite(h)
+    a = audit.Audit()
+    audit.check_suite(a, h, table.assign(n_not_run=2, n_host_skewed=1), None)
+    assert a.violations == ["tables/suite.csv compile inference float32: 2 configurations not run but the records "
+                            "have 0",
+                            "tables/suite.csv compile inference float32: 1 host-skewed but the records have 0"]
+    a = audit.Audit()   # a suite table without the later counts: each taken as the records'
+    audit.check_suite(a, h, table.drop(columns=["n_not_run", "n_compared", "n_host_skewed"]), None)
+    assert a.violations == [] and a.checks == 5
