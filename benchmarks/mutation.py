@@ -85,7 +85,7 @@ def diff(work: str, name: str) -> str:
     return "\n".join(x for x in out.splitlines() if x[:1] in "-+" and not x.startswith(("---", "+++")))
 
 
-def score(modules: list[str], max_children: int, limit: float) -> list[dict]:
+def score(modules: list[str], max_children: int, limit: float, names: list[str] | None = None) -> list[dict]:
     """One `mutmut run` of the modules' mutants in a copy of the checkout (its stats pass,
     every selected test traced once, shared), stopped after `limit` seconds; a record per
     module (module doc), `complete` false where mutants were left unchecked."""
@@ -101,7 +101,7 @@ def score(modules: list[str], max_children: int, limit: float) -> list[dict]:
             f.write(text)
         t0 = time.monotonic()
         proc = subprocess.Popen([sys.executable, "-m", "mutmut", "run", "--max-children", str(max_children),
-                                 *map(pattern, modules)], cwd=work, stdout=subprocess.PIPE,
+                                 *(names or map(pattern, modules))], cwd=work, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True, start_new_session=True)
         try:
             out, _ = proc.communicate(timeout=limit)
@@ -112,8 +112,8 @@ def score(modules: list[str], max_children: int, limit: float) -> list[dict]:
         everything = results(work)
         if not everything:
             raise SystemExit(f"mutmut run failed ({proc.returncode}):\n{out[-3000:]}")
-        return [record(m, {k: v for k, v in everything.items() if fnmatch.fnmatch(k, pattern(m))}, work, seconds)
-                for m in modules]
+        return [record(m, {k: v for k, v in everything.items() if fnmatch.fnmatch(k, pattern(m))
+                           and (names is None or k in names)}, work, seconds) for m in modules]
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -128,7 +128,27 @@ def record(module: str, found: dict[str, str], work: str, seconds: float) -> dic
             "mutants": len(found), "complete": "not checked" not in counts, "counts": counts,
             "equivalent": {k: EQUIVALENT[k] for k in sorted(found) if k in EQUIVALENT},
             "score": round(killed / len(counted), 4) if counted else None, "run_seconds": round(seconds),
-            "survivors": {k: diff(work, k) for k, v in sorted(counted.items()) if v not in KILLED}}
+            "survivors": {k: diff(work, k) for k, v in sorted(counted.items()) if v not in KILLED},
+            "statuses": {k: v for k, v in sorted(counted.items()) if v not in KILLED}, "_found": found}
+
+
+def merge(old: dict, new: dict) -> dict:
+    """A module's record with its survivors run again (`new`: theirs alone)."""
+    statuses = {k: "survived" for k in old["survivors"]}
+    statuses.update(new["_found"])
+    counts = dict(old["counts"])
+    for k in old["survivors"]:   # each survivor's old status (survived or no tests) out, its new one in
+        was = old.get("statuses", {}).get(k, "survived")
+        counts[was] = counts.get(was, 0) - 1
+        counts[statuses[k]] = counts.get(statuses[k], 0) + 1
+    counts = {k: v for k, v in counts.items() if v}
+    left = {k: d for k, d in old["survivors"].items() if statuses[k] not in KILLED}
+    n = sum(counts.values()) - len(old["equivalent"]) - counts.get("not checked", 0)
+    killed = sum(v for k, v in counts.items() if k in KILLED)
+    return {**old, "counts": counts, "score": round(killed / n, 4) if n else None, "survivors": left,
+            "statuses": {k: v for k, v in statuses.items() if k in left},
+            "again": {"date": new["date"], "commit": new["commit"], "run_seconds": new["run_seconds"],
+                      "killed": len(old["survivors"]) - len(left)}}
 
 
 def commit() -> str:
@@ -145,6 +165,8 @@ def main(argv=None) -> int:
     p.add_argument("modules", nargs="*")
     p.add_argument("--list", action="store_true", help="the modules pyproject.toml's [tool.mutmut] names")
     p.add_argument("--max-children", type=int, default=os.cpu_count() or 2)
+    p.add_argument("--again", action="store_true", help="run the survivors of the modules' records again "
+                   "(after new tests) and merge their statuses")
     p.add_argument("--limit", type=float, default=4 * 3600, help="stop mutmut after this many seconds")
     a = p.parse_args(argv)
     known = config()["only_mutate"]
@@ -155,9 +177,13 @@ def main(argv=None) -> int:
     unknown = [m for m in a.modules if m.partition("::")[0] not in known]
     if unknown:
         p.error(f"{unknown[0]} is not in [tool.mutmut] only_mutate")
-    recs = score(a.modules, a.max_children, a.limit)
     scores = json.load(open(SCORES)) if os.path.exists(SCORES) else {}
-    scores.update({m: r for m, r in zip(a.modules, recs)})
+    if a.again:   # the survivors of each module's record only, their new statuses merged in
+        names = [k for m in a.modules for k in scores[m]["survivors"]]
+        recs = [merge(scores[m], r) for m, r in zip(a.modules, score(a.modules, a.max_children, a.limit, names))]
+    else:
+        recs = score(a.modules, a.max_children, a.limit)
+    scores.update({m: {k: v for k, v in r.items() if k != "_found"} for m, r in zip(a.modules, recs)})
     with open(SCORES, "w") as f:
         json.dump(dict(sorted(scores.items())), f, indent=1)
         f.write("\n")
