@@ -207,3 +207,29 @@ def test_the_suite_counts_each_said_with_both_numbers():
     a = audit.Audit()   # a suite table without the later counts: each taken as the records'
     audit.check_suite(a, h, table.drop(columns=["n_not_run", "n_compared", "n_host_skewed"]), None)
     assert a.violations == [] and a.checks == 5
+
+
+def test_the_suites_geometric_mean_and_pass_count_each_said_with_both_numbers():
+    h = pd.concat([edited(consistent(), model=m) for m in ("a", "b", "c")], ignore_index=True)
+    table = suite.suite(h)
+    a = audit.Audit()
+    audit.check_suite(a, h, table.assign(geomean_speedup=2.5, n_compared=2), None)
+    assert a.violations == [
+        "tables/suite.csv compile inference float32: geometric mean 2.5 but the records' is 3.0000000000000004",
+        "tables/suite.csv compile inference float32: 3 of 3 passed (2 compared) but the records have 3 of 3 "
+        "(3 with a speedup)"], a.violations
+
+
+def test_a_speedup_of_zero_or_text_is_not_compared():
+    """A record from someone else's folder: a speedup of 0 or one that is not a number is
+    not in the geometric mean (nor does it stop the audit)."""
+    h = pd.concat([edited(consistent(), model=m) for m in ("a", "b", "c")], ignore_index=True)
+    h["speedup"] = h["speedup"].astype(object)
+    h.loc[(h["model"] == "b") & (h["variant"] == "compile"), "speedup"] = 0.0
+    h.loc[(h["model"] == "c") & (h["variant"] == "compile"), "speedup"] = "n/a"
+    row = {"variant": "compile", "mode": "inference", "dtype": "float32", "geomean_speedup": 3.0, "n_pass": 3,
+           "n_configs": 3, "n_compared": 1, "geomean_lo": float("nan"), "geomean_hi": float("nan"),
+           "verdict": "no interval"}
+    a = audit.Audit()
+    audit.check_suite(a, h, pd.DataFrame([row]), None)
+    assert a.violations == [] and a.checks == 5
