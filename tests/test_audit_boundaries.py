@@ -233,3 +233,44 @@ def test_a_speedup_of_zero_or_text_is_not_compared():
     a = audit.Audit()
     audit.check_suite(a, h, pd.DataFrame([row]), None)
     assert a.violations == [] and a.checks == 5
+
+
+@pytest.mark.parametrize("lo, hi, verdict", [
+    (1.5, 2.0, "faster"), (1.0001, 2.0, "faster"), (1.0, 2.0, "inconclusive"), (0.5, 1.0, "inconclusive"),
+    (0.5, 0.9999, "slower"), (float("nan"), 2.0, "no interval"), (1.5, float("nan"), "no interval"),
+])
+def test_the_suites_verdict_read_from_its_interval(lo, hi, verdict):
+    h = pd.concat([edited(consistent(), model=m) for m in ("a", "b", "c")], ignore_index=True)
+    table = suite.suite(h).assign(geomean_lo=lo, geomean_hi=hi, verdict=verdict)
+    a = audit.Audit()
+    audit.check_suite(a, h, table, None)
+    assert a.violations == []
+    a = audit.Audit()
+    audit.check_suite(a, h, table.assign(verdict="wrong"), None)
+    assert a.violations == [f"tables/suite.csv compile inference float32: verdict wrong but its interval [{lo}, {hi}] "
+                            f"reads {verdict}"]
+
+
+def test_no_suite_verdict_without_the_configurations_own_intervals():
+    h = pd.concat([edited(consistent(), model=m) for m in ("a", "b", "c")], ignore_index=True)
+    table = suite.suite(h).assign(geomean_lo=1.5, geomean_hi=2.0, verdict="faster")
+    a = audit.Audit()
+    audit.check_suite(a, h.assign(speedup_lo=float("nan")), table, None)
+    assert any("verdict faster but its interval [1.5, 2.0] reads no interval" in v for v in a.violations)
+    none = h.assign(status="error", speedup=float("nan"))        # none compared
+    a = audit.Audit()
+    audit.check_suite(a, none, table.assign(geomean_speedup=float("nan"), n_pass=0, n_compared=0), None)
+    assert any("verdict faster but its interval [1.5, 2.0] reads no interval" in v for v in a.violations)
+
+
+def test_summary_md_quotes_the_suites_geometric_mean():
+    h = pd.concat([edited(consistent(), model=m) for m in ("a", "b", "c")], ignore_index=True)
+    table = suite.suite(h)
+    md = "# Summary\n\n## The suite\n\n| variant | mode | dtype | geometric mean |\n| compile | inference | float32 | 3.00x |\n"
+    a = audit.Audit()
+    audit.check_suite(a, h, table, md)
+    assert a.violations == [] and a.checks == 6
+    for wrong in (md.replace("3.00x", "3.10x"), md.replace("| compile | inference | float32 | 3.00x |", "")):
+        a = audit.Audit()
+        audit.check_suite(a, h, table, wrong)
+        assert a.violations == ["summary.md: The suite: compile inference float32: the table does not quote 3.00x"]
