@@ -40,6 +40,18 @@ EQUIVALENT = {
         'str(full_name or "") -> str(full_name or "XXXX"): the same as above',
     "fusionlab.core.kernel_class.x_precision__mutmut_1":
         'full_name\'s default "" -> "XXXX": no precision pattern matches "XXXX"',
+    "fusionlab.core.kernel_class.x_precision__mutmut_4":
+        'str(full_name or "") -> str(full_name or "XXXX"): the same as above',
+    "fusionlab.analysis.report.audit.x_check_suite__mutmut_3":
+        'to_dict("records") -> to_dict("RECORDS"): pandas reads the orient in any case',
+    "fusionlab.analysis.report.audit.x_check_suite__mutmut_215":
+        'md.split("## The suite", 1) -> md.split("## The suite"): [1] is the same text where the heading '
+        'occurs once, as report.suite_text writes it',
+    "fusionlab.analysis.report.audit.x_check_suite__mutmut_216": 'split -> rsplit: the same, with one heading',
+    "fusionlab.analysis.report.audit.x_check_suite__mutmut_220": 'maxsplit 1 -> 2: the same, with one heading',
+    "fusionlab.analysis.report.audit.x_check_suite__mutmut_229":
+        'the default line "" -> "XXXX" where the table has no row: no quote ("3.00x", "none compared") is in '
+        'either, the same violation',
 }
 KILLED = ("killed", "timeout", "segfault")   # a test failed, ran past its limit, or crashed
 
