@@ -152,18 +152,35 @@ def test_across_processes_the_interval_by_the_number_of_repeats():
     assert (h["speedup_lo"], h["speedup_hi"]) == pytest.approx((2.75 / 1.0, 3.0 / 0.9375))
     five = pd.concat([runs_table().assign(repeat=lambda d, k=k: d["repeat"] + 3 * k) for k in range(2)],
                      ignore_index=True).assign(profiler_overhead=1.0, peak_memory_bytes=1.0, compile_latency_s=0.0)
+    five = five[five["repeat"] < headline.CI_MIN]     # exactly CI_MIN a side
     sp = tables.speedups(five)
     h = headline.table(five, sp).set_index("variant").loc["compile"]
     want = sp.set_index("variant").loc["compile", ["speedup_wall_lo", "speedup_wall_hi"]].tolist()
     assert h["interval"] == "95% CI" and [h["speedup_lo"], h["speedup_hi"]] == want
 
 
+def test_across_processes_one_repeat_has_no_interval():
+    one = runs_table().assign(profiler_overhead=1.0, peak_memory_bytes=1.0, compile_latency_s=0.0)
+    one = one[one["repeat"] == 1]
+    h = headline.table(one, tables.speedups(one)).set_index("variant").loc["compile"]
+    assert (h["speedup"], h["interval"], h["verdict"]) == (3.0, "1 repeat", "1 repeat")
+    assert math.isnan(h["speedup_lo"]) and math.isnan(h["speedup_hi"])
+
+
+def test_the_headline_quotes_the_speedups_tables_paired_speedup():
+    runs = paired_runs([4.8, 5.0, 5.3])
+    sp = tables.speedups(runs)
+    sp.loc[sp["variant"] == "compile", "speedup_paired"] = 4.9
+    assert headline.table(runs, sp).set_index("variant").loc["compile", "speedup"] == 4.9
+
+
 def test_best_is_the_highest_speedup_of_each_configuration():
-    h = pd.DataFrame({"model": "m", "batch": [8, 8, 8, 16, 16], "size": "default", "mode": "inference",
-                      "dtype": "float32", "backend": "nsys", "device": "cuda",
-                      "variant": ["eager", "a", "b", "eager", "a"], "speedup": [1.0, 1.5, 2.5, 1.0, 0.5]})
-    got = headline.best(h)
+    h = pd.DataFrame({"model": "m", "batch": [16, 16, 8, 8, 8], "size": "default", "mode": "inference",
+                      "dtype": "float32", "backend": float("nan"), "device": "cuda",
+                      "variant": ["eager", "a", "eager", "a", "b"], "speedup": [1.0, 0.5, 1.0, 1.5, 2.5]})
+    got = headline.best(h)       # in configuration order, a configuration without a backend kept
     assert list(zip(got["batch"], got["variant"], got["speedup"])) == [(8, "b", 2.5), (16, "eager", 1.0)]
+    assert list(got.columns) == list(h.columns) and list(got.index) == [0, 1]
 
 
 PEAKS = {"copy_bandwidth_Bps": 1e12}
