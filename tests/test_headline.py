@@ -213,3 +213,13 @@ def test_the_memory_traffic_part_from_the_model_and_without_bytes():
     h = headline.table(none, tables.speedups(none), PEAKS).set_index("variant").loc["compile"]
     assert (h["traffic_source"], h["traffic_ms"], h["traffic_bandwidth"]) == ("none", 0.0, "none")
     assert h["kernels_saved_ms"] == pytest.approx(1.5)
+
+
+def test_a_cpu_configuration_has_no_bound_and_its_kernel_time_is_the_operators():
+    runs = runs_table().assign(device="cpu", profiler_overhead=1.0, peak_memory_bytes=1.0, compile_latency_s=0.0)
+    runs["cpu_kernel_time_per_iter_ms"] = runs["gpu_time_per_iter_ms"] / 2
+    h = headline.table(runs, tables.speedups(runs)).set_index("variant")
+    assert h["bound"].isna().all()
+    assert (h.loc["eager", "kernel_ms"], h.loc["compile", "kernel_ms"]) == (1.0, 0.25)
+    gpu = record()
+    assert set(gpu["bound"]) <= {"host", "gpu"} and gpu["bound"].notna().all()
