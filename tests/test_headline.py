@@ -51,6 +51,7 @@ def test_the_records_largest_part_by_hand():
     assert parts == pytest.approx({"host_saved_ms": 0.5, "traffic_ms": 1.0, "kernels_saved_ms": 0.5,
                                    "host_speed_ms": 0.0, "remainder_ms": 0.0}, abs=1e-12)
     assert (h["largest_part"], h["largest_part_ms"]) == ("traffic_ms", pytest.approx(1.0, abs=1e-12))
+    assert (h["traffic_source"], h["traffic_bandwidth"]) == ("modelled", "eager's achieved bandwidth")
 
 
 def test_a_slower_variants_largest_part_is_of_the_totals_sign():
@@ -223,3 +224,19 @@ def test_a_cpu_configuration_has_no_bound_and_its_kernel_time_is_the_operators()
     assert (h.loc["eager", "kernel_ms"], h.loc["compile", "kernel_ms"]) == (1.0, 0.25)
     gpu = record()
     assert set(gpu["bound"]) <= {"host", "gpu"} and gpu["bound"].notna().all()
+
+
+def test_the_measured_bytes_removed_as_a_range():
+    row = {"traffic_source": "measured", "traffic_ms": 1.0, "traffic_bytes": 1.0e9, "traffic_note": "earlier"}
+    sp = {"bytes_removed_low": 0.8e9, "bytes_removed_high": 1.2e9, "bytes_regime": "near or below L2"}
+    got = headline.traffic_spread(sp, row)
+    assert got == {"traffic_bytes_low": 0.8e9, "traffic_bytes_high": 1.2e9, "traffic_ms_low": pytest.approx(0.8),
+                   "traffic_ms_high": pytest.approx(1.2),
+                   "traffic_note": "earlier; the working set is near or below L2: the DRAM bytes removed lie between "
+                                   "800 and 1.2e+03 MB (cold and steady-state iterations), 1e+03 MB being the steady "
+                                   "median"}
+    assert "traffic_note" not in headline.traffic_spread({**sp, "bytes_regime": "above L2"}, row)
+    for s, r in ((sp, {**row, "traffic_source": "modelled"}), ({**sp, "bytes_removed_low": float("nan")}, row),
+                 ({**sp, "bytes_removed_high": float("nan")}, row), ({}, row)):
+        got = headline.traffic_spread(s, r)
+        assert list(got) == ["traffic_bytes_low", "traffic_bytes_high"] and all(map(math.isnan, got.values()))
