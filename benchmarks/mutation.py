@@ -42,6 +42,19 @@ EQUIVALENT = {
         'full_name\'s default "" -> "XXXX": no precision pattern matches "XXXX"',
     "fusionlab.core.kernel_class.x_precision__mutmut_4":
         'str(full_name or "") -> str(full_name or "XXXX"): the same as above',
+    "fusionlab.analysis.sweep.headline.x_interval__mutmut_3":
+        'pd.Series(values, dtype=float) -> dtype=None: the repeats are numbers or None; their min and max, '
+        'through float(), and their count are the same in either dtype',
+    "fusionlab.analysis.sweep.headline.x_interval__mutmut_5": 'dtype=float dropped: the same as above',
+    "fusionlab.analysis.sweep.headline.x__median__mutmut_11":
+        'the empty Series of a missing column, dtype float -> None: it has no values, its median is nan either way',
+    "fusionlab.analysis.sweep.headline.x__median__mutmut_13":
+        '`if len(x)` -> `or True`: the median of no values is nan, as the else gives',
+    "fusionlab.analysis.sweep.headline.x__traffic__mutmut_44":
+        'bandwidth = "none" where there is no bandwidth: without one neither the measured nor the modelled '
+        'branch is taken, and the last branch sets bandwidth = "none" again',
+    "fusionlab.analysis.sweep.headline.x__traffic__mutmut_45": 'the same as above ("XXnoneXX")',
+    "fusionlab.analysis.sweep.headline.x__traffic__mutmut_46": 'the same as above ("NONE")',
     "fusionlab.analysis.report.audit.x_check_suite__mutmut_3":
         'to_dict("records") -> to_dict("RECORDS"): pandas reads the orient in any case',
     "fusionlab.analysis.report.audit.x_check_suite__mutmut_215":
