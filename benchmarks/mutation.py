@@ -158,22 +158,24 @@ def record(module: str, found: dict[str, str], work: str, seconds: float) -> dic
 
 
 def merge(old: dict, new: dict) -> dict:
-    """A module's record with its survivors run again (`new`: theirs alone)."""
-    statuses = {k: "survived" for k in old["survivors"]}
-    statuses.update(new["_found"])
+    """A module's record with its survivors run again (`new`: theirs alone), EQUIVALENT as it
+    is now."""
+    eq = {**old["equivalent"], **{k: EQUIVALENT[k] for k in old["survivors"] if k in EQUIVALENT}}
+    again = [k for k in old["survivors"] if k not in eq]
+    statuses = {**{k: old.get("statuses", {}).get(k, "survived") for k in again}, **new["_found"]}
     counts = dict(old["counts"])
-    for k in old["survivors"]:   # each survivor's old status (survived or no tests) out, its new one in
+    for k in again:   # each survivor's old status out, its new one in
         was = old.get("statuses", {}).get(k, "survived")
         counts[was] = counts.get(was, 0) - 1
         counts[statuses[k]] = counts.get(statuses[k], 0) + 1
     counts = {k: v for k, v in counts.items() if v}
-    left = {k: d for k, d in old["survivors"].items() if statuses[k] not in KILLED}
-    n = sum(counts.values()) - len(old["equivalent"]) - counts.get("not checked", 0)
+    left = {k: old["survivors"][k] for k in again if statuses[k] not in KILLED}
+    n = sum(counts.values()) - len(eq) - counts.get("not checked", 0)
     killed = sum(v for k, v in counts.items() if k in KILLED)
-    return {**old, "counts": counts, "score": round(killed / n, 4) if n else None, "survivors": left,
-            "statuses": {k: v for k, v in statuses.items() if k in left},
+    return {**old, "counts": counts, "equivalent": eq, "score": round(killed / n, 4) if n else None,
+            "survivors": left, "statuses": {k: statuses[k] for k in left},
             "again": {"date": new["date"], "commit": new["commit"], "run_seconds": new["run_seconds"],
-                      "killed": len(old["survivors"]) - len(left)}}
+                      "killed": len(again) - len(left)}}
 
 
 def commit() -> str:
@@ -204,7 +206,7 @@ def main(argv=None) -> int:
         p.error(f"{unknown[0]} is not in [tool.mutmut] only_mutate")
     scores = json.load(open(SCORES)) if os.path.exists(SCORES) else {}
     if a.again:   # the survivors of each module's record only, their new statuses merged in
-        names = [k for m in a.modules for k in scores[m]["survivors"]]
+        names = [k for m in a.modules for k in scores[m]["survivors"] if k not in EQUIVALENT]
         recs = [merge(scores[m], r) for m, r in zip(a.modules, score(a.modules, a.max_children, a.limit, names))]
     else:
         recs = score(a.modules, a.max_children, a.limit)
