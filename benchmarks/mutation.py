@@ -178,6 +178,16 @@ def merge(old: dict, new: dict) -> dict:
                       "killed": len(again) - len(left)}}
 
 
+def rescore(old: dict) -> dict:
+    """A module's record with EQUIVALENT as it is now."""
+    eq = {**old["equivalent"], **{k: EQUIVALENT[k] for k in old["survivors"] if k in EQUIVALENT}}
+    n = sum(old["counts"].values()) - len(eq) - old["counts"].get("not checked", 0)
+    killed = sum(v for k, v in old["counts"].items() if k in KILLED)
+    left = {k: v for k, v in old["survivors"].items() if k not in eq}
+    return {**old, "equivalent": eq, "score": round(killed / n, 4) if n else None, "survivors": left,
+            "statuses": {k: v for k, v in old.get("statuses", {}).items() if k in left}}
+
+
 def commit() -> str:
     return subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
 
@@ -194,6 +204,7 @@ def main(argv=None) -> int:
     p.add_argument("--max-children", type=int, default=os.cpu_count() or 2)
     p.add_argument("--again", action="store_true", help="run the survivors of the modules' records again "
                    "(after new tests) and merge their statuses")
+    p.add_argument("--rescore", action="store_true", help="apply EQUIVALENT to the modules' records, run nothing")
     p.add_argument("--limit", type=float, default=4 * 3600, help="stop mutmut after this many seconds")
     a = p.parse_args(argv)
     known = config()["only_mutate"]
@@ -205,7 +216,9 @@ def main(argv=None) -> int:
     if unknown:
         p.error(f"{unknown[0]} is not in [tool.mutmut] only_mutate")
     scores = json.load(open(SCORES)) if os.path.exists(SCORES) else {}
-    if a.again:   # the survivors of each module's record only, their new statuses merged in
+    if a.rescore:   # EQUIVALENT as it is now applied to the records, nothing run
+        recs = [rescore(scores[m]) for m in a.modules]
+    elif a.again:   # the survivors of each module's record only, their new statuses merged in
         names = [k for m in a.modules for k in scores[m]["survivors"] if k not in EQUIVALENT]
         recs = [merge(scores[m], r) for m, r in zip(a.modules, score(a.modules, a.max_children, a.limit, names))]
     else:
