@@ -117,8 +117,8 @@ def score(modules: list[str], max_children: int, limit: float, names: list[str] 
     work = tempfile.mkdtemp(prefix="mutation-")
     try:
         checkout_copy(work)
-        head = commit() + ("+changes" if subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True,
-                                                         text=True).stdout.strip() else "")
+        changed = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True).stdout
+        head = commit() + ("+changes" if changed.strip() else "")
         with open(os.path.join(work, "pyproject.toml")) as f:   # test files this checkout lacks left out
             text = f.read()
         for t in config()["pytest_add_cli_args_test_selection"]:
@@ -151,7 +151,8 @@ def record(module: str, found: dict[str, str], work: str, seconds: float, head: 
         counts[status] = counts.get(status, 0) + 1
     counted = {k: v for k, v in found.items() if k not in EQUIVALENT and v != "not checked"}
     killed = sum(v in KILLED for v in counted.values())
-    return {"module": module.partition("::")[0], "functions": module.partition("::")[2] or "all", "date": dt.date.today().isoformat(), "commit": head, "tool": f"mutmut {version()}",
+    return {"module": module.partition("::")[0], "functions": module.partition("::")[2] or "all",
+            "date": dt.date.today().isoformat(), "commit": head, "tool": f"mutmut {version()}",
             "mutants": len(found), "complete": "not checked" not in counts, "counts": counts,
             "equivalent": {k: EQUIVALENT[k] for k in sorted(found) if k in EQUIVALENT},
             "score": round(killed / len(counted), 4) if counted else None, "run_seconds": round(seconds),
