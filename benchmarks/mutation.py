@@ -137,7 +137,7 @@ def score(modules: list[str], max_children: int, limit: float, names: list[str] 
             out, _ = proc.communicate()
         seconds = time.monotonic() - t0
         everything = results(work)
-        if not everything:
+        if not everything or all(v == "not checked" for v in everything.values()):
             raise SystemExit(f"mutmut run failed ({proc.returncode}):\n{out[-3000:]}")
         return [record(m, {k: v for k, v in everything.items() if fnmatch.fnmatch(k, pattern(m))
                            and (names is None or k in names)}, work, seconds, head) for m in modules]
