@@ -85,17 +85,13 @@ def pattern(target: str) -> str:
 
 
 def checkout_copy(dst: str) -> None:
-    """The checkout's tracked and untracked (not ignored) files, benchmarks/results left out."""
+    """The checkout's tracked and untracked (not ignored) files (tests read benchmarks/results)."""
     files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, capture_output=True,
                            text=True, check=True).stdout.split("\n")
     for rel in files:
-        if rel and not rel.startswith("benchmarks/results/") and os.path.isfile(os.path.join(ROOT, rel)):
+        if rel and os.path.isfile(os.path.join(ROOT, rel)):
             os.makedirs(os.path.dirname(os.path.join(dst, rel)) or dst, exist_ok=True)
             shutil.copy2(os.path.join(ROOT, rel), os.path.join(dst, rel))
-    # what the tests read from benchmarks/results
-    for rel in ("benchmarks/results/h100-real-models-part2",):
-        if os.path.isdir(os.path.join(ROOT, rel)):
-            shutil.copytree(os.path.join(ROOT, rel), os.path.join(dst, rel))
 
 
 def results(work: str) -> dict[str, str]:
