@@ -214,7 +214,9 @@ def main(argv=None) -> int:
     unknown = [m for m in a.modules if m.partition("::")[0] not in known]
     if unknown:
         p.error(f"{unknown[0]} is not in [tool.mutmut] only_mutate")
-    scores = json.load(open(SCORES)) if os.path.exists(SCORES) else {}
+    def load() -> dict:
+        return json.load(open(SCORES)) if os.path.exists(SCORES) else {}
+    scores = load()
     if a.rescore:   # EQUIVALENT as it is now applied to the records, nothing run
         recs = [rescore(scores[m]) for m in a.modules]
     elif a.again:   # the survivors of each module's record only, their new statuses merged in
@@ -222,6 +224,7 @@ def main(argv=None) -> int:
         recs = [merge(scores[m], r) for m, r in zip(a.modules, score(a.modules, a.max_children, a.limit, names))]
     else:
         recs = score(a.modules, a.max_children, a.limit)
+    scores = load()   # as it is now, after the run
     scores.update({m: {k: v for k, v in r.items() if k != "_found"} for m, r in zip(a.modules, recs)})
     with open(SCORES, "w") as f:
         json.dump(dict(sorted(scores.items())), f, indent=1)
