@@ -1,341 +1,236 @@
-"""Mutation score of the modules that compute what a user reads: small plausible bugs
-planted one at a time in a module, each run against the module's tests; a mutant is killed
-when a test fails (or the run passes its time limit), survives when they all pass.
+"""Mutation score of the modules that compute what a user reads, by mutmut (configured in
+pyproject.toml's [tool.mutmut]: the modules, the tests that may kill their mutants, the
+pytest arguments and time limits).
 
-    nice -n 15 python benchmarks/mutation.py MODULE [--tests FILE ...] [-k EXPR] [--out DIR]
-    nice -n 15 python benchmarks/mutation.py --all --out benchmarks/results/mutation
+    nice -n 15 python benchmarks/mutation.py MODULE[::FUNCTION] ... [--max-children N] [--limit S]
+    python benchmarks/mutation.py --list      # the modules [tool.mutmut] names
 
-MODULE is a path such as fusionlab/runner/timing.py; without --tests, MODULES says which
-test files cover it. The kinds of mutant (every place each applies; never inside a
-docstring, a type annotation or an error message):
-
-- compare: < <= > >= == != is / is not, in / not in, each turned into its neighbours;
-- arith: + - * / // % ** swapped (a + b -> a - b, a * b -> a / b, ...), also in += etc.;
-- bool: and <-> or; `not x` -> x;
-- const: an int n -> n + 1, 0 <-> 1; a float x -> x / 2 (0.0 -> 1.0); True <-> False;
-  a string constant -> "XX" + s + "XX" (a metric name, a column, a verdict word);
-- call: min <-> max, median <-> fmean (mean), sum -> len, floor <-> ceil, any <-> all;
-- swap: the two elements of a 2-tuple or of a binary call's arguments (read and write);
-- drop: a statement that assigns or updates (x = ..., x += ...) removed (pass).
-
-Each mutant runs in a process forked from one that imported torch, numpy, pandas and
-pytest but nothing of fusionlab: the child writes the mutant into a copy of the package and
-imports it from there, then runs pytest in-process. The score per module, the survivors
-(line, kind, code) and the run's time go to DIR/<module>.json; benchmarks/results/mutation/
-README.md is the table.
+The modules run together in a copy of the checkout (its tracked and untracked files, the
+work of the moment) in a temporary folder, where mutmut writes its mutants/: one `mutmut
+run` of their mutants (MODULE::FUNCTION: only those of the module's function FUNCTION;
+stopped after --limit seconds), then `mutmut results`. Its record goes into
+benchmarks/results/mutation/scores.json (one per module, replaced on each run): the date
+and commit, the count of each status, the score (killed and timed out over all, the
+mutants named in EQUIVALENT left out), each surviving mutant with its diff, and the run's
+time.
 """
 from __future__ import annotations
 
 import argparse
-import ast
-import contextlib
-import copy
+import datetime as dt
+import fnmatch
 import json
 import os
+import re
 import shutil
-import signal
+import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCORES = os.path.join(ROOT, "benchmarks", "results", "mutation", "scores.json")
 
-# the modules scored, and the tests that cover each (pytest arguments)
-MODULES = {
-    "fusionlab/core/ratios.py": ["tests/test_timing.py", "tests/test_properties.py", "tests/test_paired_oracles.py",
-                                 "-k", "ci or ratio or paired or pair or speedup or swapping or bootstrap or quantile"],
-    "fusionlab/runner/timing.py": ["tests/test_timing.py", "tests/test_properties.py", "tests/test_runner.py",
-                                   "tests/test_paired_oracles.py",
-                                   "-k", "window or probe or warm_up or paired or harness or swapping or ci or median"
-                                         " or host or pairs or train_loop or quantile or ratio"],
-    "fusionlab/analysis/sweep/stats.py": ["tests/test_analysis.py", "tests/test_properties.py",
-                                          "tests/test_stats_oracles.py",
-                                          "-k", "crossover or speedups or failed_repeat or tie or repeat or verdict"
-                                                " or cv or ci or crossing or speedup"],
-    "fusionlab/analysis/readers/ncu_report.py": ["tests/test_ncu.py", "tests/test_ncu_fields.py", "-k",
-                                                 "reader or key or known_bytes or one_pass or join or csv or units"
-                                                 " or flop or lacks or module or table"],
-    "fusionlab/analysis/sweep/ledger.py": ["tests/test_ledger.py", "tests/test_ledger_backward.py",
-                                           "tests/test_ledger_shares.py"],
-    "fusionlab/analysis/run/ledger.py": ["tests/test_ledger.py", "tests/test_ledger_backward.py",
-                                         "tests/test_ledger_shares.py"],
-    "fusionlab/analysis/report/reproduction/verdict.py": ["tests/test_reproduction_rubric.py",
-                                                          "tests/test_claim_verdicts.py"],
-    "fusionlab/analysis/sweep/headline.py": ["tests/test_properties.py", "tests/test_story.py",
-                                             "tests/test_analysis.py", "tests/test_decompose.py"],
-    "fusionlab/analysis/sweep/decompose.py": ["tests/test_decompose.py", "tests/test_story.py",
-                                              "tests/test_figures.py::test_breakdown_read_back_is_the_decomposition"],
-    "fusionlab/analysis/run/stream.py": ["tests/test_stream.py", "tests/test_properties.py", "tests/test_analysis.py",
-                                         "-k", "not synthetic and not generate_workload and not measure_check"
-                                               " and not pipeline and not kernel_file"],
+# mutants whose change no input can show (mutmut's name: the reason)
+EQUIVALENT = {
+    "fusionlab.core.kernel_class.x_kernel_class__mutmut_1":
+        'full_name\'s default "" -> "XXXX": no class pattern matches "XXXX", as none matches ""',
+    "fusionlab.core.kernel_class.x_kernel_class__mutmut_22":
+        'str(full_name or "") -> str(full_name or "XXXX"): the same as above',
+    "fusionlab.core.kernel_class.x_precision__mutmut_1":
+        'full_name\'s default "" -> "XXXX": no precision pattern matches "XXXX"',
+    "fusionlab.core.kernel_class.x_precision__mutmut_4":
+        'str(full_name or "") -> str(full_name or "XXXX"): the same as above',
+    "fusionlab.analysis.sweep.headline.x_interval__mutmut_3":
+        'pd.Series(values, dtype=float) -> dtype=None: the repeats are numbers or None; their min and max, '
+        'through float(), and their count are the same in either dtype',
+    "fusionlab.analysis.sweep.headline.x_interval__mutmut_5": 'dtype=float dropped: the same as above',
+    "fusionlab.analysis.sweep.headline.x__median__mutmut_11":
+        'the empty Series of a missing column, dtype float -> None: it has no values, its median is nan either way',
+    "fusionlab.analysis.sweep.headline.x__median__mutmut_13":
+        '`if len(x)` -> `or True`: the median of no values is nan, as the else gives',
+    "fusionlab.analysis.sweep.headline.x__traffic__mutmut_44":
+        'bandwidth = "none" where there is no bandwidth: without one neither the measured nor the modelled '
+        'branch is taken, and the last branch sets bandwidth = "none" again',
+    "fusionlab.analysis.sweep.headline.x__traffic__mutmut_45": 'the same as above ("XXnoneXX")',
+    "fusionlab.analysis.sweep.headline.x__traffic__mutmut_46": 'the same as above ("NONE")',
+    "fusionlab.analysis.report.audit.x_check_suite__mutmut_3":
+        'to_dict("records") -> to_dict("RECORDS"): pandas reads the orient in any case',
+    "fusionlab.analysis.report.audit.x_check_suite__mutmut_215":
+        'md.split("## The suite", 1) -> md.split("## The suite"): [1] is the same text where the heading '
+        'occurs once, as report.suite_text writes it',
+    "fusionlab.analysis.report.audit.x_check_suite__mutmut_216": 'split -> rsplit: the same, with one heading',
+    "fusionlab.analysis.report.audit.x_check_suite__mutmut_220": 'maxsplit 1 -> 2: the same, with one heading',
+    "fusionlab.analysis.report.audit.x_check_suite__mutmut_229":
+        'the default line "" -> "XXXX" where the table has no row: no quote ("3.00x", "none compared") is in '
+        'either, the same violation',
 }
-
-_CMP = {ast.Lt: [ast.LtE, ast.Gt], ast.LtE: [ast.Lt, ast.GtE], ast.Gt: [ast.GtE, ast.Lt], ast.GtE: [ast.Gt, ast.LtE],
-        ast.Eq: [ast.NotEq], ast.NotEq: [ast.Eq], ast.Is: [ast.IsNot], ast.IsNot: [ast.Is],
-        ast.In: [ast.NotIn], ast.NotIn: [ast.In]}
-_ARITH = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult, ast.FloorDiv: ast.Div,
-          ast.Mod: ast.FloorDiv, ast.Pow: ast.Mult, ast.BitOr: ast.BitAnd, ast.BitAnd: ast.BitOr,
-          ast.RShift: ast.LShift, ast.LShift: ast.RShift}
-_CALLS = {"min": "max", "max": "min", "median": "fmean", "fmean": "median", "mean": "median", "sum": "len",
-          "floor": "ceil", "ceil": "floor", "any": "all", "all": "any", "nanmedian": "nanmean",
-          "nanmean": "nanmedian", "nanmax": "nanmin", "nanmin": "nanmax", "cummax": "cummin", "cummin": "cummax"}
+KILLED = ("killed", "timeout", "segfault")   # a test failed, ran past its limit, or crashed
 
 
-def _skipped(tree: ast.AST) -> set[int]:
-    """ids of the nodes not mutated: docstrings, annotations, error messages, imports."""
-    skip = set()
-
-    def all_of(n):
-        skip.update(id(x) for x in ast.walk(n))
-    for n in ast.walk(tree):
-        if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.body \
-                and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant) \
-                and isinstance(n.body[0].value.value, str):
-            all_of(n.body[0])
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if n.returns:
-                all_of(n.returns)
-            for a in n.args.args + n.args.kwonlyargs + n.args.posonlyargs + [n.args.vararg, n.args.kwarg]:
-                if a is not None and a.annotation is not None:
-                    all_of(a.annotation)
-        if isinstance(n, ast.AnnAssign):
-            all_of(n.annotation)
-        if isinstance(n, (ast.Raise, ast.Import, ast.ImportFrom, ast.JoinedStr, ast.Assert, ast.Global)):
-            all_of(n)
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("warn", "write", "print"):
-            all_of(n)
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "print":
-            all_of(n)
-    return skip
+def config() -> dict:
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        return tomllib.load(f)["tool"]["mutmut"]
 
 
-def mutants(src: str) -> list[dict]:
-    """Every mutant of the source: {"node": walk index, "kind", "what", "line", ...}."""
-    tree = ast.parse(src)
-    skip = _skipped(tree)
-    out = []
-    for i, n in enumerate(ast.walk(tree)):
-        if id(n) in skip:
-            continue
-        line = getattr(n, "lineno", None)
-
-        def add(kind, what, **k):
-            out.append({"node": i, "kind": kind, "what": what, "line": line, **k})
-        if isinstance(n, ast.Compare):
-            for j, op in enumerate(n.ops):
-                for new in _CMP.get(type(op), []):
-                    add("compare", f"{type(op).__name__} -> {new.__name__}", op=j, new=new.__name__)
-        elif isinstance(n, (ast.BinOp, ast.AugAssign)) and type(n.op) in _ARITH:
-            new = _ARITH[type(n.op)]
-            if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) and isinstance(n.left, ast.Constant) \
-                    and isinstance(n.left.value, str):
-                continue   # %-formatting
-            add("arith", f"{type(n.op).__name__} -> {new.__name__}", new=new.__name__)
-        elif isinstance(n, ast.BoolOp):
-            add("bool", "and <-> or")
-        elif isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not):
-            add("bool", "not x -> x")
-        elif isinstance(n, ast.Constant) and not isinstance(n.value, bytes):
-            v = n.value
-            if isinstance(v, bool):
-                add("const", f"{v} -> {not v}")
-            elif isinstance(v, int):
-                add("const", f"{v} -> {v + 1}")
-                if v == 1:
-                    add("const", "1 -> 0", value=0)
-            elif isinstance(v, float):
-                add("const", f"{v} -> {v / 2 if v else 1.0}")
-            elif isinstance(v, str) and v:
-                add("const", f"{v[:30]!r} -> 'XX..XX'")
-        elif isinstance(n, ast.Call):
-            f = n.func
-            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
-            if name in _CALLS:
-                add("call", f"{name} -> {_CALLS[name]}")
-            if len(n.args) == 2 and not n.keywords and not any(isinstance(a, ast.Starred) for a in n.args):
-                add("swap", f"{name}(a, b) -> {name}(b, a)")
-        elif isinstance(n, ast.Tuple) and len(n.elts) == 2 and isinstance(n.ctx, ast.Load):
-            add("swap", "(a, b) -> (b, a)")
-        elif isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and not (
-                isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id.isupper() or
-                                                  isinstance(t, ast.Name) and t.id.startswith("__")
-                                                  for t in n.targets)):
-            add("drop", "statement removed")
-    return out
+def dotted(module: str) -> str:
+    return module.removesuffix(".py").replace("/", ".")
 
 
-def apply(src: str, m: dict) -> str:
-    """The source with mutant m."""
-    tree = ast.parse(src)
-    nodes = list(ast.walk(tree))
-    n = nodes[m["node"]]
-    if m["kind"] == "compare":
-        n.ops[m["op"]] = getattr(ast, m["new"])()
-    elif m["kind"] == "arith":
-        n.op = getattr(ast, m["new"])()
-    elif m["kind"] == "bool" and isinstance(n, ast.BoolOp):
-        n.op = ast.Or() if isinstance(n.op, ast.And) else ast.And()
-    elif m["kind"] in ("bool", "drop"):
-        new = n.operand if m["kind"] == "bool" else ast.Pass()
-        for parent in nodes:
-            for field, value in ast.iter_fields(parent):
-                if value is n:
-                    setattr(parent, field, new)
-                elif isinstance(value, list) and any(x is n for x in value):
-                    value[[id(x) for x in value].index(id(n))] = new
-    elif m["kind"] == "const":
-        v = n.value
-        n.value = (not v if isinstance(v, bool) else m.get("value", v + 1) if isinstance(v, int)
-                   else (v / 2 if v else 1.0) if isinstance(v, float) else "XX" + v + "XX")
-    elif m["kind"] == "call":
-        if isinstance(n.func, ast.Name):
-            n.func.id = _CALLS[n.func.id]
-        else:
-            n.func.attr = _CALLS[n.func.attr]
-    elif m["kind"] == "swap":
-        seq = n.args if isinstance(n, ast.Call) else n.elts
-        seq[0], seq[1] = seq[1], seq[0]
-    return ast.unparse(ast.fix_missing_locations(tree))
+def pattern(target: str) -> str:
+    """mutmut's name pattern of MODULE or MODULE::FUNCTION's mutants."""
+    module, _, function = target.partition("::")
+    return f"{dotted(module)}.x_{function}__mutmut_*" if function else f"{dotted(module)}.*"
 
 
-def _child(pkg_root: str, module: str, source: str, pytest_args: list[str]) -> None:
-    """In the forked process: the mutant into the copy, the copy first on sys.path, pytest."""
-    with open(os.path.join(pkg_root, module), "w") as f:
-        f.write(source)
-    sys.path.insert(0, pkg_root)
-    os.environ["PYTHONPATH"] = pkg_root + os.pathsep + os.environ.get("PYTHONPATH", "")
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)
-    os.dup2(devnull, 2)
-    import pytest
-    rc = pytest.main(["-q", "-x", "-n", "0", "-p", "no:cacheprovider", "-p", "no:randomly",
-                      "-W", "ignore", *pytest_args])
-    os._exit(int(rc))
+def checkout_copy(dst: str) -> None:
+    """The checkout's tracked and untracked (not ignored) files (tests read benchmarks/results)."""
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, capture_output=True,
+                           text=True, check=True).stdout.split("\n")
+    for rel in files:
+        if rel and os.path.isfile(os.path.join(ROOT, rel)):
+            os.makedirs(os.path.dirname(os.path.join(dst, rel)) or dst, exist_ok=True)
+            shutil.copy2(os.path.join(ROOT, rel), os.path.join(dst, rel))
 
 
-def run_one(pkg_root: str, module: str, source: str, pytest_args: list[str], limit: float) -> str:
-    pid = os.fork()
-    if pid == 0:
-        try:
-            _child(pkg_root, module, source, pytest_args)
-        finally:
-            os._exit(99)
-    t0 = time.monotonic()
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            rc = os.waitstatus_to_exitcode(status)
-            # 1: a test failed; 2-4: pytest stopped (the mutant broke an import: a collection
-            # error); 5 (no test ran) and anything else: the run itself failed
-            return ("survived" if rc == 0 else "killed" if rc == 1 else f"killed (pytest exit {rc})" if rc in (2, 3, 4)
-                    else f"error (exit {rc})")
-        if time.monotonic() - t0 > limit:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            return "killed (time limit)"
-        time.sleep(0.05)
+def results(work: str) -> dict[str, str]:
+    out = subprocess.run([sys.executable, "-m", "mutmut", "results", "--all", "true"], cwd=work,
+                         capture_output=True, text=True).stdout
+    return dict(re.findall(r"^\s*(\S+__mutmut_\d+): (.+?)\s*$", out, re.M))
 
 
-def score(module: str, pytest_args: list[str], out_dir: str | None, only: list[int] | None = None) -> dict:
-    src = open(os.path.join(ROOT, module)).read()
-    # a test file this checkout lacks is left out (a score of the tests as they were)
-    pytest_args = [x for x in pytest_args if not x.endswith(".py") or os.path.exists(os.path.join(ROOT, x))]
+def diff(work: str, name: str) -> str:
+    out = subprocess.run([sys.executable, "-m", "mutmut", "show", name], cwd=work, capture_output=True,
+                         text=True).stdout
+    return "\n".join(x for x in out.splitlines() if x[:1] in "-+" and not x.startswith(("---", "+++")))
+
+
+def score(modules: list[str], max_children: int, limit: float, names: list[str] | None = None) -> list[dict]:
+    """One `mutmut run` of the modules' mutants in a copy of the checkout (its stats pass,
+    every selected test traced once, shared), stopped after `limit` seconds; a record per
+    module (module doc), `complete` false where mutants were left unchecked."""
     work = tempfile.mkdtemp(prefix="mutation-")
-    shutil.copytree(os.path.join(ROOT, "fusionlab"), os.path.join(work, "fusionlab"),
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    os.chdir(ROOT)
     try:
+        checkout_copy(work)
+        changed = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True).stdout
+        head = commit() + ("+changes" if changed.strip() else "")
+        with open(os.path.join(work, "pyproject.toml")) as f:   # test files this checkout lacks left out
+            text = f.read()
+        for t in config()["pytest_add_cli_args_test_selection"]:
+            if not os.path.exists(os.path.join(work, t)):
+                text = re.sub(rf'\s*"{re.escape(t)}",?', "", text)
+        with open(os.path.join(work, "pyproject.toml"), "w") as f:
+            f.write(text)
         t0 = time.monotonic()
-        base = run_one(work, module, ast.unparse(ast.parse(src)), pytest_args, 1800)
-        base_s = time.monotonic() - t0
-        if base != "survived":
-            raise SystemExit(f"{module}: the tests fail without a mutant ({base}): {' '.join(pytest_args)}")
-        found = mutants(src)
-        results = []
-        for i, m in enumerate(found):
-            if only is not None and i not in only:
-                continue
-            status = run_one(work, module, apply(src, m), pytest_args, 3 * base_s + 30)
-            code = ast.get_source_segment(src, list(ast.walk(ast.parse(src)))[m["node"]]) or ""
-            results.append({"id": i, "line": m["line"], "kind": m["kind"], "what": m["what"],
-                            "code": code.splitlines()[0][:120] if code else "", "status": status})
-            print(f"{module}:{m['line']} #{i} {m['kind']} {m['what']}: {status}", flush=True)
+        proc = subprocess.Popen([sys.executable, "-m", "mutmut", "run", "--max-children", str(max_children),
+                                 *(names or map(pattern, modules))], cwd=work, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        try:
+            out, _ = proc.communicate(timeout=limit)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
+            out, _ = proc.communicate()
+        seconds = time.monotonic() - t0
+        everything = results(work)
+        if not everything or all(v == "not checked" for v in everything.values()):
+            raise SystemExit(f"mutmut run failed ({proc.returncode}):\n{out[-3000:]}")
+        return [record(m, {k: v for k, v in everything.items() if fnmatch.fnmatch(k, pattern(m))
+                           and (names is None or k in names)}, work, seconds, head) for m in modules]
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    killed = sum(r["status"].startswith("killed") for r in results)
-    rec = {"module": module, "tests": pytest_args, "of": len(found), "mutants": len(results), "killed": killed,
-           "survived": sum(r["status"] == "survived" for r in results),
-           "errors": sum(r["status"].startswith("error") for r in results),
-           "score": killed / len(results) if results else None, "seconds": round(time.monotonic() - t0, 1),
-           "baseline_seconds": round(base_s, 1), "results": results}
-    if out_dir:
-        os.makedirs(out_dir, exist_ok=True)
-        with open(os.path.join(out_dir, module.replace("/", ".").removesuffix(".py") + ".json"), "w") as f:
-            json.dump(rec, f, indent=1)
-    return rec
 
 
-def summary(before_dir: str, after_dir: str) -> str:
-    """The markdown table of the scores: each module's sampled mutants killed by the tests
-    as they were (before_dir) and with the tests added (the survivors run again: after_dir),
-    and each survivor left."""
-    lines = ["| module | mutants (of all) | killed before | score before | killed after | score after |",
-             "| --- | --- | --- | --- | --- | --- |"]
-    left = []
+def record(module: str, found: dict[str, str], work: str, seconds: float, head: str) -> dict:
+    counts: dict[str, int] = {}
+    for status in found.values():
+        counts[status] = counts.get(status, 0) + 1
+    counted = {k: v for k, v in found.items() if k not in EQUIVALENT and v != "not checked"}
+    killed = sum(v in KILLED for v in counted.values())
+    return {"module": module.partition("::")[0], "functions": module.partition("::")[2] or "all",
+            "date": dt.date.today().isoformat(), "commit": head, "tool": f"mutmut {version()}",
+            "mutants": len(found), "complete": "not checked" not in counts, "counts": counts,
+            "equivalent": {k: EQUIVALENT[k] for k in sorted(found) if k in EQUIVALENT},
+            "score": round(killed / len(counted), 4) if counted else None, "run_seconds": round(seconds),
+            "survivors": {k: diff(work, k) for k, v in sorted(counted.items()) if v not in KILLED},
+            "statuses": {k: v for k, v in sorted(counted.items()) if v not in KILLED}, "_found": found}
 
-    def is_killed(r):
-        return r["status"].startswith("killed") or r["status"] in ("error (exit 2)", "error (exit 3)", "error (exit 4)")
-    for name in sorted(os.listdir(before_dir)):
-        b = json.load(open(os.path.join(before_dir, name)))
-        a_path = os.path.join(after_dir, name)
-        again = {r["id"]: r for r in json.load(open(a_path))["results"]} if os.path.exists(a_path) else {}
-        after = [r if is_killed(r) else again.get(r["id"], r) for r in b["results"]]
-        killed, before = sum(map(is_killed, after)), sum(map(is_killed, b["results"]))
-        n = b["mutants"]
-        lines.append(f"| {b['module']} | {n} ({b.get('of', n)}) | {before} | {before / n:.0%} | "
-                     f"{killed} | {killed / n:.0%} |")
-        left += [f"- {b['module']}:{r['line']} #{r['id']} {r['kind']} {r['what']}: `{r['code']}`"
-                 for r in after if not is_killed(r)]
-    return "\n".join(lines + ["", "Survivors:", ""] + (left or ["- none"])) + "\n"
+
+def merge(old: dict, new: dict) -> dict:
+    """A module's record with its survivors run again (`new`: theirs alone), EQUIVALENT as it
+    is now."""
+    eq = {**old["equivalent"], **{k: EQUIVALENT[k] for k in old["survivors"] if k in EQUIVALENT}}
+    again = [k for k in old["survivors"] if k not in eq]
+    statuses = {**{k: old.get("statuses", {}).get(k, "survived") for k in again}, **new["_found"]}
+    counts = dict(old["counts"])
+    for k in again:   # each survivor's old status out, its new one in
+        was = old.get("statuses", {}).get(k, "survived")
+        counts[was] = counts.get(was, 0) - 1
+        counts[statuses[k]] = counts.get(statuses[k], 0) + 1
+    counts = {k: v for k, v in counts.items() if v}
+    left = {k: old["survivors"][k] for k in again if statuses[k] not in KILLED}
+    n = sum(counts.values()) - len(eq) - counts.get("not checked", 0)
+    killed = sum(v for k, v in counts.items() if k in KILLED)
+    return {**old, "counts": counts, "equivalent": eq, "score": round(killed / n, 4) if n else None,
+            "survivors": left, "statuses": {k: statuses[k] for k in left},
+            "again": {"date": new["date"], "commit": new["commit"], "run_seconds": new["run_seconds"],
+                      "killed": len(again) - len(left)}}
+
+
+def rescore(old: dict) -> dict:
+    """A module's record with EQUIVALENT as it is now."""
+    eq = {**old["equivalent"], **{k: EQUIVALENT[k] for k in old["survivors"] if k in EQUIVALENT}}
+    n = sum(old["counts"].values()) - len(eq) - old["counts"].get("not checked", 0)
+    killed = sum(v for k, v in old["counts"].items() if k in KILLED)
+    left = {k: v for k, v in old["survivors"].items() if k not in eq}
+    return {**old, "equivalent": eq, "score": round(killed / n, 4) if n else None, "survivors": left,
+            "statuses": {k: v for k, v in old.get("statuses", {}).items() if k in left}}
+
+
+def commit() -> str:
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+
+
+def version() -> str:
+    from importlib.metadata import version as v
+    return v("mutmut")
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("module", nargs="?")
-    p.add_argument("--all", action="store_true", help="every module of MODULES, one after the other")
-    p.add_argument("--tests", nargs="+", help="pytest arguments (default: MODULES[module])")
-    p.add_argument("--only", type=int, nargs="+", help="only these mutant ids")
-    p.add_argument("--sample", type=int, help="a sample of this many mutants (seeded: the same ones each time)")
-    p.add_argument("--list", action="store_true", help="list the mutants, run nothing")
-    p.add_argument("--out", help="write DIR/<module>.json")
-    p.add_argument("--summary", nargs=2, metavar=("BEFORE", "AFTER"), help="print the table of two runs' folders")
+    p.add_argument("modules", nargs="*")
+    p.add_argument("--list", action="store_true", help="the modules pyproject.toml's [tool.mutmut] names")
+    p.add_argument("--max-children", type=int, default=os.cpu_count() or 2)
+    p.add_argument("--again", action="store_true", help="run the survivors of the modules' records again "
+                   "(after new tests) and merge their statuses")
+    p.add_argument("--rescore", action="store_true", help="apply EQUIVALENT to the modules' records, run nothing")
+    p.add_argument("--limit", type=float, default=4 * 3600, help="stop mutmut after this many seconds")
     a = p.parse_args(argv)
-    if a.summary:
-        print(summary(*a.summary), end="")
+    known = config()["only_mutate"]
+    if a.list or not a.modules:
+        print("\n".join(known))
         return 0
-    import numpy  # noqa: F401  (imported once, before the forks; nothing of fusionlab is)
-    import pandas  # noqa: F401
-    import pytest  # noqa: F401
-    import torch  # noqa: F401
-    with contextlib.suppress(ImportError):   # what tests/conftest.py imports before the tests
-        import torch._dynamo  # noqa: F401
-        import torch._inductor.compile_fx  # noqa: F401
-    mods = list(MODULES) if a.all else [a.module]
-    if not mods or mods == [None]:
-        p.error("name a module or --all")
-    for mod in mods:
-        if a.list:
-            for i, m in enumerate(mutants(open(os.path.join(ROOT, mod)).read())):
-                print(f"{mod}:{m['line']} #{i} {m['kind']} {m['what']}")
-            continue
-        only = a.only
-        if a.sample:
-            import random
-            n = len(mutants(open(os.path.join(ROOT, mod)).read()))
-            only = sorted(random.Random(0).sample(range(n), min(a.sample, n)))
-        rec = score(mod, a.tests or MODULES[mod], a.out, only)
-        print(json.dumps({k: rec[k] for k in ("module", "mutants", "killed", "survived", "errors", "score",
-                                              "seconds")}))
+    os.makedirs(os.path.dirname(SCORES), exist_ok=True)
+    unknown = [m for m in a.modules if m.partition("::")[0] not in known]
+    if unknown:
+        p.error(f"{unknown[0]} is not in [tool.mutmut] only_mutate")
+    def load() -> dict:
+        return json.load(open(SCORES)) if os.path.exists(SCORES) else {}
+    scores = load()
+    if a.rescore:   # EQUIVALENT as it is now applied to the records, nothing run
+        recs = [rescore(scores[m]) for m in a.modules]
+    elif a.again:   # the survivors of each module's record only, their new statuses merged in
+        names = [k for m in a.modules for k in scores[m]["survivors"] if k not in EQUIVALENT]
+        recs = [merge(scores[m], r) for m, r in zip(a.modules, score(a.modules, a.max_children, a.limit, names))]
+    else:
+        recs = score(a.modules, a.max_children, a.limit)
+    scores = load()   # as it is now, after the run
+    scores.update({m: {k: v for k, v in r.items() if k != "_found"} for m, r in zip(a.modules, recs)})
+    with open(SCORES, "w") as f:
+        json.dump(dict(sorted(scores.items())), f, indent=1)
+        f.write("\n")
+    for rec in recs:
+        print(json.dumps({k: rec[k] for k in ("module", "mutants", "complete", "counts", "score")}), flush=True)
     return 0
 
 

@@ -4,7 +4,8 @@ Classes, tried in this order (CLASSES; first match wins):
 
 - attention:               fused attention kernels (flash, fmha, cuDNN's SDPA and its
                            backward's helpers)
-- matmul/convolution:      GEMMs and convolutions: cuBLAS (nvjet, cutlass Kernel2, gemm),
+- matmul/convolution:      GEMMs and convolutions, their epilogues included (a GEMM with a
+                           fused bias or activation): cuBLAS (nvjet, cutlass Kernel2, gemm, gemv),
                            cuDNN (xmma fprop/dgrad/wgrad, implicit gemm), Inductor's
                            templates (triton_tem_)
 - copies:                  layout and dtype copies, concatenation, gather/scatter, memcpy
@@ -33,7 +34,7 @@ MMA_CLASSES = (ATTENTION, MATMUL)   # the classes whose kernels run matrix produ
 
 _LIBRARY = (
     (ATTENTION, re.compile(r"flash|fmha|sdpa|attention|_attn|dot_do_o|convert_dq", re.I)),
-    (MATMUL, re.compile(r"gemm|cutlass|xmma|nvjet|cublas|wgmma|s16816|s1688|fprop|dgrad|wgrad|"
+    (MATMUL, re.compile(r"gemm|gemv|cutlass|xmma|nvjet|cublas|wgmma|s16816|s1688|fprop|dgrad|wgrad|"
                         r"conv(?!ert)|^Kernel2?$", re.I)),
     (COPIES, re.compile(r"copy|memcpy|memset|nchwToNhwc|nhwcToNchw|CatArray|transpose|AddPadding|"
                         r"gather|scatter|index_|indexing|embedding", re.I)),

@@ -3,11 +3,13 @@ record it must come from (tables/headline.csv, one row per configuration and var
 
 Checks, each violation printed with the two values that disagree:
 - records: the verdict against its interval (faster only above 1, slower only below,
-  inconclusive where it holds 1); eager's time / the variant's = the speedup; the parts
-  add up to the time saved and the time saved to eager's time - the variant's; the
-  largest part named is of the total's sign and no larger than it; a break-even count
-  only for a verdict of faster; the memory term's byte source (measured where both
-  sides have Nsight Compute's DRAM bytes in tables/runs.csv, modelled otherwise).
+  inconclusive where it holds 1; none without a speedup); eager's time / the variant's
+  = the speedup; the parts add up to the time saved and the time saved to eager's time -
+  the variant's; the largest part named is of the total's sign, no larger than it, and
+  the one sweep.headline.largest picks from the parts (none where they pull both ways);
+  a break-even count only for a verdict of faster, and = compile seconds x 1000 / ms
+  saved per iteration; the memory term's byte source (measured where both sides have
+  Nsight Compute's DRAM bytes in tables/runs.csv, modelled otherwise).
 - figures: each mark's value in the data written beside each figure
   (figures/<figure>/<scope>.data.csv: what each bar, tick, point and label shows)
   against the record's; a label's speedup and its inconclusive mark against the record.
@@ -20,6 +22,8 @@ Checks, each violation printed with the two values that disagree:
   the missed fusions' cost) against the one the records used.
 - the suite (tables/suite.csv): each row's geometric mean and pass count recomputed from
   the records, its verdict against its interval, and summary.md's suite table quoting it.
+Numbers agree within REL (TEXT_REL in text) of the larger; a number against a missing
+one (NaN) never agrees; two missing agree (both say there is none).
 
     fusionlab audit RESULTS        # exit 1 when any check fails
 """
@@ -61,6 +65,8 @@ class Audit:
 
 
 def _close(a, b, rel=REL, abs_=1e-9) -> bool:
+    """Whether a and b agree within rel of the larger (and abs_); NaN or None agrees only
+    with another."""
     if a is None or b is None:
         return a is b
     a, b = float(a), float(b)
@@ -94,32 +100,41 @@ def check_records(a: Audit, h: pd.DataFrame, runs: pd.DataFrame | None = None) -
             measured[_key(dict(zip(KEYS, key)))] = g["dram_bytes_measured"].notna().any()
     for r in h[(h["variant"] != "eager") & h["speedup"].notna()].to_dict("records"):
         where = f"headline.csv {_name(r)}"
+        r = {c: math.nan for c in (*sweep_headline.PARTS, "saved_ms", "largest_part_ms", "compile_s")} | r
         want = sweep_headline.verdict(r["speedup"], r["speedup_lo"], r["speedup_hi"])
         a.check(want == r["verdict"], where, f"verdict {r['verdict']!r} but its interval "
                 f"[{r['speedup_lo']}, {r['speedup_hi']}] gives {want!r}")
         if pd.notna(r.get("eager_wall_ms")) and pd.notna(r.get("wall_ms")):
-            a.check(_close(r["eager_wall_ms"] / r["wall_ms"], r["speedup"], 1e-6), where,
+            a.check(_close(r["eager_wall_ms"] / r["wall_ms"], r["speedup"]), where,
                     f"eager's time / the variant's = {r['eager_wall_ms'] / r['wall_ms']:.6g}, speedup {r['speedup']:.6g}")
-        if pd.notna(r.get("saved_ms")):
-            a.check(_close(r["saved_ms"], r["eager_wall_ms"] - r["wall_ms"], 1e-6), where,
+            a.check(_close(r["saved_ms"], r["eager_wall_ms"] - r["wall_ms"]), where,
                     f"saved_ms {r['saved_ms']:.6g} but eager's time - the variant's = "
                     f"{r['eager_wall_ms'] - r['wall_ms']:.6g}")
-            parts = sum(r[p] for p in sweep_headline.PARTS if pd.notna(r.get(p)))
+        if pd.notna(r["saved_ms"]):
+            parts = sum(r[p] for p in sweep_headline.PARTS if pd.notna(r[p]))
             if r.get("reference") == sweep_headline.BESIDE_ONLY:   # no eager run of its own: no parts
-                a.check(all(pd.isna(r.get(p)) for p in sweep_headline.PARTS), where,
+                a.check(all(pd.isna(r[p]) for p in sweep_headline.PARTS), where,
                         f"parts of the time saved ({parts:.6g} ms) without an eager run of its own")
             else:
-                a.check(_close(parts, r["saved_ms"], 1e-6, 1e-9), where,
+                a.check(_close(parts, r["saved_ms"]), where,
                         f"parts add up to {parts:.6g} ms, time saved {r['saved_ms']:.6g} ms")
-            k = r.get("largest_part")
-            if isinstance(k, str) and k:
-                v = r["largest_part_ms"]
-                a.check(v * r["saved_ms"] > 0 and abs(v) <= abs(r["saved_ms"]) * (1 + 1e-9)
-                        and _close(v, r.get(k)), where,
-                        f"largest part {k} {v:.6g} ms against the time saved {r['saved_ms']:.6g} ms")
+            if "largest_part" in r:   # a record of a version that names its largest part
+                k, v = (r.get("largest_part") if isinstance(r.get("largest_part"), str) else ""), r["largest_part_ms"]
+                want, want_ms = sweep_headline.largest({p: r[p] for p in sweep_headline.PARTS}, r["saved_ms"])
+                a.check(r.get("reference") == sweep_headline.BESIDE_ONLY or k == want and _close(v, want_ms), where,
+                        f"names {k or 'no part'} ({v:.6g} ms) as the largest part; its parts give "
+                        f"{want or 'none (they pull both ways)'} ({want_ms:.6g} ms)")
+                if k:
+                    a.check(v * r["saved_ms"] > 0, where, f"largest part {k} {v:.6g} ms of the other sign than "
+                            f"the time saved {r['saved_ms']:.6g} ms")
+                    a.check(abs(v) <= abs(r["saved_ms"]) * (1 + 1e-9) and _close(v, r.get(k)), where,
+                            f"largest part {k} {v:.6g} ms against the time saved {r['saved_ms']:.6g} ms")
         if pd.notna(r.get("break_even_iters")):
             a.check(r["verdict"] == "faster", where, f"a break-even count {r['break_even_iters']:.4g} with "
                     f"verdict {r['verdict']!r}")
+            want = r["compile_s"] * 1e3 / r["saved_ms"]
+            a.check(_close(r["break_even_iters"], want), where, f"break-even after {r['break_even_iters']:.6g} "
+                    f"iterations, but {r['compile_s']} s / {r['saved_ms']} ms saved per iteration = {want:.6g}")
         src = r.get("traffic_source")
         if measured and isinstance(src, str):
             e = dict(r, variant="eager")
@@ -127,6 +142,12 @@ def check_records(a: Audit, h: pd.DataFrame, runs: pd.DataFrame | None = None) -
             a.check((src == "measured") == bool(both) or src == "none", where,
                     f"memory term from {src} bytes, but Nsight Compute measured "
                     f"{'both sides' if both else 'not both sides'} (tables/runs.csv dram_bytes_measured)")
+    for r in h[(h["variant"] != "eager") & h["speedup"].isna()].to_dict("records"):
+        said = r.get("verdict")
+        a.check(not (isinstance(said, str) and said), f"headline.csv {_name(r)}",
+                f"verdict {said!r} without a speedup")
+        a.check(pd.isna(r.get("break_even_iters")), f"headline.csv {_name(r)}",
+                f"a break-even count {r.get('break_even_iters')} without a speedup")
 
 
 # --- the figures -------------------------------------------------------------------
