@@ -193,7 +193,9 @@ def test_every_change_past_the_tolerance_is_caught_and_none_within(tmp_path, rec
     for k, caught in ((big, True), (small, False)):
         h.assign(**{field: h[field].where(h["variant"] == "eager", r[field] + sign * k * t)}).to_csv(
             tmp_path / "tables" / "headline.csv", index=False)
-        found = audit.audit(str(tmp_path)).violations
+        # the headline's own checks (audit_inputs' about the tables beside it aside: this
+        # folder holds the headline alone)
+        found = [v for v in audit.audit(str(tmp_path)).violations if ": missing: " not in v]
         assert bool(found) is caught, (field, k, t, found)
 
 

@@ -124,20 +124,24 @@ def paired_runs(paired, eager=True):
 
 
 def test_a_paired_speedup_its_interval_and_eager_time():
-    """Three paired repeats: the median 5.0, their range, and eager's time beside the
-    variant (0.06 ms x 5.0), not eager's own 0.3 ms; 3 s / 0.24 ms saved = 12500 iterations."""
+    """Three paired repeats: the median 5.0, a 95% t interval over the 3 processes (by hand:
+    exp(mean(log x) -+ 4.303 sd(log x) / sqrt 3) = [4.444, 5.692]; five: t 2.776, [4.785,
+    5.260]), and eager's time beside the variant (0.06 ms x 5.0), not eager's own 0.3 ms;
+    3 s / 0.24 ms saved = 12500 iterations. One process alone, with no other configuration
+    of two to pool a spread from: no interval."""
     runs = paired_runs([4.8, 5.0, 5.3])
     h = headline.table(runs, tables.speedups(runs)).set_index("variant").loc["compile"]
-    assert (h["estimator"], h["speedup"], h["interval"], h["verdict"]) == ("paired", 5.0, "range of 3", "faster")
-    assert (h["speedup_lo"], h["speedup_hi"]) == (4.8, 5.3)
+    assert (h["estimator"], h["speedup"], h["interval"], h["verdict"]) == (
+        "paired", 5.0, "95% t over 3 processes", "faster")
+    assert (h["speedup_lo"], h["speedup_hi"]) == (pytest.approx(4.443896, abs=1e-6), pytest.approx(5.691510, abs=1e-6))
     assert h["eager_wall_ms"] == pytest.approx(0.3) and h["reference"] == "eager timed beside it"
     assert h["saved_ms"] == pytest.approx(0.24) and h["break_even_iters"] == pytest.approx(12500)
     assert h["speedup_across"] == pytest.approx(5.0)   # 0.3 / 0.06, kept beside it
     five = paired_runs([4.8, 5.0, 5.3, 4.9, 5.1])
     sp = tables.speedups(five)
     h5 = headline.table(five, sp).set_index("variant").loc["compile"]
-    want = sp.set_index("variant").loc["compile", ["speedup_paired_lo", "speedup_paired_hi"]].tolist()
-    assert h5["interval"] == "95% CI" and [h5["speedup_lo"], h5["speedup_hi"]] == want
+    assert h5["interval"] == "95% t over 5 processes"
+    assert (h5["speedup_lo"], h5["speedup_hi"]) == (pytest.approx(4.785344, abs=1e-6), pytest.approx(5.260030, abs=1e-6))
     one = paired_runs([4.0])
     h1 = headline.table(one, tables.speedups(one)).set_index("variant").loc["compile"]
     assert (h1["speedup"], h1["verdict"]) == (4.0, "1 repeat") and math.isnan(h1["break_even_iters"])
