@@ -32,37 +32,39 @@ import tomllib
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCORES = os.path.join(ROOT, "benchmarks", "results", "mutation", "scores.json")
 
+PKG = "fusionlab"   # mutmut names a mutant PKG.module.x_function__mutmut_N
+
 # mutants whose change no input can show (mutmut's name: the reason)
 EQUIVALENT = {
-    "fusionlab.core.kernel_class.x_kernel_class__mutmut_1":
+    f"{PKG}.core.kernel_class.x_kernel_class__mutmut_1":
         'full_name\'s default "" -> "XXXX": no class pattern matches "XXXX", as none matches ""',
-    "fusionlab.core.kernel_class.x_kernel_class__mutmut_22":
+    f"{PKG}.core.kernel_class.x_kernel_class__mutmut_22":
         'str(full_name or "") -> str(full_name or "XXXX"): the same as above',
-    "fusionlab.core.kernel_class.x_precision__mutmut_1":
+    f"{PKG}.core.kernel_class.x_precision__mutmut_1":
         'full_name\'s default "" -> "XXXX": no precision pattern matches "XXXX"',
-    "fusionlab.core.kernel_class.x_precision__mutmut_4":
+    f"{PKG}.core.kernel_class.x_precision__mutmut_4":
         'str(full_name or "") -> str(full_name or "XXXX"): the same as above',
-    "fusionlab.analysis.sweep.headline.x_interval__mutmut_3":
+    f"{PKG}.analysis.sweep.headline.x_interval__mutmut_3":
         'pd.Series(values, dtype=float) -> dtype=None: the repeats are numbers or None; their min and max, '
         'through float(), and their count are the same in either dtype',
-    "fusionlab.analysis.sweep.headline.x_interval__mutmut_5": 'dtype=float dropped: the same as above',
-    "fusionlab.analysis.sweep.headline.x__median__mutmut_11":
+    f"{PKG}.analysis.sweep.headline.x_interval__mutmut_5": 'dtype=float dropped: the same as above',
+    f"{PKG}.analysis.sweep.headline.x__median__mutmut_11":
         'the empty Series of a missing column, dtype float -> None: it has no values, its median is nan either way',
-    "fusionlab.analysis.sweep.headline.x__median__mutmut_13":
+    f"{PKG}.analysis.sweep.headline.x__median__mutmut_13":
         '`if len(x)` -> `or True`: the median of no values is nan, as the else gives',
-    "fusionlab.analysis.sweep.headline.x__traffic__mutmut_44":
+    f"{PKG}.analysis.sweep.headline.x__traffic__mutmut_44":
         'bandwidth = "none" where there is no bandwidth: without one neither the measured nor the modelled '
         'branch is taken, and the last branch sets bandwidth = "none" again',
-    "fusionlab.analysis.sweep.headline.x__traffic__mutmut_45": 'the same as above ("XXnoneXX")',
-    "fusionlab.analysis.sweep.headline.x__traffic__mutmut_46": 'the same as above ("NONE")',
-    "fusionlab.analysis.report.audit.x_check_suite__mutmut_3":
+    f"{PKG}.analysis.sweep.headline.x__traffic__mutmut_45": 'the same as above ("XXnoneXX")',
+    f"{PKG}.analysis.sweep.headline.x__traffic__mutmut_46": 'the same as above ("NONE")',
+    f"{PKG}.analysis.report.audit.x_check_suite__mutmut_3":
         'to_dict("records") -> to_dict("RECORDS"): pandas reads the orient in any case',
-    "fusionlab.analysis.report.audit.x_check_suite__mutmut_215":
+    f"{PKG}.analysis.report.audit.x_check_suite__mutmut_215":
         'md.split("## The suite", 1) -> md.split("## The suite"): [1] is the same text where the heading '
         'occurs once, as report.suite_text writes it',
-    "fusionlab.analysis.report.audit.x_check_suite__mutmut_216": 'split -> rsplit: the same, with one heading',
-    "fusionlab.analysis.report.audit.x_check_suite__mutmut_220": 'maxsplit 1 -> 2: the same, with one heading',
-    "fusionlab.analysis.report.audit.x_check_suite__mutmut_229":
+    f"{PKG}.analysis.report.audit.x_check_suite__mutmut_216": 'split -> rsplit: the same, with one heading',
+    f"{PKG}.analysis.report.audit.x_check_suite__mutmut_220": 'maxsplit 1 -> 2: the same, with one heading',
+    f"{PKG}.analysis.report.audit.x_check_suite__mutmut_229":
         'the default line "" -> "XXXX" where the table has no row: no quote ("3.00x", "none compared") is in '
         'either, the same violation',
 }
