@@ -39,7 +39,6 @@ from fusionlab.jobs import slots
 GATE_LOCK = "gate.lock"      # taken (exclusively, briefly) to change the gate's state
 STOPPED = "stopped"          # the pids the gate stopped, one `PID STARTTIME` per line
 ENV_OFF = "FUSIONLAB_HOST_GATE"   # "off": quiet() pauses nothing (the window check stays)
-_HELD: dict[str, int] = {}   # this process's sweep and quiet files -> their open descriptors
 
 
 def gate_dir() -> str:
@@ -49,68 +48,19 @@ def gate_dir() -> str:
     return d
 
 
-def _forget_held() -> None:
-    for fd in _HELD.values():
-        with contextlib.suppress(OSError):
-            os.close(fd)
-    _HELD.clear()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_held)
-
-
-def _hold(directory: str, name: str) -> str:
-    path = os.path.join(directory, name)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)   # a file of this process's own
-    _HELD[path] = fd
-    return path
-
-
-def _drop(path: str) -> None:
-    with contextlib.suppress(OSError):
-        os.remove(path)
-    fd = _HELD.pop(path, None)
-    if fd is not None:
-        os.close(fd)
-
-
 def _live_pids(directory: str, prefix: str) -> list[int]:
-    """The pids of the live `prefix.PID` files (locked by a running process); stale ones
-    (their process ended) are removed."""
-    out = []
-    for name in os.listdir(directory):
-        head, _, pid = name.partition(".")
-        if head != prefix or not pid.isdigit():
-            continue
-        path = os.path.join(directory, name)
-        if path in _HELD:
-            out.append(int(pid))
-            continue
-        try:
-            fd = os.open(path, os.O_RDONLY)
-        except OSError:
-            continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except OSError:
-            out.append(int(pid))
-        else:
-            with contextlib.suppress(OSError):
-                os.remove(path)
-        finally:
-            os.close(fd)
-    return sorted(out)
+    """The pids of the live `prefix.PID` files (locked by a running process: slots._live,
+    which removes the stale ones)."""
+    return sorted(int(name.partition(".")[2]) for name, _ in slots._live(directory, rf"{prefix}\.\d+"))
 
 
 def register_sweep(directory: str | None = None) -> str:
     """Register this process as a sweep root for its lifetime (module doc)."""
-    return _hold(directory or gate_dir(), f"sweep.{os.getpid()}")
+    return slots._hold_file(directory or gate_dir(), f"sweep.{os.getpid()}")
 
 
 def unregister_sweep(directory: str | None = None) -> None:
-    _drop(os.path.join(directory or gate_dir(), f"sweep.{os.getpid()}"))
+    slots._drop(os.path.join(directory or gate_dir(), f"sweep.{os.getpid()}"))
 
 
 def processes() -> dict[int, tuple[int, str, int]]:
@@ -281,14 +231,14 @@ def quiet(directory: str | None = None):
     t0 = time.time()
     with _gate_lock(directory):
         gate.info["wait_s"] = round(time.time() - t0, 4)
-        mine = _hold(directory, f"quiet.{os.getpid()}")
+        mine = slots._hold_file(directory, f"quiet.{os.getpid()}")
         gate.info["stopped"] = _stop_heavy(directory)
     held = time.time()
     try:
         yield gate
     finally:
         with _gate_lock(directory):
-            _drop(mine)
+            slots._drop(mine)
         resume_if_idle(directory)
         gate.info["held_s"] = round(time.time() - held, 4)
         gate.info["held_unix"] = [round(held, 3), round(time.time(), 3)]
