@@ -111,9 +111,9 @@ if not REGENERATE:
 include: "workflow/rules/ncu.smk"
 include: "workflow/rules/analysis.smk"
 include: "workflow/rules/attribution.smk"
+include: "workflow/rules/gap_ledger.smk"
 include: "workflow/rules/plots.smk"
 include: "workflow/rules/reproduction.smk"
-include: "workflow/rules/gap_ledger.smk"
 
 
 
@@ -135,13 +135,6 @@ onstart:
         host_gate.register_sweep()
     if not REGENERATE:
         progress.write_plan(RES, run_dirs(), len(SLOTS) if SLOTS else 1, CFG, GIVEN, CONFIG_FILES)
-
-
-def sweep_ends():
-    sweep_lock.release(RES)
-    if workflow.is_main_process and not REGENERATE and MACHINE.device == "cuda":
-        host_gate.unregister_sweep()
-        host_gate.resume_if_idle(host_gate.gate_dir())
 
 
 onsuccess:

@@ -201,3 +201,30 @@ def every_gpu_job():
     g = workflow.global_resources["gpu"] if "gpu" in workflow.global_resources else None
     g = getattr(g, "value", g)
     return int(g) if g else max(1, len(sweep.gpu_indices(CFG["gpus"])) * CFG["jobs_per_gpu"])
+
+
+def sweep_ends():
+    """At the sweep's end (onsuccess, onerror): its lock released, and on a GPU its gate
+    registration dropped and anything the gate still holds stopped continued
+    (jobs/host_gate.py)."""
+    sweep_lock.release(RES)
+    if workflow.is_main_process and not REGENERATE and MACHINE.device == "cuda":
+        host_gate.unregister_sweep()
+        host_gate.resume_if_idle(host_gate.gate_dir())
+
+
+def timeline_runs(model):
+    """The runs of model's timeline: eager, then each other variant, at its largest batch of
+    the first setting (mode and dtype), default sizes, first repeat; [] where there is no
+    eager run there or nothing beside it, or the profiles are not nsys's."""
+    rs = [r for r in RUNS if r["model"] == model and not r.get("skipped") and r["backend"] == "nsys"
+          and int(r["repeat"]) == 0 and r["size"] == ""]
+    if not rs:
+        return []
+    mode, dtype = sorted({(r["mode"], r["dtype"]) for r in rs})[0]
+    rs = [r for r in rs if (r["mode"], r["dtype"]) == (mode, dtype)]
+    batch = max(int(r["batch"]) for r in rs)
+    here = {r["variant"]: r for r in rs if int(r["batch"]) == batch}
+    if "eager" not in here or len(here) < 2:
+        return []
+    return [here["eager"]] + [here[v] for v in sorted(here) if v != "eager"]

@@ -1,6 +1,7 @@
 # The gap ledger: each variant's untraced gap to eager split into named host and GPU
 # terms and a residual (analysis.sweep.gap_ledger). Included by the Snakefile after
-# analysis.smk and plots.smk (it reads HEADLINE and TABLES); GAP_LEDGER joins ANALYSIS.
+# analysis.smk and before plots.smk (the summary's audit reads GAP_LEDGER); GAP_LEDGER joins
+# ANALYSIS.
 
 GAP_LEDGER = f"{RES}/tables/gap_ledger.csv"
 

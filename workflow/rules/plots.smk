@@ -8,23 +8,6 @@
 REPORT_HTML = f"{RES}/report.html"   # analysis.report.pages
 MODEL_PAGES = [f"{RES}/pages/{m}.html" for m in sorted({r["model"] for r in RUNS if not r.get("skipped")})]
 
-def timeline_runs(model):
-    """The runs of model's timeline: eager, then each other variant, at its largest batch of
-    the first setting (mode and dtype), default sizes, first repeat; [] where there is no
-    eager run there or nothing beside it, or the profiles are not nsys's."""
-    rs = [r for r in RUNS if r["model"] == model and not r.get("skipped") and r["backend"] == "nsys"
-          and int(r["repeat"]) == 0 and r["size"] == ""]
-    if not rs:
-        return []
-    mode, dtype = sorted({(r["mode"], r["dtype"]) for r in rs})[0]
-    rs = [r for r in rs if (r["mode"], r["dtype"]) == (mode, dtype)]
-    batch = max(int(r["batch"]) for r in rs)
-    here = {r["variant"]: r for r in rs if int(r["batch"]) == batch}
-    if "eager" not in here or len(here) < 2:
-        return []
-    return [here["eager"]] + [here[v] for v in sorted(here) if v != "eager"]
-
-
 TIMELINES = {m: timeline_runs(m) for m in sorted({r["model"] for r in RUNS})} if BACKEND == "nsys" else {}
 # regenerating from records without their exports: no timeline where one is missing
 TIMELINES = {m: rs for m, rs in TIMELINES.items() if rs and (not REGENERATE or all(
@@ -67,6 +50,7 @@ rule summary:
         figure_data=[f"{RES}/figures/{fig}/{s}.{ext}" for fig in report_figures.FIGURES
                      for s in figure_scopes(fig) for ext in ("data.csv", "rst")],
         fusion_map=FUSION_MAP,   # linked from the front page
+        gap_ledger=GAP_LEDGER,   # the audit in the summary's banner checks it too
         timelines=[f"{RES}/figures/timeline/{m}.png" for m in TIMELINES],   # on the model pages
         # the figures the front page and the model pages show
         figure_png=[f"{RES}/figures/{fig}/{s}.png" for fig in report_figures.FIGURES for s in figure_scopes(fig)],
