@@ -244,3 +244,13 @@ def test_the_measured_bytes_removed_as_a_range():
                  ({**sp, "bytes_removed_high": float("nan")}, row), ({}, row)):
         got = headline.traffic_spread(s, r)
         assert list(got) == ["traffic_bytes_low", "traffic_bytes_high"] and all(map(math.isnan, got.values()))
+
+
+def test_the_t_quantile_is_the_table_and_between_its_rows():
+    """core.ratios.t95, which the headline's interval and the runner's pair CI share: the
+    standard table's 95% quantiles at tabled df (df 2: 4.303, df 4: 2.776, the intervals
+    above use them), the next lower row between rows (df 11: row 10's 2.228, wider than the
+    exact 2.201), 1.980 past 120, none below 1 df."""
+    from fusionlab.core.ratios import t95
+    assert (t95(1), t95(2), t95(4), t95(30), t95(120)) == (12.706, 4.303, 2.776, 2.042, 1.980)
+    assert (t95(11), t95(2.5), t95(10_000)) == (2.228, 4.303, 1.980) and math.isinf(t95(0.5))

@@ -45,6 +45,8 @@ import subprocess
 import sys
 import time
 
+from fusionlab.core.ratios import t95
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # the repository
 
 # (models, variants, batches, mode): the hold-out grid, and config.yaml's sweep
@@ -179,11 +181,6 @@ def measure(model: str, variant: str, batch: int, mode: str, min_slots: int, max
     return rec
 
 
-def _t95(df: int) -> float:
-    from fusionlab.runner.timing import _t95 as t95
-    return t95(df)
-
-
 def _slot_mean(slot_windows: list[float]) -> float:
     return statistics.fmean(slot_windows)
 
@@ -192,7 +189,7 @@ def _median_ci(ratios: list[float]) -> tuple[float, float]:
     """The median of per-slot ratios and the 95% Student t half-width of their log mean
     (relative), for the stopping rule."""
     logs = [math.log(r) for r in ratios]
-    half = (_t95(len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))) if len(logs) > 1 else math.inf
+    half = (t95(len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))) if len(logs) > 1 else math.inf
     return statistics.median(ratios), math.expm1(half)
 
 

@@ -26,3 +26,14 @@ def median_ratio_ci(windows: list[float], eager_windows: list[float], resamples:
         ratios.append(statistics.median(e for _, e in s) / statistics.median(v for v, _ in s))
     ratios.sort()
     return ratios[int(0.025 * (resamples - 1))], ratios[int(math.ceil(0.975 * (resamples - 1)))]
+
+
+# two-sided 95% Student t quantiles by degrees of freedom (the next lower one is used)
+_T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262,
+        10: 2.228, 12: 2.179, 15: 2.131, 20: 2.086, 25: 2.060, 30: 2.042, 40: 2.021, 60: 2.000, 120: 1.980}
+
+
+def t95(df: float) -> float:
+    """The two-sided 95% Student t quantile at df degrees of freedom, from the table at the
+    next lower tabled df (wider than the exact quantile, never narrower); inf below 1."""
+    return _T95[max(k for k in _T95 if k <= df)] if df >= 1 else math.inf

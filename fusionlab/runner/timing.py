@@ -26,21 +26,12 @@ import math
 import statistics
 import time
 
-from fusionlab.core.ratios import median_ratio_ci  # noqa: F401  (the record's paired CI)
+from fusionlab.core.ratios import median_ratio_ci, t95  # noqa: F401  (median_ratio_ci: the record's paired CI)
 
 # a pair is at the host's slow state when its probe is above (1 + this) x the fastest pair's
 HOST_STATE_TOL = 0.2
 # the fast- and slow-state paired ratios differ by more than this: the run is host-sensitive
 HOST_SENSITIVE_GAP = 0.05
-# two-sided 95% Student t quantiles by degrees of freedom (the next lower one is used)
-_T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262,
-        10: 2.228, 12: 2.179, 15: 2.131, 20: 2.086, 25: 2.060, 30: 2.042, 40: 2.021, 60: 2.000, 120: 1.980}
-
-
-def _t95(df: int) -> float:
-    return _T95[max(k for k in _T95 if k <= df)] if df >= 1 else math.inf
-
-
 def train_iteration(torch, fn, inputs, model, optimizer=None, dtype: str = "float32"):
     """One training iteration as a user writes it: zero_grad, forward, backward of the mean
     of the output(s) (in float32: a float32 output's mean directly), optimizer step."""
@@ -336,7 +327,7 @@ def pair_ratio_ci(windows: list[float], eager_windows: list[float]) -> tuple[flo
     r = _log_ratios(windows, eager_windows)
     if len(r) < 2:
         return None
-    m, half = statistics.fmean(r), _t95(len(r) - 1) * statistics.stdev(r) / math.sqrt(len(r))
+    m, half = statistics.fmean(r), t95(len(r) - 1) * statistics.stdev(r) / math.sqrt(len(r))
     return math.exp(m - half), math.exp(m + half)
 
 

@@ -68,6 +68,7 @@ import pandas as pd
 
 from fusionlab.analysis.sweep import shares, tables
 from fusionlab.core import sizes
+from fusionlab.core.ratios import t95
 
 CI_MIN = 5          # repeats for a bootstrap CI to mean more than the repeats' range
 L2_BYTES = 64e6     # about the L2 cache of current data-centre GPUs (their datasheets: 50-60 MB)
@@ -94,15 +95,6 @@ def interval(values, lo, hi) -> tuple[float, float, str]:
     if len(x) >= 2:
         return float(x.min()), float(x.max()), f"range of {len(x)}"
     return np.nan, np.nan, "1 repeat" if len(x) == 1 else ""
-
-
-T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262,
-       10: 2.228, 12: 2.179, 15: 2.131, 20: 2.086, 25: 2.060, 30: 2.042, 40: 2.021, 60: 2.000, 120: 1.980}
-
-
-def t95(df: int) -> float:
-    """The two-sided 95% Student t quantile at df degrees of freedom (the next lower tabled df)."""
-    return T95[max(k for k in T95 if k <= df)] if df >= 1 else np.inf
 
 
 def pooled_spread(groups) -> tuple[float, int, int]:
