@@ -41,10 +41,10 @@ import pandas as pd
 from fusionlab.analysis.sweep import headline as sweep_headline
 from fusionlab.analysis.sweep import suite as sweep_suite
 from fusionlab.analysis.sweep import tables
-from fusionlab.analysis.report import audit_gap, audit_inputs, suite_text, text
+from fusionlab.analysis.report import audit_gap, audit_inputs, audit_match, suite_text, text
 
 KEYS = ["model", "variant", "batch", "size", "mode", "dtype", "device"]
-REL = 1e-6          # records and figure data: the same float, written and read back
+REL = audit_match.REL
 TEXT_REL = 0.0075   # numbers in text: 3 significant figures (fmt_time), 2 decimals (speedups)
 
 
@@ -64,15 +64,7 @@ class Audit:
         return f"audit: {len(self.violations)} contradiction(s) in {self.checks} checks"
 
 
-def _close(a, b, rel=REL, abs_=1e-9) -> bool:
-    """Whether a and b agree within rel of the larger (and abs_); NaN or None agrees only
-    with another."""
-    if a is None or b is None:
-        return a is b
-    a, b = float(a), float(b)
-    if math.isnan(a) or math.isnan(b):
-        return math.isnan(a) and math.isnan(b)
-    return abs(a - b) <= abs_ + rel * max(abs(a), abs(b))
+_close = audit_match.close
 
 
 def _name(r) -> str:
@@ -81,13 +73,7 @@ def _name(r) -> str:
 
 
 def _key(r) -> tuple:
-    out = []
-    for k in KEYS:
-        v = r.get(k)
-        if k == "batch" and v == v and v is not None:
-            v = int(float(v))
-        out.append("default" if k == "size" and (v is None or v != v) else str(v))
-    return tuple(out)
+    return audit_match.record_key(r, KEYS)
 
 
 # --- the records -------------------------------------------------------------------

@@ -28,12 +28,13 @@ import os
 import numpy as np
 import pandas as pd
 
+from fusionlab.analysis.report import audit_match
 from fusionlab.analysis.report.text import fmt_time, iterations
 from fusionlab.analysis.sweep import tables
 
 TABLES = ("runs", "speedups", "kernels", "kernel_resources", "suite", "headline")
 KEYS = ("model", "variant", "batch", "size", "mode", "dtype", "device", "repeat", "name", "full_name")
-REL = 1e-6
+REL = audit_match.REL
 NO_DATA = "No data:"
 
 
@@ -157,10 +158,7 @@ def recompute(t: dict, mark: dict, caches: dict | None = None) -> tuple[float | 
 
 
 def _close(a, b) -> bool:
-    a, b = float(a), float(b)
-    if math.isnan(a) or math.isnan(b):
-        return math.isnan(a) and math.isnan(b)
-    return abs(a - b) <= 1e-9 + REL * max(abs(a), abs(b))
+    return audit_match.close(float(a), float(b))
 
 
 def _name(m: dict) -> str:

@@ -15,26 +15,17 @@ import os
 
 import pandas as pd
 
+from fusionlab.analysis.report import audit_match
 from fusionlab.analysis.sweep import gap_ledger, tables
 
-REL = 1e-6
+REL = audit_match.REL
 
 
-def _close(a, b, rel=REL, abs_=1e-9) -> bool:
-    a, b = float(a), float(b)
-    if math.isnan(a) or math.isnan(b):
-        return math.isnan(a) and math.isnan(b)
-    return abs(a - b) <= abs_ + rel * max(abs(a), abs(b))
+_close = audit_match.close
 
 
 def _key(r, keys) -> tuple:
-    out = []
-    for k in keys:
-        v = r.get(k)
-        if k == "batch" and v == v and v is not None:
-            v = int(float(v))
-        out.append("default" if k == "size" and (v is None or v != v) else str(v))
-    return tuple(out)
+    return audit_match.record_key(r, keys)
 
 
 def _rows(g: pd.DataFrame) -> list[dict]:
