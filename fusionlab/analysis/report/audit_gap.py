@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import glob
-import math
 import os
 
 import pandas as pd
