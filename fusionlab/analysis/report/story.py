@@ -172,9 +172,8 @@ def times_md(h: pd.DataFrame) -> list[str]:
            f"Untraced wall time per iteration, {split}. Each variant's row gives the eager time its speedup uses: "
            "eager timed beside it in its own process where the speedup is paired, else eager's median across its "
            "own processes (eager's own row: that median, a diagnostic beside paired speedups). Speedup: paired "
-           "where the variant was paired, with its interval (a 95% CI from "
-           f"{sweep_headline.CI_MIN} or more repeats, else the range of the repeats); the speedup across "
-           "processes is a diagnostic. Table: `tables/headline.csv`.", ""]
+           f"where the variant was paired, with its interval ({sweep_headline.PAIRED_INTERVAL}); the speedup "
+           "across processes is a diagnostic. Table: `tables/headline.csv`.", ""]
     h = tables.with_size(h[h["wall_ms"].notna()])
     if h.empty:
         return out + ["No configuration ran ok.", ""]

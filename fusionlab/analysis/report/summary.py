@@ -33,7 +33,7 @@ def speedup_md(h: pd.DataFrame) -> list[str]:
     out = ["## Speedup over eager (wall time)", "",
            "The headline speedup of every configuration: paired where the variant was paired (eager timed in "
            "the variant's own process, the host's speed cancelling), else across processes; with its interval "
-           "(95% CI, or the range of the repeats) and faster / slower / inconclusive (the interval holds 1). "
+           f"({sweep_headline.PAIRED_INTERVAL}) and faster / slower / inconclusive (the interval holds 1). "
            "A status (incorrect, oom, error, timeout) where the variant ran and failed. "
            f"`{text.HOST_SKEWED}`: a paired speedup timed while the host ran over {tables.HOST_SLOW:g} x slower "
            "than its best, with one side host-bound and the other not: the slow host stretched one side only, "

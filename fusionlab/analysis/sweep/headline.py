@@ -97,6 +97,11 @@ def interval(values, lo, hi) -> tuple[float, float, str]:
     return np.nan, np.nan, "1 repeat" if len(x) == 1 else ""
 
 
+# the paired interval in words (story, summary, captions): process_interval's
+PAIRED_INTERVAL = ("a 95% t interval over its processes, the between-process spread pooled over the sweep's "
+                   "paired configurations; across processes a 95% bootstrap CI from 5 repeats, else their range")
+
+
 def pooled_spread(groups) -> tuple[float, int, int]:
     """(sd, degrees of freedom, configurations) of log paired speedup between processes,
     pooled over the groups (one sequence of per-process paired speedups each) with two

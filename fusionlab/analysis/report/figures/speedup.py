@@ -22,9 +22,9 @@ FIGURES = [
         'category': '1. Headline',
         'needs': 'compared',
         'caption': ('Speedup over eager of each variant of {model} ({configs} configurations drawn): the '
-                    'paired speedup where the variant was paired, solid, with its interval (95% CI from '
-                    '{ci_min} or more repeats, else the range of the repeats); across processes dotted, as a '
-                    'diagnostic. Verdicts: {verdicts}; {best}.'),
+                    'paired speedup where the variant was paired, solid, with its interval (a 95% t interval '
+                    'over its processes, the between-process spread pooled over the sweep); across processes '
+                    'dotted, as a diagnostic. Verdicts: {verdicts}; {best}.'),
         'shows': ('the speedup over eager against batch, per variant, with its named interval; hollow: '
                     'inconclusive'),
     },
