@@ -94,14 +94,19 @@ def one_process(cfg: dict) -> dict:
 
 
 def configurations(config: dict) -> list[dict]:
-    """The (model, variant, batch, sizes, mode, dtype) of the config's sweep, variants besides eager."""
+    """The (model, variant, batch, sizes, mode, dtype) of the config's sweep, variants besides
+    eager; batches as the sweep resolves them (plan.runs.batch_sizes: `default` is each
+    model's own default batch)."""
+    sys.path.insert(0, ROOT)
+    from fusionlab.plan import config_schema, runs
+    resolved = config_schema.validate(dict(config))
     out = []
     modes = config.get("mode", ["inference"])
     for mode in modes if isinstance(modes, list) else [modes]:
         dtypes = (config.get("dtype_by_mode") or {}).get(mode) or config.get("dtype", ["float32"])
         variants = (config.get("variants_by_mode") or {}).get(mode) or config["variants"]
         for model in config["models"]:
-            batches = (config.get("batch_sizes_by_model") or {}).get(model) or config["batch_sizes"]
+            batches = runs.batch_sizes(resolved, model)
             sizes = (config.get("sizes") or {}).get(model) or {}
             import itertools
             axes = sorted(sizes)
@@ -129,6 +134,10 @@ def run(args) -> None:
                                timeout=args.timeout)
             line = [x for x in p.stdout.splitlines() if x.startswith("{")]
             procs.append(json.loads(line[-1]) if line else {"error": p.stderr[-500:]})
+            if not line:   # a configuration that fails fails again: its error once, no more processes
+                print(p.stderr.strip().splitlines()[-1] if p.stderr.strip() else f"exit {p.returncode}",
+                      file=sys.stderr, flush=True)
+                break
         sp = [p["speedup"] for p in procs if "speedup" in p]
         rec = {k: c[k] for k in ("model", "variant", "batch", "mode", "dtype", "sizes")}
         rec.update(processes=procs, speedups=sp, oracle=statistics.median(sp) if sp else None)

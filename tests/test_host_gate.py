@@ -136,3 +136,19 @@ def test_a_quiet_block_within_the_tick_allowance_is_kept():
     assert check.judge(1) is True
     check._t0 = time.perf_counter() - 1.0
     assert check.judge(1) is False
+
+
+def test_bare_loop_oracle_takes_the_sweeps_default_batches():
+    """The oracle's configurations resolve `batch_sizes: default` as the sweep does (each
+    model's own default batch), never as the letters of "default"."""
+    import importlib.util
+    import yaml
+    spec = importlib.util.spec_from_file_location("bare_loop_processes",
+                                                  os.path.join(ROOT, "benchmarks", "bare_loop_processes.py"))
+    bare = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bare)
+    with open(os.path.join(ROOT, "config", "host-gate-real.yaml")) as f:
+        config = yaml.safe_load(f)
+    got = [(c["model"], c["variant"], c["batch"], c["sizes"]) for c in bare.configurations(config)]
+    assert got == [("bert", "compile", 16, {"seq": 512}), ("bert", "compile_reduce_overhead", 16, {"seq": 512}),
+                   ("gpt2", "compile", 8, {"seq": 512}), ("gpt2", "compile_reduce_overhead", 8, {"seq": 512})]

@@ -2,7 +2,8 @@
 # Background GPU jobs that outlive one device call and never read the working tree again
 # once started: `start NAME CMD` copies the checkout to /tmp/job-NAME, installs it there and
 # runs CMD (bash) in it under setsid, logging to /tmp/job-NAME.log; `wait S NAME...` polls
-# up to S seconds until every named job has ended; `tail NAME` shows its log's end.
+# up to S seconds until every named job has ended; `tail NAME` shows its log's end;
+# `pack NAME` tars its results and logs so far (no traces) into $OUT/NAME.tgz.
 #   bash benchmarks/gpu/bg.sh start tests "bash benchmarks/gpu/gpu_tests.sh"
 #   bash benchmarks/gpu/bg.sh wait 500 tests
 set -u
@@ -24,4 +25,10 @@ case "$1" in
     done ;;
   tail)
     tail -n "${3:-15}" /tmp/job-$2.log ;;
+  pack)
+    # the job's results and logs so far into $OUT/NAME.tgz, without traces and caches
+    cd /tmp/job-$2 && tar czf "$OUT/$2.tgz" --exclude='*.nsys-rep' --exclude='*.sqlite' \
+      --exclude='*.qdstrm' --exclude='*.ncu-rep' --exclude='*.svg' --exclude=trace.json \
+      --exclude=inductor --exclude=compile_debug --exclude=.snakemake \
+      results *.log /tmp/job-$2.log 2>/dev/null; ls -la "$OUT" ;;
 esac

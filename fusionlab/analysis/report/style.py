@@ -127,7 +127,7 @@ def title(fig, what, t, model=None):
     """A title of at most two lines at the figure's width, the model's size axes after
     its name (what a slice leaves out stays in it) and the setup of t's runs as a footer, in a strip of its own at the bottom
     (below any legend_below)."""
-    chars = int(fig.get_figwidth() * 72 / (9.5 * 0.6))
+    chars = int(fig.get_figwidth() * 72 / (9.5 * 0.68))   # bold DejaVu Sans: about 0.65 em a character
     sizes = slicing.size_label(t["runs"], model) if "runs" in t else ""   # the model's size axes: seq=512
     lines = textwrap.wrap(f"{model + (f' ({sizes})' if sizes else '') + ': ' if model else ''}{what}", chars)
     text = "\n".join(lines[:1] + [textwrap.shorten(" ".join(lines[1:]), int(chars * 1.1), placeholder="...")]

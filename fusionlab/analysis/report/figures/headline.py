@@ -44,14 +44,16 @@ def part_labels(cpu: bool) -> dict:
             "other_ms": "other idle (sync)"}
 
 
-def speedup_label(r) -> str:
+def speedup_label(r, method: bool = True) -> str:
     """'1.10x paired [1.02, 1.20] range of 2', 'inconclusive' where the interval holds 1,
-    'host-skewed' where the record is (text.HOST_SKEWED)."""
+    'host-skewed' where the record is (text.HOST_SKEWED). method=False: the interval's
+    bounds without its method's words (a bar's label; the caption names the method)."""
     s = r["speedup"]
     if s != s:
         return ""
     est = "" if r["estimator"] == "paired" else " across processes"
-    iv = f" [{r['speedup_lo']:.2f}, {r['speedup_hi']:.2f}] {r['interval']}" if r["speedup_lo"] == r["speedup_lo"] \
+    words = f" {r['interval']}" if method else ""
+    iv = f" [{r['speedup_lo']:.2f}, {r['speedup_hi']:.2f}]{words}" if r["speedup_lo"] == r["speedup_lo"] \
         else f" ({r['interval']})" if isinstance(r["interval"], str) and r["interval"] else ""
     tail = ", inconclusive" if r["verdict"] == "inconclusive" else ""
     skew = f", {HOST_SKEWED}" if skewed(r) else ""
@@ -169,7 +171,7 @@ def headline(t, model):
             text = f"{r['wall_ms'] * f:.3g} {unit}"
             style.record(fig, **keys, mark="bar", quantity="wall_ms", value=r["wall_ms"])
             if variant != "eager":
-                text += "\n" + speedup_label(r)
+                text += "\n" + speedup_label(r, method=False)
                 extra = host_bound_words(fig, r, keys)
                 text += f"\n{extra}" if extra else ""
                 if ref == ref:   # the eager time this variant's speedup uses: an outline the bar's length is read against
@@ -178,7 +180,7 @@ def headline(t, model):
                     style.record(fig, **keys, mark="reference tick", quantity="eager_wall_ms",
                                  value=r["eager_wall_ms"])
                 style.record(fig, **keys, mark="label", quantity="speedup", value=r["speedup"],
-                             text=speedup_label(r))
+                             text=speedup_label(r, method=False))
             texts.setdefault(ax, []).append(ax.text(max(end, ref if ref == ref else 0) + top * 0.02, yi, text,
                                                     va="center", fontsize=6.5))
         ax.set_yticks(y)

@@ -138,7 +138,7 @@ def _side_by_side(t, model, slices):
                     marker="o", capsize=3, color=c, mfc="white" if r["verdict"] == "inconclusive" else c)
         if r["estimator"] == "paired" and r["speedup_across"] == r["speedup_across"]:
             ax.plot([r["speedup_across"]], [i], marker="x", color=c, alpha=0.45, ls="none")
-        label = speedup_label(r)
+        label = speedup_label(r, method=False)
         style.record(fig, **style.keys_of(r), mark="label", quantity="speedup", value=r["speedup"], text=label)
         if r["estimator"] == "paired" and r["speedup_across"] == r["speedup_across"]:
             label += f"; across processes {r['speedup_across']:.2f}x"
