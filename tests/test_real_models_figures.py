@@ -61,8 +61,8 @@ def test_speedup_vs_batch_at_one_batch_has_a_row_per_variant_and_setting(t):
     assert [x.get_text() for x in ax.get_yticklabels()] == ["compile, train amp_bfloat16",
                                                             "compile, inference bfloat16"]
     assert [x.get_text() for x in ax.texts] == [
-        "1.99x [1.94, 2.04] range of 2; across processes 1.72x",
-        "2.63x [2.37, 2.89] range of 2; across processes 2.81x"]
+        "1.99x [1.94, 2.04]; across processes 1.72x",
+        "2.63x [2.37, 2.89]; across processes 2.81x"]
     assert ax.get_xlabel() == ("paired speedup at batch size 16 (>1: faster; x: across processes; "
                                "interval: range of 2)")
     assert fig.texts[-1].get_text().endswith("mode dtype=inference bfloat16/train amp_bfloat16")

@@ -127,12 +127,18 @@ def title(fig, what, t, model=None):
     """A title of at most two lines at the figure's width, the model's size axes after
     its name (what a slice leaves out stays in it) and the setup of t's runs as a footer, in a strip of its own at the bottom
     (below any legend_below)."""
-    chars = int(fig.get_figwidth() * 72 / (9.5 * 0.68))   # bold DejaVu Sans: about 0.65 em a character
+    chars = int(fig.get_figwidth() * 72 / (9.5 * 0.6))
     sizes = slicing.size_label(t["runs"], model) if "runs" in t else ""   # the model's size axes: seq=512
-    lines = textwrap.wrap(f"{model + (f' ({sizes})' if sizes else '') + ': ' if model else ''}{what}", chars)
-    text = "\n".join(lines[:1] + [textwrap.shorten(" ".join(lines[1:]), int(chars * 1.1), placeholder="...")]
-                     if len(lines) > 1 else lines)
-    fig.suptitle(text, fontsize=9.5 if len(lines) == 1 else 8.5, fontweight="bold")
+    whole = f"{model + (f' ({sizes})' if sizes else '') + ': ' if model else ''}{what}"
+    for _ in range(4):   # narrower until the drawn title fits the figure's width
+        lines = textwrap.wrap(whole, chars)
+        text = "\n".join(lines[:1] + [textwrap.shorten(" ".join(lines[1:]), int(chars * 1.1), placeholder="...")]
+                         if len(lines) > 1 else lines)
+        drawn = fig.suptitle(text, fontsize=9.5 if len(lines) == 1 else 8.5, fontweight="bold")
+        width = drawn.get_window_extent(renderer(fig)).width / fig.dpi
+        if width <= 0.98 * fig.get_figwidth():
+            break
+        chars = int(chars * 0.98 * fig.get_figwidth() / width)
     sub = setup_label(t["runs"]) if "runs" in t else ""
     if sub:
         _keep_bottom(fig, "footer", FOOTER_IN)
