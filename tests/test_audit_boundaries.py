@@ -325,3 +325,23 @@ def test_a_record_without_eager_time_or_the_later_columns_is_read_as_it_is():
     assert violations(h) == []
     assert violations(consistent().drop(columns=["compile_s", "largest_part", "largest_part_ms",
                                                  "break_even_iters"])) == []
+
+
+def test_an_inconclusive_gpu_bound_speedup_gives_its_kernel_time_and_the_audit_holds_it():
+    """BERT compile as an H100 measured it (benchmarks/results/h100-host-gate): paired
+    0.65x [0.22, 1.70], GPU-bound, kernel time 0.39x: the opening names the kernel-time
+    speedup; a faster or host-bound one does not say GPU-bound; the audit refuses a
+    GPU-bound mark where the record is decisive, and a kernel time off the record."""
+    import pandas as pd
+    from fusionlab.analysis.report import story
+    r = pd.Series({"host_bound": False, "kernel_speedup": 0.386, "verdict": "inconclusive"})
+    words = story.host_bound_words(r)
+    assert words == " (GPU-bound: kernel time 0.39x)"
+    assert story.host_bound_words(r.copy().replace({"inconclusive": "faster"})) == ""
+    assert story.host_bound_words(pd.Series({**r, "host_bound": None})) == ""
+    a = audit.Audit()
+    audit.check_host_bound(a, f"0.65x paired{words}; 10.3 ms", r, "here")
+    assert a.violations == [] and a.checks == 3   # host-bound said, GPU-bound said, the kernel time
+    audit.check_host_bound(a, f"0.65x paired{words}", pd.Series({**r, "verdict": "slower"}), "slower")
+    audit.check_host_bound(a, "0.65x paired (GPU-bound: kernel time 0.40x)", r, "off")
+    assert [v.split(":")[0] for v in a.violations] == ["slower", "off"]

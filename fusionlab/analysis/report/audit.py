@@ -256,17 +256,23 @@ def check_higher(a: Audit, tail: str, r: pd.Series, at, h: pd.DataFrame, where: 
 
 def check_host_bound(a: Audit, rest: str, r: pd.Series, where: str) -> None:
     """A segment says host-bound (story.host_bound_words) exactly where the record's
-    host_bound is true, and quotes its kernel_speedup."""
+    host_bound is true, GPU-bound exactly where it is false and the verdict inconclusive,
+    and either quotes its kernel_speedup."""
     from fusionlab.analysis.report import story
     said = f"({story.HOST_BOUND}:" in rest
-    bound = r.get("host_bound") is True or str(r.get("host_bound")) == "True"
+    bound = str(r.get("host_bound")) == "True"
     if "host_bound" not in r or pd.isna(r.get("kernel_speedup")):
-        a.check(not said, where, "says host-bound, the record has no kernel-time speedup")
+        a.check(not said and f"({story.GPU_BOUND}:" not in rest, where,
+                "says host- or GPU-bound, the record has no kernel-time speedup")
         return
     a.check(said == bound, where, f"{'says' if said else 'does not say'} host-bound, the record's host_bound is "
             f"{r.get('host_bound')}")
+    gpu = f"({story.GPU_BOUND}:" in rest
+    a.check(gpu == (str(r.get("host_bound")) == "False" and r.get("verdict") == "inconclusive"), where,
+            f"{'says' if gpu else 'does not say'} GPU-bound with its kernel time, the record's host_bound is "
+            f"{r.get('host_bound')} and its verdict {r.get('verdict')}")
     k = re.search(r"kernel time (-?[0-9.]+)x\)", rest)
-    if said:
+    if said or gpu:
         a.check(bool(k) and _close(float(k.group(1)), round(r["kernel_speedup"], 2), 0, 0.0051), where,
                 f"kernel time {k.group(1) if k else '?'}x, the record's kernel_speedup {r['kernel_speedup']:.4g}")
 

@@ -78,15 +78,21 @@ HIGHER = "a higher estimate, without that verdict:"   # opening_md: a faster var
 
 
 HOST_BOUND = "host-bound"   # host_bound_words' mark, which the audit reads
+GPU_BOUND = "GPU-bound"     # its mark beside an inconclusive GPU-bound speedup
 
 
 def host_bound_words(r) -> str:
     """Beside a host-bound configuration's wall-time speedup (headline.host_bound): that it
-    is the host's, and the kernel-time speedup."""
-    if not (r.get("host_bound") is True or r.get("host_bound") == "True") or pd.isna(r.get("kernel_speedup")):
+    is the host's, and the kernel-time speedup. Beside a GPU-bound one whose interval holds
+    1: the kernel-time speedup, the wall time's other witness (GPU_BOUND)."""
+    if pd.isna(r.get("kernel_speedup")):
         return ""
-    return (f" ({HOST_BOUND}: exposed host time over half the wall time, the wall speedup is the host's, "
-            f"kernel time {r['kernel_speedup']:.2f}x)")
+    if str(r.get("host_bound")) == "True":
+        return (f" ({HOST_BOUND}: exposed host time over half the wall time, the wall speedup is the host's, "
+                f"kernel time {r['kernel_speedup']:.2f}x)")
+    if str(r.get("host_bound")) == "False" and r.get("verdict") == "inconclusive":
+        return f" ({GPU_BOUND}: kernel time {r['kernel_speedup']:.2f}x)"
+    return ""
 
 
 def opening_md(h: pd.DataFrame) -> list[str]:
