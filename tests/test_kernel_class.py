@@ -130,3 +130,22 @@ def test_every_class_is_one_of_classes_and_the_first_match_wins():
     assert K.kernel_class("convert_kernel") == K.OTHER       # conv(?!ert): a conversion is no convolution
     assert K.kernel_class("some_kernel", "void at::native::reduce_kernel<...>") == K.REDUCTION   # the full name
     assert K.kernel_class("elementwise_kernel", "void gemm<...>") == K.ELEMENTWISE   # the short name first
+
+
+def test_the_records_are_what_the_classifier_figures_and_docs_read():
+    """One record per class: CLASSES, MMA_CLASSES and COLOURS are the records' fields, the
+    last record (other) has no rule, every Inductor kind has a class, and docs/outputs.md
+    holds the table the records make."""
+    import os
+
+    from conftest import ROOT
+    assert K.CLASSES == tuple(c.name for c in K.RECORDS)
+    assert K.MMA_CLASSES == tuple(c.name for c in K.RECORDS if c.mma)
+    assert list(K.COLOURS) == list(K.CLASSES) and len(set(K.COLOURS.values())) == len(K.CLASSES)
+    assert (K.RECORDS[-1].name, K.RECORDS[-1].library, K.RECORDS[-1].inductor) == (K.OTHER, "", "")
+    assert [K.kernel_class(f"triton_{kind}_fused_add_0") for kind in ("poi", "red", "per", "tem")] == \
+        [K.ELEMENTWISE, K.REDUCTION, K.REDUCTION, K.MATMUL]
+    with open(os.path.join(ROOT, "docs", "outputs.md")) as f:
+        block = f.read().split("<!-- kernel-classes: python -m fusionlab.core.kernel_class -->\n")[1]
+    assert block.split("\n<!-- /kernel-classes -->")[0] == K.docs_table(), \
+        "docs/outputs.md's kernel-class table is stale: python -m fusionlab.core.kernel_class"
