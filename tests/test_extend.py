@@ -150,7 +150,7 @@ from fusionlab.analysis.report import figures
 assert "matplotlib" not in sys.modules
 f = figures.FIGURES["my_figure"]
 plan = figures.plan([{{"model": "gpt2", "variant": "eager", "batch": 8, "sizes": {{}}}}], "cuda", "nsys")
-print(f.scope, f.draws, figures.scopes("my_figure", plan), "| `my_figure` | kernels per iteration |" in figures.readme_table())
+print(f.scope, f.draws, figures.scopes("my_figure", plan), "| `my_figure` | per model | kernels per iteration |" in figures.docs_table())
 from fusionlab.analysis.report import plots
 t = plots.load_tables(*[{tabs!r} + "/" + n + ".csv" for n in ("runs", "speedups")],
                       headline_csv={tabs!r} + "/headline.csv", kernels_csv={tabs!r} + "/kernels.csv")
