@@ -19,7 +19,7 @@ import pytest
 import metrics_oracle
 from conftest import DATA, ROOT
 
-from fusionlab.analysis.run import fields, metrics, run_metrics, stream
+from fusionlab.analysis.run import fields, hist, metrics, run_metrics, stream
 from fusionlab.analysis.readers import nsys_arrow, nsys_sqlite, torch_trace
 
 from fusionlab.bench import million_kernels
@@ -233,13 +233,13 @@ def test_histogram_order_statistics_are_numpys(n):
     rng = np.random.default_rng(n)
     for _ in range(20):
         x = rng.integers(-3000, 10**6, n) if n % 2 else rng.integers(0, 50, n)
-        h = stream.Hist()
+        h = hist.Hist()
         for part in np.array_split(x, 3):
             h.add(part)
-        assert stream.median(h) == float(np.median(x))
+        assert hist.median(h) == float(np.median(x))
         for q in (10, 90, 25, 50, 99):
-            assert stream.percentile(h, q) == float(np.percentile(x, q))
-        assert stream.median(h, 1e3) == pd.Series(x / 1e3).median()
+            assert hist.percentile(h, q) == float(np.percentile(x, q))
+        assert hist.median(h, 1e3) == pd.Series(x / 1e3).median()
 
 
 def test_pipeline_never_loads_every_row(report, monkeypatch):
