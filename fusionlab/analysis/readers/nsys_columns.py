@@ -14,7 +14,8 @@ import sqlite3
 import numpy as np
 
 from fusionlab.analysis.readers import nsys_arrow, sqlite_pages
-from fusionlab.analysis.readers import nsys_sqlite as N
+from fusionlab.analysis.readers import nsys_schema as NS
+from fusionlab.analysis.readers.trace import ReportError
 
 MISSING = nsys_arrow.MISSING
 BAD_ID = nsys_arrow.BAD_ID
@@ -41,7 +42,7 @@ def ids_within(packed: np.ndarray, table: str, column: str) -> None:
     an id outside CUPTI's unsigned 32-bit range (nsys_arrow.id_sql: BAD_ID), which the
     packing's MISSING and analysis.readers.nsys_pass.OTHER would take for another."""
     if len(packed) and (int(packed.min()) < -(1 << 33) or int(packed.max()) >= 1 << 32):
-        raise N.ReportError(f"{table}.{column} holds an id outside 0..4294967295 (CUPTI's unsigned 32-bit "
+        raise ReportError(f"{table}.{column} holds an id outside 0..4294967295 (CUPTI's unsigned 32-bit "
                             f"correlation ids; the reader reserves the others)")
 
 
@@ -54,7 +55,7 @@ def times_within(cols: list[np.ndarray], table: str, names=("start", "end")) -> 
     for c, name in zip(cols, names):
         if len(c) and (int(c.min()) < TIME_RANGE[0] or int(c.max()) >= TIME_RANGE[1]):
             bad = int(c.min()) if int(c.min()) < TIME_RANGE[0] else int(c.max())
-            raise N.ReportError(f"{table}.{name} holds {'NULL or ' if bad == -1 else ''}{bad}, outside 0..2**62 ns")
+            raise ReportError(f"{table}.{name} holds {'NULL or ' if bad == -1 else ''}{bad}, outside 0..2**62 ns")
 
 
 def correlation_ids(col: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
@@ -65,11 +66,11 @@ def correlation_ids(col: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
 
 
 def fetch_all(report, sql: str):
-    con = N.open_report(report.source)
+    con = NS.open_report(report.source)
     try:
         return con.execute(sql).fetchall()
     except sqlite3.DatabaseError as e:
-        raise N._unreadable(report.source, e) from None
+        raise NS.unreadable(report.source, e) from None
     finally:
         con.close()
 
@@ -123,10 +124,10 @@ def read_table(report, table: str, names: list[str], convert, query: str, chunk:
             yield post(b) if post is not None else b
     try:
         yield from rechunk(rows(), chunk)
-    except N.ReportError:
+    except ReportError:
         raise
     except Exception as e:          # SQLite's or the driver's refusal, a value out of range
-        raise N.ReportError(f"{report.source}: unreadable nsys export ({table}: "
+        raise ReportError(f"{report.source}: unreadable nsys export ({table}: "
                             f"{(str(e).splitlines() or [type(e).__name__])[0]})") from None
 
 

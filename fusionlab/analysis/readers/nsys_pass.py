@@ -42,6 +42,8 @@ import numpy as np
 
 from fusionlab.analysis.readers import nsys_arrow, sqlite_pages
 from fusionlab.analysis.readers import nsys_columns as C
+from fusionlab.analysis.readers import nsys_schema as NS
+from fusionlab.analysis.readers.trace import ReportError
 from fusionlab.analysis.readers import nsys_sqlite as N
 
 MISSING = nsys_arrow.MISSING
@@ -62,14 +64,14 @@ class Calls:
 
     def __init__(self, report):
         r = report._runtime
-        n = min(C.rowid_span(report, N.RUNTIME_TABLE), C.most_rows(report))
+        n = min(C.rowid_span(report, NS.RUNTIME_TABLE), C.most_rows(report))
         lc = [np.empty(n, np.int64) for _ in range(4)]     # corr, start, end, tid of the launch calls
         other = [[], []]                                           # corr, start of the other calls with an id
         i = 0
         corr_sql = nsys_arrow.id_sql(r["corr"])
         q = (f"SELECT CASE WHEN {r['launch']} THEN {corr_sql} "
              f"ELSE {OTHER} - 1 - {corr_sql} END, coalesce(start, -1), coalesce(end, -1), coalesce(globalTid, 0) "
-             f"FROM {N.RUNTIME_TABLE} {{where}} ORDER BY rowid")
+             f"FROM {NS.RUNTIME_TABLE} {{where}} ORDER BY rowid")
         names = [r["corr"], "start", "end", "globalTid", r["name"]]
 
         def convert(c):
@@ -79,9 +81,9 @@ class Calls:
             launch = np.isin(c[r["name"]][0], r["launch_ids"]) & ~c[r["name"]][1]
             return [np.where(launch, corr, OTHER - 1 - corr), C.coalesce(c["start"], -1), C.coalesce(c["end"], -1),
                     c["globalTid"][0]]
-        for b in C.read_table(report, N.RUNTIME_TABLE, names, convert, q, None):
-            C.ids_within(b[0], N.RUNTIME_TABLE, r["corr"])
-            C.times_within(b[1:3], N.RUNTIME_TABLE)
+        for b in C.read_table(report, NS.RUNTIME_TABLE, names, convert, q, None):
+            C.ids_within(b[0], NS.RUNTIME_TABLE, r["corr"])
+            C.times_within(b[1:3], NS.RUNTIME_TABLE)
             is_launch = b[0] >= MISSING
             k = int(is_launch.sum())
             if i + k > len(lc[0]):          # more rows than the rowids span (the table grew while read)
@@ -110,7 +112,7 @@ class Calls:
             first = {}
             for m in range(0, len(both), 500):
                 part = ",".join(str(int(x)) for x in both[m:m + 500])
-                for c, s in C.fetch_all(report, f"SELECT {r['corr']}, start FROM {N.RUNTIME_TABLE} "
+                for c, s in C.fetch_all(report, f"SELECT {r['corr']}, start FROM {NS.RUNTIME_TABLE} "
                                          f"WHERE {r['corr']} IN ({part}) ORDER BY rowid"):
                     first.setdefault(c, s)
             at = np.searchsorted(oc, both)
@@ -152,13 +154,13 @@ class Calls:
 
 def kernel_times(report):
     k = report._kernel
-    q = (f"SELECT coalesce(start, -1), coalesce(end, -1), {nsys_arrow.id_sql(k['corr'])} FROM {N.KERNEL_TABLE} "
+    q = (f"SELECT coalesce(start, -1), coalesce(end, -1), {nsys_arrow.id_sql(k['corr'])} FROM {NS.KERNEL_TABLE} "
          f"{{where}} ORDER BY rowid")
     def convert(c):
         return [C.coalesce(c["start"], -1), C.coalesce(c["end"], -1), C.correlation_ids(c[k["corr"]])]
-    for b in C.read_table(report, N.KERNEL_TABLE, ["start", "end", k["corr"]], convert, q, CHUNK):
-        C.ids_within(b[2], N.KERNEL_TABLE, k["corr"])
-        C.times_within(b[:2], N.KERNEL_TABLE)
+    for b in C.read_table(report, NS.KERNEL_TABLE, ["start", "end", k["corr"]], convert, q, CHUNK):
+        C.ids_within(b[2], NS.KERNEL_TABLE, k["corr"])
+        C.times_within(b[:2], NS.KERNEL_TABLE)
         yield b
 
 
@@ -175,13 +177,13 @@ def sorted_after(last: tuple | None, s: np.ndarray, e: np.ndarray) -> tuple[bool
 
 
 def _kernel_columns(report) -> dict:
-    con = N.open_report(report.source)
+    con = NS.open_report(report.source)
     try:
-        cols = N._columns(con, N.KERNEL_TABLE)
-        top = con.execute("SELECT min(id), max(id) FROM StringIds").fetchone() if "StringIds" in N._tables(con) \
+        cols = NS.column_names(con, NS.KERNEL_TABLE)
+        top = con.execute("SELECT min(id), max(id) FROM StringIds").fetchone() if "StringIds" in NS.table_names(con) \
             else (None, None)
     except sqlite3.DatabaseError as e:
-        raise N._unreadable(report.source, e) from None
+        raise NS.unreadable(report.source, e) from None
     finally:
         con.close()
     return {"cols": cols, "packed": top[0] is not None and top[0] >= 0 and top[1] < (1 << 31)}
@@ -189,7 +191,7 @@ def _kernel_columns(report) -> dict:
 
 def kernel_name_column(report) -> str | None:
     """readers.gpu_ops' kernel name column (where it is the short name the pass reads)."""
-    return N._pick(_kernel_columns(report)["cols"], *KERNEL_NAME)
+    return NS.pick(_kernel_columns(report)["cols"], *KERNEL_NAME)
 
 
 def kernel_rows(report, in_order: bool = False, chunk: int | None = CHUNK):
@@ -200,7 +202,7 @@ def kernel_rows(report, in_order: bool = False, chunk: int | None = CHUNK):
     stream = "coalesce(k.streamId, 0)" if "streamId" in cols else "0"
     names = f"(k.{k['name']} << 31) | k.{k['full']}" if info["packed"] else f"k.{k['name']}, k.{k['full']}"
     q = (f"SELECT coalesce(k.start, -1), coalesce(k.end, -1), {nsys_arrow.id_sql('k.' + k['corr'])}, {names}, {dev} * 4294967296 + {stream} "
-         f"FROM {N.KERNEL_TABLE} k {{where}} ORDER BY " + ("k.rowid" if in_order else "k.start, k.end, k.rowid"))
+         f"FROM {NS.KERNEL_TABLE} k {{where}} ORDER BY " + ("k.rowid" if in_order else "k.start, k.end, k.rowid"))
     read = ["start", "end", k["corr"], k["name"], k["full"]] + [c for c in ("deviceId", "streamId") if c in cols]
 
     def convert(c):     # the columns the query's give unpacked (below), where they are the same
@@ -224,18 +226,18 @@ def kernel_rows(report, in_order: bool = False, chunk: int | None = CHUNK):
         p = b[-1]
         return b[:-1] + [p >> 32, p & 0xFFFFFFFF]
     if in_order:
-        batches = C.read_table(report, N.KERNEL_TABLE, read, convert, q, chunk, unpack)
+        batches = C.read_table(report, NS.KERNEL_TABLE, read, convert, q, chunk, unpack)
     else:
         batches = (unpack(b) for b in nsys_arrow.column_batches(report.source, q.format(where=""), chunk))
     try:
         for b in batches:
-            C.ids_within(b[2], N.KERNEL_TABLE, k["corr"])
-            C.times_within(b[:2], N.KERNEL_TABLE)
+            C.ids_within(b[2], NS.KERNEL_TABLE, k["corr"])
+            C.times_within(b[:2], NS.KERNEL_TABLE)
             yield b
-    except N.ReportError:
+    except ReportError:
         raise
     except Exception as e:
-        raise N._unreadable(report.source, e) from None
+        raise NS.unreadable(report.source, e) from None
 
 
 def _within(x: np.ndarray, lo: int, hi: int) -> None:
@@ -247,7 +249,7 @@ def _within(x: np.ndarray, lo: int, hi: int) -> None:
 
 def kernel_count(report) -> int:
     """At least the number of kernels (C.rowid_span)."""
-    return C.rowid_span(report, N.KERNEL_TABLE)
+    return C.rowid_span(report, NS.KERNEL_TABLE)
 
 
 def held_kernels(report, n: int) -> list[np.ndarray]:
@@ -264,15 +266,15 @@ def held_kernels(report, n: int) -> list[np.ndarray]:
 
 
 def memops(report, chunk: int = CHUNK):
-    con = N.open_report(report.source)
+    con = NS.open_report(report.source)
     try:
-        tables = N._tables(con)
+        tables = NS.table_names(con)
         parts = []
         for table, kind in MEMOPS:
             if table not in tables:
                 continue
-            cols = N._columns(con, table)
-            corr = N._pick(cols, "correlationId", "correlation")
+            cols = NS.column_names(con, table)
+            corr = NS.pick(cols, "correlationId", "correlation")
             parts.append(f"SELECT start, end, {'deviceId' if 'deviceId' in cols else '0'} AS d, "
                          f"{'streamId' if 'streamId' in cols else '0'} AS st, "
                          f"{f'coalesce({corr}, {MISSING})' if corr else MISSING} AS c, {kind} AS kind, rowid AS r "

@@ -21,7 +21,7 @@ import re
 import numpy as np
 
 from fusionlab.analysis.readers import nsys_pass as P
-from fusionlab.analysis.readers import nsys_sqlite as N
+from fusionlab.analysis.readers import nsys_schema as NS
 from fusionlab.analysis.run import busy_at, stream, whole
 from fusionlab.analysis.run.pass_targets import Both, Chunk, LaunchChunk, Own
 from fusionlab.analysis.run import fields as F
@@ -71,10 +71,10 @@ def _whole_ranges(report, times):
 
 
 def _nccl_ids(report) -> np.ndarray:
-    con = N.open_report(report.source)
+    con = NS.open_report(report.source)
     try:
         rows = con.execute("SELECT id, value FROM StringIds WHERE value LIKE '%nccl%'").fetchall() \
-            if "StringIds" in N._tables(con) else []
+            if "StringIds" in NS.table_names(con) else []
     finally:
         con.close()
     return np.array(sorted(i for i, v in rows if v and NCCL.search(v)), np.int64)
