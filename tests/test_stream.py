@@ -22,7 +22,7 @@ from conftest import DATA, ROOT
 from fusionlab.analysis.run import fields, hist, metrics, run_metrics, stream
 from fusionlab.analysis.readers import nsys_arrow, nsys_sqlite, torch_trace
 
-from fusionlab.bench import million_kernels
+from fusionlab.bench import million_kernels, synthetic_export
 
 FIXTURES = ["nsys2025_h200/mlp_eager", "nsys2025_h200/mlp_compile", "nsys2025_h200/pointwise_heavy_eager",
             "nsys2025_h200/pointwise_heavy_compile", "nsys2025_h100_train/deep_gelu_mlp_eager",
@@ -207,7 +207,7 @@ def test_synthetic_report_streamed_equals_pandas(tmp_path, monkeypatch):
     """benchmarks/million_kernels.py's synthetic export (nsys's schema, two launching
     threads) at 20,000 kernels: the streamed analysis = the pandas oracle, in chunks of 1000."""
     path = str(tmp_path / "synthetic.sqlite")
-    info = million_kernels.synthetic(path, 20_000, 20)
+    info = synthetic_export.synthetic(path, 20_000, 20)
     assert info["kernels"] == 20_014
     monkeypatch.setattr(nsys_sqlite, "CHUNK", 1000)
     old, new = both_paths(path)
@@ -220,7 +220,7 @@ def test_synthetic_report_streamed_equals_pandas(tmp_path, monkeypatch):
 def test_measure_check_on_synthetic(tmp_path):
     """`million_kernels.py measure --check --pandas`: the timing table and the SQL oracle."""
     path = str(tmp_path / "s.sqlite")
-    million_kernels.synthetic(path, 5_000, 10)
+    synthetic_export.synthetic(path, 5_000, 10)
     assert million_kernels.main(["measure", path, "--check", "--pandas", "--out", str(tmp_path / "m")]) == 0
     table = pd.read_csv(tmp_path / "m" / "measure.csv")
     assert list(table["tool"][:2]) == ["fusionlab analyse", "in-memory path (load, then metrics)"]
