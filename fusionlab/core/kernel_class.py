@@ -74,19 +74,20 @@ MMA_CLASSES = tuple(c.name for c in RECORDS if c.mma)     # tensor instructions 
 COLOURS = {c.name: c.colour for c in RECORDS}
 
 _INDUCTOR = re.compile(r"^triton_(poi|red|per|tem)_")
+# per record: (name, library rule, Inductor rule), each compiled (None where it has none)
 _RULES = [(c.name, re.compile(c.library, re.I) if c.library else None,
-           re.compile(c.inductor) if c.inductor else None) for c in RECORDS]
+           re.compile(f"^(?:{c.inductor})") if c.inductor else None) for c in RECORDS]
 
 
 def kernel_class(name: str, full_name: str = "") -> str:
-    """The class (one of CLASSES) of a kernel by its short name and full name."""
+    """The class (one of CLASSES) of a kernel by its short name and full name (module doc)."""
     name = str(name)
-    if _INDUCTOR.match(name):
-        return next((c for c, _, ind in _RULES if ind and ind.match(name)), CLASSES[-1])
+    inductor = _INDUCTOR.match(name) is not None
     for text in (name, str(full_name or "")):
-        for c, lib, _ in _RULES:
-            if lib and lib.search(text):
-                return c
+        for cls, library, kernel in _RULES:
+            rule = kernel if inductor else library
+            if rule and rule.search(text):
+                return cls
     return CLASSES[-1]
 
 
