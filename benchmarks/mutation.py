@@ -38,7 +38,7 @@ PKG = "fusionlab"   # mutmut names a mutant PKG.module.x_function__mutmut_N
 EQUIVALENT = {
     f"{PKG}.core.kernel_class.x_kernel_class__mutmut_1":
         'full_name\'s default "" -> "XXXX": no class pattern matches "XXXX", as none matches ""',
-    f"{PKG}.core.kernel_class.x_kernel_class__mutmut_22":
+    f"{PKG}.core.kernel_class.x_kernel_class__mutmut_9":
         'str(full_name or "") -> str(full_name or "XXXX"): the same as above',
     f"{PKG}.core.kernel_class.x_precision__mutmut_1":
         'full_name\'s default "" -> "XXXX": no precision pattern matches "XXXX"',

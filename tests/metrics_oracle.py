@@ -133,7 +133,7 @@ def range_metrics(trace: Trace, name: str, domain: str | None = R.DOMAIN, attrib
 def _hist(durations: np.ndarray):
     """The exact histogram of durations (sorted distinct values and counts), as
     fields.finish takes them."""
-    from fusionlab.analysis.run.stream import Hist
+    from fusionlab.analysis.run.hist import Hist
     h = Hist()
     v, c = np.unique(durations.astype(np.int64), return_counts=True)
     h.v, h.c = v, c.astype(np.int64)

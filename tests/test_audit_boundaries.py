@@ -333,15 +333,15 @@ def test_an_inconclusive_gpu_bound_speedup_gives_its_kernel_time_and_the_audit_h
     speedup; a faster or host-bound one does not say GPU-bound; the audit refuses a
     GPU-bound mark where the record is decisive, and a kernel time off the record."""
     import pandas as pd
-    from fusionlab.analysis.report import story
+    from fusionlab.analysis.report import audit_opening, story
     r = pd.Series({"host_bound": False, "kernel_speedup": 0.386, "verdict": "inconclusive"})
     words = story.host_bound_words(r)
     assert words == " (GPU-bound: kernel time 0.39x)"
     assert story.host_bound_words(r.copy().replace({"inconclusive": "faster"})) == ""
     assert story.host_bound_words(pd.Series({**r, "host_bound": None})) == ""
     a = audit.Audit()
-    audit.check_host_bound(a, f"0.65x paired{words}; 10.3 ms", r, "here")
+    audit_opening.check_host_bound(a, f"0.65x paired{words}; 10.3 ms", r, "here")
     assert a.violations == [] and a.checks == 3   # host-bound said, GPU-bound said, the kernel time
-    audit.check_host_bound(a, f"0.65x paired{words}", pd.Series({**r, "verdict": "slower"}), "slower")
-    audit.check_host_bound(a, "0.65x paired (GPU-bound: kernel time 0.40x)", r, "off")
+    audit_opening.check_host_bound(a, f"0.65x paired{words}", pd.Series({**r, "verdict": "slower"}), "slower")
+    audit_opening.check_host_bound(a, "0.65x paired (GPU-bound: kernel time 0.40x)", r, "off")
     assert [v.split(":")[0] for v in a.violations] == ["slower", "off"]

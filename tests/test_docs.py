@@ -55,10 +55,14 @@ def test_no_issue_numbers_or_outside_paths(page):
     assert "../shared" not in text and "/work/" not in text
 
 
-def test_readme_lists_every_figure_record():
-    """The README's figure table is the one the figure records make
-    (`python -m fusionlab.analysis.report.figures`): each figure once, with what it shows."""
-    from fusionlab.analysis.report.figures import readme_table
-    readme = open(os.path.join(ROOT, "README.md")).read()
-    block = readme.split("<!-- figures: python -m fusionlab.analysis.report.figures -->\n")[1].split("\n<!-- /figures -->")[0]
-    assert block == readme_table(), "the README's figure table is stale: python -m fusionlab.analysis.report.figures"
+def test_the_outputs_page_lists_every_figure_record():
+    """docs/outputs.md's figure table is the one the figure records make
+    (`python -m fusionlab.analysis.report.figures`): a row for every figure, each once,
+    with when it is drawn and what it shows."""
+    from fusionlab.analysis.report.figures import FIGURES, docs_table
+    page = open(os.path.join(ROOT, "docs", "outputs.md"), encoding="utf-8").read()
+    block = page.split("<!-- figures: python -m fusionlab.analysis.report.figures -->\n")[1].split("\n<!-- /figures -->")[0]
+    rows = re.findall(r"^\| `(\w+)` \|", block, flags=re.M)
+    assert sorted(set(FIGURES) - set(rows)) == [], "figures without a row in docs/outputs.md"
+    assert sorted(rows) == sorted(FIGURES), "rows of docs/outputs.md's figure table that are no figure, or twice"
+    assert block == docs_table(), "docs/outputs.md's figure table is stale: python -m fusionlab.analysis.report.figures"

@@ -118,9 +118,14 @@ def test_the_real_networks_kernel_names_keep_their_classes(name, full, cls):
     assert K.kernel_class(name, full) == cls
 
 
+BUILT_IN = (K.ATTENTION, K.MATMUL, K.COPIES, K.REDUCTION, K.ELEMENTWISE, K.OTHER)
+
+
 def test_every_class_is_one_of_classes_and_the_first_match_wins():
-    assert K.CLASSES == (K.ATTENTION, K.MATMUL, K.COPIES, K.REDUCTION, K.ELEMENTWISE, K.OTHER)
-    assert K.MMA_CLASSES == (K.ATTENTION, K.MATMUL)
+    # the built-in classes in their order (a class added by CONTRIBUTING's recipe may sit
+    # among them), other last; of them only attention and matmul count tensor FLOPs
+    assert tuple(c for c in K.CLASSES if c in BUILT_IN) == BUILT_IN and K.CLASSES[-1] == K.OTHER
+    assert tuple(c for c in K.MMA_CLASSES if c in BUILT_IN) == (K.ATTENTION, K.MATMUL)
     # a name matching several patterns takes the earliest class: attention over matmul over
     # copies over reductions over elementwise
     assert K.kernel_class("flash_fwd_gemm_kernel") == K.ATTENTION
@@ -130,3 +135,22 @@ def test_every_class_is_one_of_classes_and_the_first_match_wins():
     assert K.kernel_class("convert_kernel") == K.OTHER       # conv(?!ert): a conversion is no convolution
     assert K.kernel_class("some_kernel", "void at::native::reduce_kernel<...>") == K.REDUCTION   # the full name
     assert K.kernel_class("elementwise_kernel", "void gemm<...>") == K.ELEMENTWISE   # the short name first
+
+
+def test_the_records_are_what_the_classifier_figures_and_docs_read():
+    """One record per class: CLASSES, MMA_CLASSES and COLOURS are the records' fields, the
+    last record (other) has no rule, every Inductor kind has a class, and docs/outputs.md
+    holds the table the records make."""
+    import os
+
+    from conftest import ROOT
+    assert K.CLASSES == tuple(c.name for c in K.RECORDS)
+    assert K.MMA_CLASSES == tuple(c.name for c in K.RECORDS if c.mma)
+    assert list(K.COLOURS) == list(K.CLASSES) and len(set(K.COLOURS.values())) == len(K.CLASSES)
+    assert (K.RECORDS[-1].name, K.RECORDS[-1].library, K.RECORDS[-1].inductor) == (K.OTHER, "", "")
+    assert [K.kernel_class(f"triton_{kind}_fused_add_0") for kind in ("poi", "red", "per", "tem")] == \
+        [K.ELEMENTWISE, K.REDUCTION, K.REDUCTION, K.MATMUL]
+    with open(os.path.join(ROOT, "docs", "outputs.md")) as f:
+        block = f.read().split("<!-- kernel-classes: python -m fusionlab.core.kernel_class -->\n")[1]
+    assert block.split("\n<!-- /kernel-classes -->")[0] == K.docs_table(), \
+        "docs/outputs.md's kernel-class table is stale: python -m fusionlab.core.kernel_class"

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import ROOT
 
-from fusionlab.analysis.readers import nsys_sqlite
+from fusionlab.analysis.readers import nsys_schema
 from fusionlab.analysis.run import occupancy, run_metrics
 
 # An H100's limits, as nsys 2025.3 recorded them in TARGET_INFO_GPU
@@ -92,14 +92,14 @@ def test_occupancy_unknown_without_a_value():
 
 def test_device_limits_come_from_the_report(report):
     """TARGET_INFO_GPU of the H100 fixture is the H100 dict above (the device's own limits)."""
-    con = nsys_sqlite.open_report(report("nsys2025_h100_train/deep_gelu_mlp_eager"))
+    con = nsys_schema.open_report(report("nsys2025_h100_train/deep_gelu_mlp_eager"))
     try:
-        assert nsys_sqlite.gpu_limits(con) == {0: H100}
+        assert nsys_schema.gpu_limits(con) == {0: H100}
     finally:
         con.close()
-    cpu = nsys_sqlite.open_report(report("nsys2022_cpu/mlp_eager"))
+    cpu = nsys_schema.open_report(report("nsys2022_cpu/mlp_eager"))
     try:
-        assert nsys_sqlite.gpu_limits(cpu) == {}
+        assert nsys_schema.gpu_limits(cpu) == {}
     finally:
         cpu.close()
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from fusionlab.analysis import __main__ as cli
-from fusionlab.analysis.readers import nsys_arrow, nsys_pass
+from fusionlab.analysis.readers import nsys_arrow, nsys_pass, nsys_sqlite
 from fusionlab.analysis.run import single_pass
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
@@ -30,7 +30,7 @@ def _unzip(rel: str, tmp_path) -> str:
 
 
 def _both_ways(path: str, monkeypatch, hta: bool = False) -> tuple[dict, dict]:
-    assert single_pass.usable(single_pass.N.Report(path))
+    assert single_pass.usable(nsys_sqlite.Report(path))
     one = cli.analyse(path, hta)
     with monkeypatch.context() as m:
         m.setattr(single_pass, "usable", lambda report: False)
@@ -106,7 +106,7 @@ def test_kernels_held_or_streamed_give_the_same_values(rel, held, tmp_path, monk
     con.execute("DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid = (SELECT min(rowid) FROM CUPTI_ACTIVITY_KIND_KERNEL)")
     con.commit()
     con.close()
-    s, e, _ = next(nsys_pass.kernel_times(single_pass.N.Report(path)))
+    s, e, _ = next(nsys_pass.kernel_times(nsys_sqlite.Report(path)))
     assert not nsys_pass.sorted_after(None, s, e)[0]
     moved, moved_apart = _both_ways(path, monkeypatch)
     assert moved == moved_apart == one
@@ -121,6 +121,6 @@ def test_one_pass_on_the_cases_the_passes_treat_apart(hta, tmp_path, monkeypatch
     wr = one["whole_report"]
     assert len([s for s in wr["streams"] if s["stream"] == 99]) == 1          # the second process's stream
     assert wr["devices"][0]["compute_frac"] < wr["devices"][0]["busy_ms"] / wr["devices"][0]["span_ms"]
-    calls = nsys_pass.Calls(single_pass.N.Report(path))
+    calls = nsys_pass.Calls(nsys_sqlite.Report(path))
     for corr, start in first.values():       # the first call of the id, whichever API it is
         assert calls.first_call(np.array([corr]))[0] == start

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from fusionlab.analysis.readers import nsys_arrow, nsys_pass as P, nsys_sqlite as N
+from fusionlab.analysis.readers import nsys_schema as NS
 from fusionlab.analysis.readers import sqlite_pages as S
 from fusionlab.analysis.readers.trace import ReportError
 
@@ -35,7 +36,7 @@ def export(tmp_path_factory):
     with gzip.open(EXPORT) as f, open(path, "wb") as g:
         g.write(f.read())
     trees = {}
-    for table in (N.KERNEL_TABLE, N.RUNTIME_TABLE):
+    for table in (NS.KERNEL_TABLE, NS.RUNTIME_TABLE):
         root, _ = S._layout(path, table)
         f = S._File(path)
         leaves = S._leaves(f, root).tolist()
@@ -137,8 +138,8 @@ def oracle(path: str):
     try:
         con = sqlite3.connect(S.uri(path), uri=True)
         try:
-            kernels = con.execute(f"SELECT start, end, correlationId FROM {N.KERNEL_TABLE} ORDER BY rowid").fetchall()
-            calls = con.execute(f"SELECT correlationId, start, end, globalTid, nameId FROM {N.RUNTIME_TABLE} "
+            kernels = con.execute(f"SELECT start, end, correlationId FROM {NS.KERNEL_TABLE} ORDER BY rowid").fetchall()
+            calls = con.execute(f"SELECT correlationId, start, end, globalTid, nameId FROM {NS.RUNTIME_TABLE} "
                                 f"ORDER BY rowid").fetchall()
             launch = {i for i, v in con.execute("SELECT id, value FROM StringIds") if N.LAUNCH_API.match(v or "")}
         finally:
@@ -216,12 +217,12 @@ def _analyse(path: str):
 def test_a_non_root_leaf_with_no_cells_is_refused_by_analyse_as_by_sqlite(export, tmp_path):
     path = _copy(export, tmp_path)
     ps = int.from_bytes(export[0][16:18], "big")
-    leaf = export[1][N.KERNEL_TABLE][1][3]
+    leaf = export[1][NS.KERNEL_TABLE][1][3]
     with open(path, "r+b") as f:
         f.seek((leaf - 1) * ps + 3)
         f.write(b"\0\0")
     with pytest.raises(sqlite3.DatabaseError, match="malformed"):
-        sqlite3.connect(path).execute(f"SELECT count(*) FROM {N.KERNEL_TABLE}").fetchall()
+        sqlite3.connect(path).execute(f"SELECT count(*) FROM {NS.KERNEL_TABLE}").fetchall()
     with pytest.raises(ReportError, match="malformed"):
         _analyse(path)
 
@@ -230,11 +231,11 @@ def test_a_non_root_leaf_with_no_cells_is_refused_by_analyse_as_by_sqlite(export
 def test_a_time_out_of_range_is_refused_naming_table_and_column(export, tmp_path, value):
     path = _copy(export, tmp_path)
     con = sqlite3.connect(path)
-    con.execute(f"UPDATE {N.KERNEL_TABLE} SET end = ? WHERE rowid = (SELECT max(rowid) FROM {N.KERNEL_TABLE})",
+    con.execute(f"UPDATE {NS.KERNEL_TABLE} SET end = ? WHERE rowid = (SELECT max(rowid) FROM {NS.KERNEL_TABLE})",
                 (value,))
     con.commit()
     con.close()
-    with pytest.raises(ReportError, match=f"{N.KERNEL_TABLE}.*end"):
+    with pytest.raises(ReportError, match=f"{NS.KERNEL_TABLE}.*end"):
         _analyse(path)
 
 
@@ -242,7 +243,7 @@ def test_negative_correlation_ids_are_refused_naming_the_column(export, tmp_path
     """-1 and -2 are the packing's MISSING and OTHER: never read as them."""
     path = _copy(export, tmp_path)
     con = sqlite3.connect(path)
-    for table in (N.KERNEL_TABLE, N.RUNTIME_TABLE):
+    for table in (NS.KERNEL_TABLE, NS.RUNTIME_TABLE):
         con.execute(f"UPDATE {table} SET correlationId = -correlationId")
     con.commit()
     con.close()

@@ -1,7 +1,7 @@
 """readers.sqlite_pages reads what SQLite reads: every column of real exports' kernel and
 runtime tables, and values of every integer size, NULLs and deleted rows in a tree of
 several levels, against `SELECT ... ORDER BY rowid`; it refuses what it does not decode,
-and nsys_pass goes on through ADBC from the first row it refused, with the same rows in
+and nsys_columns goes on through ADBC from the first row it refused, with the same rows in
 the same batches."""
 import gzip
 import os
@@ -11,7 +11,7 @@ import sqlite3
 import numpy as np
 import pytest
 
-from fusionlab.analysis.readers import nsys_arrow, nsys_pass
+from fusionlab.analysis.readers import nsys_arrow, nsys_columns
 from fusionlab.analysis.readers import sqlite_pages as S
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
@@ -108,10 +108,10 @@ def test_goes_on_through_adbc_from_the_first_row_refused(tmp_path, monkeypatch):
 
     def convert(c):
         seen[0] = max(seen[0], int(c["d"][0].max()))
-        return [c["d"][0], nsys_pass._coalesce(c["b"], -1)]
+        return [c["d"][0], nsys_columns.coalesce(c["b"], -1)]
     monkeypatch.setattr(S.columns, "__defaults__", (512 * 5,))
-    got = list(nsys_pass._table(report, "t", ["d", "b", "a"], convert, q, 100))
-    want = list(nsys_pass._rechunk(nsys_arrow.column_batches(path, q.format(where=""), nsys_pass.CHUNK), 100))
+    got = list(nsys_columns.read_table(report, "t", ["d", "b", "a"], convert, q, 100))
+    want = list(nsys_columns.rechunk(nsys_arrow.column_batches(path, q.format(where=""), nsys_columns.CHUNK), 100))
     assert [len(b[0]) for b in got] == [len(b[0]) for b in want]
     assert all(np.array_equal(x, y) for g, w in zip(got, want) for x, y in zip(g, w))
     assert 2400 < seen[0] < 2501       # pages were read as far as the float

@@ -89,7 +89,7 @@ def test_every_section_quotes_the_same_speedup():
 def test_a_model_with_several_configurations_has_one_sub_bullet_each():
     """softmax at batch 64 and 1024: one bullet for the model, one sub-bullet per
     configuration, nested in the HTML; the audit reads each sub-bullet as a configuration."""
-    from fusionlab.analysis.report import audit
+    from fusionlab.analysis.report import audit, audit_opening
     runs = softmax_runs()
     sp = tables.speedups(runs)
     h = headline.table(runs, sp)
@@ -99,14 +99,14 @@ def test_a_model_with_several_configurations_has_one_sub_bullet_each():
     assert [x[:18] for x in lines[top + 1:top + 3]] == ["  - at batch 64: n", "  - at batch 1024:"]
     page = html.page(md)
     assert page.count("<ul>") >= 2 and "<li><b>softmax</b>:<ul><li>at batch 64: no variant" in page
-    [line] = audit.opening(md)
+    [line] = audit_opening.opening(md)
     assert line.count("; at batch ") == 1 and "1.30x" in line and "0.95x" in line
     a = audit.Audit()
-    audit.check_opening(a, md, h)
+    audit_opening.check_opening(a, md, h)
     assert a.violations == [] and a.checks >= 10
     wrong = md.replace("1.30x", "1.40x", 1)
     a = audit.Audit()
-    audit.check_opening(a, wrong, h)
+    audit_opening.check_opening(a, wrong, h)
     assert any("1.40x" in v for v in a.violations), a.violations
 
 
@@ -274,7 +274,7 @@ def test_the_opening_leads_with_a_verdict_and_names_a_higher_estimate_without_on
     beats eager by its two repeats (2.01x, range [1.97, 2.05]); compile_reduce_overhead's
     2.45x rests on one repeat. The opening leads with compile, in bold, and names the higher
     estimate after it; the audit agrees, and finds a line that leaves it out."""
-    from fusionlab.analysis.report import audit, story
+    from fusionlab.analysis.report import audit, audit_opening, story
     h = pd.read_csv(os.path.join(ROOT, "benchmarks", "results", "h100-real-models-part4", "tables", "headline.csv"))
     h = h[h["model"] == "resnet50"]
     md = "\n".join(["# t", ""] + story.opening_md(h))
@@ -282,11 +282,11 @@ def test_the_opening_leads_with_a_verdict_and_names_a_higher_estimate_without_on
     assert "**compile** beats eager: 2.01x paired [1.97, 2.05] range of 2" in line
     assert line.endswith(f"; {story.HIGHER} compile_reduce_overhead 2.45x paired (1 repeat).")
     a = audit.Audit()
-    audit.check_opening(a, md, h)
+    audit_opening.check_opening(a, md, h)
     assert a.violations == []
     cut = md.replace(f"; {story.HIGHER} compile_reduce_overhead 2.45x paired (1 repeat)", "")
     a = audit.Audit()
-    audit.check_opening(a, cut, h)
+    audit_opening.check_opening(a, cut, h)
     assert len(a.violations) == 1 and "names no higher estimate" in a.violations[0]
 
 
@@ -294,17 +294,17 @@ def test_a_traffic_part_among_parts_that_pull_both_ways_names_its_source():
     """ResNet-50 compile training at batch 64 on the H100 (tests/data/real_models_h100): 130 us added,
     the model's bytes put the memory traffic removed at +16.7 ms against -16 ms of exposed
     host time. The sentence says the bytes are modelled; the audit finds it left out."""
-    from fusionlab.analysis.report import audit, story
+    from fusionlab.analysis.report import audit, audit_opening, story
     h = pd.read_csv(os.path.join(ROOT, "tests", "data", "real_models_h100", "headline.csv"))
     r = h[(h["model"] == "resnet50") & (h["variant"] == "compile") & (h["mode"] == "train")].iloc[0]
     assert story.comes_from(r) == ("130 us per iteration added, from parts that pull both ways (modelled memory "
                                    "traffic removed +16.7 ms, exposed host time -16 ms)")
     md = "\n".join(["# t", ""] + story.opening_md(h))
     a = audit.Audit()
-    audit.check_opening(a, md, h)
+    audit_opening.check_opening(a, md, h)
     assert a.violations == []
     a = audit.Audit()
-    audit.check_opening(a, md.replace("(modelled memory traffic", "(memory traffic"), h)
+    audit_opening.check_opening(a, md.replace("(modelled memory traffic", "(memory traffic"), h)
     assert len(a.violations) == 1 and "said with no source, the record's source is modelled" in a.violations[0]
 
 

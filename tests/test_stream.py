@@ -19,10 +19,10 @@ import pytest
 import metrics_oracle
 from conftest import DATA, ROOT
 
-from fusionlab.analysis.run import fields, metrics, run_metrics, stream
+from fusionlab.analysis.run import fields, hist, metrics, run_metrics, stream
 from fusionlab.analysis.readers import nsys_arrow, nsys_sqlite, torch_trace
 
-from fusionlab.bench import million_kernels
+from fusionlab.bench import million_kernels, synthetic_export
 
 FIXTURES = ["nsys2025_h200/mlp_eager", "nsys2025_h200/mlp_compile", "nsys2025_h200/pointwise_heavy_eager",
             "nsys2025_h200/pointwise_heavy_compile", "nsys2025_h100_train/deep_gelu_mlp_eager",
@@ -207,7 +207,7 @@ def test_synthetic_report_streamed_equals_pandas(tmp_path, monkeypatch):
     """benchmarks/million_kernels.py's synthetic export (nsys's schema, two launching
     threads) at 20,000 kernels: the streamed analysis = the pandas oracle, in chunks of 1000."""
     path = str(tmp_path / "synthetic.sqlite")
-    info = million_kernels.synthetic(path, 20_000, 20)
+    info = synthetic_export.synthetic(path, 20_000, 20)
     assert info["kernels"] == 20_014
     monkeypatch.setattr(nsys_sqlite, "CHUNK", 1000)
     old, new = both_paths(path)
@@ -220,7 +220,7 @@ def test_synthetic_report_streamed_equals_pandas(tmp_path, monkeypatch):
 def test_measure_check_on_synthetic(tmp_path):
     """`million_kernels.py measure --check --pandas`: the timing table and the SQL oracle."""
     path = str(tmp_path / "s.sqlite")
-    million_kernels.synthetic(path, 5_000, 10)
+    synthetic_export.synthetic(path, 5_000, 10)
     assert million_kernels.main(["measure", path, "--check", "--pandas", "--out", str(tmp_path / "m")]) == 0
     table = pd.read_csv(tmp_path / "m" / "measure.csv")
     assert list(table["tool"][:2]) == ["fusionlab analyse", "in-memory path (load, then metrics)"]
@@ -233,13 +233,13 @@ def test_histogram_order_statistics_are_numpys(n):
     rng = np.random.default_rng(n)
     for _ in range(20):
         x = rng.integers(-3000, 10**6, n) if n % 2 else rng.integers(0, 50, n)
-        h = stream.Hist()
+        h = hist.Hist()
         for part in np.array_split(x, 3):
             h.add(part)
-        assert stream.median(h) == float(np.median(x))
+        assert hist.median(h) == float(np.median(x))
         for q in (10, 90, 25, 50, 99):
-            assert stream.percentile(h, q) == float(np.percentile(x, q))
-        assert stream.median(h, 1e3) == pd.Series(x / 1e3).median()
+            assert hist.percentile(h, q) == float(np.percentile(x, q))
+        assert hist.median(h, 1e3) == pd.Series(x / 1e3).median()
 
 
 def test_pipeline_never_loads_every_row(report, monkeypatch):

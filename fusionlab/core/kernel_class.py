@@ -1,27 +1,24 @@
 """A GPU kernel's class (what kind of work it does) and the precision its name states.
 
-Classes, tried in this order (CLASSES; first match wins):
+Each class is one record in RECORDS (KernelClass): its name (the `kernel_class` column's
+value), its colour in every figure, whether Nsight Compute's reader counts its kernels'
+tensor-pipe instructions as FLOPs (`mma`: the kernels run matrix products on tensor
+cores), its matching rule and what it holds. The classifier (kernel_class), the
+figures' colour table (COLOURS), the tables' class order (CLASSES) and the docs' class
+table (docs/outputs.md, `python -m fusionlab.core.kernel_class`) are all read from the
+records. A new class is one new record.
 
-- attention:               fused attention kernels (flash, fmha, cuDNN's SDPA and its
-                           backward's helpers)
-- matmul/convolution:      GEMMs and convolutions, their epilogues included (a GEMM with a
-                           fused bias or activation): cuBLAS (nvjet, cutlass Kernel2, gemm, gemv),
-                           cuDNN (xmma fprop/dgrad/wgrad, implicit gemm), Inductor's
-                           templates (triton_tem_)
-- copies:                  layout and dtype copies, concatenation, gather/scatter, memcpy
-                           and memset: an Inductor pointwise kernel whose fused ops are only
-                           copies and views counts here
-- reduction/normalisation: reductions, norms, softmax, scans; Inductor's triton_red_ and
-                           triton_per_ kernels
-- elementwise:             pointwise kernels (ATen's elementwise kernels, Inductor's
-                           triton_poi_, the optimizer's multi_tensor_apply, dropout)
-- other:                   anything else
-
-The name is the kernel's short name; the full (demangled) name is matched too where given.
+Matching: an Inductor kernel (triton_poi_, triton_red_, triton_per_, triton_tem_) takes
+the first class whose `inductor` pattern matches its name from the start; any other
+kernel the first class whose `library` pattern (case-insensitive) is found in its short
+name, then in its full (demangled) name where given; the last record (`other`, with no
+rule) takes what no rule matches. The order of RECORDS is the order rules are tried.
 """
 from __future__ import annotations
 
 import re
+import sys
+from dataclasses import dataclass
 
 ATTENTION = "attention"
 MATMUL = "matmul/convolution"
@@ -29,41 +26,76 @@ COPIES = "copies"
 REDUCTION = "reduction/normalisation"
 ELEMENTWISE = "elementwise"
 OTHER = "other"
-CLASSES = (ATTENTION, MATMUL, COPIES, REDUCTION, ELEMENTWISE, OTHER)
-MMA_CLASSES = (ATTENTION, MATMUL)   # the classes whose kernels run matrix products on tensor cores
 
-_LIBRARY = (
-    (ATTENTION, re.compile(r"flash|fmha|sdpa|attention|_attn|dot_do_o|convert_dq", re.I)),
-    (MATMUL, re.compile(r"gemm|gemv|cutlass|xmma|nvjet|cublas|wgmma|s16816|s1688|fprop|dgrad|wgrad|"
-                        r"conv(?!ert)|^Kernel2?$", re.I)),
-    (COPIES, re.compile(r"copy|memcpy|memset|nchwToNhwc|nhwcToNchw|CatArray|transpose|AddPadding|"
-                        r"gather|scatter|index_|indexing|embedding", re.I)),
-    (REDUCTION, re.compile(r"norm|reduce|softmax|welford|scan|GammaBeta|_sum_|argmax|topk|sort", re.I)),
-    (ELEMENTWISE, re.compile(r"elementwise|multi_tensor_apply|dropout|activation|relu|gelu|silu|"
-                             r"distribution|fill|pool", re.I)),
+
+@dataclass(frozen=True)
+class KernelClass:
+    name: str
+    colour: str               # its colour in every figure (kernel_classes, timeline)
+    mma: bool                 # its kernels run matrix products: tensor instructions count as FLOPs
+    library: str              # searched (case-insensitive) in a library kernel's short, then full name; "": none
+    inductor: str             # matched from the start of an Inductor kernel's name; "": none
+    description: str          # what it holds (docs/outputs.md)
+
+
+RECORDS = (
+    KernelClass(ATTENTION, "#8172B3", mma=True,
+                library=r"flash|fmha|sdpa|attention|_attn|dot_do_o|convert_dq", inductor="",
+                description="fused attention kernels (flash, fmha, cuDNN's SDPA and its backward's helpers)"),
+    KernelClass(MATMUL, "#4C72B0", mma=True,
+                library=r"gemm|gemv|cutlass|xmma|nvjet|cublas|wgmma|s16816|s1688|fprop|dgrad|wgrad|"
+                        r"conv(?!ert)|^Kernel2?$",
+                inductor=r"triton_tem_",
+                description="GEMMs and convolutions, their epilogues included (a GEMM with a fused bias or "
+                            "activation): cuBLAS (nvjet, cutlass Kernel2, gemm, gemv), cuDNN (xmma fprop, dgrad, "
+                            "wgrad, implicit gemm), Inductor's templates (triton_tem_)"),
+    KernelClass(COPIES, "#C44E52", mma=False,
+                library=r"copy|memcpy|memset|nchwToNhwc|nhwcToNchw|CatArray|transpose|AddPadding|"
+                        r"gather|scatter|index_|indexing|embedding",
+                # an Inductor pointwise kernel whose fused ops only move data
+                inductor=r"triton_poi_fused_((?:_to_copy|to_copy|clone|cat|view|_unsafe_view|transpose|permute|"
+                         r"copy_|copy|expand|slice|select|unsqueeze|squeeze|t|constant_pad_nd)_?)+_?\d*$",
+                description="layout and dtype copies, concatenation, gather and scatter, memcpy and memset; an "
+                            "Inductor pointwise kernel whose fused ops are only copies and views"),
+    KernelClass(REDUCTION, "#55A868", mma=False,
+                library=r"norm|reduce|softmax|welford|scan|GammaBeta|_sum_|argmax|topk|sort",
+                inductor=r"triton_(red|per)_",
+                description="reductions, norms, softmax, scans; Inductor's triton_red_ and triton_per_ kernels"),
+    KernelClass(ELEMENTWISE, "#DD8452", mma=False,
+                library=r"elementwise|multi_tensor_apply|dropout|activation|relu|gelu|silu|distribution|fill|pool",
+                inductor=r"triton_poi_",
+                description="pointwise kernels (ATen's elementwise kernels, Inductor's triton_poi_, the "
+                            "optimizer's multi_tensor_apply, dropout)"),
+    KernelClass(OTHER, "#9C9C9C", mma=False, library="", inductor="",
+                description="anything no rule above matches"),
 )
+CLASSES = tuple(c.name for c in RECORDS)                  # in the order rules are tried
+MMA_CLASSES = tuple(c.name for c in RECORDS if c.mma)     # tensor instructions count as FLOPs
+COLOURS = {c.name: c.colour for c in RECORDS}
+
 _INDUCTOR = re.compile(r"^triton_(poi|red|per|tem)_")
-# the ops of an Inductor pointwise kernel that only moves data
-_COPY_ONLY = re.compile(r"^triton_poi_fused_((?:_to_copy|to_copy|clone|cat|view|_unsafe_view|transpose|permute|"
-                        r"copy_|copy|expand|slice|select|unsqueeze|squeeze|t|constant_pad_nd)_?)+_?\d*$")
+# per record: (name, library rule, Inductor rule), each compiled (None where it has none)
+_RULES = [(c.name, re.compile(c.library, re.I) if c.library else None,
+           re.compile(f"^(?:{c.inductor})") if c.inductor else None) for c in RECORDS]
 
 
 def kernel_class(name: str, full_name: str = "") -> str:
-    """The class (one of CLASSES) of a kernel by its short name and full name."""
+    """The class (one of CLASSES) of a kernel by its short name and full name (module doc)."""
     name = str(name)
-    m = _INDUCTOR.match(name)
-    if m:
-        kind = m.group(1)
-        if kind == "tem":
-            return MATMUL
-        if kind in ("red", "per"):
-            return REDUCTION
-        return COPIES if _COPY_ONLY.match(name) else ELEMENTWISE
+    inductor = _INDUCTOR.match(name) is not None
     for text in (name, str(full_name or "")):
-        for cls, pat in _LIBRARY:
-            if pat.search(text):
+        for cls, library, kernel in _RULES:
+            rule = kernel if inductor else library
+            if rule and rule.search(text):
                 return cls
-    return OTHER
+    return CLASSES[-1]
+
+
+def docs_table() -> str:
+    """The table docs/outputs.md holds between its kernel-classes markers."""
+    rows = ["| class | colour | tensor instructions count as FLOPs | what it holds |", "|---|---|---|---|"]
+    rows += [f"| `{c.name}` | `{c.colour}` | {'yes' if c.mma else 'no'} | {c.description} |" for c in RECORDS]
+    return "\n".join(rows)
 
 
 _PRECISION = (
@@ -83,3 +115,7 @@ def precision(name: str, full_name: str = "") -> str:
             if pat.search(text):
                 return label
     return ""
+
+
+if __name__ == "__main__":   # the docs table, to paste between docs/outputs.md's markers
+    sys.stdout.write(docs_table() + "\n")

@@ -18,11 +18,11 @@ import sqlite3
 
 import pandas as pd
 
-from fusionlab.analysis.readers import nsys_sqlite as N
+from fusionlab.analysis.readers import nsys_schema as NS
 from fusionlab.analysis.readers.trace import ReportError
 
 COLUMNS = ["kind", "name", "start", "end", "device", "stream", "launch_start", "tid"]
-TABLES = {"kernel": N.KERNEL_TABLE, "memcpy": "CUPTI_ACTIVITY_KIND_MEMCPY", "memset": "CUPTI_ACTIVITY_KIND_MEMSET"}
+TABLES = {"kernel": NS.KERNEL_TABLE, "memcpy": "CUPTI_ACTIVITY_KIND_MEMCPY", "memset": "CUPTI_ACTIVITY_KIND_MEMSET"}
 
 
 def frame(rows, columns=COLUMNS) -> pd.DataFrame:
@@ -34,27 +34,27 @@ def frame(rows, columns=COLUMNS) -> pd.DataFrame:
 
 def nsys(path: str) -> pd.DataFrame:
     """COLUMNS of every GPU activity of an nsys SQLite export (module doc)."""
-    con = N.open_report(path)
+    con = NS.open_report(path)
     try:
-        tables = N._tables(con)
+        tables = NS.table_names(con)
         runtime = None
-        if N.RUNTIME_TABLE in tables:
-            cols = N._columns(con, N.RUNTIME_TABLE)
-            corr = N._pick(cols, "correlationId", "correlation")
+        if NS.RUNTIME_TABLE in tables:
+            cols = NS.column_names(con, NS.RUNTIME_TABLE)
+            corr = NS.pick(cols, "correlationId", "correlation")
             if corr:
                 con.execute("CREATE TEMP TABLE fl_call (corr INTEGER PRIMARY KEY, ls INTEGER, tid INTEGER)")
                 con.execute(f"INSERT OR IGNORE INTO temp.fl_call SELECT {corr}, start, coalesce(globalTid, -1) "
-                            f"FROM {N.RUNTIME_TABLE} WHERE {corr} IS NOT NULL ORDER BY rowid")
+                            f"FROM {NS.RUNTIME_TABLE} WHERE {corr} IS NOT NULL ORDER BY rowid")
                 runtime = True
         parts = []
         for kind, table in TABLES.items():
             if table not in tables:
                 continue
-            cols = N._columns(con, table)
-            corr = N._pick(cols, "correlationId", "correlation")
+            cols = NS.column_names(con, table)
+            corr = NS.pick(cols, "correlationId", "correlation")
             name = "NULL"
             if kind == "kernel":
-                name = N._pick(cols, "shortName", "demangledName", "name") or "NULL"
+                name = NS.pick(cols, "shortName", "demangledName", "name") or "NULL"
             dev = "deviceId" if "deviceId" in cols else "0"
             stream = "streamId" if "streamId" in cols else "0"
             join = f"LEFT JOIN temp.fl_call c ON c.corr = t.{corr}" if (runtime and corr) else ""
@@ -64,7 +64,7 @@ def nsys(path: str) -> pd.DataFrame:
                                f"SELECT t.start, t.end, NULL, {dev}, {stream}, {sel} FROM {table} t {join}").fetchall()
             df = pd.DataFrame(rows, columns=["start", "end", "name", "device", "stream", "launch_start", "tid"])
             if kind == "kernel" and pd.api.types.is_integer_dtype(df["name"]) and len(df):
-                strings = N._strings(con)
+                strings = NS.string_ids(con)
                 df["name"] = df["name"].map(strings).fillna("")
             else:
                 df["name"] = df["name"].fillna(kind)

@@ -4,8 +4,8 @@ columns the pass needs in start order), the memory copies and memsets once in st
 The runtime and kernel tables in file order are decoded from the file's pages
 (sqlite_pages: numpy over the b-tree, no SQLite step per row) where the file allows
 (FUSIONLAB_SQLITE_READER=adbc: never), through ADBC's SQLite driver (nsys_arrow) from the
-first row it does not decode, with the rows and batches the driver gives; everything else
-through the driver.
+first row it does not decode, with the rows and batches the driver gives
+(readers.nsys_columns); everything else through the driver.
 
 - usable(report): the export can be read this way (nsys_sqlite.Report with the columnar
   reader, kernel names stored as string ids).
@@ -36,20 +36,19 @@ device * 2**32 + stream).
 """
 from __future__ import annotations
 
-import os
 import sqlite3
 
 import numpy as np
 
 from fusionlab.analysis.readers import nsys_arrow, sqlite_pages
+from fusionlab.analysis.readers import nsys_columns as C
+from fusionlab.analysis.readers import nsys_schema as NS
+from fusionlab.analysis.readers.trace import ReportError
 from fusionlab.analysis.readers import nsys_sqlite as N
 
 MISSING = nsys_arrow.MISSING
-BAD_ID = nsys_arrow.BAD_ID
 OTHER = -2             # Calls' packed column: a call that is not a launch, without an id (id c: OTHER - 1 - c)
-CHUNK = 1 << 16
-DENSE = 4               # _Index: ids spread at most this thinly are looked up in a table,
-TABLE = 1 << 22         # as are ids of a span at most this (a table of 16 MB at most)
+CHUNK = C.CHUNK         # rows per batch of the pass
 HELD = 1 << 20          # held_kernels: at most this many kernels held in memory (56 MB)
 MEMOPS = (("CUPTI_ACTIVITY_KIND_MEMCPY", 1), ("CUPTI_ACTIVITY_KIND_MEMSET", 2))
 KERNEL_NAME = ("shortName", "demangledName", "name")    # readers.gpu_ops' kernel name
@@ -60,201 +59,31 @@ def usable(report) -> bool:
             and report._runtime is not None and report._kernel["ids"])
 
 
-def _rowid_span(report, table: str) -> int:
-    """At least the table's number of rows: max(rowid) - min(rowid) + 1 (two index
-    look-ups, where count(*) reads the whole table)."""
-    lo, hi = _one(report, f"SELECT (SELECT min(rowid) FROM {table}), (SELECT max(rowid) FROM {table})")[0]
-    return 0 if lo is None else int(hi) - int(lo) + 1
-
-
-def _most_rows(report) -> int:
-    """More rows than the file can hold (a row takes at least 4 bytes of a page): a bound on
-    an allocation sized by rowids, which a damaged file may state at any size."""
-    return os.path.getsize(report.source) // 4 + 1
-
-
-def _ids_within(packed: np.ndarray, table: str, column: str) -> None:
-    """ReportError where a correlation id column (kernel_times', or Calls' packed one) holds
-    an id outside CUPTI's unsigned 32-bit range (nsys_arrow.id_sql: BAD_ID), which the
-    packing's MISSING and OTHER would take for another."""
-    if len(packed) and (int(packed.min()) < -(1 << 33) or int(packed.max()) >= 1 << 32):
-        raise N.ReportError(f"{table}.{column} holds an id outside 0..4294967295 (CUPTI's unsigned 32-bit "
-                            f"correlation ids; the reader reserves the others)")
-
-
-TIME_RANGE = (0, 1 << 62)     # nanoseconds a start or end may hold (2**62 ns: 146 years)
-
-
-def times_within(cols: list[np.ndarray], table: str, names=("start", "end")) -> None:
-    """ReportError naming the table and column where a time column holds a value outside
-    TIME_RANGE (its differences and sums would overflow int64, or mean nothing)."""
-    for c, name in zip(cols, names):
-        if len(c) and (int(c.min()) < TIME_RANGE[0] or int(c.max()) >= TIME_RANGE[1]):
-            bad = int(c.min()) if int(c.min()) < TIME_RANGE[0] else int(c.max())
-            raise N.ReportError(f"{table}.{name} holds {'NULL or ' if bad == -1 else ''}{bad}, outside 0..2**62 ns")
-
-
-def _ids(col: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-    """sqlite_pages' correlation ids as id_sql gives them: MISSING for NULL, BAD_ID outside
-    0..2**32-1."""
-    v, null = col
-    return np.where(null, MISSING, np.where((v >= 0) & (v <= 0xFFFFFFFF), v, BAD_ID))
-
-
-def _one(report, sql: str):
-    con = N.open_report(report.source)
-    try:
-        return con.execute(sql).fetchall()
-    except sqlite3.DatabaseError as e:
-        raise N._unreadable(report.source, e) from None
-    finally:
-        con.close()
-
-
-def _pages_usable() -> bool:
-    """The tables may be read from the file's pages (FUSIONLAB_SQLITE_READER=adbc: through ADBC)."""
-    return os.environ.get("FUSIONLAB_SQLITE_READER", "").lower() != "adbc"
-
-
-def _rechunk(batches, chunk: int | None):
-    """Column batches cut into batches of `chunk` rows (the last fewer); None: as they come."""
-    if chunk is None:
-        yield from batches
-        return
-    parts, rows = [], 0
-    for b in batches:
-        parts.append(b)
-        rows += len(b[0])
-        if rows < chunk:
-            continue
-        cols = [np.concatenate(c) for c in zip(*parts)] if len(parts) > 1 else b
-        k = rows // chunk * chunk
-        for i in range(0, k, chunk):
-            yield [c[i:i + chunk] for c in cols]
-        parts, rows = ([[c[k:] for c in cols]], rows - k) if rows > k else ([], 0)
-    if rows:
-        yield [np.concatenate(c) for c in zip(*parts)] if len(parts) > 1 else parts[0]
-
-
-def _table(report, table: str, names: list[str], convert, query: str, chunk: int | None, post=None):
-    """The rows of `query` (the table in rowid order, its text ending in ORDER BY rowid;
-    {where} before it) as column batches (_rechunk): read from the file's pages
-    (sqlite_pages; convert makes the named columns, name -> (values, NULL mask), into the
-    query's columns) where the file allows, through ADBC (its batches through post, where
-    given) from the first row the pages did not give (OFFSET: SQLite walks the b-tree as
-    the pages were walked, and answers or refuses where they stopped). An error of either
-    is a ReportError naming the file."""
-    def rows():
-        done = 0
-        try:
-            if _pages_usable():
-                for cols, _ in sqlite_pages.columns(report.source, table, names):
-                    out = convert(dict(zip(names, cols)))
-                    done += len(out[0])
-                    yield out
-                return
-        except sqlite_pages.Unsupported:
-            pass
-        q = query.format(where="") + (f" LIMIT -1 OFFSET {done}" if done else "")
-        for b in nsys_arrow.column_batches(report.source, q, CHUNK):
-            yield post(b) if post is not None else b
-    try:
-        yield from _rechunk(rows(), chunk)
-    except N.ReportError:
-        raise
-    except Exception as e:          # SQLite's or the driver's refusal, a value out of range
-        raise N.ReportError(f"{report.source}: unreadable nsys export ({table}: "
-                            f"{(str(e).splitlines() or [type(e).__name__])[0]})") from None
-
-
-def _coalesce(col: tuple[np.ndarray, np.ndarray], value: int) -> np.ndarray:
-    """sqlite_pages' (values, NULL mask) with value for NULL."""
-    v, null = col
-    return np.where(null, value, v) if null.any() else v
-
-
-def _sort_columns(cols: list[np.ndarray]) -> list[np.ndarray]:
-    """The columns ordered by the first (stable), one column copied at a time."""
-    key = cols[0]
-    if len(key) < 2 or (key[1:] >= key[:-1]).all():
-        return cols
-    o = np.argsort(key, kind="stable")
-    return [c[o] for c in cols]
-
-
-def _first(cols: list[np.ndarray]) -> list[np.ndarray]:
-    """Rows of id-sorted columns that are the first of their id."""
-    key = cols[0]
-    if len(key) < 2:
-        return cols
-    first = np.empty(len(key), bool)
-    first[0] = True
-    np.not_equal(key[1:], key[:-1], out=first[1:])
-    return cols if first.all() else [c[first] for c in cols]
-
-
-def _search(ids: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """np.searchsorted(ids, x) clipped to the last index, searched within the ids between
-    x's least and greatest (a chunk's ids are close together)."""
-    if not len(x):
-        return np.zeros(0, np.int64)
-    a, b = np.searchsorted(ids, [x.min(), x.max()])
-    b = min(int(b) + 1, len(ids))
-    return np.minimum(int(a) + np.searchsorted(ids[a:b], x), len(ids) - 1)
-
-
-class _Index:
-    """Positions of sorted distinct ids: a table indexed by id where the ids are dense
-    (their span at most DENSE times their number, or at most TABLE), else a binary search
-    (_search)."""
-
-    def __init__(self, ids: np.ndarray):
-        self.ids = ids
-        self.table = None
-        span = int(ids[-1]) - int(ids[0]) if len(ids) else 0
-        if len(ids) and int(ids[0]) >= 0 and (span < DENSE * len(ids) or span < TABLE):
-            self.lo = int(ids[0])
-            self.table = np.full(int(ids[-1]) - self.lo + 1, -1, np.int32 if len(ids) < 1 << 31 else np.int64)
-            self.table[ids - self.lo] = np.arange(len(ids))
-
-    def find(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(hit, position) of each x among the ids; a position where there is no hit is any
-        position."""
-        if self.table is None:
-            i = _search(self.ids, x)
-            return self.ids[i] == x, i
-        k = x - self.lo
-        inside = (k >= 0) & (k < len(self.table))
-        i = self.table[np.where(inside, k, 0)]
-        hit = inside & (i >= 0)
-        return hit, np.where(hit, i, 0)
-
-
 class Calls:
     """The runtime table of an nsys export (module doc)."""
 
     def __init__(self, report):
         r = report._runtime
-        n = min(_rowid_span(report, N.RUNTIME_TABLE), _most_rows(report))
+        n = min(C.rowid_span(report, NS.RUNTIME_TABLE), C.most_rows(report))
         lc = [np.empty(n, np.int64) for _ in range(4)]     # corr, start, end, tid of the launch calls
         other = [[], []]                                           # corr, start of the other calls with an id
         i = 0
         corr_sql = nsys_arrow.id_sql(r["corr"])
         q = (f"SELECT CASE WHEN {r['launch']} THEN {corr_sql} "
              f"ELSE {OTHER} - 1 - {corr_sql} END, coalesce(start, -1), coalesce(end, -1), coalesce(globalTid, 0) "
-             f"FROM {N.RUNTIME_TABLE} {{where}} ORDER BY rowid")
+             f"FROM {NS.RUNTIME_TABLE} {{where}} ORDER BY rowid")
         names = [r["corr"], "start", "end", "globalTid", r["name"]]
 
         def convert(c):
             if r.get("launch_ids") is None:
                 raise sqlite_pages.Unsupported("launch calls named by text")
-            corr = _ids(c[r["corr"]])
+            corr = C.correlation_ids(c[r["corr"]])
             launch = np.isin(c[r["name"]][0], r["launch_ids"]) & ~c[r["name"]][1]
-            return [np.where(launch, corr, OTHER - 1 - corr), _coalesce(c["start"], -1), _coalesce(c["end"], -1),
+            return [np.where(launch, corr, OTHER - 1 - corr), C.coalesce(c["start"], -1), C.coalesce(c["end"], -1),
                     c["globalTid"][0]]
-        for b in _table(report, N.RUNTIME_TABLE, names, convert, q, None):
-            _ids_within(b[0], N.RUNTIME_TABLE, r["corr"])
-            times_within(b[1:3], N.RUNTIME_TABLE)
+        for b in C.read_table(report, NS.RUNTIME_TABLE, names, convert, q, None):
+            C.ids_within(b[0], NS.RUNTIME_TABLE, r["corr"])
+            C.times_within(b[1:3], NS.RUNTIME_TABLE)
             is_launch = b[0] >= MISSING
             k = int(is_launch.sum())
             if i + k > len(lc[0]):          # more rows than the rowids span (the table grew while read)
@@ -273,23 +102,23 @@ class Calls:
         self.loose = np.column_stack([c[missing] for c in lc[1:]]) if missing.any() else np.empty((0, 3), np.int64)
         if missing.any():
             lc = [c[~missing] for c in lc]
-        self.join = _first(_sort_columns(lc))
+        self.join = C.first_of_id(C.sort_columns(lc))
         oc = np.concatenate(other[0]) if other[0] else np.empty(0, np.int64)
         os_ = np.concatenate(other[1]) if other[1] else np.empty(0, np.int64)
-        oc, os_ = _first(_sort_columns([oc, os_]))
+        oc, os_ = C.first_of_id(C.sort_columns([oc, os_]))
         ids = self.join[0]
         both = oc[ids[np.minimum(np.searchsorted(ids, oc), len(ids) - 1)] == oc] if len(ids) else oc[:0]
         if len(both):      # an id with a launch call and another call: the first of either, in file order
             first = {}
             for m in range(0, len(both), 500):
                 part = ",".join(str(int(x)) for x in both[m:m + 500])
-                for c, s in _one(report, f"SELECT {r['corr']}, start FROM {N.RUNTIME_TABLE} "
+                for c, s in C.fetch_all(report, f"SELECT {r['corr']}, start FROM {NS.RUNTIME_TABLE} "
                                          f"WHERE {r['corr']} IN ({part}) ORDER BY rowid"):
                     first.setdefault(c, s)
             at = np.searchsorted(oc, both)
             os_[at] = [first[int(c)] for c in both]
         self.other = (oc, os_)
-        self._ids, self._other_ids = _Index(self.join[0]), _Index(oc)
+        self._ids, self._other_ids = C.Index(self.join[0]), C.Index(oc)
 
     def launches(self, chunk: int = CHUNK * 4):
         """Every launch (one per correlation id, and those without one) as columns start,
@@ -325,12 +154,13 @@ class Calls:
 
 def kernel_times(report):
     k = report._kernel
-    q = (f"SELECT coalesce(start, -1), coalesce(end, -1), {nsys_arrow.id_sql(k['corr'])} FROM {N.KERNEL_TABLE} "
+    q = (f"SELECT coalesce(start, -1), coalesce(end, -1), {nsys_arrow.id_sql(k['corr'])} FROM {NS.KERNEL_TABLE} "
          f"{{where}} ORDER BY rowid")
-    for b in _table(report, N.KERNEL_TABLE, ["start", "end", k["corr"]],
-                    lambda c: [_coalesce(c["start"], -1), _coalesce(c["end"], -1), _ids(c[k["corr"]])], q, CHUNK):
-        _ids_within(b[2], N.KERNEL_TABLE, k["corr"])
-        times_within(b[:2], N.KERNEL_TABLE)
+    def convert(c):
+        return [C.coalesce(c["start"], -1), C.coalesce(c["end"], -1), C.correlation_ids(c[k["corr"]])]
+    for b in C.read_table(report, NS.KERNEL_TABLE, ["start", "end", k["corr"]], convert, q, CHUNK):
+        C.ids_within(b[2], NS.KERNEL_TABLE, k["corr"])
+        C.times_within(b[:2], NS.KERNEL_TABLE)
         yield b
 
 
@@ -347,13 +177,13 @@ def sorted_after(last: tuple | None, s: np.ndarray, e: np.ndarray) -> tuple[bool
 
 
 def _kernel_columns(report) -> dict:
-    con = N.open_report(report.source)
+    con = NS.open_report(report.source)
     try:
-        cols = N._columns(con, N.KERNEL_TABLE)
-        top = con.execute("SELECT min(id), max(id) FROM StringIds").fetchone() if "StringIds" in N._tables(con) \
+        cols = NS.column_names(con, NS.KERNEL_TABLE)
+        top = con.execute("SELECT min(id), max(id) FROM StringIds").fetchone() if "StringIds" in NS.table_names(con) \
             else (None, None)
     except sqlite3.DatabaseError as e:
-        raise N._unreadable(report.source, e) from None
+        raise NS.unreadable(report.source, e) from None
     finally:
         con.close()
     return {"cols": cols, "packed": top[0] is not None and top[0] >= 0 and top[1] < (1 << 31)}
@@ -361,7 +191,7 @@ def _kernel_columns(report) -> dict:
 
 def kernel_name_column(report) -> str | None:
     """readers.gpu_ops' kernel name column (where it is the short name the pass reads)."""
-    return N._pick(_kernel_columns(report)["cols"], *KERNEL_NAME)
+    return NS.pick(_kernel_columns(report)["cols"], *KERNEL_NAME)
 
 
 def kernel_rows(report, in_order: bool = False, chunk: int | None = CHUNK):
@@ -372,11 +202,11 @@ def kernel_rows(report, in_order: bool = False, chunk: int | None = CHUNK):
     stream = "coalesce(k.streamId, 0)" if "streamId" in cols else "0"
     names = f"(k.{k['name']} << 31) | k.{k['full']}" if info["packed"] else f"k.{k['name']}, k.{k['full']}"
     q = (f"SELECT coalesce(k.start, -1), coalesce(k.end, -1), {nsys_arrow.id_sql('k.' + k['corr'])}, {names}, {dev} * 4294967296 + {stream} "
-         f"FROM {N.KERNEL_TABLE} k {{where}} ORDER BY " + ("k.rowid" if in_order else "k.start, k.end, k.rowid"))
+         f"FROM {NS.KERNEL_TABLE} k {{where}} ORDER BY " + ("k.rowid" if in_order else "k.start, k.end, k.rowid"))
     read = ["start", "end", k["corr"], k["name"], k["full"]] + [c for c in ("deviceId", "streamId") if c in cols]
 
     def convert(c):     # the columns the query's give unpacked (below), where they are the same
-        out = [_coalesce(c["start"], -1), _coalesce(c["end"], -1), _ids(c[k["corr"]])]
+        out = [C.coalesce(c["start"], -1), C.coalesce(c["end"], -1), C.correlation_ids(c[k["corr"]])]
         (name, nn), (full, fn) = c[k["name"]], c[k["full"]]
         if info["packed"]:
             null = nn | fn
@@ -396,18 +226,18 @@ def kernel_rows(report, in_order: bool = False, chunk: int | None = CHUNK):
         p = b[-1]
         return b[:-1] + [p >> 32, p & 0xFFFFFFFF]
     if in_order:
-        batches = _table(report, N.KERNEL_TABLE, read, convert, q, chunk, unpack)
+        batches = C.read_table(report, NS.KERNEL_TABLE, read, convert, q, chunk, unpack)
     else:
         batches = (unpack(b) for b in nsys_arrow.column_batches(report.source, q.format(where=""), chunk))
     try:
         for b in batches:
-            _ids_within(b[2], N.KERNEL_TABLE, k["corr"])
-            times_within(b[:2], N.KERNEL_TABLE)
+            C.ids_within(b[2], NS.KERNEL_TABLE, k["corr"])
+            C.times_within(b[:2], NS.KERNEL_TABLE)
             yield b
-    except N.ReportError:
+    except ReportError:
         raise
     except Exception as e:
-        raise N._unreadable(report.source, e) from None
+        raise NS.unreadable(report.source, e) from None
 
 
 def _within(x: np.ndarray, lo: int, hi: int) -> None:
@@ -418,8 +248,8 @@ def _within(x: np.ndarray, lo: int, hi: int) -> None:
 
 
 def kernel_count(report) -> int:
-    """At least the number of kernels (_rowid_span)."""
-    return _rowid_span(report, N.KERNEL_TABLE)
+    """At least the number of kernels (C.rowid_span)."""
+    return C.rowid_span(report, NS.KERNEL_TABLE)
 
 
 def held_kernels(report, n: int) -> list[np.ndarray]:
@@ -436,15 +266,15 @@ def held_kernels(report, n: int) -> list[np.ndarray]:
 
 
 def memops(report, chunk: int = CHUNK):
-    con = N.open_report(report.source)
+    con = NS.open_report(report.source)
     try:
-        tables = N._tables(con)
+        tables = NS.table_names(con)
         parts = []
         for table, kind in MEMOPS:
             if table not in tables:
                 continue
-            cols = N._columns(con, table)
-            corr = N._pick(cols, "correlationId", "correlation")
+            cols = NS.column_names(con, table)
+            corr = NS.pick(cols, "correlationId", "correlation")
             parts.append(f"SELECT start, end, {'deviceId' if 'deviceId' in cols else '0'} AS d, "
                          f"{'streamId' if 'streamId' in cols else '0'} AS st, "
                          f"{f'coalesce({corr}, {MISSING})' if corr else MISSING} AS c, {kind} AS kind, rowid AS r "

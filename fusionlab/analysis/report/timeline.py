@@ -14,7 +14,6 @@ import numpy as np
 from matplotlib.patches import Patch
 
 from fusionlab.analysis.report import style
-from fusionlab.analysis.report.figures.kernel_classes import COLOURS
 from fusionlab.core import kernel_class
 
 ROW = 3.6               # the height of one run's rows (GPU, CPU calls, NVTX ranges)
@@ -36,7 +35,8 @@ def draw(runs: list[tuple[str, dict]], title: str = "One measured iteration"):
         s, e = (k["start"].to_numpy() - t0) / 1e3, (k["end"].to_numpy() - t0) / 1e3
         classes = [kernel_class.kernel_class(n, f or "") for n, f in zip(k["name"], k["full_name"])]
         used |= set(classes)
-        ax.broken_barh(list(zip(s, e - s)), (base, 0.8), facecolors=[COLOURS[c] for c in classes], lw=0)
+        ax.broken_barh(list(zip(s, e - s)), (base, 0.8), lw=0,
+                       facecolors=[kernel_class.COLOURS[c] for c in classes])
         for (_, r), st, du, c in zip(k.iterrows(), s, e - s, classes):
             style.record(fig, variant=label, name=r["name"], mark="kernel", quantity="start_us",
                          value=float(st), text=c)
@@ -73,7 +73,7 @@ def draw(runs: list[tuple[str, dict]], title: str = "One measured iteration"):
     ax.set_xlim(0, end * 1.02)
     ax.set_ylim(-0.3, ROW * len(runs))
     ax.set_xlabel("time since the iteration's NVTX range began (us)")
-    handles = [Patch(color=COLOURS[c], label=c) for c in kernel_class.CLASSES if c in used]
+    handles = [Patch(color=kernel_class.COLOURS[c], label=c) for c in kernel_class.CLASSES if c in used]
     handles.append(Patch(facecolor="none", edgecolor="0.6", hatch="////", label="GPU idle"))
     ax.legend(handles=handles, loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=len(handles), frameon=False,
               fontsize=6.5)

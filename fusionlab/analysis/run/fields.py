@@ -79,7 +79,7 @@ def verdict(kernels: int, busy: float, host_wait: float, other_work: float, wind
 def finish(m: dict, device: str, iters: int, dur: int, a: dict) -> dict:
     """The metrics of analysis.run.metrics' module doc from a range's aggregates `a`
     (integer ns unless named otherwise): kernels, kernel_ns, launches, launch_ns, busy_ns,
-    first_start, last_end, kernel_durations (a stream.Hist of the kernels' ns: the
+    first_start, last_end, kernel_durations (a hist.Hist of the kernels' ns: the
     kernel_stats records' input), launch_path (launch_api_us, queue_us,
     launch_delay_us, short_kernel_share; {} without kernels), idle (host_wait, kernel_wait,
     other, summed over the instances), other_work_ns (busy_at: the time the GPU ran other

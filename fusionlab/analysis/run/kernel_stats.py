@@ -1,49 +1,20 @@
 """The statistics of a range's kernel durations, one record each: name, unit, definition,
-how it is computed from the range's durations (an exact histogram, stream.Hist: sorted
-distinct ns values and their counts) and its oracle (the same statistic by numpy over the
+how it is computed from the range's durations (an exact histogram, hist.Hist: sorted
+distinct ns values and their counts, with its order statistics median and percentile) and its oracle (the same statistic by numpy over the
 plain durations, which tests/test_metric_records.py selects by SQL from a real export).
 The streamed pass, the pandas oracle, tables.METRICS, the table in docs/metrics.md and the
 oracle test all read STATS: a new statistic is one record here (and the docs table
 regenerated: `python -m fusionlab.analysis.run.kernel_stats`).
-
-Also the histogram's order statistics (median, percentile) the streamed pass uses.
 """
 from __future__ import annotations
 
-import math
 import sys
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
-
-def median(h, scale: float | None = None) -> float | None:
-    """np.median over the histogram's values (as float); with scale, the median pandas gives
-    of the values / scale (the middle two scaled before they are averaged)."""
-    n = h.n
-    if n == 0:
-        return None
-    if n % 2:
-        (x,) = h.at([n // 2])
-        return x / scale if scale else float(x)
-    a, b = h.at([n // 2 - 1, n // 2])
-    return (a / scale + b / scale) / 2 if scale else (float(a) + float(b)) / 2
-
-
-def percentile(h, q: float) -> float | None:
-    """np.percentile(values, q) (method linear: index (n - 1) q / 100, numpy's _lerp)."""
-    n = h.n
-    if n == 0:
-        return None
-    virtual = (n - 1) * (q / 100)
-    if virtual >= n - 1:
-        return float(h.at([n - 1])[0])
-    prev = math.floor(virtual)
-    t = virtual - prev
-    a, b = h.at([prev, prev + 1])
-    d = b - a
-    return float(b) - d * (1 - t) if t >= 0.5 else float(a) + d * t
+from fusionlab.analysis.run.hist import median, percentile
 
 
 @dataclass(frozen=True)

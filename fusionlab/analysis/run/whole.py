@@ -28,7 +28,7 @@ import numpy as np
 from fusionlab.analysis.readers.trace import Chunks, RangeTable, Trace
 from fusionlab.analysis.run import busy_at
 from fusionlab.analysis.run import fields as F
-from fusionlab.analysis.run import stream
+from fusionlab.analysis.run import kernel_table, stream
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -81,7 +81,7 @@ def with_activity(report):
 def top_kernels(table, n: int = TOP) -> list[dict]:
     """The n kernels with the most GPU time: name, calls, total_ms, share (of the table's
     summed time), median_us. table: metrics.kernel_table's frame, or its rows as records
-    (stream.KernelTable.ranked) in the frame's order."""
+    (kernel_table.KernelTable.ranked) in the frame's order."""
     if table is None or len(table) == 0:
         return []
     if not isinstance(table, list):
@@ -94,7 +94,7 @@ def top_kernels(table, n: int = TOP) -> list[dict]:
             fulls.setdefault(r["name"], set()).add(r["full_name"])
     names = [r["full_name"] if not _null(r["name"]) and len(fulls.get(r["name"], ())) > 1 else r["name"]
              for r in table]
-    top = stream.descending(totals, "stable")[:n].tolist()
+    top = kernel_table.descending(totals, "stable")[:n].tolist()
     return [{"name": names[i], "calls": int(table[i]["calls"]), "total_ms": float(table[i]["total_us"]) / 1e3,
              "share": float(table[i]["total_us"]) / total if total else None,
              "median_us": float(table[i]["median_us"])} for i in top]

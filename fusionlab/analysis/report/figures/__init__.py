@@ -5,8 +5,8 @@ function that draws it, taking (tables, model) and returning a matplotlib figure
 report.plots imports it), scope (`model`: one file per swept model; `sweep`: one for
 all), report category, what it needs to have something to draw (`needs`: a name in NEEDS,
 judged from the sweep's plan), its caption's template (report.captions fills it with this
-sweep's numbers) and what it shows (the README's figure table, generated from the records:
-`python -m fusionlab.analysis.report.figures`). A new figure is one new module here.
+sweep's numbers) and what it shows (the figure table of docs/outputs.md, generated from the
+records: `python -m fusionlab.analysis.report.figures`). A new figure is one new module here.
 
 scopes(name, sweep) is the figure's files in one sweep: only the models (or the sweep)
 where it has something to draw, judged from the sweep's plan (which models, variants and
@@ -27,7 +27,7 @@ class Figure:
     draws: str                 # module:function in fusionlab.analysis.report.figures
     needs: Callable            # (model plan or None, sweep plan) -> bool: something to draw
     caption: str               # template, filled by report.captions
-    shows: str                 # one line for the README and docs/outputs.md
+    shows: str                 # one line for docs/outputs.md's figure table
 
     def __iter__(self):        # (scope, category), as the workflow's rules unpack it
         return iter((self.scope, self.category))
@@ -118,7 +118,10 @@ def scopes(name: str, sweep: dict) -> list[str]:
     return [SWEEP] if f.needs(None, sweep) else []
 
 
-def readme_table() -> str:
-    """The README's figure table: every figure and what it shows."""
-    rows = ["| figure | shows |", "|---|---|"] + [f"| `{f.name}` | {f.shows} |" for f in REGISTRY]
+def docs_table() -> str:
+    """The figure table docs/outputs.md holds between its `figures` markers: every figure,
+    when it is drawn (per model or once for the sweep) and what it shows."""
+    drawn = {"model": "per model", "sweep": "per sweep"}
+    rows = ["| figure | drawn | shows |", "|---|---|---|"]
+    rows += [f"| `{f.name}` | {drawn.get(f.scope, f.scope)} | {f.shows} |" for f in REGISTRY]
     return "\n".join(rows)

@@ -1,5 +1,5 @@
-"""The README's figure table, from the figure records: paste it between the README's
+"""The figure table of docs/outputs.md, from the figure records: paste it between its
 `figures` markers (`python -m fusionlab.analysis.report.figures`)."""
-from fusionlab.analysis.report.figures import readme_table
+from fusionlab.analysis.report.figures import docs_table
 
-print(readme_table())
+print(docs_table())

@@ -1,5 +1,5 @@
-"""Kernel time by class: where each configuration's kernel time goes (matmul/convolution,
-attention, elementwise, reduction/normalisation, copies, other), eager beside each variant."""
+"""Kernel time by class: where each configuration's kernel time goes, split by kernel class
+(core.kernel_class.RECORDS, each in its colour), eager beside each variant."""
 from __future__ import annotations
 
 import numpy as np
@@ -26,10 +26,6 @@ FIGURES = [
     },
 ]
 
-COLOURS = {kernel_class.MATMUL: "#4C72B0", kernel_class.ATTENTION: "#8172B3", kernel_class.ELEMENTWISE: "#DD8452",
-           kernel_class.REDUCTION: "#55A868", kernel_class.COPIES: "#C44E52", kernel_class.OTHER: "#9C9C9C"}
-
-
 def kernel_classes(t, model):
     """One horizontal bar per configuration and variant (eager first), split into the
     kernel classes' time per iteration; each bar's total written at its end."""
@@ -53,7 +49,7 @@ def kernel_classes(t, model):
     firsts = k.drop_duplicates(["variant", *keys]).set_index(["variant", *keys])
     for cls in classes:
         ms = wide[cls].to_numpy() / 1e3 * scale
-        ax.barh(y, ms, left=left, color=COLOURS[cls], label=cls, height=0.7)
+        ax.barh(y, ms, left=left, color=kernel_class.COLOURS[cls], label=cls, height=0.7)
         left += ms
         for (*cfg, v), val in zip(wide.index, wide[cls]):
             row = {**firsts.loc[(v, *cfg)].to_dict(), **dict(zip(keys, cfg))}
