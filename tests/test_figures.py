@@ -18,7 +18,7 @@ from fusionlab.analysis.report import figures, plots, style
 from fusionlab.analysis.run import run_metrics
 from fusionlab.analysis.sweep import build as sweep_build
 from fusionlab.analysis.sweep import suite as sweep_suite
-from fusionlab.analysis.sweep import decompose, headline, overfusion, scaling, shares, stats, tables
+from fusionlab.analysis.sweep import decompose, gap_ledger, headline, overfusion, scaling, shares, stats, tables
 
 FIXTURES = ("mlp_eager", "mlp_compile", "pointwise_heavy_eager", "pointwise_heavy_compile")
 PEAKS = {"copy_bandwidth_Bps": 4.0e12, "matmul_flops": 5.0e13, "device": "cuda"}
@@ -31,6 +31,7 @@ BUILDERS = {sweep_build: ("build",),
             overfusion: ("kernel_resources", "fused", "bandwidth"),
             stats: ("median_ci", "ratio_ci", "crossover", "spans"),
             headline: ("table", "crossings"),
+            gap_ledger: ("build", "rows_of"),
             shares: ("split", "per_run", "inputs")}
 
 
@@ -64,6 +65,8 @@ def written(report, tmp_path):
     headline.table(pd.read_csv(out["runs"]), pd.read_csv(out["speedups"]), PEAKS).to_csv(out["headline"], index=False)
     out["suite"] = str(build / "suite.csv")         # the suite rule
     sweep_suite.suite(pd.read_csv(out["headline"])).to_csv(out["suite"], index=False)
+    out["gap_ledger"] = str(build / "gap_ledger.csv")   # the gap_ledger rule
+    gap_ledger.write(metric_files, out["headline"], out["kernels"], out["gap_ledger"])
     res = tmp_path / "results"
     (res / "tables").mkdir(parents=True)
     (res / "device").mkdir()
@@ -104,7 +107,7 @@ def test_every_figure_from_the_written_tables_alone(written, tmp_path, monkeypat
     t = plots.load_tables(tab / "runs.csv", tab / "speedups.csv", tab / "crossover.csv",
                           written / "device" / "peaks.json", tab / "scaling.csv", tab / "kernel_resources.csv",
                           tab / "speedup_breakdown.csv", tab / "headline.csv", tab / "kernels.csv",
-                          tab / "suite.csv")
+                          tab / "suite.csv", tab / "gap_ledger.csv")
     assert {os.path.dirname(p) for p in read} == {str(tab)}
     assert t["peaks"] == PEAKS
     # the figures draw data, not their empty states

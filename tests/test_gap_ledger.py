@@ -1,9 +1,14 @@
-"""The gap ledger (analysis.sweep.gap_ledger) on the H100 real-network tables and on a
-dynamo record made by hand: the terms add up to the gap, each term is its record's number
-computed by hand, the sentence names the top term, the audit (report.audit_gap) passes
-the written ledger and finds an edited one; the runner's dynamo record
-(runner.dynamo_record) from snapshots written by hand; and, in the slow tier, Dynamo's
-own counters for the known-cause cases of examples/slow_compile on the CPU."""
+"""The gap ledger (analysis.sweep.gap_ledger, gap_host) on the H100 real-network tables, on
+BERT and GPT-2 recorded on one H100 with their dynamo records (tests/data/gap_ledger_h100)
+and on a dynamo record made by hand: the terms add up to the gap, the host terms count
+only the exposed host time, each term is its record's number computed by hand, the
+sentence names the top term and what pulls against it, the audits (report.audit_gap,
+audit_figures on the waterfall) pass the written ledger and find an edited one; the
+runner's dynamo record (runner.dynamo_record) from snapshots written by hand; and, in the
+slow tier, Dynamo's own counters for the known-cause cases of examples/slow_compile on
+the CPU."""
+import gzip
+import json
 import math
 import os
 import sys
@@ -11,13 +16,14 @@ import sys
 import pandas as pd
 import pytest
 
-from fusionlab.analysis.report import audit_gap
+from fusionlab.analysis.report import audit_figures, audit_gap
 from fusionlab.analysis.report.audit import Audit
-from fusionlab.analysis.sweep import gap_ledger
+from fusionlab.analysis.sweep import gap_host, gap_ledger, tables
 from fusionlab.runner import dynamo_record
 from conftest import ROOT
 
 DATA = f"{ROOT}/tests/data/real_models_h100"
+GATE = f"{ROOT}/tests/data/gap_ledger_h100"
 CASES = f"{ROOT}/examples/slow_compile"
 
 
@@ -58,7 +64,8 @@ def test_ranks_and_sentence_name_the_top_term(recorded):
     assert ranked["term"].iloc[0] == "fused" and (ranked["ms"] < 0).all()
     term, ms, text = gap_ledger.top_cause(led, g[g["term"] == "total"].iloc[0].to_dict())
     assert (term, ms) == ("fused", ranked["ms"].iloc[0])
-    assert text.startswith("2.23x, -4.43 ms per iteration: generated kernels vs the eager kernels they replaced")
+    assert text.startswith("2.23x, -4.43 ms per iteration (interval -4.7 ms to -4.16 ms): generated kernels vs the "
+                           "eager kernels they replaced")
     assert "-2.8 ms" in text and text.endswith("residual +185 us.")
 
 
@@ -76,7 +83,7 @@ DYN = {"total": {"graph_breaks": 1, "graph_break_sites": [{"function": "forward"
 
 def test_host_terms_from_a_dynamo_record_by_hand():
     v, e = {"launches_per_iter": 10}, {"launches_per_iter": 8, "host_per_launch_us": 5.0}
-    t = gap_ledger.host_terms(v, e, DYN, reduce_overhead=False)
+    t = gap_host.host_terms(v, e, DYN, reduce_overhead=False)   # no exposed host time measured: counted whole
     assert t["launches"][0] == pytest.approx(2 * 5.0 / 1e3)
     # each graph's wrapper: (100 us in the graphs - 10 launches x 5 us) / 2 graphs = 25 us
     assert t["wrapper"][0] == pytest.approx(25.0 / 1e3)
@@ -85,20 +92,43 @@ def test_host_terms_from_a_dynamo_record_by_hand():
     assert "graph_break.py:24" in t["graph_breaks"][1] and "Tensor.item()" in t["graph_breaks"][1]
     assert t["recompiles"][0] == pytest.approx((40.0 + 7.0) / 1e3)
     assert "recompile limit hit 1x" in t["recompiles"][1] and "self.step == 2" in t["recompiles"][1]
+    assert "exposure not measured" in t["wrapper"][1]
+
+
+def test_host_terms_count_only_the_exposed_host_time():
+    """The host costs of DYN: launches 10 x 5 = 50 us, wrapper (100 - 50) / 2 = 25, guards 2,
+    graph breaks 3 + 25 = 28, recompiles 40 + 7 = 47: 152 us. Eager exposed 40 us."""
+    e = {"launches_per_iter": 8, "host_per_launch_us": 5.0, "host_ms": 0.040}
+    # host-bound: 200 us exposed, more than the costs; each counts whole, 48 us left to the residual
+    t = gap_host.host_terms({"launches_per_iter": 10, "host_ms": 0.200}, e, DYN, reduce_overhead=False)
+    assert t["wrapper"][0] == pytest.approx(0.025) and t["launches"][0] == pytest.approx(0.010)
+    assert sum(ms for ms, _ in t.values()) == pytest.approx(0.152 - 0.040)
+    assert "100% exposed" in t["wrapper"][1]
+    # 76 us exposed: half of each cost; the host terms add up to the exposed time less eager's
+    t = gap_host.host_terms({"launches_per_iter": 10, "host_ms": 0.076}, e, DYN, reduce_overhead=False)
+    assert t["wrapper"][0] == pytest.approx(0.0125) and t["guards"][0] == pytest.approx(0.001)
+    assert t["graph_breaks"][0] == pytest.approx(0.014) and t["recompiles"][0] == pytest.approx(0.0235)
+    assert t["launches"][0] == pytest.approx(0.025 - 0.040)
+    assert sum(ms for ms, _ in t.values()) == pytest.approx(0.076 - 0.040)
+    assert "50% exposed" in t["wrapper"][1] and "host costs 152 us, its exposed host time 76 us" in t["launches"][1]
+    # GPU-bound: nothing exposed, every cost hidden behind kernels; eager's exposed time is saved
+    t = gap_host.host_terms({"launches_per_iter": 10, "host_ms": 0.0}, e, DYN, reduce_overhead=False)
+    assert {n: ms for n, (ms, _) in t.items()} == {"launches": -0.040, "guards": 0.0, "wrapper": 0.0,
+                                                   "graph_breaks": 0.0, "recompiles": 0.0}
 
 
 def test_a_skipped_cuda_graph_names_the_launch_term():
     dyn = {**DYN, "total": {**DYN["total"], "cudagraph_skips": 1},
            "cudagraph_skip_reasons": ["skipping cudagraphs due to mutated inputs (1 instances)"]}
-    t = gap_ledger.host_terms({"launches_per_iter": 30}, {"launches_per_iter": 30, "host_per_launch_us": 5.0},
+    t = gap_host.host_terms({"launches_per_iter": 30}, {"launches_per_iter": 30, "host_per_launch_us": 5.0},
                               dyn, reduce_overhead=True)
     assert "launches" not in t and "wrapper" not in t and "mutated inputs" in t["cudagraph_skipped"][1]
     # no launch more than eager's, and 30 launches at 5 us are more than the graphs' 100 us: no wrapper
     assert t["cudagraph_skipped"][0] == 0.0
-    t = gap_ledger.host_terms({"launches_per_iter": 12}, {"launches_per_iter": 30, "host_per_launch_us": 5.0},
+    t = gap_host.host_terms({"launches_per_iter": 12}, {"launches_per_iter": 30, "host_per_launch_us": 5.0},
                               dyn, reduce_overhead=True)
     assert t["cudagraph_skipped"][0] == pytest.approx((-18 * 5.0 + (100 - 12 * 5.0) / 2) / 1e3)
-    assert "cudagraph_skipped" not in gap_ledger.host_terms({}, {}, dyn, reduce_overhead=False)
+    assert "cudagraph_skipped" not in gap_host.host_terms({}, {}, dyn, reduce_overhead=False)
 
 
 def test_audit_passes_the_written_ledger_and_finds_an_edit(recorded, tmp_path):
@@ -174,8 +204,122 @@ def test_waterfall_draws_the_ledger(recorded):
     g = led[led["model"] == "gpt2"]
     assert len(marks) == ((g["ms"].fillna(0) != 0) | (g["term"] == "residual")).sum()   # zero terms not drawn
     a = Audit()
-    audit_gap.check_waterfall(a, marks, led, "gap_waterfall/gpt2")
-    assert a.violations == [] and a.checks == len(marks)
+    audit_figures.check_marks(a, marks, {"gap_ledger": tables.with_size(led)}, None, "gap_waterfall/gpt2")
+    labelled = marks["text"].notna().sum()
+    assert a.violations == [] and a.checks == len(marks) + labelled and labelled >= len(marks) - 2
+    edited = led.copy()
+    edited.loc[(edited["model"] == "gpt2") & (edited["term"] == "fused"), "ms"] += 0.1
+    b = Audit()
+    audit_figures.check_marks(b, marks, {"gap_ledger": tables.with_size(edited)}, None, "gap_waterfall/gpt2")
+    assert len(b.violations) == 2 and all("gap_ledger.ms" in x for x in b.violations)   # inference and train
+
+
+@pytest.fixture(scope="module")
+def gate():
+    """BERT-base (batch 16, seq 512) and GPT-2 (batch 8, seq 512), bf16 inference on one H100:
+    eager, compile and compile_reduce_overhead, 2 processes each."""
+    h = pd.read_csv(f"{GATE}/headline.csv")
+    k = pd.read_csv(f"{GATE}/kernels.csv.gz")
+    with gzip.open(f"{GATE}/dynamo.json.gz", "rt") as f:
+        runs = json.load(f)
+    recs: dict = {}
+    for r in sorted(runs, key=lambda r: r["metrics"]["repeat"]):
+        key = tuple(str(r["metrics"][c]) for c in gap_ledger.KEYS)
+        recs.setdefault(key, []).append(r["dynamo"])
+    dyn = {key: gap_host.merged(rs) for key, rs in recs.items()}
+    led = gap_ledger.build(h, k, dyn)
+    return h, runs, dyn, {(m, v): g.set_index("term") for (m, v), g in led.groupby(["model", "variant"])}, led
+
+
+def test_hidden_host_time_is_not_part_of_the_gap(gate):
+    """BERT compile is GPU-bound (no exposed host time): the compiled wrapper's 4.25 ms of
+    host time (the median of its two processes' 2705 and 5793 us) hides behind kernels and
+    counts 0; eager's 74.7 us of exposed host time is saved; the top term is the library
+    kernels: cuDNN's flash attention and a small cuBLAS GEMM gone, an FP32 FFMA GEMM new."""
+    h, _, _, led, _ = gate
+    b = led[("bert", "compile")]
+    assert b.loc["wrapper", "ms"] == 0.0 and b.loc["guards", "ms"] == 0.0
+    assert b.loc["wrapper", "detail"] == ("4249 us in 1 compiled graph call(s) per iteration (median of 2 "
+                                          "processes); 0% exposed")
+    assert b.loc["launches", "ms"] == pytest.approx(-0.074725575, abs=1e-9)
+    # medians over the two processes, us: sm80 FFMA GEMM, cuDNN SDPA, nvjet 64x8 GEMM
+    lib = (4711.20525 + 4702.5788) / 2 - (439.1065 + 441.35805) / 2 - (4.4096 + 4.6208) / 2
+    assert b.loc["library", "ms"] == pytest.approx(lib / 1e3, abs=1e-9) and b.loc["library", "rank"] == 1
+    assert b.loc["host_speed", "ms"] == pytest.approx(-(6.6786559533 - 4.12984375), abs=1e-9)
+    assert b.loc["total", "ms"] == pytest.approx(10.2901427375 - 6.6786559533, abs=1e-9)
+    assert abs(b.loc["residual", "ms"]) < 1e-9
+    assert b.loc["total", "sentence"] == (
+        "0.65x, +3.61 ms per iteration (interval -7.2 ms to +8.06 ms): library kernels displaced and their "
+        "replacements (gone: cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_ 440 us; "
+        "nvjet_sm90_tst_64x8_64x16_4x2_h_bz_bias_TNT 4.52 us; new: "
+        "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize64x64x8_stage3 4.71 ms), +4.26 ms; generated kernels vs "
+        "the eager kernels they replaced +1.84 ms; GPU idle gaps +112 us; against it: host speed between "
+        "processes -2.55 ms; residual 0 us.")
+
+
+def test_host_terms_share_the_exposed_host_time(gate):
+    """GPT-2 compile: 354 us exposed of its 1965 us of host costs (guards 29.4 us and the graph
+    call's 1935 us, medians of two processes), so each counts 18.0% of itself; with eager's
+    1622 us of exposed host time taken off the launch path they add up to the headline's
+    exposed host time against eager's."""
+    h, _, _, led, _ = gate
+    g = led[("gpt2", "compile")]
+    guards, graph, launches = (29.37225 + 29.52275) / 2, (1951.253 + 1918.9155) / 2, 103 * 7.408216895
+    share = 353.959925 / (guards + graph)
+    assert g.loc["guards", "ms"] == pytest.approx(share * guards / 1e3, rel=1e-6)
+    assert g.loc["wrapper", "ms"] == pytest.approx(share * (graph - launches) / 1e3, rel=1e-6)
+    assert g.loc["launches", "ms"] == pytest.approx(share * launches / 1e3 - 1.6223995, rel=1e-6)
+    for (model, variant), t in led.items():
+        v = h[(h["model"] == model) & (h["variant"] == variant)].iloc[0]
+        e = h[(h["model"] == model) & (h["variant"] == "eager")].iloc[0]
+        host = t[t["side"] == "host"]["ms"].sum()
+        assert host == pytest.approx(v["host_ms"] - e["host_ms"], abs=1e-12), (model, variant)
+        assert t.loc["residual", "detail"].startswith("the variant's exposed host time no host term covers 0 us")
+
+
+def test_pytorchs_own_kernels_are_eager_not_library(gate):
+    """Kernels fusion.classify leaves as `other` whose demangled name is PyTorch's (at::native):
+    GPT-2 eager's pow (vectorized_elementwise_kernel) is among the eager kernels compile
+    fused away, not a library kernel; a CUDA graph's input copy (multi_tensor_apply_kernel)
+    is a kernel added."""
+    _, _, _, led, _ = gate
+    g = led[("gpt2", "compile")]
+    assert g.loc["library", "detail"] == ("gone: Kernel2 3.36 ms; new: nvjet_sm90_tst_160x256_64x4_2x1_v_bz_coopA_TNN "
+                                          "446 us")
+    assert g.loc["library", "ms"] == pytest.approx(((445.60265 + 446.7501) - (3364.71985 + 3359.69845)) / 2e3)
+    assert g.loc["fused", "detail"] == "14 generated kernels 530 us against 9 eager kernels 2.13 ms"
+    ro = led[("bert", "compile_reduce_overhead")]
+    assert ro.loc["added", "detail"] == "multi_tensor_apply_kernel 3.86 us"
+    assert ro.loc["added", "ms"] == pytest.approx((3.848 + 3.8752) / 2e3)
+    assert gap_ledger.role("nvjet_sm90_tst_160x256_64x4_2x1_v_bz_coopA_TNN", "other", "nvjet_sm90_tst") == "library"
+
+
+def test_dynamo_records_merge_the_processes(gate, tmp_path):
+    """dynamo_records reads each run's timing.json beside its metrics.json and gives a
+    configuration the median of its processes' timed costs, the first's counts."""
+    _, runs, dyn, _, _ = gate
+    files = []
+    for i, r in enumerate(runs):
+        d = tmp_path / str(i)
+        d.mkdir()
+        (d / "metrics.json").write_text(json.dumps(r["metrics"]))
+        (d / "timing.json").write_text(json.dumps({"dynamo": r["dynamo"]}))
+        files.append(str(d / "metrics.json"))
+    got = gap_host.dynamo_records(files)
+    assert got == dyn and len(got) == 4
+    b = got[("bert", "16", "seq512", "inference", "bfloat16", "nsys", "cuda", "compile")]
+    assert b["repeats"] == 2 and b["guards"]["graph_host_us_per_iter"] == pytest.approx((2705.305 + 5792.667) / 2)
+    assert b["guards"]["frames"][0]["lookup_us"] == pytest.approx((27.61995 + 57.261775) / 2)
+    assert b["total"]["recompiles"] == 0
+
+
+def test_audit_passes_the_gate_ledger(gate, tmp_path):
+    h, _, _, _, led = gate
+    os.makedirs(tmp_path / "tables")
+    led.to_csv(tmp_path / "tables" / "gap_ledger.csv", index=False)
+    a = Audit()
+    audit_gap.check(a, str(tmp_path), h)
+    assert a.violations == [] and a.checks == 4 * 6
 
 
 @pytest.mark.slow

@@ -88,6 +88,7 @@ for _fig, (_scope, _category) in report_figures.FIGURES.items():
             kernel_resources=KERNEL_RESOURCES,
             peaks=PEAKS_INPUT,
             suite=SUITE["suite"],
+            **({"gap_ledger": GAP_LEDGER} if _fig == "gap_waterfall" else {}),
         output:
             **{
                 f"{s}_png": report(

@@ -5,11 +5,11 @@
 - the gap is the headline's: wall_ms - eager_wall_ms of the same configuration;
 - the ranks are of the gap's sign, by size, and the residual is never ranked;
 - the sentence is the one sweep.gap_ledger.sentence writes from the rows (it quotes the
-  record: every number in it is a row's, as written);
-- each bar of the gap_waterfall figure draws the ledger row it names."""
+  record: every number in it is a row's, as written).
+The gap_waterfall figure's bars (quantity gap_ledger.ms, one row by its keys and term) are
+audit_figures'."""
 from __future__ import annotations
 
-import glob
 import os
 
 import pandas as pd
@@ -62,22 +62,6 @@ def check_ledger(a, ledger: pd.DataFrame, h: pd.DataFrame | None) -> None:
                 f"the sentence {str(t['sentence'])[:80]!r} is not the one its rows give")
 
 
-def check_waterfall(a, marks: pd.DataFrame, ledger: pd.DataFrame, where: str) -> None:
-    """Each gap_waterfall bar (quantity gap_ledger.<term>) against its ledger row."""
-    keys = [k for k in gap_ledger.KEYS if k in ledger]
-    rows = {_key(r, keys) + (r["term"],): r for r in tables.with_size(ledger).to_dict("records")}
-    for m in marks.to_dict("records"):
-        q = m.get("quantity")
-        if not (isinstance(q, str) and q.startswith("gap_ledger.")):
-            continue
-        r = rows.get(_key(m, keys) + (q.split(".", 1)[1],))
-        label = f"{where} {m.get('mark')} {' '.join(_key(m, keys))} {q}"
-        if r is None:
-            a.check(False, label, "no such row in tables/gap_ledger.csv")
-            continue
-        a.check(_close(m["value"], r["ms"]), label, f"draws {m['value']:.6g}, the ledger has {r['ms']:.6g}")
-
-
 def check(a, results: str, h: pd.DataFrame | None = None) -> None:
     """Every check of the module doc on a results folder (nothing where it has no gap ledger)."""
     path = os.path.join(results, "tables", "gap_ledger.csv")
@@ -90,9 +74,3 @@ def check(a, results: str, h: pd.DataFrame | None = None) -> None:
     if ledger.empty:
         return
     check_ledger(a, ledger, h)
-    for data in sorted(glob.glob(os.path.join(results, "figures", "gap_waterfall", "*.data.csv"))):
-        try:
-            marks = pd.read_csv(data)
-        except pd.errors.EmptyDataError:
-            continue
-        check_waterfall(a, marks, ledger, os.path.relpath(data, results))

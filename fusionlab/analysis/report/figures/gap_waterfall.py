@@ -9,12 +9,13 @@ import math
 import numpy as np
 
 from fusionlab.analysis.report import style
+from fusionlab.analysis.report.text import fmt_time
 from fusionlab.analysis.sweep import gap_ledger, tables
 
-# this module's figure record, in the form figures.FIGURES reads (registered where
-# plots.load_tables gives t["gap_ledger"], the figure rule has tables/gap_ledger.csv as
-# an input, and the README's and docs/outputs.md's figure tables name it)
-FIGURE_RECORDS = [
+# this module's figures (read as data by the package: no import, no matplotlib); `needs`
+# names when the figure has something to draw (figures.NEEDS); the drawing function is
+# the figure's name; its table: plots.load_tables' t["gap_ledger"], an input of its rule
+FIGURES = [
     {
         'name': 'gap_waterfall',
         'scope': 'model',
@@ -27,13 +28,18 @@ FIGURE_RECORDS = [
     },
 ]
 
-TITLE = "Where the gap to eager comes from (variant - eager per iteration)"
+TITLE = "Where the gap to eager comes from"
 SIDE_COLOUR = {"host": "#ff7f0e", "gpu": "#1f77b4", "pairing": "#8c8c8c", "residual": "#d9d9d9", "total": "#000000"}
 MAX_PANELS = 12
 
 
-def _value(us: float) -> str:
-    return f"{us / 1e3:+.3g} ms" if abs(us) >= 1e3 else f"{us:+.3g} us"
+def _label(ms) -> dict:
+    """A bar's label as a mark's text and fmt: its ledger row's ms as audit_figures.FORMATS
+    writes it, signed; none under a thousandth of a microsecond (a sum's rounding: drawn 0)."""
+    if not ms == ms or abs(ms) < 5e-7:
+        return {}
+    text = fmt_time(float(ms))
+    return {"text": text if text.startswith("-") else "+" + text, "fmt": "ms"}
 
 
 def _config_label(r: dict) -> str:
@@ -86,10 +92,11 @@ def _panel(fig, ax, g) -> None:
         height = float(r["ms"]) * scale if r["ms"] == r["ms"] else 0.0
         ax.bar(x, height, bottom=start, color=SIDE_COLOUR.get(r["side"], "#999999"),
                hatch="//" if r["term"] == "residual" else None, edgecolor="#555555", linewidth=0.4)
-        ax.text(x, start + height, _value(height / scale * 1e3), ha="center",
-                va="bottom" if height >= 0 else "top", fontsize=6.5)
-        style.record(fig, mark="bar", **style.keys_of(r, r["variant"]), quantity=f"gap_ledger.{r['term']}",
-                     value=float(r["ms"]) if r["ms"] == r["ms"] else np.nan)
+        label = _label(r["ms"])
+        ax.text(x, start + height, label.get("text", "0"), ha="center", va="bottom" if height >= 0 else "top",
+                fontsize=6.5)
+        style.record(fig, mark="bar", **style.keys_of(r, r["variant"]), term=r["term"], quantity="gap_ledger.ms",
+                     value=float(r["ms"]) if r["ms"] == r["ms"] else np.nan, **label)
         labels.append(r["label"] if len(r["label"]) < 22 else r["term"].replace("_", " "))
         start += height
         x += 1
@@ -99,14 +106,16 @@ def _panel(fig, ax, g) -> None:
     if lo == lo and hi == hi and lo is not None and hi is not None:
         err = [[max(gap_h - lo * scale, 0)], [max(hi * scale - gap_h, 0)]]
     ax.bar(x, gap_h, color=SIDE_COLOUR["total"], yerr=err, ecolor="#d62728", capsize=3)
-    ax.text(x, gap_h, _value(gap_h / scale * 1e3), ha="center", va="bottom" if gap_h >= 0 else "top", fontsize=7,
-            fontweight="bold")
-    style.record(fig, mark="bar", **style.keys_of(total, total["variant"]), quantity="gap_ledger.total",
-                 value=float(total["ms"]))
+    label = _label(total["ms"])
+    ax.text(x, gap_h, label.get("text", "0"), ha="center", va="bottom" if gap_h >= 0 else "top", fontsize=7,
+            fontweight="bold", zorder=5, bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.6, "alpha": 0.85})
+    style.record(fig, mark="bar", **style.keys_of(total, total["variant"]), term="total", quantity="gap_ledger.ms",
+                 value=float(total["ms"]), **label)
     labels.append("gap")
     ax.axhline(0, color="grey", lw=0.8)
     ax.set_xticks(range(len(labels)))
     ax.set_xticklabels(labels, rotation=60, ha="right", fontsize=6.5)
     ax.set_ylabel(f"{unit} per iteration (+: adds to the variant)", fontsize=7)
     ax.set_title(f"{_config_label(total)}: {total['speedup']:.2f}x", fontsize=8)
+    ax.use_sticky_edges = False     # room beyond the bars for their value labels
     ax.margins(y=0.18)
