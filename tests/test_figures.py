@@ -15,7 +15,9 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from conftest import ROOT
 
 from fusionlab.analysis.report import figures, plots, style
+from fusionlab.analysis.run import attribution as run_attribution
 from fusionlab.analysis.run import run_metrics
+from fusionlab.analysis.sweep import attribution as sweep_attribution
 from fusionlab.analysis.sweep import build as sweep_build
 from fusionlab.analysis.sweep import suite as sweep_suite
 from fusionlab.analysis.sweep import decompose, headline, overfusion, scaling, shares, stats, tables
@@ -64,6 +66,13 @@ def written(report, tmp_path):
     headline.table(pd.read_csv(out["runs"]), pd.read_csv(out["speedups"]), PEAKS).to_csv(out["headline"], index=False)
     out["suite"] = str(build / "suite.csv")         # the suite rule
     sweep_suite.suite(pd.read_csv(out["headline"])).to_csv(out["suite"], index=False)
+    for name, m in zip(FIXTURES, metric_files):      # the attribution rules (no op record, no provenance kept)
+        (build / name).mkdir()
+        shutil.copy(m, build / name / "metrics.json")
+        run_attribution.main(os.path.join(ROOT, "tests", "data", "nsys2025_h200", name, "run.json"),
+                             report(f"nsys2025_h200/{name}"), str(build / name / "attribution.csv"))
+    out["attribution"] = str(build / "attribution.csv")
+    sweep_attribution.write([str(build / name / "metrics.json") for name in FIXTURES], out["attribution"])
     res = tmp_path / "results"
     (res / "tables").mkdir(parents=True)
     (res / "device").mkdir()
@@ -104,7 +113,7 @@ def test_every_figure_from_the_written_tables_alone(written, tmp_path, monkeypat
     t = plots.load_tables(tab / "runs.csv", tab / "speedups.csv", tab / "crossover.csv",
                           written / "device" / "peaks.json", tab / "scaling.csv", tab / "kernel_resources.csv",
                           tab / "speedup_breakdown.csv", tab / "headline.csv", tab / "kernels.csv",
-                          tab / "suite.csv")
+                          tab / "suite.csv", tab / "attribution.csv")
     assert {os.path.dirname(p) for p in read} == {str(tab)}
     assert t["peaks"] == PEAKS
     # the figures draw data, not their empty states
