@@ -154,7 +154,8 @@ def _movers_md(results: str, model: str) -> list[str]:
     cols = ["variant", "batch", "size", "mode", "dtype", "module", "eager_us", "variant_us", "delta_us",
             "variant_attributed"]
     return ["## Where in the model the time changed", "tables/attribution.csv: per variant the module paths "
-            "(layer indices as *) whose kernel time per iteration changed most against eager's, one repeat each "
+            "(layer indices as *) whose own kernel time per iteration (their submodules' apart) changed most "
+            "against eager's, one repeat each "
             "(the one with most time attributed; variant_attributed: its share attributed to a module path).", "",
             md_table(mv[cols].round({"eager_us": 1, "variant_us": 1, "delta_us": 1, "variant_attributed": 3})), ""]
 

@@ -8,9 +8,9 @@ run's ID columns and its folder below runs/ (`run`); and what a model's page say
 - chosen(): per configuration and variant, the rows of one repeat: the one with the most of
   its kernel time attributed to a module path (the first of those; a compiled run whose
   graphs all came from Inductor's cache has no node meta and none attributed).
-- movers(): per configuration and variant, the module paths whose time per iteration the
-  variant changed most against eager of the same configuration (chosen() repeats), each
-  path as it is or with its layer indices folded (`encoder.layer.*.attention.self`: the
+- movers(): per configuration and variant, the module paths whose own time per iteration
+  (its rows, its submodules' apart) the variant changed most against eager of the same
+  configuration (chosen() repeats), each path as it is or with its layer indices folded (`encoder.layer.*.attention.self`: the
   sum over a stack of identical blocks).
 - movers_sentence(): those as words, for a model page's opening sentence."""
 from __future__ import annotations

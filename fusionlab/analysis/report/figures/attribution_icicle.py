@@ -198,7 +198,7 @@ def attribution_icicle(t: dict, model: str):
         e = te.get(p)
         cv.append(GREY if (not e or p in OTHER) else cmap(norm(float(np.log2(max(w, 1e-9) / e)))))
     rows = max(max((b[1] for b in be), default=0), max((b[1] for b in bv), default=0)) + 1
-    fig, axes = style.plt.subplots(2, 1, figsize=(11, 1.6 + 0.5 * 2 * rows), sharex=True, layout="constrained")
+    fig, axes = style.plt.subplots(2, 1, figsize=(11, max(3.6, 1.6 + 0.5 * 2 * rows)), sharex=True, layout="constrained")
     draw_panel(axes[0], be, ce, span, unit)
     draw_panel(axes[1], bv, cv, span, unit)
     total_e = style.noted(fig, "us", float(eager["time_us"].sum()), **_keys(eager), mark="title",
