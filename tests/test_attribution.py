@@ -169,17 +169,31 @@ def _table():
 def test_movers_rank_module_changes_against_eager():
     mv = SW.movers(_table(), n=2)
     assert list(zip(mv["module"], mv["delta_us"], mv["rank"])) == [("a.x", -6.0, 1), ("a.y", 1.0, 2)]
-    assert SW.movers_sentence(mv) == "most changed under compile: a.x (-6 us: 10 us -> 4 us), a.y (+1 us: 5 us -> 6 us)"
+    assert SW.movers_sentence(mv) == ("most changed under compile: a.x (-6 us: 10 us -> 4 us), a.y (+1 us: 5 us -> "
+                                      "6 us) (kernel time attributed to a module: eager 95%)")   # 18 of 19 us
 
 
 def test_icicle_tree_and_layout_nest_modules_in_their_parents():
     eager = _table()[lambda t: t["variant"] == "eager"]
     tree = icicle.tree(eager)
     assert tree == {"": 18.0, "a": 15.0, "a.x": 10.0, "a.y": 5.0, "b": 3.0, A.UNATTRIBUTED: 1.0}
-    boxes = {p: (d, x, w) for p, d, x, w in icicle.layout(tree)}
-    assert boxes["a.y"] == (2, 10.0, 5.0) and boxes["b"] == (1, 15.0, 3.0) and boxes[A.UNATTRIBUTED] == (0, 18.0, 1.0)
+    boxes = {p: (d, x, w, label) for p, d, x, w, label in icicle.layout(tree)}
+    assert boxes["a.y"] == (2, 10.0, 5.0, "y") and boxes["b"] == (1, 15.0, 3.0, "b")
+    assert boxes[A.UNATTRIBUTED] == (0, 18.0, 1.0, A.UNATTRIBUTED) and boxes[""][3] == "(model)"
     fig = icicle.attribution_icicle({"attribution": _table()}, "m")
-    assert len(fig.axes) == 2
+    assert len(fig.axes) == 3   # two panels and the colour bar
+
+
+def test_icicle_draws_a_module_holding_only_one_submodule_as_one_box():
+    # "" holds only w, w only w.enc (all its time) in both runs: drawn as "w.enc" in row 0
+    eager = {"": 10.0, "w": 10.0, "w.enc": 10.0, "w.enc.a": 6.0, "w.enc.b": 4.0}
+    variant = {"": 8.0, "w": 8.0, "w.enc": 8.0, "w.enc.a": 8.0}
+    merged = icicle.chains(eager, variant)
+    assert merged == {"", "w"}   # w.enc has two submodules in eager
+    boxes = [(p, row, label) for p, row, _, _, label in icicle.layout(eager, merged=merged)]
+    assert boxes == [("w.enc", 0, "w.enc"), ("w.enc.a", 1, "a"), ("w.enc.b", 1, "b")]
+    assert icicle.chains(eager, {**variant, "": 9.0}) == {"w"}   # 1 us of the variant's in the model itself
+    assert icicle.fits("attention", 0.05, 1.0) and not icicle.fits("attention", 0.04, 1.0)   # 36 pt and 35.4 pt
 
 
 def test_recorded_nsys_run_measures_the_kernel_tables_time(tmp_path):

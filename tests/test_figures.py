@@ -15,7 +15,9 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from conftest import ROOT
 
 from fusionlab.analysis.report import figures, plots, style
+from fusionlab.analysis.run import attribution as run_attribution
 from fusionlab.analysis.run import run_metrics
+from fusionlab.analysis.sweep import attribution as sweep_attribution
 from fusionlab.analysis.sweep import build as sweep_build
 from fusionlab.analysis.sweep import suite as sweep_suite
 from fusionlab.analysis.sweep import decompose, gap_ledger, headline, overfusion, scaling, shares, stats, tables
@@ -67,6 +69,13 @@ def written(report, tmp_path):
     sweep_suite.suite(pd.read_csv(out["headline"])).to_csv(out["suite"], index=False)
     out["gap_ledger"] = str(build / "gap_ledger.csv")   # the gap_ledger rule
     gap_ledger.write(metric_files, out["headline"], out["kernels"], out["gap_ledger"])
+    for name, m in zip(FIXTURES, metric_files):      # the attribution rules (no op record, no provenance kept)
+        (build / name).mkdir()
+        shutil.copy(m, build / name / "metrics.json")
+        run_attribution.main(os.path.join(ROOT, "tests", "data", "nsys2025_h200", name, "run.json"),
+                             report(f"nsys2025_h200/{name}"), str(build / name / "attribution.csv"))
+    out["attribution"] = str(build / "attribution.csv")
+    sweep_attribution.write([str(build / name / "metrics.json") for name in FIXTURES], out["attribution"])
     res = tmp_path / "results"
     (res / "tables").mkdir(parents=True)
     (res / "device").mkdir()
@@ -107,7 +116,7 @@ def test_every_figure_from_the_written_tables_alone(written, tmp_path, monkeypat
     t = plots.load_tables(tab / "runs.csv", tab / "speedups.csv", tab / "crossover.csv",
                           written / "device" / "peaks.json", tab / "scaling.csv", tab / "kernel_resources.csv",
                           tab / "speedup_breakdown.csv", tab / "headline.csv", tab / "kernels.csv",
-                          tab / "suite.csv", tab / "gap_ledger.csv")
+                          tab / "suite.csv", tab / "gap_ledger.csv", tab / "attribution.csv")
     assert {os.path.dirname(p) for p in read} == {str(tab)}
     assert t["peaks"] == PEAKS
     # the figures draw data, not their empty states

@@ -225,7 +225,8 @@ def run(spec: ExperimentSpec, rec: dict, phases: process.Phases | None = None,
 
     if device == "cuda":
         torch.cuda.reset_peak_memory_stats()
-    logs = introspect.compile_logs(torch, spec.out)   # Inductor's provenance and fusion log
+    # Inductor's provenance and fusion log; the profiled process lowers its graphs (node meta)
+    logs = introspect.compile_logs(torch, spec.out, lower=spec.profiler != "none")
     with phase(ranges.CHECK), logs or contextlib.nullcontext():
         process.injected_fault(spec)
         result = check.check_against_eager(torch, spec, device, step, fn, model, ref_model, pristine, inputs, sync)

@@ -105,22 +105,25 @@ class CompileLogs:
       "cannot fuse X with Y: reason", "found N possible fusions"), each line led by the
       graph's compile id ("[0/0] ..."; graph_<n>/compile_id names it); empty on a cache
       hit, where nothing is scheduled.
-    A run's processes share the folder: the untraced one compiles cold, the profiled ones
-    find the graphs in the cache. What a later process has not got (a cache hit's fusion
-    log, node meta and byte estimate; an AOTAutograd hit's pre-grad graph) it leaves as the
-    earlier process wrote it.
+    A run's processes share the folder. What a process has not got (a cache hit's fusion
+    log, node meta and byte estimate; an AOTAutograd hit's pre-grad graph) it leaves as an
+    earlier process wrote it. With `lower` (the profiled process, whose kernels the
+    attribution splits by the node meta) Inductor's FX graph cache and AOTAutograd's cache
+    are off while open, so that its graphs are lowered and their node meta written whatever
+    the cache holds (another run of the sweep may have filled it); the kernels' code is the
+    same as a cached graph's, and the caches Inductor's autotuning keeps stay on.
     All of it comes from torch's structured trace, logging and the graph being lowered, in
-    process: no TORCH_COMPILE_DEBUG, no cache turned off. Inductor's metric tables
+    process: no TORCH_COMPILE_DEBUG. Inductor's metric tables
     (kernel_metadata, fusion_failure_due_to_indexing_mismatch) stay off: outside Inductor's
     benchmark harness their rows hold ints, which MetricTable.add_row asserts against (torch
     2.13), failing the compile; the fusion log carries the same "cannot fuse" reasons and
     scheduler_bytes.json the byte estimate."""
 
-    def __init__(self, torch, directory: str):
+    def __init__(self, torch, directory: str, lower: bool = False):
         import logging
         from torch import _guards as guards
         from torch._inductor import config
-        self._config, self.directory = config, directory
+        self._config, self.directory, self.lower = config, directory, lower
         self._trace = logging.getLogger("torch.__trace")
         self._fusion = logging.getLogger("torch._inductor.scheduler.__fusion")
         self.graphs: list[dict] = []
@@ -179,10 +182,13 @@ class CompileLogs:
         self._fusion.propagate = False    # kept here, not printed
         self._fusion.addHandler(self._handlers[1])
         self.backward.__enter__()
+        self._caches = caches_off() if self.lower else []
         return self
 
     def __exit__(self, *exc):
         c = self._config
+        for obj, name, value in self._caches:
+            setattr(obj, name, value)
         self.backward.__exit__()
         self._trace.removeHandler(self._handlers[0])
         self._fusion.removeHandler(self._handlers[1])
@@ -221,9 +227,29 @@ class CompileLogs:
                 "fusion_log_lines": len(self.fusion_lines)}
 
 
-def compile_logs(torch, run_json: str):
+# the caches that hand a compile a graph without lowering it: (module, setting)
+GRAPH_CACHES = (("torch._inductor.config", "fx_graph_cache"), ("torch._functorch.config", "enable_autograd_cache"))
+
+
+def caches_off() -> list[tuple[object, str, object]]:
+    """Turn GRAPH_CACHES off; returns (module, setting, value before) of each one there was."""
+    import importlib
+    saved = []
+    for module, name in GRAPH_CACHES:
+        try:
+            obj = importlib.import_module(module)
+        except ImportError:
+            continue
+        if hasattr(obj, name):
+            saved.append((obj, name, getattr(obj, name)))
+            setattr(obj, name, False)
+    return saved
+
+
+def compile_logs(torch, run_json: str, lower: bool = False):
     """CompileLogs into inductor/ beside run_json where Inductor is loaded (a compiled
-    variant) and FUSIONLAB_INDUCTOR_LOGS is not 0; None otherwise."""
+    variant) and FUSIONLAB_INDUCTOR_LOGS is not 0 (lower: its graphs lowered, outside the
+    graph caches); None otherwise."""
     if "torch._inductor.config" not in sys.modules or os.environ.get("FUSIONLAB_INDUCTOR_LOGS") == "0":
         return None
-    return CompileLogs(torch, os.path.join(os.path.dirname(os.path.abspath(run_json)), LOGS_DIR))
+    return CompileLogs(torch, os.path.join(os.path.dirname(os.path.abspath(run_json)), LOGS_DIR), lower)

@@ -51,6 +51,7 @@ rule summary:
                      for s in figure_scopes(fig) for ext in ("data.csv", "rst")],
         fusion_map=FUSION_MAP,   # linked from the front page
         gap_ledger=GAP_LEDGER,   # the audit in the summary's banner checks it too
+        attribution=ATTRIBUTION,   # the model pages' module rows
         timelines=[f"{RES}/figures/timeline/{m}.png" for m in TIMELINES],   # on the model pages
         # the figures the front page and the model pages show
         figure_png=[f"{RES}/figures/{fig}/{s}.png" for fig in report_figures.FIGURES for s in figure_scopes(fig)],
@@ -89,6 +90,7 @@ for _fig, (_scope, _category) in report_figures.FIGURES.items():
             peaks=PEAKS_INPUT,
             suite=SUITE["suite"],
             **({"gap_ledger": GAP_LEDGER} if _fig == "gap_waterfall" else {}),
+            attribution=ATTRIBUTION if _fig == "attribution_icicle" else [],
         output:
             **{
                 f"{s}_png": report(

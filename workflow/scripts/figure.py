@@ -9,7 +9,8 @@ scopes = [k[:-4] for k in o.keys() if k.endswith("_png")]
 with job_log(snakemake.log[0]) as log:  # noqa: F821
     empty = render(snakemake.params.fig,  # noqa: F821
                    load_tables(i.runs, i.speedups, i.crossover, i.peaks or None, i.scaling, i.kernel_resources,
-                               i.breakdown, i.headline, i.kernels, i.suite, i.get("gap_ledger")),
+                               i.breakdown, i.headline, i.kernels, i.suite, i.get("gap_ledger"),
+                               getattr(i, "attribution", None) or None),
                    {s: (o[f"{s}_png"], o[f"{s}_svg"]) for s in scopes},
                    {s: o[f"{s}_rst"] for s in scopes}, {s: o[f"{s}_data"] for s in scopes})
     print(f"figure {snakemake.params.fig}: {', '.join(scopes)}"  # noqa: F821

@@ -32,7 +32,7 @@ from fusionlab.analysis.report import audit_match
 from fusionlab.analysis.report.text import fmt_time, iterations
 from fusionlab.analysis.sweep import tables
 
-TABLES = ("runs", "speedups", "kernels", "kernel_resources", "suite", "headline", "gap_ledger")
+TABLES = ("runs", "speedups", "kernels", "kernel_resources", "suite", "headline", "gap_ledger", "attribution")
 KEYS = ("model", "variant", "batch", "size", "mode", "dtype", "device", "repeat", "name", "full_name", "term")
 REL = audit_match.REL
 NO_DATA = "No data:"

@@ -18,6 +18,7 @@ import pandas as pd
 
 from fusionlab.analysis.report import figures, html
 from fusionlab.analysis.report.text import md_table
+from fusionlab.analysis.sweep import attribution as sweep_attribution
 from fusionlab.analysis.sweep import tables
 from fusionlab.core import kernel_class
 
@@ -29,7 +30,7 @@ TOP_KERNELS = 15
 TOP_LEDGER = 10
 # the figures of a model's page, in its order (model scope), then the sweep's it belongs with
 MODEL_FIGURES = ["headline", "idle_breakdown", "speedup_breakdown", "kernel_classes", "kernels_per_iter",
-                 "kernel_durations", "launch_overhead", "speedup_vs_batch"]
+                 "kernel_durations", "launch_overhead", "speedup_vs_batch", "gap_waterfall", "attribution_icicle"]
 SWEEP_FIGURES_ON_MODEL_PAGE = ["roofline", "compile_cost", "over_fusion"]
 
 
@@ -143,6 +144,22 @@ def _ledger_rows(df: pd.DataFrame | None, model: str, sort: str, cols: list[str]
     return d[[c for c in cols if c in d]]
 
 
+def _movers_md(results: str, model: str) -> list[str]:
+    """The module paths (layer indices folded) whose kernel time each variant changed most
+    against eager (sweep.attribution.movers), as a section of the model's page."""
+    t = sweep_attribution.read(os.path.join(results, "tables", "attribution.csv"))
+    mv = sweep_attribution.movers(t[t["model"] == model], folded=True)
+    if mv.empty:
+        return []
+    cols = ["variant", "batch", "size", "mode", "dtype", "module", "eager_us", "variant_us", "delta_us",
+            "variant_attributed"]
+    return ["## Where in the model the time changed", "tables/attribution.csv: per variant the module paths "
+            "(layer indices as *) whose own kernel time per iteration (their submodules' apart) changed most "
+            "against eager's, one repeat each "
+            "(the one with most time attributed; variant_attributed: its share attributed to a module path).", "",
+            md_table(mv[cols].round({"eager_us": 1, "variant_us": 1, "delta_us": 1, "variant_attributed": 3})), ""]
+
+
 def model_page(results: str, model: str, kernels, ledger, missed) -> str:
     """One model's page (markdown turned to HTML, figures inline; paths relative to pages/)."""
     own = drawn(results, lambda f, s: (s == model and f.name in MODEL_FIGURES)
@@ -168,6 +185,7 @@ def model_page(results: str, model: str, kernels, ledger, missed) -> str:
     if len(mis):
         md += ["## Missed fusions", "tables/missed_fusions.csv, the pairs left apart that cost the most.", "",
                md_table(mis), ""]
+    md += _movers_md(results, model)
     body = "\n".join(html._blocks("\n".join(md).splitlines()))
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html_lib.escape(model)}</title>"
             f"<style>{html.STYLE}</style></head><body>\n" + "\n".join(parts) + body + "\n</body></html>\n")

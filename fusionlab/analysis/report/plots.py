@@ -16,6 +16,7 @@ import pandas as pd
 
 from fusionlab.analysis.report import captions as report_captions
 from fusionlab.analysis.report import figures, style
+from fusionlab.analysis.sweep import attribution as sweep_attribution
 from fusionlab.analysis.sweep import decompose, gap_ledger, overfusion
 from fusionlab.analysis.sweep import headline as sweep_headline
 from fusionlab.analysis.sweep import scaling as scaling_law
@@ -42,11 +43,12 @@ def _csv(path, columns: list[str]) -> pd.DataFrame:
 
 def load_tables(runs_csv, speedups_csv, crossover_csv=None, peaks_json=None, scaling_csv=None,
                 kernel_resources_csv=None, breakdown_csv=None, headline_csv=None, kernels_csv=None,
-                suite_csv=None, gap_ledger_csv=None) -> dict:
+                suite_csv=None, gap_ledger_csv=None, attribution_csv=None) -> dict:
     """The tables a figure reads, from the files the tables and headline rules wrote: runs,
     speedups, crossover, scaling (sweep.scaling), kernel_resources (sweep.overfusion),
     breakdown (decompose.wide_from_long of tables/speedup_breakdown.csv), headline
-    (sweep.headline), kernels, suite (sweep.suite), gap_ledger (sweep.gap_ledger) and peaks
+    (sweep.headline), kernels, suite (sweep.suite), gap_ledger (sweep.gap_ledger), attribution
+    (sweep.attribution) and peaks
     (device/peaks.json, {} without it); a table whose file is not given is empty."""
     # copy(): one block per dtype (read_csv leaves a wide table in a block per column, and
     # each column a figure adds to it then warns that the frame is fragmented)
@@ -63,6 +65,7 @@ def load_tables(runs_csv, speedups_csv, crossover_csv=None, peaks_json=None, sca
     t["crossover"] = _csv(crossover_csv, CROSSOVER_COLUMNS)
     t["breakdown"] = decompose.wide_from_long(_csv(breakdown_csv, []))
     t["gap_ledger"] = _csv(gap_ledger_csv, gap_ledger.COLUMNS)
+    t["attribution"] = sweep_attribution.read(attribution_csv)
     t["peaks"] = {}
     if peaks_json and os.path.exists(peaks_json):
         with open(peaks_json) as f:

@@ -6,7 +6,9 @@ itself), a source line of the user's code (file:line) and the op that ran it.
   reads it), each kernel's time per iteration in the measured range (its launches' summed
   duration over the MEASURE range's ITERATION instances, launched by any thread of the
   process: metrics' `process` attribution, the time kernels.csv holds) and the launches of
-  the op record's iteration (core.ranges.ATTRIBUTE; an eager run's only).
+  one iteration in the order the kernels ran: the op record's iteration (core.ranges.ATTRIBUTE,
+  an eager run's), else the first ITERATION instance in the measured range (a compiled
+  run's, whose library kernels analysis.run.attribution_split places by that order).
 - eager(): each launch of the ATTRIBUTE iteration joined to the op range (core.ranges.OP_DOMAIN,
   runner.op_record) of its thread that holds its launch call (on the CPU, where an op is
   its own launch, the op ranges inside it, by overlap); the i-th op range in start order is
@@ -42,8 +44,15 @@ RULES = {
     "bytes": "modelled: a fused kernel's time split among its ops by the bytes each would move unfused "
              "(its inputs and output by the FX shapes)",
     "equal": "modelled: split equally among the kernel's ops (no shapes known)",
-    "library": "modelled: library kernels (not generated) of a class pooled, split among the graph's "
-               "library calls of that class by FLOPs (equally where none is a matmul)",
+    "sequence": "measured: a library kernel (not generated) placed at the library call of its class that ran "
+                "between the generated kernels around it, by the order the kernels ran in one measured "
+                "iteration; its time per iteration split among its launches there by their durations",
+    "library": "modelled: library kernels (not generated) that the order the kernels ran does not place, "
+               "pooled by class and split among the graphs' library calls of that class by FLOPs (equally "
+               "where none is a matmul)",
+    "inherited": "modelled: a node an Inductor pass made, with no module or source line of its own, placed "
+                 "where the other nodes of its kernel call are (by their shares of the call); its share of "
+                 "the call by the call's rule (flops, bytes or equal)",
     "no op record": "not attributed: the run kept no op record (op_record.json) or no ATTRIBUTE range",
     "not in op record": "not attributed: the kernel did not run in the op record's iteration",
     "outside op ranges": "not attributed: launched outside every op range",
@@ -55,9 +64,9 @@ OP_RECORD = "op_record.json"
 
 
 class Measured:
-    """One run's kernels: time per iteration (us) by kernel name, the attribute iteration's
-    launches (columns launch_start, launch_end, tid, duration, name) and its op ranges
-    (name, start, end, tid, in start order)."""
+    """One run's kernels: time per iteration (us) by kernel name, one iteration's launches
+    (module doc; columns launch_start, launch_end, tid, duration, name, in the order the
+    kernels started) and the op ranges inside it (name, start, end, tid, in start order)."""
 
     def __init__(self, per_iter: dict[str, float], launches: pd.DataFrame, op_ranges: pd.DataFrame, iters: int):
         self.per_iter, self.launches, self.op_ranges, self.iters = per_iter, launches, op_ranges, iters
@@ -101,7 +110,9 @@ def measured(profile) -> Measured:
     it = table.instances(R.ITERATION, R.DOMAIN)
     iters = int(_inside(it.start, m.start, m.end).sum()) or 1
     a = table.instances(R.ATTRIBUTE, R.DOMAIN)
-    window = (int(a.start[0]), int(a.end[0])) if len(a) else None
+    first = np.flatnonzero(_inside(it.start, m.start, m.end))[:1]
+    window = ((int(a.start[0]), int(a.end[0])) if len(a) else
+              (int(it.start[first[0]]), int(it.end[first[0]])) if len(first) else None)
     total: dict[int, int] = defaultdict(int)
     kept = []
     for c in report.kernel_chunks(names=True):
@@ -216,7 +227,8 @@ def attribute(run_json: str, profile: str) -> pd.DataFrame:
     if run.get("variant") == "eager":
         return eager(m, read_json(os.path.join(os.path.dirname(os.path.abspath(run_json)), OP_RECORD)))
     from fusionlab.analysis.readers import inductor_logs
-    return finish(attribution_split.compiled(m.per_iter, inductor_logs.read(debug_dir(run_json, run))), m.total_us)
+    graphs = inductor_logs.read(debug_dir(run_json, run))
+    return finish(attribution_split.compiled(m.per_iter, graphs, m.launches), m.total_us)
 
 
 def coverage(rows: pd.DataFrame) -> dict:

@@ -152,8 +152,67 @@ def _kernel_key(name: str, generated_names: set[str]) -> str | None:
     return short if short in generated_names else None
 
 
-def compiled(per_iter: dict[str, float], graphs: list[Graph]) -> list[dict]:
-    """Rows (analysis.run.attribution's, without share) of a compiled run's kernels."""
+def _segments(order: list[tuple[Graph, str, list[str]]], names: list[str], keys: set[str]):
+    """Per launch (names: one iteration's kernels in the order they ran), the generated
+    call it ran (its position in `order`, every graph's calls in order) or None, and per
+    run of library launches between two generated ones, (launch indices, the positions of
+    the library calls between those generated calls). The i-th launch of a generated
+    kernel is its i-th call (cyclically: a graph that runs again starts over)."""
+    where: dict[str, list[int]] = defaultdict(list)
+    for pos, (_, call, _) in enumerate(order):
+        if generated(call):
+            where[kernel_of(call)].append(pos)
+    seen: dict[str, int] = defaultdict(int)
+    anchor: list[int | None] = []
+    for name in names:
+        key = _kernel_key(name, keys)
+        if key is None or not where.get(key):
+            anchor.append(None)
+            continue
+        anchor.append(where[key][seen[key] % len(where[key])])
+        seen[key] += 1
+    library = [p for p, (_, call, _) in enumerate(order) if not generated(call)]
+    segments, run, prev = [], [], -1
+    for j, a in enumerate([*anchor, len(order)]):
+        if j < len(names) and a is None:
+            if not GRAPH_PREFIX.match(names[j]) and not names[j].startswith(("triton_", "cpp_")):
+                run.append(j)
+            continue
+        between = [p for p in library if prev < p < a] if a > prev else \
+            [p for p in library if p > prev or p < a]
+        if run:
+            segments.append((run, between))
+        run, prev = [], (a if j < len(names) else prev)
+    return anchor, segments
+
+
+def sequence(graphs: list[Graph], launches) -> tuple[dict[int, tuple[Graph, list[str]]], dict[int, int]]:
+    """({launch index: (graph, nodes) of the library call it ran}, {launch index: position
+    of the generated call it ran}) from one iteration's launches in the order they ran
+    (analysis.run.attribution.Measured.launches; module doc, rule `sequence`): between two
+    generated kernels, each class's library launches go one to one, in order, to the
+    library calls of that class between those kernels' calls, or all to the one such call;
+    a launch no call takes is left out."""
+    if launches is None or not len(launches):
+        return {}, {}
+    order = [(g, call, nodes) for g in graphs for call, nodes in g.calls]
+    names = [str(n) for n in launches["name"]]
+    keys = {kernel_of(c) for _, c, _ in order if generated(c)}
+    anchor, segments = _segments(order, names, keys)
+    placed: dict[int, tuple[Graph, list[str]]] = {}
+    for run, between in segments:
+        for cls in {_profile_class(names[j]) for j in run}:
+            mine = [j for j in run if _profile_class(names[j]) == cls]
+            calls = [p for p in between if _library_class(order[p][1], order[p][0], order[p][2]) == cls]
+            if len(calls) == len(mine) or len(calls) == 1:
+                for j, p in zip(mine, calls * len(mine) if len(calls) == 1 else calls):
+                    placed[j] = (order[p][0], order[p][2])
+    return placed, {j: a for j, a in enumerate(anchor) if a is not None}
+
+
+def compiled(per_iter: dict[str, float], graphs: list[Graph], launches=None) -> list[dict]:
+    """Rows (analysis.run.attribution's, without share) of a compiled run's kernels;
+    launches: one iteration's, in the order they ran (Measured.launches), or None."""
     calls: dict[str, list[tuple[Graph, list[str]]]] = defaultdict(list)
     library: dict[str, list[tuple[Graph, list[str], float]]] = defaultdict(list)
     for g in graphs:
@@ -168,29 +227,59 @@ def compiled(per_iter: dict[str, float], graphs: list[Graph]) -> list[dict]:
 
     def place(kernel: str, t: float, g: Graph, nodes: list[str], rule: str | None):
         weights, how = split(g, nodes)
+        located = {n: where(g, n) for n in weights}
+        located = {n: (m, src) for n, (m, src) in located.items() if m is not None or src}
+        known = sum(weights[n] for n in located)
         for n, w in weights.items():
-            module, source = where(g, n)
-            if module is None and not source:
+            if n in located:
+                module, source = located[n]
+                rows.append({"module": module or "", "source": source, "op": _op(g, n), "phase": g.kind,
+                             "kernel": kernel, "time_us": t * w, "rule": rule or how})
+            elif known > 0:   # made by a pass: where the call's other nodes are
+                for k, (module, source) in located.items():
+                    rows.append({"module": module or "", "source": source, "op": _op(g, n), "phase": g.kind,
+                                 "kernel": kernel, "time_us": t * w * weights[k] / known, "rule": "inherited"})
+            else:
                 rows.append({"module": "(unattributed)", "source": "", "op": _op(g, n), "phase": g.kind,
                              "kernel": kernel, "time_us": t * w,
                              "rule": "no node meta" if n not in g.meta else "no module"})
-                continue
-            rows.append({"module": module or "", "source": source, "op": _op(g, n), "phase": g.kind,
-                         "kernel": kernel, "time_us": t * w, "rule": rule or how})
 
+    order = [(g, nodes) for g in graphs for _, nodes in g.calls]
+    placed, anchors = sequence(graphs, launches)
+    names = [] if launches is None else [str(n) for n in launches["name"]]
+    durations = [] if launches is None else [float(d) for d in launches["duration"]]
+    of_name: dict[str, list[int]] = defaultdict(list)
+    for j, n in enumerate(names):
+        of_name[n].append(j)
     pools: dict[str, list[tuple[str, float]]] = defaultdict(list)
     for name, t in per_iter.items():
+        js = of_name.get(name, [])
+        total = sum(durations[j] for j in js)
+
+        def part(j):   # launch j's share of the kernel's time per iteration
+            return t * (durations[j] / total if total else 1 / len(js))
         key = _kernel_key(name, set(calls))
         if key is not None:
-            for g, nodes in calls[key]:
-                place(name, t / len(calls[key]), g, nodes, None)
+            if js and all(j in anchors for j in js) and len(js) == len(calls[key]):
+                for j in js:   # each call by its own launch's duration
+                    place(name, part(j), *order[anchors[j]], None)
+            else:
+                for g, nodes in calls[key]:
+                    place(name, t / len(calls[key]), g, nodes, None)
+            continue
+        left = t
+        for j in js:
+            if j in placed:
+                place(name, part(j), *placed[j], "sequence")
+                left -= part(j)
+        if left <= 1e-9 * max(t, 1.0):
             continue
         cls = name if name in library else _profile_class(name)
         if name.startswith(("triton_", "cpp_")) or GRAPH_PREFIX.match(name) or not library.get(cls):
             rows.append({"module": "(unattributed)", "source": "", "op": "", "phase": "", "kernel": name,
-                         "time_us": t, "rule": "no provenance"})
+                         "time_us": left, "rule": "no provenance"})
             continue
-        pools[cls].append((name, t))
+        pools[cls].append((name, left))
     for cls, kernels in pools.items():
         lib = library[cls]
         fl = [f for _, _, f in lib]

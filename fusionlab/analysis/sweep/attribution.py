@@ -5,12 +5,18 @@ run's ID columns and its folder below runs/ (`run`); and what a model's page say
 - build(): the table (TABLE_COLUMNS).
 - coverage(): per run, the shares of its kernel time attributed to a module path and to a
   source line.
-- movers(): per configuration and variant, the module paths whose time per iteration the
-  variant changed most against eager of the same configuration (first repeat of each).
+- chosen(): per configuration and variant, the rows of one repeat: the one with the most of
+  its kernel time attributed to a module path (the first of those; a compiled run whose
+  graphs all came from Inductor's cache has no node meta and none attributed).
+- movers(): per configuration and variant, the module paths whose own time per iteration
+  (its rows, its submodules' apart) the variant changed most against eager of the same
+  configuration (chosen() repeats), each path as it is or with its layer indices folded (`encoder.layer.*.attention.self`: the
+  sum over a stack of identical blocks).
 - movers_sentence(): those as words, for a model page's opening sentence."""
 from __future__ import annotations
 
 import os
+import re
 
 import pandas as pd
 
@@ -53,6 +59,15 @@ def build(metric_files) -> pd.DataFrame:
     return df.reindex(columns=TABLE_COLUMNS)
 
 
+def read(path: str | None) -> pd.DataFrame:
+    """The table written at path (module and source "" where empty); an empty one with its
+    columns where there is none."""
+    if not path or not os.path.exists(path):
+        return pd.DataFrame(columns=TABLE_COLUMNS)
+    return pd.read_csv(path, keep_default_na=False, na_values={c: [""] for c in ("time_us", "share", "batch")},
+                       low_memory=False)
+
+
 def coverage(table: pd.DataFrame) -> pd.DataFrame:
     """Per run: kernel time per iteration (us) and the shares attributed to a module path
     and to a source line (analysis.run.attribution.coverage)."""
@@ -70,21 +85,40 @@ def by_module(table: pd.DataFrame) -> pd.Series:
     return table.groupby("module", sort=False)["time_us"].sum()
 
 
-def _first_repeat(table: pd.DataFrame) -> pd.DataFrame:
+def chosen(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows of one repeat per configuration and variant (module doc)."""
     if "repeat" not in table or table.empty:
         return table
-    first = table.groupby(CONFIG + ["variant"], dropna=False)["repeat"].transform(lambda r: sorted(r.astype(str))[0])
-    return table[table["repeat"].astype(str) == first.astype(str)]
+    keep = []
+    for _, g in table.groupby(CONFIG + ["variant"], dropna=False, sort=False):
+        shares = {r: run_attribution.coverage(x)["module"] for r, x in g.groupby(g["repeat"].astype(str), sort=True)}
+        best = max(shares, key=lambda r: (shares[r] if shares[r] == shares[r] else -1.0, -sorted(shares).index(r)))
+        keep.append(g[g["repeat"].astype(str) == best])
+    return pd.concat(keep).sort_index()
 
 
-def movers(table: pd.DataFrame, n: int = 3) -> pd.DataFrame:
-    """Per configuration and compiled variant, the n module paths whose time per iteration
-    changed most (absolute) against eager's: columns CONFIG, variant, module, eager_us,
-    variant_us, delta_us (negative: the variant saves time there), rank."""
-    cols = [*CONFIG, "variant", "module", "eager_us", "variant_us", "delta_us", "rank"]
-    t = _first_repeat(table)
+_INDEX = re.compile(r"(?<=\.)\d+(?=\.|$)")
+
+
+def fold(module: str) -> str:
+    """A module path with its layer indices as `*`: 'encoder.layer.3.attention' ->
+    'encoder.layer.*.attention'; the labels outside the model as they are."""
+    return module if module in NOT_MODULES else _INDEX.sub("*", module)
+
+
+def movers(table: pd.DataFrame, n: int = 3, folded: bool = False) -> pd.DataFrame:
+    """Per configuration and compiled variant, the n module paths (folded: with their layer
+    indices folded, fold()) whose time per iteration changed most (absolute) against
+    eager's: columns CONFIG, variant, module, eager_us, variant_us, delta_us (negative: the
+    variant saves time there), rank, and the module shares of the two runs attributed
+    (eager_attributed, variant_attributed)."""
+    cols = [*CONFIG, "variant", "module", "eager_us", "variant_us", "delta_us", "rank", "eager_attributed",
+            "variant_attributed"]
+    t = chosen(table)
     if t.empty:
         return pd.DataFrame(columns=cols)
+    if folded:
+        t = t.assign(module=t["module"].astype(str).map(fold))
     out = []
     for key, g in t.groupby(CONFIG, dropna=False, sort=True):
         eager = g[g["variant"] == "eager"]
@@ -92,6 +126,8 @@ def movers(table: pd.DataFrame, n: int = 3) -> pd.DataFrame:
             continue
         e = by_module(eager)
         for variant, v in g[g["variant"] != "eager"].groupby("variant", sort=True):
+            shares = {"eager_attributed": run_attribution.coverage(eager)["module"],
+                      "variant_attributed": run_attribution.coverage(v)["module"]}
             d = pd.concat([e.rename("eager_us"), by_module(v).rename("variant_us")], axis=1).fillna(0.0)
             d = d.drop(index=[m for m in NOT_MODULES if m in d.index])
             d["delta_us"] = d["variant_us"] - d["eager_us"]
@@ -99,7 +135,7 @@ def movers(table: pd.DataFrame, n: int = 3) -> pd.DataFrame:
             for rank, (module, r) in enumerate(d.iterrows(), 1):
                 out.append({**dict(zip(CONFIG, key)), "variant": variant, "module": module or "(model)",
                             "eager_us": r["eager_us"], "variant_us": r["variant_us"], "delta_us": r["delta_us"],
-                            "rank": rank})
+                            "rank": rank, **shares})
     return pd.DataFrame(out, columns=cols)
 
 
@@ -114,7 +150,11 @@ def movers_sentence(rows: pd.DataFrame) -> str:
         return ""
     parts = [f"{r.module} ({'+' if r.delta_us >= 0 else '-'}{_us(abs(r.delta_us))}: "
              f"{_us(r.eager_us)} -> {_us(r.variant_us)})" for r in rows.sort_values("rank").itertuples()]
-    return "most changed under " + str(rows["variant"].iloc[0]) + ": " + ", ".join(parts)
+    low = [f"{v} {share:.0%}" for v, share in (("eager", rows["eager_attributed"].iloc[0]),
+                                               (str(rows["variant"].iloc[0]), rows["variant_attributed"].iloc[0]))
+           if "eager_attributed" in rows and share == share and share < 0.99]
+    return ("most changed under " + str(rows["variant"].iloc[0]) + ": " + ", ".join(parts)
+            + (f" (kernel time attributed to a module: {', '.join(low)})" if low else ""))
 
 
 def write(metric_files, out_csv: str) -> pd.DataFrame:
