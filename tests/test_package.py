@@ -21,7 +21,8 @@ ALLOWED = {"core": {"core"}, "experiments": {"core", "experiments"}, "jobs": {"c
 # sub-package may import from analysis (__main__, the front end, may import all of them)
 ANALYSIS_LAYERS = ("readers", "run", "sweep", "report")
 ANALYSIS_ALLOWED = {layer: set(ANALYSIS_LAYERS[:i + 1]) for i, layer in enumerate(ANALYSIS_LAYERS)}
-MAX_LINES = 500
+MAX_LINES = 450
+LONG_REASON = "Over 450 lines:"   # a module's docstring that says why it is longer
 
 
 def imported_modules(path):
@@ -124,13 +125,15 @@ def test_no_import_cycle():
     assert not cycle, " -> ".join(cycle[0])
 
 
-def test_no_module_over_500_lines():
+def test_no_module_over_450_lines_without_its_reason():
+    """A module over MAX_LINES lines says why in its docstring (LONG_REASON ...)."""
     long = {}
     for path in modules().values():
         rel = os.path.relpath(path, ROOT).replace(os.sep, "/")
         with open(path) as f:
-            n = sum(1 for _ in f)
-        if n > MAX_LINES:
+            text = f.read()
+        n = text.count("\n")
+        if n > MAX_LINES and LONG_REASON not in (ast.get_docstring(ast.parse(text)) or ""):
             long[rel] = n
     assert not long, f"modules over {MAX_LINES} lines: {long}"
 
