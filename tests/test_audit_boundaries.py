@@ -393,3 +393,46 @@ def test_a_records_key_is_its_text_with_an_integer_batch_and_a_default_size():
     assert key({"model": float("nan"), "batch": float("nan")}, keys) == ("nan", "nan", "default")
     assert audit._key({**KEY, "variant": "compile", "batch": 8.0}) == ("m", "compile", "8", "default", "inference",
                                                                        "float32", "cuda")
+
+
+def test_the_break_even_and_no_speedup_violations_name_their_record():
+    assert violations(edited(consistent(speedup=0.5), break_even_iters=10.0)) == [
+        LARGEST + "a break-even count 10 with verdict 'slower'",
+        LARGEST + "break-even after 10 iterations, but 12.0 s / -0.5 ms saved per iteration = -24000"]
+    assert violations(edited(consistent(), break_even_iters=6.0)) == [
+        LARGEST + "break-even after 6 iterations, but 12.0 s / 2.0 ms saved per iteration = 6000"]
+    h = edited(consistent(), speedup=math.nan, speedup_lo=math.nan, speedup_hi=math.nan)
+    assert violations(h) == [LARGEST + "verdict 'faster' without a speedup",
+                             LARGEST + "a break-even count 6000.0 without a speedup"]
+
+
+def test_a_record_of_an_earlier_table_without_the_time_saved_columns():
+    """No saved_ms, parts, largest_part_ms or compile_s: each read as missing, and a
+    break-even count is then one nothing supports."""
+    h = consistent().drop(columns=[*PARTS, "saved_ms", "largest_part_ms", "compile_s"])
+    assert violations(h) == [
+        LARGEST + "saved_ms nan but eager's time - the variant's = 2",
+        LARGEST + "break-even after 6000 iterations, but nan s / nan ms saved per iteration = nan"]
+    assert violations(consistent().drop(columns=["largest_part_ms"])) == [
+        LARGEST + "names traffic_ms (nan ms) as the largest part; its parts give traffic_ms (1 ms)",
+        LARGEST + "largest part traffic_ms nan ms of the other sign than the time saved 2 ms",
+        LARGEST + "largest part traffic_ms nan ms against the time saved 2 ms"]
+
+
+def test_a_record_without_an_eager_run_of_its_own_is_told_once_of_its_parts():
+    h = edited(consistent(), reference=headline.BESIDE_ONLY, largest_part="", largest_part_ms=math.nan)
+    assert violations(h) == [LARGEST + "parts of the time saved (2 ms) without an eager run of its own"]
+    beside = edited(h, **{p: math.nan for p in PARTS})
+    assert violations(beside) == []
+
+
+def test_the_byte_source_where_eager_was_not_measured_or_a_key_is_missing():
+    runs = pd.DataFrame([{**KEY, "variant": v, "repeat": 0, "dram_bytes_measured": 1e9} for v in ("eager", "compile")])
+    a = audit.Audit()
+    audit.check_records(a, edited(consistent(), traffic_source="modelled"), runs.assign(status=["error", "ok"]))
+    assert a.violations == []                                   # eager's run failed: not both sides
+    old = edited(consistent(), traffic_source="modelled").assign(device=math.nan)   # tables without a device
+    a = audit.Audit()
+    audit.check_records(a, old, runs.assign(device=math.nan))
+    assert a.violations == ["headline.csv m compile batch 8 inference float32: memory term from modelled bytes, but "
+                            "Nsight Compute measured both sides (tables/runs.csv dram_bytes_measured)"]
