@@ -198,3 +198,82 @@ def test_a_configuration_without_an_ok_run_keeps_its_row_without_numbers():
     h = record(runs)
     assert (h["status"], h["repeats"], h["host_skewed"]) == ("error", 0, False)
     assert pd.isna(h["speedup"]) and pd.isna(h["wall_ms"]) and pd.isna(h["estimator"])
+    assert record(runs, variant="eager")["wall_ms"] == 3.0          # the rows after it made all the same
+
+
+def test_the_spread_pooled_over_the_sweeps_paired_configurations():
+    """Batch 8 and 16: two processes each, log values (-0.1, 0.3) and (0.1, 0.5), squares
+    0.08 each: sd sqrt(0.16 / 2) over 2 df and 2 configurations; batch 32, one process
+    (2.0): 2.0 x exp(-+4.303 sd); batch 8: exp(0.1 -+ 4.303 sd / sqrt 2). Eager's own
+    processes (a paired speedup of 1.0 each) pool nothing."""
+    groups = {8: [math.exp(-0.1), math.exp(0.3)], 16: [math.exp(0.1), math.exp(0.5)], 32: [2.0]}
+    runs = pd.concat([paired_runs(v).assign(batch=b) for b, v in groups.items()], ignore_index=True)
+    runs.loc[runs["variant"] == "eager", "paired_speedup"] = 1.0
+    h = headline.table(runs, tables.speedups(runs)).set_index(["variant", "batch"]).loc["compile"]
+    sd = math.sqrt(0.08)
+    assert h.loc[32, "interval"] == "95% t over 1 process, spread pooled over 2 configurations"
+    assert (h.loc[32, "speedup_lo"], h.loc[32, "speedup_hi"]) == pytest.approx(
+        (2.0 * math.exp(-4.303 * sd), 2.0 * math.exp(4.303 * sd)), rel=1e-12)
+    assert h.loc[8, "interval"] == "95% t over 2 processes, spread pooled over 2 configurations"
+    assert (h.loc[8, "speedup_lo"], h.loc[8, "speedup_hi"]) == pytest.approx(
+        (math.exp(0.1 - 4.303 * 0.2), math.exp(0.1 + 4.303 * 0.2)), rel=1e-12)
+
+
+def test_a_paired_speedup_on_a_slow_host_with_one_side_host_bound_is_skewed():
+    """Eager 0.3 ms with 0.05 of kernels (host-bound, host share 0.83), compile 0.06 ms
+    with 0.05 (GPU-bound): skewed once the host ran slower than HOST_SLOW x its best."""
+    runs = paired_runs([4.8, 5.0, 5.3])
+    for slowdown, skewed in ((1.31, True), (1.3, False)):
+        sp = tables.speedups(runs).assign(host_slowdown=slowdown)
+        h = headline.table(runs, sp).set_index("variant").loc["compile"]
+        assert (h["host_skewed"], h["bound"], h["host_bound"], h["kernel_speedup"]) == (skewed, "gpu", True, 1.0)
+
+
+def test_the_medians_and_notes_carried_from_the_runs():
+    runs = runs_table().assign(copy_bandwidth_frac=1.5, flops_frac=0.5, copy_bandwidth_frac_measured=0.4,
+                               gpu_busy_fraction=0.9, bound=["host", "gpu", "gpu", "host", "host", "gpu"])
+    h = record(runs)   # compile's repeats: bound gpu, host, gpu
+    assert (h["launches_per_iter"], h["bandwidth_frac"], h["flops_frac"], h["bandwidth_frac_measured"]) == (
+        2.0, 1.5, 0.5, 0.4)
+    assert (h["traced_wall_ms"], h["traced_busy_share"], h["traced_bound"]) == (1.25, 0.9, "gpu")
+    assert h["ceiling_note"].startswith("1.50x the measured copy bandwidth by the model's bytes, 0.40x by Nsight")
+    cpu = record(runs.assign(device="cpu", copy_bandwidth_frac_measured=np.nan))
+    assert cpu["ceiling_note"].endswith("the cost model counts bytes that stay in the CPU's caches between operators")
+    assert record(runs_table())["traced_bound"] is None
+
+
+def test_the_tables_columns_order_and_index():
+    runs = runs_table().assign(profiler_overhead=1.0, peak_memory_bytes=1.0, compile_latency_s=0.0)
+    h = headline.table(runs, tables.speedups(runs))
+    assert list(h.columns) == list(headline.COLUMNS) and list(h.index) == [0, 1]
+    assert list(h["variant"]) == ["compile", "eager"]
+
+
+def test_an_older_speedups_table_without_the_later_columns():
+    runs = runs_table().assign(profiler_overhead=1.0, peak_memory_bytes=1.0, compile_latency_s=0.0)
+    sp = tables.speedups(runs).drop(columns=["host_moved", "compilation_latency_s", "kernels_per_iter"])
+    h = headline.table(runs, sp).set_index("variant").loc["compile"]
+    assert h["host_moved"] is False or h["host_moved"] == 0
+    assert math.isnan(h["compile_s"]) and math.isnan(h["kernels_per_iter"]) and h["speedup"] == 3.0
+
+
+def test_a_not_run_row_takes_its_setting_from_the_plan_or_a_recorded_configuration():
+    sp = pd.DataFrame([{"model": "m", "batch": 8, "size": "default", "mode": "inference", "dtype": "float32",
+                        "backend": "nsys", "device": "cuda", "variant": "eager", "dim": 512.0, "speedup": 1.0}])
+    columns = list(tables.GROUP) + ["dim"]
+    plan = {"model": "m", "variant": "compile", "batch": 8, "size": "", "mode": "inference", "dtype": "float32"}
+    base = {"variant": "compile", "status": headline.NOT_RUN, "repeats": 0, "noisy": False, "host_moved": False,
+            "host_skewed": False}
+    assert headline.not_run_rows([plan], sp, columns) == [
+        {"model": "m", "batch": 8, "size": "default", "mode": "inference", "dtype": "float32", "backend": "nsys",
+         "device": "cuda", "dim": 512.0, **base}]
+    other = dict(plan, batch=16, size="-dim1024", backend="torch", device="cpu", sizes={"dim": 1024})
+    got = headline.not_run_rows([other], sp, columns)[0]
+    assert {k: got[k] for k in columns} == {"model": "m", "batch": 16, "size": "dim1024", "mode": "inference",
+                                            "dtype": "float32", "backend": "torch", "device": "cpu", "dim": 1024}
+    for k in ("model", "mode", "dtype"):                          # no recorded configuration of this one
+        got = headline.not_run_rows([dict(plan, **{k: "x"})], sp, columns)[0]
+        assert (got[k], got["backend"] != got["backend"], got["dim"] != got["dim"]) == ("x", True, True)
+    got = headline.not_run_rows([dict(plan, size="dim1024")], sp, columns)[0]
+    assert got["size"] == "dim1024" and got["backend"] != got["backend"]
+    assert headline.not_run_rows([plan], sp.drop(columns="mode"), columns)[0]["backend"] != "nsys"
