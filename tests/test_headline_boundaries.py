@@ -137,26 +137,29 @@ def test_crossings_by_hand():
     h = swept([("eager", 8, 1.0, ""), ("eager", 32, 1.0, ""), ("eager", 128, 1.0, ""),
                ("a", 8, 0.8, "slower"), ("a", 32, 1.5, "faster"), ("a", 128, 0.9, "slower"),
                ("b", 8, 0.95, "inconclusive"), ("b", 32, 1.2, "faster"), ("b", 128, 1.3, "faster"),
-               ("c", 8, 1.1, "faster"), ("c", 32, 1.2, "faster"),
+               ("c", 8, 1.1, "faster"), ("c", 32, 1.2, "faster"), ("c", 128, 1.3, "faster"),
                ("d", 8, 0.5, "slower"), ("d", 32, 0.6, "slower"),
                ("e", 8, 1.2, "faster"), ("e", 32, 1.3, "1 repeat"),
                ("f", 8, 0.99, "slower"), ("f", 32, 1.0, "inconclusive"),
-               ("g", 8, 2.0, "faster"), ("g", 32, NAN, "")])   # one value with a speedup: no axis
+               ("g", 8, 2.0, "faster"), ("g", 32, NAN, ""),   # one value with a speedup: no axis
+               ("h", 8, 1.0, "inconclusive"), ("h", 32, 1.2, "faster")])
     c = headline.crossings(h)
     assert list(c.columns) == ["model", "variant", "mode", "dtype", "backend", "device", "axis", "fixed", "values",
                                "speedups", "text"]
     got = c.set_index("variant")
-    assert list(got.index) == ["a", "b", "c", "d", "e", "f"]
+    assert list(got.index) == ["a", "b", "c", "d", "e", "f", "h"]
     assert got.loc["a", "text"] == ("starts to beat eager between batch 8 and 32 (0.80x -> 1.50x); stops to beat "
                                     "eager between batch 32 and 128 (1.50x -> 0.90x)")
     assert got.loc["b", "text"] == ("no decisive crossing between batch 8 and 32 (0.95x -> 1.20x: inconclusive -> "
                                     "faster) (no verdict from the interval at batch 8)")
-    assert got.loc["c", "text"] == "beats eager at every swept batch 8 to 32"
+    assert got.loc["c", "text"] == "beats eager at every swept batch 8 to 128"
     assert got.loc["d", "text"] == "is slower than eager at every swept batch 8 to 32"
     assert got.loc["e", "text"] == ("no verdict crosses 1 at the swept batch 8 to 32 (no verdict from the interval "
                                     "at batch 32)")
     assert got.loc["f", "text"] == ("no decisive crossing between batch 8 and 32 (0.99x -> 1.00x: slower -> "
                                     "inconclusive) (no verdict from the interval at batch 32)")
+    assert got.loc["h", "text"] == ("no verdict crosses 1 at the swept batch 8 to 32 (no verdict from the interval "
+                                    "at batch 8)")                      # 1.0 itself is not below 1
     assert (got.loc["a", "values"], got.loc["a", "speedups"], got.loc["a", "axis"]) == ("8 32 128", "0.80 1.50 0.90",
                                                                                          "batch")
     assert got.loc["a", ["model", "mode", "dtype", "backend", "device", "fixed"]].tolist() == [

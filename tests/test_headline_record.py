@@ -61,6 +61,13 @@ def test_a_paired_variant_without_an_eager_run_of_its_own():
     assert h["break_even_iters"] == pytest.approx(12e3 / 0.24)
 
 
+def test_a_variant_without_eager_or_a_paired_speedup_has_no_speedup():
+    runs = runs_table()
+    h = record(runs[runs["variant"] == "compile"])
+    assert "paired_speedup" not in runs and h["wall_ms"] == 1.0
+    assert pd.isna(h["speedup"]) and pd.isna(h["estimator"]) and pd.isna(h["saved_ms"])
+
+
 def test_the_remainder_is_the_idle_time_each_side_leaves():
     """Kernel wait 0.2 ms (eager) and 0.1 ms (compile): host 1.0 - 0.2 = 0.8 and 0.5 - 0.1
     = 0.4; remainder 0.2 - 0.1 = 0.1."""
