@@ -70,6 +70,11 @@ EQUIVALENT = {
        for n, what in ((85, "None"), (87, "a strict subset of faster, slower"), (88, '"XXfasterXX"'),
                        (89, '"FASTER"'), (90, '"XXslowerXX"'), (91, '"SLOWER"'),
                        (120, "`not decisive and unsure` -> `or`"))},
+    f"{PKG}.analysis.sweep.headline.x_process_interval__mutmut_13":
+        '`x.std(ddof=1) if n >= 2 else nan` -> `... or True`: pandas\' std with ddof=1 of fewer than 2 values is nan',
+    f"{PKG}.analysis.sweep.headline.x_process_interval__mutmut_49":
+        '`own if not isnan(own) else 0.0` -> `... or True`: own is nan only for one process, where the pooled '
+        'spread is used, a number, and max(number, nan) is the number (nan compares false)',
     f"{PKG}.analysis.report.audit.x_check_suite__mutmut_3":
         'to_dict("records") -> to_dict("RECORDS"): pandas reads the orient in any case',
     f"{PKG}.analysis.report.audit.x_check_suite__mutmut_215":

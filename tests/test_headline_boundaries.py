@@ -142,12 +142,13 @@ def test_crossings_by_hand():
                ("e", 8, 1.2, "faster"), ("e", 32, 1.3, "1 repeat"),
                ("f", 8, 0.99, "slower"), ("f", 32, 1.0, "inconclusive"),
                ("g", 8, 2.0, "faster"), ("g", 32, NAN, ""),   # one value with a speedup: no axis
-               ("h", 8, 1.0, "inconclusive"), ("h", 32, 1.2, "faster")])
+               ("h", 8, 1.0, "inconclusive"), ("h", 32, 1.2, "faster"),
+               ("i", 8, 0.9, "inconclusive"), ("i", 32, 1.1, "1 repeat")])
     c = headline.crossings(h)
     assert list(c.columns) == ["model", "variant", "mode", "dtype", "backend", "device", "axis", "fixed", "values",
                                "speedups", "text"]
     got = c.set_index("variant")
-    assert list(got.index) == ["a", "b", "c", "d", "e", "f", "h"]
+    assert list(got.index) == ["a", "b", "c", "d", "e", "f", "h", "i"]
     assert got.loc["a", "text"] == ("starts to beat eager between batch 8 and 32 (0.80x -> 1.50x); stops to beat "
                                     "eager between batch 32 and 128 (1.50x -> 0.90x)")
     assert got.loc["b", "text"] == ("no decisive crossing between batch 8 and 32 (0.95x -> 1.20x: inconclusive -> "
@@ -160,11 +161,14 @@ def test_crossings_by_hand():
                                     "inconclusive) (no verdict from the interval at batch 32)")
     assert got.loc["h", "text"] == ("no verdict crosses 1 at the swept batch 8 to 32 (no verdict from the interval "
                                     "at batch 8)")                      # 1.0 itself is not below 1
+    assert got.loc["i", "text"] == ("no decisive crossing between batch 8 and 32 (0.90x -> 1.10x: inconclusive -> "
+                                    "1 repeat) (no verdict from the interval at batch 8, 32)")
     assert (got.loc["a", "values"], got.loc["a", "speedups"], got.loc["a", "axis"]) == ("8 32 128", "0.80 1.50 0.90",
                                                                                          "batch")
     assert got.loc["a", ["model", "mode", "dtype", "backend", "device", "fixed"]].tolist() == [
         "m", "inference", "float32", "nsys", "cuda", ""]
-    assert headline.crossings(h[h["variant"] == "eager"]).empty
+    none = headline.crossings(h[h["variant"] == "eager"])
+    assert none.empty and list(none.columns) == list(c.columns)
 
 
 def test_crossings_along_a_size_axis_name_it():
