@@ -57,6 +57,24 @@ EQUIVALENT = {
         'branch is taken, and the last branch sets bandwidth = "none" again',
     f"{PKG}.analysis.sweep.headline.x__traffic__mutmut_45": 'the same as above ("XXnoneXX")',
     f"{PKG}.analysis.sweep.headline.x__traffic__mutmut_46": 'the same as above ("NONE")',
+    f"{PKG}.analysis.sweep.headline.x_best__mutmut_8":
+        'groupby(dropna=False) -> dropna=None: pandas keeps the missing keys for any false value',
+    f"{PKG}.analysis.sweep.headline.x_best__mutmut_12": 'sort=True dropped: True is groupby\'s default',
+    f"{PKG}.analysis.sweep.headline.x_crossings__mutmut_37":
+        '`"batch" if axis == "batch" else axis` -> `... and False`: both branches give the axis\'s name',
+    f"{PKG}.analysis.sweep.headline.x_crossings__mutmut_42": 'the same as above (axis == "XXbatchXX")',
+    f"{PKG}.analysis.sweep.headline.x_crossings__mutmut_43": 'the same as above (axis == "BATCH")',
+    **{f"{PKG}.analysis.sweep.headline.x_crossings__mutmut_{n}":
+       f'decisive ({what}) is read only in `not decisive and unsure`, and unsure (the values whose verdict is '
+       f'neither faster nor slower) is empty exactly where every verdict is faster or slower'
+       for n, what in ((85, "None"), (87, "a strict subset of faster, slower"), (88, '"XXfasterXX"'),
+                       (89, '"FASTER"'), (90, '"XXslowerXX"'), (91, '"SLOWER"'),
+                       (120, "`not decisive and unsure` -> `or`"))},
+    f"{PKG}.analysis.sweep.headline.x_process_interval__mutmut_13":
+        '`x.std(ddof=1) if n >= 2 else nan` -> `... or True`: pandas\' std with ddof=1 of fewer than 2 values is nan',
+    f"{PKG}.analysis.sweep.headline.x_process_interval__mutmut_49":
+        '`own if not isnan(own) else 0.0` -> `... or True`: own is nan only for one process, where the pooled '
+        'spread is used, a number, and max(number, nan) is the number (nan compares false)',
     f"{PKG}.analysis.report.audit.x_check_suite__mutmut_3":
         'to_dict("records") -> to_dict("RECORDS"): pandas reads the orient in any case',
     f"{PKG}.analysis.report.audit.x_check_suite__mutmut_215":
@@ -155,28 +173,32 @@ def record(module: str, found: dict[str, str], work: str, seconds: float, head: 
             "equivalent": {k: EQUIVALENT[k] for k in sorted(found) if k in EQUIVALENT},
             "score": round(killed / len(counted), 4) if counted else None, "run_seconds": round(seconds),
             "survivors": {k: diff(work, k) for k, v in sorted(counted.items()) if v not in KILLED},
-            "statuses": {k: v for k, v in sorted(counted.items()) if v not in KILLED}, "_found": found}
+            "statuses": {k: v for k, v in sorted(counted.items()) if v not in KILLED},
+            "unchecked": sorted(k for k, v in found.items() if v == "not checked"), "_found": found}
 
 
 def merge(old: dict, new: dict) -> dict:
-    """A module's record with its survivors run again (`new`: theirs alone), EQUIVALENT as it
-    is now."""
+    """A module's record with its survivors and unchecked mutants run again (`new`: theirs
+    alone), EQUIVALENT as it is now."""
     eq = {**old["equivalent"], **{k: EQUIVALENT[k] for k in old["survivors"] if k in EQUIVALENT}}
-    again = [k for k in old["survivors"] if k not in eq]
-    statuses = {**{k: old.get("statuses", {}).get(k, "survived") for k in again}, **new["_found"]}
+    was = {**{k: "not checked" for k in old.get("unchecked", [])},
+           **{k: old.get("statuses", {}).get(k, "survived") for k in old["survivors"]}}
+    again = [k for k in was if k not in eq]
+    statuses = {k: new["_found"].get(k, was[k]) for k in again}
     counts = dict(old["counts"])
-    for k in again:   # each survivor's old status out, its new one in
-        was = old.get("statuses", {}).get(k, "survived")
-        counts[was] = counts.get(was, 0) - 1
+    for k in again:   # each mutant's old status out, its new one in
+        counts[was[k]] = counts.get(was[k], 0) - 1
         counts[statuses[k]] = counts.get(statuses[k], 0) + 1
     counts = {k: v for k, v in counts.items() if v}
-    left = {k: old["survivors"][k] for k in again if statuses[k] not in KILLED}
+    left = {k: new["survivors"].get(k) or old["survivors"].get(k, "") for k in again
+            if statuses[k] not in KILLED and statuses[k] != "not checked"}
     n = sum(counts.values()) - len(eq) - counts.get("not checked", 0)
     killed = sum(v for k, v in counts.items() if k in KILLED)
     return {**old, "counts": counts, "equivalent": eq, "score": round(killed / n, 4) if n else None,
-            "survivors": left, "statuses": {k: statuses[k] for k in left},
+            "complete": "not checked" not in counts, "survivors": left, "statuses": {k: statuses[k] for k in left},
+            "unchecked": sorted(k for k in again if statuses[k] == "not checked"),
             "again": {"date": new["date"], "commit": new["commit"], "run_seconds": new["run_seconds"],
-                      "killed": len(again) - len(left)}}
+                      "killed": sum(statuses[k] in KILLED for k in again)}}
 
 
 def rescore(old: dict) -> dict:
@@ -203,8 +225,8 @@ def main(argv=None) -> int:
     p.add_argument("modules", nargs="*")
     p.add_argument("--list", action="store_true", help="the modules pyproject.toml's [tool.mutmut] names")
     p.add_argument("--max-children", type=int, default=os.cpu_count() or 2)
-    p.add_argument("--again", action="store_true", help="run the survivors of the modules' records again "
-                   "(after new tests) and merge their statuses")
+    p.add_argument("--again", action="store_true", help="run the survivors and the unchecked mutants of the "
+                   "modules' records again (after new tests, or after a run stopped by --limit) and merge their statuses")
     p.add_argument("--rescore", action="store_true", help="apply EQUIVALENT to the modules' records, run nothing")
     p.add_argument("--limit", type=float, default=4 * 3600, help="stop mutmut after this many seconds")
     a = p.parse_args(argv)
@@ -221,8 +243,9 @@ def main(argv=None) -> int:
     scores = load()
     if a.rescore:   # EQUIVALENT as it is now applied to the records, nothing run
         recs = [rescore(scores[m]) for m in a.modules]
-    elif a.again:   # the survivors of each module's record only, their new statuses merged in
-        names = [k for m in a.modules for k in scores[m]["survivors"] if k not in EQUIVALENT]
+    elif a.again:   # the survivors and unchecked mutants of each module's record, their new statuses merged in
+        names = [k for m in a.modules for k in [*scores[m]["survivors"], *scores[m].get("unchecked", [])]
+                 if k not in EQUIVALENT]
         recs = [merge(scores[m], r) for m, r in zip(a.modules, score(a.modules, a.max_children, a.limit, names))]
     else:
         recs = score(a.modules, a.max_children, a.limit)

@@ -345,3 +345,113 @@ def test_an_inconclusive_gpu_bound_speedup_gives_its_kernel_time_and_the_audit_h
     audit_opening.check_host_bound(a, f"0.65x paired{words}", pd.Series({**r, "verdict": "slower"}), "slower")
     audit_opening.check_host_bound(a, "0.65x paired (GPU-bound: kernel time 0.40x)", r, "off")
     assert [v.split(":")[0] for v in a.violations] == ["slower", "off"]
+
+# --- the largest part at its bounds, the byte source's exceptions, the number match ------
+
+LARGEST = "headline.csv m compile batch 8 inference float32: "
+
+
+def test_a_largest_part_as_large_as_the_time_saved_passes():
+    h = consistent(wall=1.0, speedup=3.0, fractions=(1.0, 0.0, 0.0, 0.0))   # host 2.0 of 2.0 saved
+    assert (h.loc[1, "largest_part"], h.loc[1, "largest_part_ms"], h.loc[1, "saved_ms"]) == ("host_saved_ms", 2.0, 2.0)
+    assert violations(h) == []
+
+
+def test_a_largest_part_larger_than_the_time_saved_or_not_its_parts_value_is_caught():
+    """+5 ms saved from host +6 and traffic -1: no largest part (they pull both ways);
+    naming host 6 ms is caught twice, and so is naming host 2 ms at 1.9 ms."""
+    h = consistent(wall=1.0, speedup=6.0, fractions=(1.2, -0.2, 0.0, 0.0))
+    assert h.loc[1, "largest_part"] == ""
+    assert violations(edited(h, largest_part="host_saved_ms", largest_part_ms=6.0)) == [
+        LARGEST + "names host_saved_ms (6 ms) as the largest part; its parts give none (they pull both ways) (nan ms)",
+        LARGEST + "largest part host_saved_ms 6 ms against the time saved 5 ms"]
+    h = consistent(wall=1.0, speedup=6.0, fractions=(0.4, 0.3, 0.0, 0.0))    # host 2, traffic 1.5, remainder 1.5
+    assert violations(edited(h, largest_part_ms=1.9)) == [
+        LARGEST + "names host_saved_ms (1.9 ms) as the largest part; its parts give host_saved_ms (2 ms)",
+        LARGEST + "largest part host_saved_ms 1.9 ms against the time saved 5 ms"]
+
+
+def test_a_largest_part_of_zero_is_caught_where_something_or_nothing_was_saved():
+    h = consistent(wall=1.0, speedup=6.0, fractions=(0.4, 0.3, 0.0, 0.0))    # kernels 0 of +5 saved
+    assert violations(edited(h, largest_part="kernels_saved_ms", largest_part_ms=0.0)) == [
+        LARGEST + "names kernels_saved_ms (0 ms) as the largest part; its parts give host_saved_ms (2 ms)",
+        LARGEST + "largest part kernels_saved_ms 0 ms of the other sign than the time saved 5 ms"]
+    even = consistent(wall=1.0, speedup=1.0)                                  # nothing saved, every part 0
+    assert even.loc[1, "saved_ms"] == 0.0 and even.loc[1, "largest_part"] == "" and violations(even) == []
+    assert violations(edited(even, largest_part="host_saved_ms", largest_part_ms=0.0)) == [
+        LARGEST + "names host_saved_ms (0 ms) as the largest part; its parts give none (they pull both ways) (nan ms)",
+        LARGEST + "largest part host_saved_ms 0 ms of the other sign than the time saved 0 ms"]
+
+
+def test_no_memory_term_or_no_runs_table_leaves_the_byte_source_unchecked():
+    runs = pd.DataFrame([{**KEY, "variant": v, "repeat": 0, "dram_bytes_measured": 1e9} for v in ("eager", "compile")])
+    a = audit.Audit()
+    audit.check_records(a, edited(consistent(), traffic_source="none"), runs)   # no memory term: either is right
+    assert a.violations == []
+    assert violations(edited(consistent(), traffic_source="measured")) == []    # no tables/runs.csv to read
+    a = audit.Audit()
+    audit.check_records(a, edited(consistent(), traffic_source="measured"), runs.drop(columns="dram_bytes_measured"))
+    assert a.violations == []
+
+
+def test_the_number_match_at_its_exact_bounds():
+    close = audit.audit_match.close
+    assert close(0.0, 0.5, 0, 0.5) and not close(0.0, 0.5000001, 0, 0.5)    # the absolute bound, included
+    assert close(1.0, 1.8, 0.5, 0) and not close(1.0, 2.1, 0.5, 0)          # rel of the larger (0.9, 1.05)
+    assert close(-1.0, -1.8, 0.5, 0) and not close(1.0, -1.0, 0.5, 0)
+    assert close(0.0, 1e-9) and not close(0.0, 1.001e-9)                    # the default abs_ 1e-9
+    assert audit.REL == 1e-6
+
+
+def test_a_records_key_is_its_text_with_an_integer_batch_and_a_default_size():
+    key = audit.audit_match.record_key
+    keys = ["model", "batch", "size"]
+    assert key({"model": "m", "batch": 8.0, "size": float("nan")}, keys) == ("m", "8", "default")
+    assert key({"model": "m", "batch": "16.0", "size": None}, keys) == ("m", "16", "default")
+    assert key({"model": None, "batch": None, "size": "dim512"}, keys) == ("None", "None", "dim512")
+    assert key({"model": float("nan"), "batch": float("nan")}, keys) == ("nan", "nan", "default")
+    assert audit._key({**KEY, "variant": "compile", "batch": 8.0}) == ("m", "compile", "8", "default", "inference",
+                                                                       "float32", "cuda")
+
+
+def test_the_break_even_and_no_speedup_violations_name_their_record():
+    assert violations(edited(consistent(speedup=0.5), break_even_iters=10.0)) == [
+        LARGEST + "a break-even count 10 with verdict 'slower'",
+        LARGEST + "break-even after 10 iterations, but 12.0 s / -0.5 ms saved per iteration = -24000"]
+    assert violations(edited(consistent(), break_even_iters=6.0)) == [
+        LARGEST + "break-even after 6 iterations, but 12.0 s / 2.0 ms saved per iteration = 6000"]
+    h = edited(consistent(), speedup=math.nan, speedup_lo=math.nan, speedup_hi=math.nan)
+    assert violations(h) == [LARGEST + "verdict 'faster' without a speedup",
+                             LARGEST + "a break-even count 6000.0 without a speedup"]
+
+
+def test_a_record_of_an_earlier_table_without_the_time_saved_columns():
+    """No saved_ms, parts, largest_part_ms or compile_s: each read as missing, and a
+    break-even count is then one nothing supports."""
+    h = consistent().drop(columns=[*PARTS, "saved_ms", "largest_part_ms", "compile_s"])
+    assert violations(h) == [
+        LARGEST + "saved_ms nan but eager's time - the variant's = 2",
+        LARGEST + "break-even after 6000 iterations, but nan s / nan ms saved per iteration = nan"]
+    assert violations(consistent().drop(columns=["largest_part_ms"])) == [
+        LARGEST + "names traffic_ms (nan ms) as the largest part; its parts give traffic_ms (1 ms)",
+        LARGEST + "largest part traffic_ms nan ms of the other sign than the time saved 2 ms",
+        LARGEST + "largest part traffic_ms nan ms against the time saved 2 ms"]
+
+
+def test_a_record_without_an_eager_run_of_its_own_is_told_once_of_its_parts():
+    h = edited(consistent(), reference=headline.BESIDE_ONLY, largest_part="", largest_part_ms=math.nan)
+    assert violations(h) == [LARGEST + "parts of the time saved (2 ms) without an eager run of its own"]
+    beside = edited(h, **{p: math.nan for p in PARTS})
+    assert violations(beside) == []
+
+
+def test_the_byte_source_where_eager_was_not_measured_or_a_key_is_missing():
+    runs = pd.DataFrame([{**KEY, "variant": v, "repeat": 0, "dram_bytes_measured": 1e9} for v in ("eager", "compile")])
+    a = audit.Audit()
+    audit.check_records(a, edited(consistent(), traffic_source="modelled"), runs.assign(status=["error", "ok"]))
+    assert a.violations == []                                   # eager's run failed: not both sides
+    old = edited(consistent(), traffic_source="modelled").assign(device=math.nan)   # tables without a device
+    a = audit.Audit()
+    audit.check_records(a, old, runs.assign(device=math.nan))
+    assert a.violations == ["headline.csv m compile batch 8 inference float32: memory term from modelled bytes, but "
+                            "Nsight Compute measured both sides (tables/runs.csv dram_bytes_measured)"]
