@@ -6,7 +6,8 @@ caption number found in the caption written beside the figure. The headline's ow
 columns (a quantity with no table named) are audit.check_figure's.
 
 A mark's fields read here (report.plots.MARK_COLUMNS and those after them):
-- quantity: "<table>.<column>", or "<table>.<a>/<b>" for a ratio of two columns;
+- quantity: "<table>.<column>", or "<table>.<a>/<b>" for a ratio of two columns; the
+  table "marks" is the figure's own marks (own_marks);
 - agg: how the rows the mark names give its value (AGGREGATES): one row, the median,
   geometric mean of the positive values, sum, smallest or largest positive value, the number of non-empty values, of
   distinct ones or of true ones;
@@ -32,8 +33,8 @@ from fusionlab.analysis.report import audit_match
 from fusionlab.analysis.report.text import fmt_time, iterations
 from fusionlab.analysis.sweep import tables
 
-TABLES = ("runs", "speedups", "kernels", "kernel_resources", "suite", "headline")
-KEYS = ("model", "variant", "batch", "size", "mode", "dtype", "device", "repeat", "name", "full_name")
+TABLES = ("runs", "speedups", "kernels", "kernel_resources", "kernel_classes", "suite", "headline")
+KEYS = ("model", "variant", "batch", "size", "mode", "dtype", "device", "repeat", "name", "full_name", "kernel_class")
 REL = audit_match.REL
 NO_DATA = "No data:"
 
@@ -167,8 +168,23 @@ def _name(m: dict) -> str:
     return " ".join(text(m[k]) for k in KEYS if k in m and m[k] == m[k] and m[k] not in (None, ""))
 
 
+def own_marks(marks: pd.DataFrame) -> pd.DataFrame:
+    """A figure's marks as a table a mark may name ("marks.<quantity>"): a row per mark,
+    its keys and a column per quantity holding its value (a total written on a figure drawn
+    from no table, such as a timeline's busy time, is the sum of the boxes drawn)."""
+    if "quantity" not in marks or "value" not in marks:
+        return pd.DataFrame()
+    q = marks["quantity"].astype(str)
+    cols = {name: marks["value"].where(q == name) for name in q.unique() if not name.startswith("marks.")}
+    return marks[[k for k in KEYS if k in marks]].assign(**cols)
+
+
 def check_marks(a, marks: pd.DataFrame, t: dict, caption: str | None, where: str, caches: dict | None = None) -> None:
-    """Each mark of one figure's data against the tables t, its label and the caption."""
+    """Each mark of one figure's data against the tables t (and the figure's own marks,
+    own_marks), its label and the caption."""
+    if marks["quantity"].astype(str).str.startswith("marks.").any():
+        t = {**t, "marks": own_marks(marks)}
+        caches = {k: v for k, v in (caches or {}).items() if k != "marks"}
     for m in marks.to_dict("records"):
         q, label = m.get("quantity"), f"{where} {m.get('mark')} {_name(m)}".strip()
         value, text, fmt = m.get("value"), m.get("text"), m.get("fmt")

@@ -13,6 +13,7 @@ the table gets a colour hashed from its name. use_variants (load_tables sets it 
 runs.csv) orders a sweep's variants."""
 from __future__ import annotations
 
+import re
 import textwrap
 import zlib
 
@@ -117,10 +118,22 @@ def _keep_bottom(fig, part: str, inches: float) -> None:
     above the sum of the parts."""
     parts = fig.__dict__.setdefault("_bottom_strip", {})
     parts[part] = inches
+    _confine(fig)
+
+
+def keep_right(fig, inches: float) -> None:
+    """Room kept free right of the panels (a column of labels written beside them)."""
+    fig.__dict__["_right_strip"] = inches
+    _confine(fig)
+
+
+def _confine(fig) -> None:
+    """The layout confined above the bottom strip and left of the right strip."""
     engine = fig.get_layout_engine()
     if engine is not None and hasattr(engine, "set"):
-        h = sum(parts.values()) / fig.get_figheight()
-        engine.set(rect=(0, h, 1, 1 - h))
+        h = sum(fig.__dict__.get("_bottom_strip", {}).values()) / fig.get_figheight()
+        w = fig.__dict__.get("_right_strip", 0.0) / fig.get_figwidth()
+        engine.set(rect=(0, h, 1 - w, 1 - h))
 
 
 def title(fig, what, t, model=None):
@@ -129,6 +142,7 @@ def title(fig, what, t, model=None):
     (below any legend_below)."""
     chars = int(fig.get_figwidth() * 72 / (9.5 * 0.68))   # bold DejaVu Sans: about 0.65 em a character
     sizes = slicing.size_label(t["runs"], model) if "runs" in t else ""   # the model's size axes: seq=512
+    what = _unrepeated(what, sizes)
     lines = textwrap.wrap(f"{model + (f' ({sizes})' if sizes else '') + ': ' if model else ''}{what}", chars)
     text = "\n".join(lines[:1] + [textwrap.shorten(" ".join(lines[1:]), int(chars * 1.1), placeholder="...")]
                      if len(lines) > 1 else lines)
@@ -136,8 +150,25 @@ def title(fig, what, t, model=None):
     sub = setup_label(t["runs"]) if "runs" in t else ""
     if sub:
         _keep_bottom(fig, "footer", FOOTER_IN)
-        fig.text(0.5, 0.3 * FOOTER_IN / fig.get_figheight(), textwrap.shorten(sub, int(chars * 1.4), placeholder="..."),
-                 ha="center", va="bottom", fontsize=6.5, color="0.35")
+        # regular DejaVu Sans: about 0.6 em a character; smaller (to 5.5 pt) before anything is cut
+        room = 0.95 * fig.get_figwidth() * 72 / 0.6
+        size = max(5.5, min(6.5, room / max(len(sub), 1)))
+        fig.text(0.5, 0.3 * FOOTER_IN / fig.get_figheight(), textwrap.shorten(sub, int(room / size), placeholder="..."),
+                 ha="center", va="bottom", fontsize=size, color="0.35")
+
+
+_HELD = re.compile(r" at ((?:[\w.]+=[^\s;()]+)(?: [\w.]+=[^\s;()]+)*)")
+
+
+def _unrepeated(what: str, sizes: str) -> str:
+    """what without the held values (' at seq=512') that the model's size label already
+    gives with one value ('seq=512'), so that a title says each once."""
+    one = {p for p in sizes.split(", ") if p and "/" not in p}
+
+    def keep(m):
+        left = [x for x in m.group(1).split(" ") if x not in one]
+        return f" at {' '.join(left)}" if left else ""
+    return _HELD.sub(keep, what, count=1) if one else what
 
 
 def record(fig, **mark) -> None:
@@ -255,6 +286,12 @@ def legend(ax, **kw):
         ax.legend(**{"fontsize": 7, **kw})
 
 
+def wrapped(text: str, inches: float, fontsize: float = 7) -> str:
+    """text broken into lines that fit `inches` at fontsize (regular DejaVu Sans: about
+    0.6 em a character), so that a long axis label is never cut at the figure's edge."""
+    return textwrap.fill(text, max(20, int(inches * 72 / (fontsize * 0.6))))
+
+
 def xlabel(axis):
     return "batch size" if axis == "batch" else axis
 
@@ -272,10 +309,11 @@ def renderer(fig):
     return fig.canvas.get_renderer()
 
 
-def fit_text_x(panels: dict, margin_px=4, rounds=3):
+def fit_text_x(panels: dict, margin_px=4, rounds=3, shared=False):
     """Each panel's right x limit (linear axis) set so that every one of its texts
     (panels: axes -> texts or annotations anchored at a data x, such as bar_label's)
-    ends inside the panel, and no wider than that or the data already shown."""
+    ends inside the panel, and no wider than that or the data already shown; shared:
+    the panels share their x axis, set once to what the most demanding one needs."""
     if not panels:
         return
     fig = next(iter(panels)).figure
@@ -295,9 +333,18 @@ def fit_text_x(panels: dict, margin_px=4, rounds=3):
                 beyond = t.get_window_extent(r).x1 - ax.transData.transform((x, 0))[0] + margin_px
                 if box.width - beyond > 1:
                     need = max(need, lo + (x - lo) * box.width / (box.width - beyond))
-            if abs(need - hi) > 1e-3 * abs(hi):
+            if shared:
+                base = {a: max(base[a], need) for a in base}
+            elif abs(need - hi) > 1e-3 * abs(hi):
                 ax.set_xlim(lo, need)
                 changed = True
+        if shared:
+            ax = next(iter(panels))
+            lo, hi = ax.get_xlim()
+            need = max(base.values())
+            changed = abs(need - hi) > 1e-3 * abs(hi)
+            if changed:
+                ax.set_xlim(lo, need)
         if not changed:
             return
 

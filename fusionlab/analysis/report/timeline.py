@@ -49,8 +49,9 @@ def draw(runs: list[tuple[str, dict]], title: str = "One measured iteration"):
         gaps = [(0.0, s[0])] * int(s[0] > 0) + gaps + [(busy_end[-1], wall - busy_end[-1])] * int(wall > busy_end[-1])
         ax.broken_barh(gaps, (base, 0.8), facecolors="none", edgecolors="0.6", hatch="////", lw=0.3)
         for g0, gl in sorted(gaps, key=lambda x: -x[1])[:GAPS_NAMED]:
-            ax.text(g0 + gl / 2, base + 0.9, f"idle {style.fmt_time(gl / 1e3)}", ha="center", va="bottom",
-                    fontsize=5.5, color="0.35")
+            ax.text(g0 + gl / 2, base + 0.9, "idle " + style.noted(fig, "us", gl, variant=label, mark="idle gap",
+                                                                  quantity="idle_us"),
+                    ha="center", va="bottom", fontsize=5.5, color="0.35")
         # the CPU: NVTX ranges and runtime calls
         for depth, (_, r) in enumerate(it["nvtx"].sort_values("start").iterrows()):   # outer ranges first
             a, b = max(r["start"] - t0, 0) / 1e3, (r["end"] - t0) / 1e3
@@ -63,9 +64,10 @@ def draw(runs: list[tuple[str, dict]], title: str = "One measured iteration"):
         for sel, colour in ((~launch, "0.65"), (launch, "k")):
             x = (c.loc[sel, "start"].to_numpy() - t0) / 1e3
             ax.vlines(x, base + 1.0, base + 1.35, color=colour, lw=0.6)
-        busy = float(np.sum(e - s))
+        busy = float(np.sum(e - s))   # the boxes drawn, summed: the audit adds them up again (marks.duration_us)
         ticks += [base + 0.4, base + 1.2]
-        labels += [f"{label} GPU\nbusy {style.fmt_time(busy / 1e3)} of {style.fmt_time(wall / 1e3)}",
+        said = style.noted(fig, "us", busy, variant=label, mark="label", quantity="marks.duration_us", agg="sum")
+        labels += [f"{label} GPU\nbusy {said} of {style.fmt_time(wall / 1e3)}",
                    f"{label} CPU: calls ({int(launch.sum())} launches)"]
         end = max(end, wall, float(e.max()))
     ax.set_yticks(ticks)

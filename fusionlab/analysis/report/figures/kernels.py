@@ -165,7 +165,7 @@ def kernels_per_iter(t, model):
                   f"{style.xlabel(axis)}{' ' + format(d.index[0][1], 'g') if one else ''}")
     ax.set_ylabel(f"{_what(t)} per iteration")
     ax.margins(y=0.15)
-    style.legend(ax, frameon=False)
+    style.legend_below(fig, ax.get_legend_handles_labels()[0], ncol=min(len(d.columns), 4))   # off the bars' labels
     style.title(fig, f"{_what(t)} per iteration{style.at(fixed)}", t, model)
     return fig
 
@@ -209,10 +209,11 @@ def kernel_durations(t, model):
     h = t.get("headline")
     rows = max(min(TOP, d.loc[d["variant"] == v, "name"].nunique()) for _, d in slices for v in variants)
     tops = {d[axis].max() for _, d in slices}
-    fig, grid = style.grid_figure(len(slices), len(variants),
-                                  figsize=(6.4 * len(variants), (1.5 + 0.5 * rows) * len(slices)))
+    # a row of panels per variant, a column per setting, on one duration scale (sharex)
+    fig, grid = style.grid_figure(len(variants), len(slices), figsize=(7.0 * len(slices), (1.3 + 0.45 * rows) * len(variants)))
     texts = {}
-    for panels, (setting, d) in zip(grid, slices):
+    longest = 0.0
+    for panels, (setting, d) in zip(grid.T, slices):
         for ax, v in zip(panels, variants):
             every = d[d["variant"] == v]
             if every.empty:
@@ -242,7 +243,7 @@ def kernel_durations(t, model):
             ax.set_yticks(y)
             ax.set_yticklabels([kernel_label(r) for _, r in g.iterrows()], fontsize=5.5)
             ax.set_ylim(-0.6, rows - 0.4)
-            ax.set_xlim(0, per_call.max() * 1.05)
+            longest = max(longest, float(per_call.max()))
             ax.set_xlabel("duration per call; beside: x calls = per iteration (medians over repeats)", fontsize=7)
             more = (f"\n{len(rest)} more not shown: {style.fmt_time(rest['time_per_iter_us'].sum() / 1e3)}"
                     " per iteration") if len(rest) else ""
@@ -262,7 +263,13 @@ def kernel_durations(t, model):
                          f"iteration{more}", fontsize=7, color=variant_colour(v))
     where = f"at {style.xlabel(axis)} {max(tops):g}" if len(tops) == 1 else f"at each setting's largest {style.xlabel(axis)}"
     style.title(fig, f"Duration of each {_what(t)[:-1]} {where}{style.at(fixed)}", t, model)
-    style.fit_text_x(texts)
+    for ax in grid[:-1].flat:   # the scale is shared: its label once, under the last row
+        ax.set_xlabel("")
+    drawn = list(texts)   # the panels with bars, on one scale (an empty panel keeps its own, tickless)
+    for ax in drawn[1:]:
+        ax.sharex(drawn[0])
+    drawn[0].set_xlim(0, longest * 1.05)
+    style.fit_text_x(texts, shared=True)
     return fig
 
 
