@@ -7,7 +7,8 @@ columns (a quantity with no table named) are audit.check_figure's.
 
 A mark's fields read here (report.plots.MARK_COLUMNS and those after them):
 - quantity: "<table>.<column>", or "<table>.<a>/<b>" for a ratio of two columns; the
-  table "marks" is the figure's own marks (own_marks);
+  table "marks" is the figure's own marks (own_marks), "kernel_roofline" the per-kernel
+  roofline of tables/kernels.csv (sweep.roofline);
 - agg: how the rows the mark names give its value (AGGREGATES): one row, the median,
   geometric mean of the positive values, sum, smallest or largest positive value, the number of non-empty values, of
   distinct ones or of true ones;
@@ -16,8 +17,9 @@ A mark's fields read here (report.plots.MARK_COLUMNS and those after them):
 - text and fmt: a label and the FORMATS entry that writes value (the text holds it);
 - mark "caption": text is a number the caption (<scope>.rst) quotes.
 
-A data file with no row beside a drawn figure (its caption not "No data: ...") is a
-violation: the figure's marks are not written, so none of them is checked.
+A data file with no row beside a drawn figure (its caption not "No data: ...", or with no
+caption, its image there and no "no data" mark: report.plots.marker) is a violation: the
+figure's marks are not written, so none of them is checked.
 
 check(a, results): every check on a results folder, each through a.check(ok, where, what)."""
 from __future__ import annotations
@@ -31,10 +33,12 @@ import pandas as pd
 
 from fusionlab.analysis.report import audit_match
 from fusionlab.analysis.report.text import fmt_time, iterations
+from fusionlab.analysis.sweep import roofline as sweep_roofline
 from fusionlab.analysis.sweep import tables
 
-TABLES = ("runs", "speedups", "kernels", "kernel_resources", "kernel_classes", "suite", "headline")
-KEYS = ("model", "variant", "batch", "size", "mode", "dtype", "device", "repeat", "name", "full_name", "kernel_class")
+TABLES = ("runs", "speedups", "kernels", "kernel_resources", "kernel_classes", "scaling", "suite", "headline")
+KEYS = ("model", "variant", "batch", "size", "mode", "dtype", "device", "repeat", "name", "full_name", "kernel_class",
+        "kernel", "axis", "fixed", "metric")
 REL = audit_match.REL
 NO_DATA = "No data:"
 
@@ -96,6 +100,8 @@ def load(results: str) -> dict:
         if t is not None and "status" in t and name != "headline":
             t = t[t["status"] == "ok"]
         out[name] = t
+    # the per-kernel roofline the kernel_roofline figure draws, as the sweep computes it from the kernels
+    out["kernel_roofline"] = None if out["kernels"] is None else sweep_roofline.kernel_roofline(out["kernels"])
     return out
 
 
@@ -215,7 +221,11 @@ def check_file(a, data: str, t: dict, results: str, caches: dict | None = None) 
     except (pd.errors.ParserError, UnicodeDecodeError, OSError):
         a.check(False, rel, "unreadable")
         return
-    drawn = caption is not None and not caption.startswith(NO_DATA)
+    if caption is not None:
+        drawn = not caption.startswith(NO_DATA)
+    else:   # a figure written without a caption (the timeline): drawn where its image is, not a marker
+        drawn = os.path.exists(data[:-len(".data.csv")] + ".png") and not (
+            "mark" in marks and (marks["mark"] == "no data").any())
     a.check(len(marks) > 0 or not drawn, rel, "the figure is drawn but its data file holds no mark")
     if len(marks):
         check_marks(a, marks, t, caption, rel, caches)
