@@ -114,7 +114,7 @@ def _launch_bars(t, model, d, axis, fixed):
     d = d.assign(_o=d["variant"].map({v: i for i, v in enumerate(variants)}),
                  _s=d["_setting"].map({s: i for i, s in enumerate(dict.fromkeys(d["_setting"]))}))
     d = d.sort_values(["_s", "_o"]).reset_index(drop=True)
-    fig, (ax, bx) = style.figure(2, w=4.2, h=1.5 + 0.36 * len(d))
+    fig, (ax, bx) = style.figure(2, w=4.6, h=1.5 + 0.36 * len(d))
     f, unit = style.time_unit(d["host_ms"])
     y = np.arange(len(d))[::-1]
     colours = [variant_colour(v) for v in d["variant"]]

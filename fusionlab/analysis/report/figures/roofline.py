@@ -126,7 +126,7 @@ def roofline(t, model):
                                for (_, q), f, m in zip(b.iterrows(), b["_frac"], b["_measured"])],
                  fontsize=6.5, padding=2)
     bx.set_xticks(range(len(b)))
-    bx.set_xticklabels([f"{m} bs {bs:g}" + ("" if sz == "default" else f" {sz}") + f" {v}"
+    bx.set_xticklabels([f"{m} {bs:g}" + ("" if sz == "default" else f" {sz}") + f" {v}"
                         for m, bs, sz, v in zip(b["model"], b["batch"], b["size"], b["variant"])],
                        rotation=90, fontsize=6)
     for tick, v in zip(bx.get_xticklabels(), b["variant"]):
@@ -142,8 +142,8 @@ def roofline(t, model):
     if len(above):
         lines = [f"{m} {v} bs {bs:g}: {notes[(m, v, bs, sz)]}" for m, v, bs, sz in
                  above[keys].itertuples(index=False)][:MAX_NOTES]
-        avoid.append(free_corner_text(ax, "\n".join(textwrap.fill(s, 70) for s in lines), points,
-                                      fontsize=5.5, color="red"))
+        avoid.append(free_corner_text(ax, ["\n".join(textwrap.fill(s, w) for s in lines) for w in (70, 45)],
+                                      points, fontsize=5.5, color="red"))
     style.title(fig, f"Roofline under the measured roofs, and achieved share of copy bandwidth{drawn}", t, model)
     avoid += roof_labels(ax, lo, hi, bw, fl, l2, points, avoid,
                          f"matmul ({peaks['dtype']})" if peaks.get("dtype") else "matmul")
@@ -152,12 +152,14 @@ def roofline(t, model):
 
 
 def free_corner_text(ax, text, points, **kw):
-    """`text` in the lower right, lower left or upper left corner of the axes, whichever
-    covers the fewest of `points` (data coordinates; the first of a tie)."""
+    """`text` (or the first of several wrappings of it that fits) in the lower right,
+    lower left or upper left corner of the axes, whichever covers the fewest of `points`
+    (data coordinates; the first of a tie)."""
     r = style.renderer(ax.figure)
     xy = ax.transData.transform(np.asarray(points, float).reshape(-1, 2)) if len(points) else np.empty((0, 2))
     corners = ((0.99, 0.01, "right", "bottom"), (0.01, 0.01, "left", "bottom"), (0.01, 0.82, "left", "top"))
-    texts = (ax.text(x, y, text, transform=ax.transAxes, ha=ha, va=va, **kw) for x, y, ha, va in corners)
+    texts = (ax.text(x, y, one, transform=ax.transAxes, ha=ha, va=va, **kw)
+             for one in ([text] if isinstance(text, str) else text) for x, y, ha, va in corners)
 
     def covered(t):
         b = t.get_window_extent(r).padded(4)
