@@ -99,9 +99,10 @@ def figure(n: int = 1, w: float = 5.5, h: float = 4.2):
     return fig, axes[0]
 
 
-def grid_figure(rows: int, cols: int, figsize: tuple[float, float]):
-    """A figure of rows x cols panels: (figure, 2-d array of axes)."""
-    return plt.subplots(rows, cols, squeeze=False, layout="constrained", figsize=figsize)
+def grid_figure(rows: int, cols: int, figsize: tuple[float, float], height_ratios=None):
+    """A figure of rows x cols panels (rows of these relative heights): (figure, 2-d array of axes)."""
+    return plt.subplots(rows, cols, squeeze=False, layout="constrained", figsize=figsize,
+                        gridspec_kw={"height_ratios": height_ratios} if height_ratios else None)
 
 
 def empty(ax, text):

@@ -121,7 +121,11 @@ def compile_cost(t, model):
                 if saved > 0 and isinstance(r.get("verdict"), str):   # saves time, but not faster by its interval
                     style.record(fig, **keys, mark="label", quantity="verdict", text=r["verdict"])
                 labels.append("never (slower)" if saved <= 0 else r["verdict"] if isinstance(r.get("verdict"), str) else "")
-        a.bar_label(bars, labels=labels, fontsize=6.5, padding=2)
+        wide = max((len(x) for x in labels), default=0) * 0.065 > (fig.get_figwidth() / n - 0.9) / len(even)
+        a.bar_label(bars, labels=labels, fontsize=6.5, padding=2, rotation=90 if wide else 0)   # words upright
+        if not np.isfinite(it).any():   # no configuration pays back: the words alone, no scale
+            a.set_ylim(0, 1)
+            a.set_yticks([])
         a.set_xticks(range(len(even)))
         a.set_xticklabels([e[0] for e in even], rotation=90, fontsize=6)
         for tick, e in zip(a.get_xticklabels(), even):

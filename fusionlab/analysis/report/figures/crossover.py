@@ -3,6 +3,8 @@ along each model's main swept axis, as a grid whose colour turns where the varia
 or stops beating eager; a value whose interval holds 1 is marked '?'."""
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 from matplotlib.colors import TwoSlopeNorm
 
@@ -29,6 +31,9 @@ FIGURES = [
 ]
 
 
+LABEL_CHARS = 40   # a row label's line
+
+
 def crossover(t, model):
     """A panel per swept axis: rows (model, variant), columns the axis's values."""
     h = t["headline"]
@@ -46,7 +51,8 @@ def crossover(t, model):
     axes_swept = list(dict.fromkeys(a for _, a, _, _ in slices))
     rows_n = max(sum(d["variant"].nunique() for _, a, _, d in slices if a == ax) for ax in axes_swept)
     cols_n = max(len(set().union(*[set(d[ax]) for _, a, _, d in slices if a == ax])) for ax in axes_swept)
-    fig, axs = style.figure(len(axes_swept), w=4.2 + 0.8 * cols_n, h=1.6 + 0.34 * rows_n)
+    longest = max(min(len(f"{m}, {v} ({f})"), LABEL_CHARS) for m, _, f, d in slices for v in d["variant"].unique())
+    fig, axs = style.figure(len(axes_swept), w=2.6 + 0.8 * cols_n + 0.065 * longest, h=1.8 + 0.4 * rows_n)
     for ax, axis in zip(axs, axes_swept):
         mine = [(m, f, d) for m, a, f, d in slices if a == axis]
         values = sorted(set().union(*[set(d[axis]) for _, _, d in mine]))
@@ -54,7 +60,7 @@ def crossover(t, model):
         for m, f, d in mine:
             for v in variant_order(d["variant"].unique()):
                 g = d[d["variant"] == v].set_index(axis)
-                labels.append((f"{m}, {v}" + (f" ({f})" if f else ""), v))
+                labels.append((textwrap.fill(f"{m}, {v}" + (f" ({f})" if f else ""), LABEL_CHARS), v))
                 m_rows.append([g["speedup"].get(x, np.nan) for x in values])
                 cells = []
                 for x in values:
@@ -90,7 +96,7 @@ def crossover(t, model):
         ax.set_xlabel(style.xlabel(axis))
         ax.set_title(style.wrapped("red: above 1, blue: below 1; ?: no verdict (the interval holds 1, or one "
                                    f"repeat); {HOST_SKEWED}: timed on a slow host, one side host-bound",
-                                   fig.get_figwidth() / len(axs) - 1.8, 6.5),
+                                   fig.get_figwidth() / len(axs) - 0.065 * longest - 0.5, 6.5),
                      fontsize=6.5, color="0.3")
     style.title(fig, "Speedup over eager along the swept axis", t, model)
     return fig

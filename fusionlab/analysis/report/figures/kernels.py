@@ -41,6 +41,7 @@ FIGURES = [
 
 
 TOP = 8
+SHARED_SPAN = 20      # kernel_durations' panels share a scale where their longest kernels lie within this factor
 NAME_CHARS = 44       # a label line
 NAME_LINES = 3
 # a reduction's operator in a demangled ATen kernel name: ReduceOp<float, MaxOps<float>...> -> max
@@ -207,12 +208,17 @@ def kernel_durations(t, model):
         raise style.NoData("no kernels recorded at the largest configuration")
     config = [c for c in ("model", "variant", "batch", "size", "mode", "dtype", "backend", "device") if c in k]
     h = t.get("headline")
-    rows = max(min(TOP, d.loc[d["variant"] == v, "name"].nunique()) for _, d in slices for v in variants)
+    # each variant's row of panels as tall as its most kernels (bars of one height in every panel)
+    rows_of = {v: max(1, max(min(TOP, d.loc[d["variant"] == v, "name"].nunique()) for _, d in slices))
+               for v in variants}
     tops = {d[axis].max() for _, d in slices}
-    # a row of panels per variant, a column per setting, on one duration scale (sharex)
-    fig, grid = style.grid_figure(len(variants), len(slices), figsize=(7.0 * len(slices), (1.3 + 0.45 * rows) * len(variants)))
+    # a row of panels per variant, a column per setting, on one duration scale where the
+    # panels' longest kernels lie within SHARED_SPAN of each other
+    heights = [1.3 + 0.45 * rows_of[v] for v in variants]
+    fig, grid = style.grid_figure(len(variants), len(slices), figsize=(7.0 * len(slices), sum(heights)),
+                                  height_ratios=heights)
     texts = {}
-    longest = 0.0
+    longest = {}
     for panels, (setting, d) in zip(grid.T, slices):
         for ax, v in zip(panels, variants):
             every = d[d["variant"] == v]
@@ -227,6 +233,7 @@ def kernel_durations(t, model):
             rest = g.iloc[TOP:]
             g = g.head(TOP)
             per_call = (g["time_per_iter_us"] / g["calls_per_iter"]).to_numpy()
+            rows = rows_of[v]
             y = rows - 1 - np.arange(len(g))      # the longest on top, every panel's bars the same height
             bars = ax.barh(y, per_call, color=variant_colour(v), height=0.6)
             labels = []
@@ -243,8 +250,10 @@ def kernel_durations(t, model):
             ax.set_yticks(y)
             ax.set_yticklabels([kernel_label(r) for _, r in g.iterrows()], fontsize=5.5)
             ax.set_ylim(-0.6, rows - 0.4)
-            longest = max(longest, float(per_call.max()))
-            ax.set_xlabel("duration per call; beside: x calls = per iteration (medians over repeats)", fontsize=7)
+            longest[ax] = float(per_call.max())
+            ax.set_xlim(0, longest[ax] * 1.05)
+            ax.set_xlabel("duration per call (us); beside: x calls = per iteration (medians over repeats)",
+                          fontsize=7)
             more = (f"\n{len(rest)} more not shown: {style.fmt_time(rest['time_per_iter_us'].sum() / 1e3)}"
                     " per iteration") if len(rest) else ""
             at = f", {style.xlabel(axis)} {every[axis].max():g}" if len(tops) > 1 else ""
@@ -259,17 +268,19 @@ def kernel_durations(t, model):
             distinct = style.noted(fig, "g", every["name"].nunique(), **keys, mark="title", quantity="kernels.name",
                                    agg="nunique")
             ax.set_title(f"{v}{' (' + setting + at + ')' if setting else ''}: {total} of kernels per iteration\n"
-                         f"{distinct} distinct kernel{'s' if distinct != '1' else ''}, {launches} launches per "
+                         f"{distinct} distinct kernel{'s' if distinct != '1' else ''}, {launches} launch{'es' if launches != '1' else ''} per "
                          f"iteration{more}", fontsize=7, color=variant_colour(v))
     where = f"at {style.xlabel(axis)} {max(tops):g}" if len(tops) == 1 else f"at each setting's largest {style.xlabel(axis)}"
     style.title(fig, f"Duration of each {_what(t)[:-1]} {where}{style.at(fixed)}", t, model)
-    for ax in grid[:-1].flat:   # the scale is shared: its label once, under the last row
-        ax.set_xlabel("")
-    drawn = list(texts)   # the panels with bars, on one scale (an empty panel keeps its own, tickless)
-    for ax in drawn[1:]:
-        ax.sharex(drawn[0])
-    drawn[0].set_xlim(0, longest * 1.05)
-    style.fit_text_x(texts, shared=True)
+    shared = max(longest.values()) <= SHARED_SPAN * min(longest.values())
+    if shared:
+        for ax in grid[:-1].flat:   # the scale is shared: its label once, under the last row
+            ax.set_xlabel("")
+        drawn = list(texts)   # the panels with bars (an empty panel keeps its own, tickless)
+        for ax in drawn[1:]:
+            ax.sharex(drawn[0])
+        drawn[0].set_xlim(0, max(longest.values()) * 1.05)
+    style.fit_text_x(texts, shared=shared)
     return fig
 
 

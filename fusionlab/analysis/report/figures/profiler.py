@@ -70,6 +70,10 @@ def profiler_overhead(t, model):
         text = style.noted(fig, "x2f", g.median(), **own, mark="bar", quantity="runs.profiler_overhead", agg="median")
         ax.annotate(text, (i, max(g.max(), 1.0)), xytext=(0, 3), textcoords="offset points", ha="center", fontsize=6)
     ax.axhline(1.0, color="grey", lw=0.8, ls="--")
+    ratios = r["profiler_overhead"][r["profiler_overhead"] > 0]
+    if len(ratios) and max(ratios.max(), 1) / min(ratios.min(), 1) > 20:   # decades apart: a log scale
+        style.log_axis(ax, "y")
+        style.fit_log_ticks(ax, "y")
     ax.set_xticks(range(len(keys)))
     ax.set_xticklabels([f"{m} bs {b:g}{'' if sz == 'default' else ' ' + sz}{' ' + st if st else ''}  {v}"
                         for m, b, sz, st, v in keys], rotation=90, fontsize=6.5)
