@@ -147,7 +147,7 @@ def kernels_per_iter(t, model):
     if d.empty:
         raise style.NoData("no run counted its kernels")
     d = d[variant_order(d.columns)]
-    fig, (ax,) = style.figure(w=max(4.5, 1.5 + 0.5 * d.size), h=3.8)
+    fig, (ax,) = style.figure(w=max(5.5, 1.5 + 0.5 * d.size), h=3.8)
     width = 0.8 / len(d.columns)
     for j, v in enumerate(d.columns):
         bars = ax.bar(np.arange(len(d)) + (j - (len(d.columns) - 1) / 2) * width, d[v], width,
