@@ -148,3 +148,15 @@ def test_a_timeline_drawn_without_marks_is_found_and_a_marker_is_not(tmp_path):
         audit_figures.check_file(a, data, {}, str(tmp_path))
         assert bool(a.violations) == (name == "drawn"), (name, a.violations)
     style.plt.close("all")
+
+
+def test_a_gpu_running_behind_the_host_is_busy_not_idle_before_the_iterations_kernels():
+    """This iteration's kernels at 120-175 and 180-190 us; earlier iterations' kernels run
+    until 118 us: the GPU idles 2 us and 5 us, not the 120 us before its first kernel."""
+    it = _iteration([120, 180], [175, 190])
+    it["others"] = pd.DataFrame({"start": [-50_000, 55_000], "end": [55_000, 118_000]})   # ns, back to back
+    fig = timeline.draw([("compile", it)])
+    m = pd.DataFrame(style.marks(fig))
+    assert sorted(m.loc[m["quantity"] == "idle_us", "value"].round(9)) == [2.0, 5.0]
+    assert m.loc[m["quantity"] == "marks.duration_us", "value"].tolist() == [65.0]   # its own kernels only
+    style.plt.close(fig)
