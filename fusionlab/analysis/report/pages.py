@@ -22,9 +22,10 @@ from fusionlab.analysis.sweep import tables
 from fusionlab.core import kernel_class
 
 TIMELINE_CAPTION = ("One measured iteration (the NVTX iteration range of median length) of the first repeat at "
-                    "the largest batch, eager above each variant, from the runs' Nsight Systems exports: each "
-                    "kernel a box in its class's colour, GPU idle hatched (the largest gaps written), the CPU's "
-                    "runtime calls as ticks (launches black) and the NVTX ranges above.")
+                    "the largest batch, eager above each variant, from the runs' Nsight Systems exports: each of "
+                    "its kernels a box in its class's colour, other iterations' kernels grey (a GPU running behind "
+                    "the host), GPU idle hatched (the largest gaps written), the CPU's runtime calls as ticks "
+                    "(launches black) and the NVTX ranges above, later iterations' beside the chosen one.")
 TOP_KERNELS = 15
 TOP_LEDGER = 10
 # the figures of a model's page, in its order (model scope), then the sweep's it belongs with
