@@ -171,7 +171,8 @@ def model_page(results: str, model: str, kernels, ledger, missed) -> str:
                md_table(mis), ""]
     body = "\n".join(html._blocks("\n".join(md).splitlines()))
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html_lib.escape(model)}</title>"
-            f"<style>{html.STYLE}</style></head><body>\n" + "\n".join(parts) + body + "\n</body></html>\n")
+            f"<style>{html.STYLE}</style></head><body>\n" + html.unique_ids("\n".join(parts) + body)
+            + "\n</body></html>\n")
 
 
 def write(results: str, markdown: str, summary_html: str, report_html: str | None = None,
