@@ -14,7 +14,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from conftest import ROOT
 
-from fusionlab.analysis.report import figures, plots, style
+from fusionlab.analysis.report import figures, legibility, plots, style
 from fusionlab.analysis.run import run_metrics
 from fusionlab.analysis.sweep import build as sweep_build
 from fusionlab.analysis.sweep import suite as sweep_suite
@@ -132,7 +132,7 @@ def test_every_figure_from_the_written_tables_alone(written, tmp_path, monkeypat
             assert f.get_suptitle().count("\n") <= 1                                           # a title of 1 or 2 lines
             # no two texts it draws overlap (titles, tick labels, values, labels beside
             # points, legends, footer) and none is cut off at the figure's edge
-            assert style.text_overlaps(f) == [] and style.texts_outside(f) == [], (fig, s)
+            assert legibility.text_overlaps(f) == [] and legibility.texts_outside(f) == [], (fig, s)
             style.plt.close(f)
             assert 10 < len(open(captions[s]).read().split()) < 90, (fig, s)                 # a short caption
 

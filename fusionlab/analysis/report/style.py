@@ -356,7 +356,7 @@ AROUND = [((5, 0), "left", "center"), ((4, -4), "left", "top"), ((4, 4), "left",
           ((0, 6), "center", "bottom"), ((0, -6), "center", "top")]
 
 
-def _overlap(a, b) -> float:
+def overlap(a, b) -> float:
     w = min(a.x1, b.x1) - max(a.x0, b.x0)
     h = min(a.y1, b.y1) - max(a.y0, b.y0)
     return w * h if w > 0 and h > 0 else 0.0
@@ -384,8 +384,8 @@ def place_labels(ax, items, markers=(), avoid=(), marker_pt=3.0):
                             annotation_clip=False, **kw)
             a.set_in_layout(False)
             b = a.get_window_extent(r)
-            cost = sum(_overlap(b, o) for o in boxes)
-            cost += b.width * b.height - _overlap(b, panel)    # the part outside the panel
+            cost = sum(overlap(b, o) for o in boxes)
+            cost += b.width * b.height - overlap(b, panel)    # the part outside the panel
             if best is None or cost < best[0]:
                 if best is not None:
                     best[1].remove()
@@ -423,7 +423,7 @@ def line_label(ax, starts, fn, text, above=True, markers=(), avoid=(), marker_pt
 
     def cost(t):
         b = t.get_window_extent(r)
-        return sum(_overlap(b, o) for o in boxes) + b.width * b.height - _overlap(b, panel)
+        return sum(overlap(b, o) for o in boxes) + b.width * b.height - overlap(b, panel)
     return cheapest_text(candidates(), cost)
 
 
@@ -442,56 +442,3 @@ def cheapest_text(texts, cost):
         if c == 0:
             break
     return best[1]
-
-
-def _drawn_texts(fig) -> list:
-    """The visible, non-empty texts fig draws: tick labels only for ticks within view."""
-    ticks = set()
-    shown = []
-    for ax in fig.axes:
-        for axis in (ax.xaxis, ax.yaxis):
-            lo, hi = sorted(axis.get_view_interval())
-            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
-                ticks.update((tick.label1, tick.label2))
-                if lo - 1e-9 * abs(hi - lo) <= tick.get_loc() <= hi + 1e-9 * abs(hi - lo):
-                    shown += [tick.label1, tick.label2]
-    texts = [t for t in fig.findobj(matplotlib.text.Text) if t not in ticks] + shown
-    return [t for t in texts if t.get_visible() and t.get_text().strip()]
-
-
-def _boxes(t, r) -> list:
-    """A text's box, or for a text at a slant, boxes along its slanted band."""
-    from matplotlib.transforms import Bbox
-    b = t.get_window_extent(r)
-    angle = t.get_rotation() % 180
-    if min(angle, abs(angle - 90)) < 1 or b.width < 1 or b.height < 1:
-        return [b]
-    n = max(2, len(t.get_text()))
-    thick = t.get_fontsize() * t.figure.dpi / 72
-    up = 0 < angle < 90
-    out = []
-    for i in range(n):
-        x0 = b.x0 + b.width * i / n
-        y = b.y0 + b.height * ((i + 0.5) / n if up else 1 - (i + 0.5) / n)
-        out.append(Bbox.from_extents(x0, y - thick / 2 - b.height / n / 2, x0 + b.width / n,
-                                     y + thick / 2 + b.height / n / 2))
-    return out
-
-
-def text_overlaps(fig, texts=None) -> list[tuple[str, str]]:
-    """The pairs of texts fig draws (all of them: titles, tick labels within view, axis
-    labels, annotations, legends; or only texts) whose boxes overlap, as their strings."""
-    r = renderer(fig)
-    if texts is None:
-        texts = _drawn_texts(fig)
-    boxes = [(t.get_text(), _boxes(t, r)) for t in texts]
-    return [(a, b) for i, (a, ba) in enumerate(boxes) for b, bb in boxes[i + 1:]
-            if any(_overlap(x, y) > 1.0 for x in ba for y in bb)]
-
-
-def texts_outside(fig) -> list[str]:
-    """The texts fig draws that reach beyond its edges (clipped in the file)."""
-    r = renderer(fig)
-    w, h = fig.bbox.width, fig.bbox.height
-    return [t.get_text() for t in _drawn_texts(fig)
-            if (lambda b: b.x0 < -1 or b.y0 < -1 or b.x1 > w + 1 or b.y1 > h + 1)(t.get_window_extent(r))]
