@@ -13,8 +13,9 @@ from fusionlab.analysis.sweep import suite as sweep_suite
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "real_models_rmsnorm_mlp")
 MODEL = "rmsnorm_mlp"
-FAMILIES = ["compile_cost", "idle_breakdown", "kernel_durations", "kernels_per_iter", "over_fusion",
-            "profiler_overhead", "roofline", "suite"]
+FAMILIES = ["compile_cost", "crossover", "headline", "idle_breakdown", "kernel_classes", "kernel_durations",
+            "kernels_per_iter", "launch_overhead", "over_fusion", "profiler_overhead", "roofline", "speedup_breakdown",
+            "speedup_vs_batch", "suite"]   # scaling, kernel_roofline, timeline: test_figure_data_synthetic
 
 
 def _scope(name):
@@ -36,6 +37,8 @@ def drawn(tmp_path_factory):
                 d = d[(d["mode"] == "inference") & (d["dtype"] == "bfloat16")]
             d.to_csv(res / "tables" / f, index=False)
     sweep_suite.suite(pd.read_csv(res / "tables" / "headline.csv")).to_csv(res / "tables" / "suite.csv", index=False)
+    sweep_suite.kernel_classes(pd.read_csv(res / "tables" / "kernels.csv", low_memory=False)).to_csv(
+        res / "tables" / "kernel_classes.csv", index=False)
     shutil.copy(os.path.join(DATA, "peaks.json"), res / "device" / "peaks.json")
     tb = str(res / "tables")
     t = plots.load_tables(f"{tb}/runs.csv", f"{tb}/speedups.csv", None, str(res / "device" / "peaks.json"), None,
@@ -88,6 +91,12 @@ def test_every_family_writes_its_marks_and_the_audit_finds_them_true(drawn):
 # per family: a mark it writes (its mark and quantity) whose record is changed by 10%
 PLANTS = {
     "compile_cost": ("bar", "speedups.compilation_latency_s"),
+    "crossover": ("cell", "speedup"),
+    "headline": ("bar", "wall_ms"),
+    "kernel_classes": ("bar segment", "kernel_classes.time_per_iter_us"),
+    "launch_overhead": ("point", "host_ms"),
+    "speedup_breakdown": ("bar part", "host_saved_ms"),
+    "speedup_vs_batch": ("point", "speedup"),
     "idle_breakdown": ("segment", "host_ms"),
     "kernel_durations": ("per iteration", "kernels.time_per_iter_us"),
     "kernels_per_iter": ("bar", "kernels_per_iter"),
@@ -111,10 +120,11 @@ def test_a_mark_that_contradicts_its_record_is_found(copy, name):
     assert found and all(v.startswith(f"figures/{name}/") for v in found), found
 
 
-@pytest.mark.parametrize("name", ["kernel_durations", "profiler_overhead", "compile_cost", "suite"])
+@pytest.mark.parametrize("name", ["kernel_durations", "profiler_overhead", "compile_cost", "suite", "kernel_classes",
+                                  "launch_overhead", "idle_breakdown", "roofline"])
 def test_a_label_or_caption_number_that_contradicts_its_value_is_found(copy, name):
     path = copy / "figures" / name / f"{_scope(name)}.data.csv"
-    marks = pd.read_csv(path)
+    marks = pd.read_csv(path, dtype={"text": object})
     labelled = marks.index[marks["text"].notna() & marks["fmt"].notna() & (marks["mark"] != "caption")]
     marks.loc[labelled[0], "text"] = "9999 ms"
     marks.to_csv(path, index=False)
@@ -145,3 +155,20 @@ def test_a_record_changed_under_a_figure_is_found(copy):
     k.to_csv(copy / "tables" / "kernels.csv", index=False)
     (copy / "tables" / "changed").write_text("")
     assert any("kernels.time_per_iter_us" in v for v in _violations(copy, ["kernel_durations"]))
+
+
+@pytest.mark.parametrize("name, mark, quantity, text", [
+    ("speedup_breakdown", "bar part source", "traffic_source", "measured"),   # modelled bytes drawn as measured
+    ("crossover", "style", "verdict", "faster"),                              # an inconclusive cell without its '?'
+    ("crossover", "label", "speedup", "9.99x"),
+    ("headline", "label", "speedup", "9.99x [0.10, 0.20]"),
+    ("speedup_vs_batch", "style", "verdict", "slower"),
+])
+def test_a_word_or_label_that_contradicts_its_record_is_found(copy, name, mark, quantity, text):
+    path = copy / "figures" / name / f"{_scope(name)}.data.csv"
+    marks = pd.read_csv(path, dtype={"text": object})
+    hit = marks.index[(marks["mark"] == mark) & (marks["quantity"] == quantity) & (marks["text"] != text)]
+    assert len(hit), (name, mark, quantity)
+    marks.loc[hit[0], "text"] = text
+    marks.to_csv(path, index=False)
+    assert any(v.startswith(f"figures/{name}/") for v in _violations(copy, [name]))

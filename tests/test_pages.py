@@ -68,3 +68,9 @@ def test_a_model_page_has_its_figures_and_top_kernels_by_their_demangled_names(t
     assert len(top) and top["class"].notna().all()
     name = top["kernel (demangled)"].iloc[0].strip("`")
     assert html.inline(name) in page and "Top kernels" in page
+
+
+def test_every_anchor_names_one_place():
+    from fusionlab.analysis.report.html import unique_ids
+    assert unique_ids("<h3 id='bert'>a</h3><h3 id='gpt2'>b</h3><h3 id='bert'>c</h3><h3 id='bert'>d</h3>") == (
+        "<h3 id='bert'>a</h3><h3 id='gpt2'>b</h3><h3 id='bert-2'>c</h3><h3 id='bert-3'>d</h3>")

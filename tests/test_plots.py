@@ -131,7 +131,7 @@ def _headline_rows():
 
 
 def test_headline_legend_below_the_panels_and_no_text_covered():
-    from fusionlab.analysis.report import style
+    from fusionlab.analysis.report import legibility, style
     from fusionlab.analysis.report.figures.headline import headline
     runs = pd.DataFrame([{"model": "m", "backend": "nsys", "device": "cuda"}])
     fig = headline({"headline": _headline_rows(), "runs": runs}, "m")
@@ -142,7 +142,7 @@ def test_headline_legend_below_the_panels_and_no_text_covered():
     assert any("inconclusive" in t.get_text() for t in values)
     for ax in fig.axes:      # every value text inside its panel
         assert all(t.get_window_extent(r).x1 <= ax.get_window_extent(r).x1 for t in ax.texts)
-    assert style.text_overlaps(fig) == [] and style.texts_outside(fig) == []
+    assert legibility.text_overlaps(fig) == [] and legibility.texts_outside(fig) == []
 
 
 def test_roofline_shares_in_whole_percent():
@@ -175,9 +175,9 @@ def test_profiler_overhead_keeps_each_setting_its_own_row():
     assert cells[("m2 8 inference float32", "compile")] == "13.10"
     small = _two_settings(_zoo_like(n_models=1, variants=("eager", "compile")))
     (ax,) = profiler_overhead({"runs": small}, None).axes
-    assert [t.get_text() for t in ax.get_xticklabels()] == [
-        "m0 8 inference bfloat16  compile", "m0 8 inference bfloat16  eager",
-        "m0 8 inference float32  compile", "m0 8 inference float32  eager"]
+    assert [t.get_text() for t in ax.get_xticklabels()] == [   # eager first in each configuration
+        "m0 bs 8 inference bfloat16  eager", "m0 bs 8 inference bfloat16  compile",
+        "m0 bs 8 inference float32  eager", "m0 bs 8 inference float32  compile"]
     assert sorted(t.get_text() for t in ax.texts) == ["1.00x", "1.10x", "11.00x", "11.10x"]
 
 
@@ -204,7 +204,7 @@ def test_headline_draws_a_row_of_panels_per_setting():
     """Three settings at two batch sizes are six panels, a row per setting, each titled with
     its setting and batch; a setting with one batch leaves its row's second panel empty.
     Nothing is left out, so the title names nothing as not drawn."""
-    from fusionlab.analysis.report import style
+    from fusionlab.analysis.report import legibility, style
     from fusionlab.analysis.report.figures.headline import headline
     base = _headline_rows()
     rows = pd.concat([base.assign(mode="inference", dtype="bfloat16"), base.assign(mode="inference", dtype="float32"),
@@ -216,13 +216,13 @@ def test_headline_draws_a_row_of_panels_per_setting():
         "inference bfloat16, batch size 64", "inference bfloat16, batch size 1024",
         "inference float32, batch size 64", "inference float32, batch size 1024", "train amp_bfloat16, batch size 64"]
     assert len(fig.axes) == 6 and "not drawn" not in fig._suptitle.get_text()
-    assert style.text_overlaps(fig) == [] and style.texts_outside(fig) == []
+    assert legibility.text_overlaps(fig) == [] and legibility.texts_outside(fig) == []
 
 
 def test_headline_shows_a_variant_that_ran_and_failed_by_its_status_and_the_audit_reads_it():
     """A timeout at batch 1024 has no time to draw: its row says so in that panel only, its
     mark carries the status, and the audit finds a status that is not the record's."""
-    from fusionlab.analysis.report import audit, style
+    from fusionlab.analysis.report import audit, legibility, style
     from fusionlab.analysis.report.figures.headline import headline
     ok = _headline_rows().assign(status="ok")
     timeout = {"model": "m", "variant": "compile_max_autotune", "batch": 1024, "size": "default",
@@ -235,7 +235,7 @@ def test_headline_shows_a_variant_that_ran_and_failed_by_its_status_and_the_audi
     assert not any("timeout" in t for t in said["batch size 64"])
     assert [lab.get_text() for lab in fig.axes[1].get_yticklabels()] == [
         "eager (own processes)", "compile", "compile_max_autotune"]
-    assert style.text_overlaps(fig) == [] and style.texts_outside(fig) == []
+    assert legibility.text_overlaps(fig) == [] and legibility.texts_outside(fig) == []
     marks = pd.DataFrame(style.marks(fig))
     assert marks[marks["quantity"] == "status"][["variant", "batch", "text"]].values.tolist() == [
         ["compile_max_autotune", 1024, "timeout"]]

@@ -188,7 +188,7 @@ def test_configurations_the_config_asks_for_without_a_run_are_one_record_the_out
     configurations have no run and 'Data quality' lists them; the headline figure marks
     each in its panel, and the audit reads the mark against the row; the suite counts the
     variant's apart from the configurations tried. Without any, none of it appears."""
-    from fusionlab.analysis.report import audit, style
+    from fusionlab.analysis.report import audit, legibility, style
     from fusionlab.analysis.report.figures.headline import headline as draw
     from fusionlab.analysis.sweep import suite
     runs = softmax_runs(repeats=2)
@@ -218,7 +218,7 @@ def test_configurations_the_config_asks_for_without_a_run_are_one_record_the_out
     assert [t for t in said["batch size 1024"] if "no time" in t] == ["not run: no time measured"]
     assert [t for t in said["batch size 64"] if "no time" in t] == ["not run: no time measured"]
     assert said["batch size 4096"] == ["not run: no time measured"]
-    assert style.text_overlaps(fig) == [] and style.texts_outside(fig) == []
+    assert legibility.text_overlaps(fig) == [] and legibility.texts_outside(fig) == []
     marks = pd.DataFrame(style.marks(fig))
     a = audit.Audit()
     audit.check_figure(a, marks, {audit._key(r): r for r in h.to_dict("records")}, "headline")

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from fusionlab.analysis.readers import nsys_timeline
-from fusionlab.analysis.report import style, timeline
+from fusionlab.analysis.report import legibility, style, timeline
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "nsys2025_h200")
 
@@ -42,5 +42,5 @@ def test_the_timeline_draws_every_kernel_of_each_run(exports):
     marks = pd.DataFrame(style.marks(fig))
     drawn = marks[marks["quantity"] == "duration_us"].groupby("variant").size().to_dict()
     assert drawn == {v: len(it["kernels"]) for v, it in runs}
-    assert not style.texts_outside(fig)
+    assert not legibility.texts_outside(fig)
     style.plt.close(fig)

@@ -9,7 +9,8 @@ i, o, p = snakemake.input, snakemake.output, snakemake.params  # noqa: F821
 with job_log(snakemake.log[0]) as log:  # noqa: F821
     try:
         runs = [(label, nsys_timeline.iteration(path)) for label, path in zip(p.labels, i)]
-        fig = timeline.draw(runs, "One measured iteration: eager above each variant")
+        model = o.png.rsplit("/", 1)[-1][:-4]
+        fig = timeline.draw(runs, f"{model}: one measured iteration, eager above each variant")
     except ValueError as e:
         fig = plots.marker(str(e))
         print(f"timeline: {e}", file=log)

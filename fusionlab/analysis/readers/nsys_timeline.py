@@ -9,6 +9,9 @@ measured ones ("first": the first), as a dict of numpy-free plain tables (pandas
   nvtx:     every NVTX range that overlaps it (text, start, end, thread)
   calls:    runtime calls in it (name, start, end, correlationId)
   kernels:  the kernels those calls launched (name, full_name, start, end, streamId)
+  others:   the other kernels that ran in the window from the range's start to the last of
+            its kernels' end (start, end): earlier iterations' kernels still running where
+            the GPU runs behind the host, so that an idle gap is idle
   n:        the number of measured iterations."""
 from __future__ import annotations
 
@@ -54,9 +57,14 @@ def iteration(path: str, which: str = "median") -> dict:
             "LEFT JOIN StringIds dn ON dn.id = k.demangledName", con)
     finally:
         con.close()
-    kernels = kernels[kernels["correlationId"].isin(set(calls["correlationId"]))].sort_values("start")
+    mine = kernels["correlationId"].isin(set(calls["correlationId"]))
+    others = kernels[~mine]
+    kernels = kernels[mine].sort_values("start")
     if kernels.empty:
         raise ValueError(f"{path}: no kernel launched in the chosen iteration")
-    near = nvtx[(nvtx["end"] > lo) & (nvtx["start"] < max(hi, int(kernels["end"].max())))]
+    last = max(hi, int(kernels["end"].max()))
+    near = nvtx[(nvtx["end"] > lo) & (nvtx["start"] < last)]
+    others = others[(others["end"] > lo) & (others["start"] < last)].sort_values("start")
     return {"range": (lo, hi), "nvtx": near.reset_index(drop=True), "calls": calls.reset_index(drop=True),
-            "kernels": kernels.reset_index(drop=True), "n": len(its)}
+            "kernels": kernels.reset_index(drop=True), "others": others[["start", "end"]].reset_index(drop=True),
+            "n": len(its)}

@@ -173,6 +173,8 @@ def check_figure(a: Audit, marks: pd.DataFrame, records: dict, where: str) -> se
             if "[" in label_text:   # a label with the interval (figures.headline.speedup_label) says inconclusive
                 a.check(("inconclusive" in label_text) == (r["verdict"] == "inconclusive"), label,
                         f"label {label_text!r}, the record's verdict {r['verdict']!r}")
+        elif isinstance(q, str) and isinstance(label_text, str) and isinstance(r.get(q), str):   # a word: a source
+            a.check(label_text == r[q], label, f"drawn as {label_text!r}, the record's {q} is {r[q]!r}")
     return drawn
 
 

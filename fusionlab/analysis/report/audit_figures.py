@@ -6,7 +6,9 @@ caption number found in the caption written beside the figure. The headline's ow
 columns (a quantity with no table named) are audit.check_figure's.
 
 A mark's fields read here (report.plots.MARK_COLUMNS and those after them):
-- quantity: "<table>.<column>", or "<table>.<a>/<b>" for a ratio of two columns;
+- quantity: "<table>.<column>", or "<table>.<a>/<b>" for a ratio of two columns; the
+  table "marks" is the figure's own marks (own_marks), "kernel_roofline" the per-kernel
+  roofline of tables/kernels.csv (sweep.roofline);
 - agg: how the rows the mark names give its value (AGGREGATES): one row, the median,
   geometric mean of the positive values, sum, smallest or largest positive value, the number of non-empty values, of
   distinct ones or of true ones;
@@ -15,8 +17,9 @@ A mark's fields read here (report.plots.MARK_COLUMNS and those after them):
 - text and fmt: a label and the FORMATS entry that writes value (the text holds it);
 - mark "caption": text is a number the caption (<scope>.rst) quotes.
 
-A data file with no row beside a drawn figure (its caption not "No data: ...") is a
-violation: the figure's marks are not written, so none of them is checked.
+A data file with no row beside a drawn figure (its caption not "No data: ...", or with no
+caption, its image there and no "no data" mark: report.plots.marker) is a violation: the
+figure's marks are not written, so none of them is checked.
 
 check(a, results): every check on a results folder, each through a.check(ok, where, what)."""
 from __future__ import annotations
@@ -30,10 +33,13 @@ import pandas as pd
 
 from fusionlab.analysis.report import audit_match
 from fusionlab.analysis.report.text import fmt_time, iterations
+from fusionlab.analysis.sweep import roofline as sweep_roofline
 from fusionlab.analysis.sweep import tables
 
-TABLES = ("runs", "speedups", "kernels", "kernel_resources", "suite", "headline", "gap_ledger", "attribution")
-KEYS = ("model", "variant", "batch", "size", "mode", "dtype", "device", "repeat", "name", "full_name", "term")
+TABLES = ("runs", "speedups", "kernels", "kernel_resources", "kernel_classes", "scaling", "suite", "headline",
+          "gap_ledger", "attribution")
+KEYS = ("model", "variant", "batch", "size", "mode", "dtype", "device", "repeat", "name", "full_name", "kernel_class",
+        "kernel", "axis", "fixed", "metric", "term")
 REL = audit_match.REL
 NO_DATA = "No data:"
 
@@ -95,6 +101,8 @@ def load(results: str) -> dict:
         if t is not None and "status" in t and name != "headline":
             t = t[t["status"] == "ok"]
         out[name] = t
+    # the per-kernel roofline the kernel_roofline figure draws, as the sweep computes it from the kernels
+    out["kernel_roofline"] = None if out["kernels"] is None else sweep_roofline.kernel_roofline(out["kernels"])
     return out
 
 
@@ -167,8 +175,23 @@ def _name(m: dict) -> str:
     return " ".join(text(m[k]) for k in KEYS if k in m and m[k] == m[k] and m[k] not in (None, ""))
 
 
+def own_marks(marks: pd.DataFrame) -> pd.DataFrame:
+    """A figure's marks as a table a mark may name ("marks.<quantity>"): a row per mark,
+    its keys and a column per quantity holding its value (a total written on a figure drawn
+    from no table, such as a timeline's busy time, is the sum of the boxes drawn)."""
+    if "quantity" not in marks or "value" not in marks:
+        return pd.DataFrame()
+    q = marks["quantity"].astype(str)
+    cols = {name: marks["value"].where(q == name) for name in q.unique() if not name.startswith("marks.")}
+    return marks[[k for k in KEYS if k in marks]].assign(**cols)
+
+
 def check_marks(a, marks: pd.DataFrame, t: dict, caption: str | None, where: str, caches: dict | None = None) -> None:
-    """Each mark of one figure's data against the tables t, its label and the caption."""
+    """Each mark of one figure's data against the tables t (and the figure's own marks,
+    own_marks), its label and the caption."""
+    if marks["quantity"].astype(str).str.startswith("marks.").any():
+        t = {**t, "marks": own_marks(marks)}
+        caches = {k: v for k, v in (caches or {}).items() if k != "marks"}
     for m in marks.to_dict("records"):
         q, label = m.get("quantity"), f"{where} {m.get('mark')} {_name(m)}".strip()
         value, text, fmt = m.get("value"), m.get("text"), m.get("fmt")
@@ -199,7 +222,11 @@ def check_file(a, data: str, t: dict, results: str, caches: dict | None = None) 
     except (pd.errors.ParserError, UnicodeDecodeError, OSError):
         a.check(False, rel, "unreadable")
         return
-    drawn = caption is not None and not caption.startswith(NO_DATA)
+    if caption is not None:
+        drawn = not caption.startswith(NO_DATA)
+    else:   # a figure written without a caption (the timeline): drawn where its image is, not a marker
+        drawn = os.path.exists(data[:-len(".data.csv")] + ".png") and not (
+            "mark" in marks and (marks["mark"] == "no data").any())
     a.check(len(marks) > 0 or not drawn, rel, "the figure is drawn but its data file holds no mark")
     if len(marks):
         check_marks(a, marks, t, caption, rel, caches)

@@ -119,6 +119,17 @@ def figure_block(png: str, caption: str, anchor: str) -> str:
             f"alt='{html.escape(anchor)}'></a><figcaption>{inline(caption.strip())}</figcaption></figure>")
 
 
+def unique_ids(body: str) -> str:
+    """body with each repeated id (a model's heading under several sections) numbered
+    from its second use ('bert', 'bert-2'), so that every anchor names one place."""
+    seen: dict = {}
+
+    def one(m):
+        n = seen[m.group(1)] = seen.get(m.group(1), 0) + 1
+        return f"id='{m.group(1)}'" if n == 1 else f"id='{m.group(1)}-{n}'"
+    return re.sub(r"id='([^']*)'", one, body)
+
+
 def front_page(markdown: str, setup: list[tuple[str, str]], figures: list[tuple[str, str, str, str]],
                links: list[tuple[str, str]]) -> str:
     """The summary as the front page: the setup block (setup: (what, value) rows), the
@@ -137,7 +148,8 @@ def front_page(markdown: str, setup: list[tuple[str, str]], figures: list[tuple[
             figs.append(f"<h3 id='{slug(category)}'>{inline(category)}</h3>")
             last = category
         figs.append(figure_block(png, caption, slug(name)))
-    body = (f"<h1>{inline(title)}</h1><table class='setup'>{rows}</table>\n" + toc
-            + "\n".join(_blocks(opening.splitlines())) + "<h2 id='figures'>Figures</h2>" + "\n".join(figs) + "\n" + "\n".join(_blocks(sections.splitlines())))
+    body = unique_ids(f"<h1>{inline(title)}</h1><table class='setup'>{rows}</table>\n" + toc
+                      + "\n".join(_blocks(opening.splitlines())) + "<h2 id='figures'>Figures</h2>" + "\n".join(figs)
+                      + "\n" + "\n".join(_blocks(sections.splitlines())))
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
             f"<style>{STYLE}</style></head><body>\n{body}\n</body></html>\n")

@@ -23,9 +23,10 @@ from fusionlab.analysis.sweep import tables
 from fusionlab.core import kernel_class
 
 TIMELINE_CAPTION = ("One measured iteration (the NVTX iteration range of median length) of the first repeat at "
-                    "the largest batch, eager above each variant, from the runs' Nsight Systems exports: each "
-                    "kernel a box in its class's colour, GPU idle hatched (the largest gaps written), the CPU's "
-                    "runtime calls as ticks (launches black) and the NVTX ranges above.")
+                    "the largest batch, eager above each variant, from the runs' Nsight Systems exports: each of "
+                    "its kernels a box in its class's colour, other iterations' kernels grey (a GPU running behind "
+                    "the host), GPU idle hatched (the largest gaps written), the CPU's runtime calls as ticks "
+                    "(launches black) and the NVTX ranges above, later iterations' beside the chosen one.")
 TOP_KERNELS = 15
 TOP_LEDGER = 10
 # the figures of a model's page, in its order (model scope), then the sweep's it belongs with
@@ -188,7 +189,8 @@ def model_page(results: str, model: str, kernels, ledger, missed) -> str:
     md += _movers_md(results, model)
     body = "\n".join(html._blocks("\n".join(md).splitlines()))
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html_lib.escape(model)}</title>"
-            f"<style>{html.STYLE}</style></head><body>\n" + "\n".join(parts) + body + "\n</body></html>\n")
+            f"<style>{html.STYLE}</style></head><body>\n" + html.unique_ids("\n".join(parts) + body)
+            + "\n</body></html>\n")
 
 
 def write(results: str, markdown: str, summary_html: str, report_html: str | None = None,

@@ -77,6 +77,7 @@ def marker(reason: str):
     """The small figure written in place of one with nothing to draw: the reason, no axes."""
     fig = style.plt.figure(figsize=(4.5, 0.5))
     fig.text(0.5, 0.5, "no data: " + reason, ha="center", va="center", fontsize=7, wrap=True)
+    style.record(fig, mark="no data", text=reason)   # its data file says so: not a drawn figure's empty one
     return fig
 
 

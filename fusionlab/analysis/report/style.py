@@ -13,6 +13,7 @@ the table gets a colour hashed from its name. use_variants (load_tables sets it 
 runs.csv) orders a sweep's variants."""
 from __future__ import annotations
 
+import re
 import textwrap
 import zlib
 
@@ -98,9 +99,10 @@ def figure(n: int = 1, w: float = 5.5, h: float = 4.2):
     return fig, axes[0]
 
 
-def grid_figure(rows: int, cols: int, figsize: tuple[float, float]):
-    """A figure of rows x cols panels: (figure, 2-d array of axes)."""
-    return plt.subplots(rows, cols, squeeze=False, layout="constrained", figsize=figsize)
+def grid_figure(rows: int, cols: int, figsize: tuple[float, float], height_ratios=None):
+    """A figure of rows x cols panels (rows of these relative heights): (figure, 2-d array of axes)."""
+    return plt.subplots(rows, cols, squeeze=False, layout="constrained", figsize=figsize,
+                        gridspec_kw={"height_ratios": height_ratios} if height_ratios else None)
 
 
 def empty(ax, text):
@@ -117,10 +119,22 @@ def _keep_bottom(fig, part: str, inches: float) -> None:
     above the sum of the parts."""
     parts = fig.__dict__.setdefault("_bottom_strip", {})
     parts[part] = inches
+    _confine(fig)
+
+
+def keep_right(fig, inches: float) -> None:
+    """Room kept free right of the panels (a column of labels written beside them)."""
+    fig.__dict__["_right_strip"] = inches
+    _confine(fig)
+
+
+def _confine(fig) -> None:
+    """The layout confined above the bottom strip and left of the right strip."""
     engine = fig.get_layout_engine()
     if engine is not None and hasattr(engine, "set"):
-        h = sum(parts.values()) / fig.get_figheight()
-        engine.set(rect=(0, h, 1, 1 - h))
+        h = sum(fig.__dict__.get("_bottom_strip", {}).values()) / fig.get_figheight()
+        w = fig.__dict__.get("_right_strip", 0.0) / fig.get_figwidth()
+        engine.set(rect=(0, h, 1 - w, 1 - h))
 
 
 def title(fig, what, t, model=None):
@@ -129,6 +143,7 @@ def title(fig, what, t, model=None):
     (below any legend_below)."""
     chars = int(fig.get_figwidth() * 72 / (9.5 * 0.6))
     sizes = slicing.size_label(t["runs"], model) if "runs" in t else ""   # the model's size axes: seq=512
+    what = _unrepeated(what, sizes)
     whole = f"{model + (f' ({sizes})' if sizes else '') + ': ' if model else ''}{what}"
     for _ in range(4):   # narrower until the drawn title fits the figure's width
         lines = textwrap.wrap(whole, chars)
@@ -142,8 +157,25 @@ def title(fig, what, t, model=None):
     sub = setup_label(t["runs"]) if "runs" in t else ""
     if sub:
         _keep_bottom(fig, "footer", FOOTER_IN)
-        fig.text(0.5, 0.3 * FOOTER_IN / fig.get_figheight(), textwrap.shorten(sub, int(chars * 1.4), placeholder="..."),
-                 ha="center", va="bottom", fontsize=6.5, color="0.35")
+        # regular DejaVu Sans: about 0.6 em a character; smaller (to 5.5 pt) before anything is cut
+        room = 0.95 * fig.get_figwidth() * 72 / 0.6
+        size = max(5.5, min(6.5, room / max(len(sub), 1)))
+        fig.text(0.5, 0.3 * FOOTER_IN / fig.get_figheight(), textwrap.shorten(sub, int(room / size), placeholder="..."),
+                 ha="center", va="bottom", fontsize=size, color="0.35")
+
+
+_HELD = re.compile(r" at ((?:[\w.]+=[^\s;()]+)(?: [\w.]+=[^\s;()]+)*)")
+
+
+def _unrepeated(what: str, sizes: str) -> str:
+    """what without the held values (' at seq=512') that the model's size label already
+    gives with one value ('seq=512'), so that a title says each once."""
+    one = {p for p in sizes.split(", ") if p and "/" not in p}
+
+    def keep(m):
+        left = [x for x in m.group(1).split(" ") if x not in one]
+        return f" at {' '.join(left)}" if left else ""
+    return _HELD.sub(keep, what, count=1) if one else what
 
 
 def record(fig, **mark) -> None:
@@ -261,6 +293,12 @@ def legend(ax, **kw):
         ax.legend(**{"fontsize": 7, **kw})
 
 
+def wrapped(text: str, inches: float, fontsize: float = 7) -> str:
+    """text broken into lines that fit `inches` at fontsize (regular DejaVu Sans: about
+    0.6 em a character), so that a long axis label is never cut at the figure's edge."""
+    return textwrap.fill(text, max(20, int(inches * 72 / (fontsize * 0.6))))
+
+
 def xlabel(axis):
     return "batch size" if axis == "batch" else axis
 
@@ -278,10 +316,11 @@ def renderer(fig):
     return fig.canvas.get_renderer()
 
 
-def fit_text_x(panels: dict, margin_px=4, rounds=3):
+def fit_text_x(panels: dict, margin_px=4, rounds=3, shared=False):
     """Each panel's right x limit (linear axis) set so that every one of its texts
     (panels: axes -> texts or annotations anchored at a data x, such as bar_label's)
-    ends inside the panel, and no wider than that or the data already shown."""
+    ends inside the panel, and no wider than that or the data already shown; shared:
+    the panels share their x axis, set once to what the most demanding one needs."""
     if not panels:
         return
     fig = next(iter(panels)).figure
@@ -301,9 +340,18 @@ def fit_text_x(panels: dict, margin_px=4, rounds=3):
                 beyond = t.get_window_extent(r).x1 - ax.transData.transform((x, 0))[0] + margin_px
                 if box.width - beyond > 1:
                     need = max(need, lo + (x - lo) * box.width / (box.width - beyond))
-            if abs(need - hi) > 1e-3 * abs(hi):
+            if shared:
+                base = {a: max(base[a], need) for a in base}
+            elif abs(need - hi) > 1e-3 * abs(hi):
                 ax.set_xlim(lo, need)
                 changed = True
+        if shared:
+            ax = next(iter(panels))
+            lo, hi = ax.get_xlim()
+            need = max(base.values())
+            changed = abs(need - hi) > 1e-3 * abs(hi)
+            if changed:
+                ax.set_xlim(lo, need)
         if not changed:
             return
 
@@ -314,7 +362,7 @@ AROUND = [((5, 0), "left", "center"), ((4, -4), "left", "top"), ((4, 4), "left",
           ((0, 6), "center", "bottom"), ((0, -6), "center", "top")]
 
 
-def _overlap(a, b) -> float:
+def overlap(a, b) -> float:
     w = min(a.x1, b.x1) - max(a.x0, b.x0)
     h = min(a.y1, b.y1) - max(a.y0, b.y0)
     return w * h if w > 0 and h > 0 else 0.0
@@ -342,8 +390,8 @@ def place_labels(ax, items, markers=(), avoid=(), marker_pt=3.0):
                             annotation_clip=False, **kw)
             a.set_in_layout(False)
             b = a.get_window_extent(r)
-            cost = sum(_overlap(b, o) for o in boxes)
-            cost += b.width * b.height - _overlap(b, panel)    # the part outside the panel
+            cost = sum(overlap(b, o) for o in boxes)
+            cost += b.width * b.height - overlap(b, panel)    # the part outside the panel
             if best is None or cost < best[0]:
                 if best is not None:
                     best[1].remove()
@@ -381,7 +429,7 @@ def line_label(ax, starts, fn, text, above=True, markers=(), avoid=(), marker_pt
 
     def cost(t):
         b = t.get_window_extent(r)
-        return sum(_overlap(b, o) for o in boxes) + b.width * b.height - _overlap(b, panel)
+        return sum(overlap(b, o) for o in boxes) + b.width * b.height - overlap(b, panel)
     return cheapest_text(candidates(), cost)
 
 
@@ -400,56 +448,3 @@ def cheapest_text(texts, cost):
         if c == 0:
             break
     return best[1]
-
-
-def _drawn_texts(fig) -> list:
-    """The visible, non-empty texts fig draws: tick labels only for ticks within view."""
-    ticks = set()
-    shown = []
-    for ax in fig.axes:
-        for axis in (ax.xaxis, ax.yaxis):
-            lo, hi = sorted(axis.get_view_interval())
-            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
-                ticks.update((tick.label1, tick.label2))
-                if lo - 1e-9 * abs(hi - lo) <= tick.get_loc() <= hi + 1e-9 * abs(hi - lo):
-                    shown += [tick.label1, tick.label2]
-    texts = [t for t in fig.findobj(matplotlib.text.Text) if t not in ticks] + shown
-    return [t for t in texts if t.get_visible() and t.get_text().strip()]
-
-
-def _boxes(t, r) -> list:
-    """A text's box, or for a text at a slant, boxes along its slanted band."""
-    from matplotlib.transforms import Bbox
-    b = t.get_window_extent(r)
-    angle = t.get_rotation() % 180
-    if min(angle, abs(angle - 90)) < 1 or b.width < 1 or b.height < 1:
-        return [b]
-    n = max(2, len(t.get_text()))
-    thick = t.get_fontsize() * t.figure.dpi / 72
-    up = 0 < angle < 90
-    out = []
-    for i in range(n):
-        x0 = b.x0 + b.width * i / n
-        y = b.y0 + b.height * ((i + 0.5) / n if up else 1 - (i + 0.5) / n)
-        out.append(Bbox.from_extents(x0, y - thick / 2 - b.height / n / 2, x0 + b.width / n,
-                                     y + thick / 2 + b.height / n / 2))
-    return out
-
-
-def text_overlaps(fig, texts=None) -> list[tuple[str, str]]:
-    """The pairs of texts fig draws (all of them: titles, tick labels within view, axis
-    labels, annotations, legends; or only texts) whose boxes overlap, as their strings."""
-    r = renderer(fig)
-    if texts is None:
-        texts = _drawn_texts(fig)
-    boxes = [(t.get_text(), _boxes(t, r)) for t in texts]
-    return [(a, b) for i, (a, ba) in enumerate(boxes) for b, bb in boxes[i + 1:]
-            if any(_overlap(x, y) > 1.0 for x in ba for y in bb)]
-
-
-def texts_outside(fig) -> list[str]:
-    """The texts fig draws that reach beyond its edges (clipped in the file)."""
-    r = renderer(fig)
-    w, h = fig.bbox.width, fig.bbox.height
-    return [t.get_text() for t in _drawn_texts(fig)
-            if (lambda b: b.x0 < -1 or b.y0 < -1 or b.x1 > w + 1 or b.y1 > h + 1)(t.get_window_extent(r))]

@@ -43,7 +43,7 @@ def _break_even(t, model):
         h = h[h["model"] == model]
     h = h.assign(_o=h["variant"].map({v: i for i, v in enumerate(variant_order(h["variant"].unique()))}))
     both = len(settings(h)) > 1
-    return [(f"{r['model']} {r['batch']:g}" + ("" if r["size"] == "default" else f" {r['size']}")
+    return [(f"{r['model']} bs {r['batch']:g}" + ("" if r["size"] == "default" else f" {r['size']}")
              + (f" {r['mode']} {r['dtype']}" if both else "") + f" {r['variant']}",
              r["variant"], r["break_even_iters"], r["saved_ms"], r)
             for _, r in h.sort_values(["model", "size", "batch", "_o"]).iterrows()]
@@ -91,16 +91,20 @@ def compile_cost(t, model):
     n = 3 if even else 2
     fig, axs = style.figure(n, w=max(4.2, 1.0 + 0.45 * max(len(d), len(even))), h=4.4)
     colours = [variant_colour(v) for _, v in d.index]
-    labels = [f"{m}\n{v}" for m, v in d.index]
-    for a, col, ylabel in ((axs[0], "compilation_latency_s", "compilation latency (s), median of the\n"
-                                                              "configurations' cold compiles"),
-                           (axs[1], "compression_ratio", "peak memory: eager / variant\n(below 1: the variant "
-                                                         "needs more memory)")):
+    slot = (fig.get_figwidth() / n - 0.9) / len(d)   # inches per bar
+    upright = len(d) > 6 or max(len(x) for m, v in d.index for x in str(m).split("\n") + [v]) * 0.065 > slot
+    labels = [f"{m} {v}".replace("\n", " ") if upright else f"{m}\n{v}" for m, v in d.index]
+    for a, col, ylabel in ((axs[0], "compilation_latency_s", "compilation latency (s), median\n"
+                                                              "of the configurations' cold compiles"),
+                           (axs[1], "compression_ratio", "peak memory, eager / variant\n(below 1: the variant "
+                                                         "needs more)")):
         bars = a.bar(range(len(d)), d[col].fillna(0), color=colours)
         a.bar_label(bars, labels=marks_of(fig, col, "3g", "bar"), fontsize=6.5, padding=2)
         a.set_ylabel(ylabel)
-        a.set_xticks(range(len(d))); a.set_xticklabels(labels, fontsize=6.5 if len(d) > 6 else 7.5,
-                                                       rotation=90 if len(d) > 6 else 0)
+        a.set_xticks(range(len(d))); a.set_xticklabels(labels, fontsize=6.5 if upright else 7.5,
+                                                       rotation=90 if upright else 0)
+        for tick, (_, v) in zip(a.get_xticklabels(), d.index):
+            tick.set_color(variant_colour(v))
         a.margins(y=0.15)
     axs[1].axhline(1.0, color="grey", lw=0.8, ls="--")
     if even:
@@ -114,10 +118,18 @@ def compile_cost(t, model):
                 labels.append(style.noted(fig, "iterations", x, **keys, mark="bar", quantity="break_even_iters"))
             else:
                 style.record(fig, **keys, mark="bar", quantity="saved_ms", value=saved)
-                labels.append("never" if saved <= 0 else "")
-        a.bar_label(bars, labels=labels, fontsize=6.5, padding=2)
+                if saved > 0 and isinstance(r.get("verdict"), str):   # saves time, but not faster by its interval
+                    style.record(fig, **keys, mark="label", quantity="verdict", text=r["verdict"])
+                labels.append("never (slower)" if saved <= 0 else r["verdict"] if isinstance(r.get("verdict"), str) else "")
+        wide = max((len(x) for x in labels), default=0) * 0.065 > (fig.get_figwidth() / n - 0.9) / len(even)
+        a.bar_label(bars, labels=labels, fontsize=6.5, padding=2, rotation=90 if wide else 0)   # words upright
+        if not np.isfinite(it).any():   # no configuration pays back: the words alone, no scale
+            a.set_ylim(0, 1)
+            a.set_yticks([])
         a.set_xticks(range(len(even)))
         a.set_xticklabels([e[0] for e in even], rotation=90, fontsize=6)
+        for tick, e in zip(a.get_xticklabels(), even):
+            tick.set_color(variant_colour(e[1]))
         a.set_ylabel("iterations to pay back the compile")
         if np.isfinite(it).any() and np.nanmax(it) / max(np.nanmin(it), 1e-9) > 50:
             style.log_axis(a, "y"); style.fit_log_ticks(a, "y")

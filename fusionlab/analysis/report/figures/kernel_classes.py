@@ -52,19 +52,29 @@ def kernel_classes(t, model):
         ax.barh(y, ms, left=left, color=kernel_class.COLOURS[cls], label=cls, height=0.7)
         left += ms
         for (*cfg, v), val in zip(wide.index, wide[cls]):
-            row = {**firsts.loc[(v, *cfg)].to_dict(), **dict(zip(keys, cfg))}
-            style.record(fig, mark="bar segment", **style.keys_of(row, v), quantity=f"kernel_time_us {cls}",
-                         value=float(val))
-    for yi, total in zip(y, left):
-        ax.text(total, yi, f" {total:.3g}", va="center", fontsize=6.5)
+            if val > 0:   # a class the configuration has (tables/kernel_classes.csv has its row)
+                row = {**firsts.loc[(v, *cfg)].to_dict(), **dict(zip(keys, cfg))}
+                style.record(fig, mark="bar segment", **style.keys_of(row, v), kernel_class=cls,
+                             quantity="kernel_classes.time_per_iter_us", value=float(val))
+    for yi, total, (*cfg, v), us in zip(y, left, wide.index, wide.sum(axis=1)):
+        row = {**firsts.loc[(v, *cfg)].to_dict(), **dict(zip(keys, cfg))}
+        text = style.noted(fig, "us", us, **style.keys_of(row, v), mark="total", agg="sum",
+                           quantity="kernel_classes.time_per_iter_us")
+        ax.text(total, yi, f" {text}", va="center", fontsize=6.5)
+    varies = [i for i, name in enumerate(keys) if len({cfg[i] for cfg in wide.index}) > 1]   # what tells rows apart
     labels = []
     for *cfg, v in wide.index:
-        setting = " ".join(str(x) for x, name in zip(cfg, keys) if not (name == "size" and x == "default"))
-        labels.append(f"{setting}  {v}")
+        said = [("bs " if keys[i] == "batch" else "") + (f"{cfg[i]:g}" if keys[i] == "batch" else str(cfg[i]))
+                for i in varies]
+        labels.append(", ".join([v, *said]))
     ax.set_yticks(y)
     ax.set_yticklabels(labels, fontsize=6.5)
+    for tick, (*_, v) in zip(ax.get_yticklabels(), wide.index):
+        tick.set_color(style.variant_colour(v))
     ax.set_xlabel(f"kernel time per iteration ({unit})")
     ax.margins(x=0.12)
     style.legend_below(fig, ax.get_legend_handles_labels()[0], ncol=3)
-    style.title(fig, "Kernel time by kernel class", t, model)
+    # the batch every row shares (the setting is the footer's, the size the title's)
+    held = [f"batch size {wide.index[0][i]:g}" for i, name in enumerate(keys) if i not in varies and name == "batch"]
+    style.title(fig, "Kernel time by kernel class" + (f" at {', '.join(held)}" if held else ""), t, model)
     return fig

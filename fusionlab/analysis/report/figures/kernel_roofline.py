@@ -47,18 +47,26 @@ def kernel_roofline(t, model):
     if k.empty:
         raise style.NoData("no kernel with measured FLOPs (ncu pass `roofline`)")
     k = _largest(k)
+    devices = set(t["kernels"].loc[t["kernels"]["model"] == model, "device"].dropna()) if "device" in t["kernels"] else set()
+    device = devices.pop() if len(devices) == 1 else None
     fig, (ax,) = style.figure(1, w=6.4, h=4.8)
     for v in variant_order(k["variant"].unique()):
         g = k[k["variant"] == v]
         c = variant_colour(v)
         for _, r in g.iterrows():
+            keys = {**{c: r[c] for c in sweep_roofline.KEYS}, "device": device, "kernel": r["kernel"]}
+            for q in ("dram_intensity", "achieved_flops", "l2_intensity"):
+                if r[q] == r[q]:
+                    style.record(fig, **keys, mark="point", quantity=f"kernel_roofline.{q}", value=r[q])
             y = r["achieved_flops"] / 1e12
             if r["l2_intensity"] == r["l2_intensity"]:
                 ax.plot([r["dram_intensity"], r["l2_intensity"]], [y, y], color=c, lw=0.5, alpha=0.6)
                 ax.scatter([r["l2_intensity"]], [y], s=22, facecolors="none", edgecolors=c, linewidths=0.8)
             ax.scatter([r["dram_intensity"]], [y], s=22, color=c, edgecolors="k", linewidths=0.3, zorder=3)
-            label = f"{r['kernel'][:28]} {100 * r['fraction_of_roof']:.0f}%" if r["fraction_of_roof"] == r[
-                "fraction_of_roof"] else r["kernel"][:28]
+            label = r["kernel"][:28]
+            if r["fraction_of_roof"] == r["fraction_of_roof"]:
+                label += " " + style.noted(fig, "share", r["fraction_of_roof"], **keys, mark="label",
+                                           quantity="kernel_roofline.fraction_of_roof")
             ax.annotate(label, (r["dram_intensity"], y), xytext=(3, 2), textcoords="offset points", fontsize=5,
                         color=c)
     roofs = k[sweep_roofline.ROOFS].median()

@@ -41,6 +41,7 @@ FIGURES = [
 
 
 TOP = 8
+SHARED_SPAN = 20      # kernel_durations' panels share a scale where their longest kernels lie within this factor
 NAME_CHARS = 44       # a label line
 NAME_LINES = 3
 # a reduction's operator in a demangled ATen kernel name: ReduceOp<float, MaxOps<float>...> -> max
@@ -146,7 +147,7 @@ def kernels_per_iter(t, model):
     if d.empty:
         raise style.NoData("no run counted its kernels")
     d = d[variant_order(d.columns)]
-    fig, (ax,) = style.figure(w=max(4.5, 1.5 + 0.5 * d.size), h=3.8)
+    fig, (ax,) = style.figure(w=max(5.5, 1.5 + 0.5 * d.size), h=3.8)
     width = 0.8 / len(d.columns)
     for j, v in enumerate(d.columns):
         bars = ax.bar(np.arange(len(d)) + (j - (len(d.columns) - 1) / 2) * width, d[v], width,
@@ -165,7 +166,7 @@ def kernels_per_iter(t, model):
                   f"{style.xlabel(axis)}{' ' + format(d.index[0][1], 'g') if one else ''}")
     ax.set_ylabel(f"{_what(t)} per iteration")
     ax.margins(y=0.15)
-    style.legend(ax, frameon=False)
+    style.legend_below(fig, ax.get_legend_handles_labels()[0], ncol=min(len(d.columns), 4))   # off the bars' labels
     style.title(fig, f"{_what(t)} per iteration{style.at(fixed)}", t, model)
     return fig
 
@@ -207,12 +208,18 @@ def kernel_durations(t, model):
         raise style.NoData("no kernels recorded at the largest configuration")
     config = [c for c in ("model", "variant", "batch", "size", "mode", "dtype", "backend", "device") if c in k]
     h = t.get("headline")
-    rows = max(min(TOP, d.loc[d["variant"] == v, "name"].nunique()) for _, d in slices for v in variants)
+    # each variant's row of panels as tall as its most kernels (bars of one height in every panel)
+    rows_of = {v: max(1, max(min(TOP, d.loc[d["variant"] == v, "name"].nunique()) for _, d in slices))
+               for v in variants}
     tops = {d[axis].max() for _, d in slices}
-    fig, grid = style.grid_figure(len(slices), len(variants),
-                                  figsize=(6.4 * len(variants), (1.5 + 0.5 * rows) * len(slices)))
+    # a row of panels per variant, a column per setting, on one duration scale where the
+    # panels' longest kernels lie within SHARED_SPAN of each other
+    heights = [1.3 + 0.45 * rows_of[v] for v in variants]
+    fig, grid = style.grid_figure(len(variants), len(slices), figsize=(7.0 * len(slices), sum(heights)),
+                                  height_ratios=heights)
     texts = {}
-    for panels, (setting, d) in zip(grid, slices):
+    longest = {}
+    for panels, (setting, d) in zip(grid.T, slices):
         for ax, v in zip(panels, variants):
             every = d[d["variant"] == v]
             if every.empty:
@@ -226,6 +233,7 @@ def kernel_durations(t, model):
             rest = g.iloc[TOP:]
             g = g.head(TOP)
             per_call = (g["time_per_iter_us"] / g["calls_per_iter"]).to_numpy()
+            rows = rows_of[v]
             y = rows - 1 - np.arange(len(g))      # the longest on top, every panel's bars the same height
             bars = ax.barh(y, per_call, color=variant_colour(v), height=0.6)
             labels = []
@@ -242,8 +250,10 @@ def kernel_durations(t, model):
             ax.set_yticks(y)
             ax.set_yticklabels([kernel_label(r) for _, r in g.iterrows()], fontsize=5.5)
             ax.set_ylim(-0.6, rows - 0.4)
-            ax.set_xlim(0, per_call.max() * 1.05)
-            ax.set_xlabel("duration per call; beside: x calls = per iteration (medians over repeats)", fontsize=7)
+            longest[ax] = float(per_call.max())
+            ax.set_xlim(0, longest[ax] * 1.05)
+            ax.set_xlabel("duration per call (us); beside: x calls = per iteration (medians over repeats)",
+                          fontsize=7)
             more = (f"\n{len(rest)} more not shown: {style.fmt_time(rest['time_per_iter_us'].sum() / 1e3)}"
                     " per iteration") if len(rest) else ""
             at = f", {style.xlabel(axis)} {every[axis].max():g}" if len(tops) > 1 else ""
@@ -258,11 +268,19 @@ def kernel_durations(t, model):
             distinct = style.noted(fig, "g", every["name"].nunique(), **keys, mark="title", quantity="kernels.name",
                                    agg="nunique")
             ax.set_title(f"{v}{' (' + setting + at + ')' if setting else ''}: {total} of kernels per iteration\n"
-                         f"{distinct} distinct kernel{'s' if distinct != '1' else ''}, {launches} launches per "
+                         f"{distinct} distinct kernel{'s' if distinct != '1' else ''}, {launches} launch{'es' if launches != '1' else ''} per "
                          f"iteration{more}", fontsize=7, color=variant_colour(v))
     where = f"at {style.xlabel(axis)} {max(tops):g}" if len(tops) == 1 else f"at each setting's largest {style.xlabel(axis)}"
     style.title(fig, f"Duration of each {_what(t)[:-1]} {where}{style.at(fixed)}", t, model)
-    style.fit_text_x(texts)
+    shared = max(longest.values()) <= SHARED_SPAN * min(longest.values())
+    if shared:
+        for ax in grid[:-1].flat:   # the scale is shared: its label once, under the last row
+            ax.set_xlabel("")
+        drawn = list(texts)   # the panels with bars (an empty panel keeps its own, tickless)
+        for ax in drawn[1:]:
+            ax.sharex(drawn[0])
+        drawn[0].set_xlim(0, max(longest.values()) * 1.05)
+    style.fit_text_x(texts, shared=shared)
     return fig
 
 

@@ -23,8 +23,8 @@ FIGURES = [
         'category': '2. Where the time goes',
         'needs': 'cuda',
         'caption': ('Exposed host time per iteration of {model} (the GPU waiting on the host), against the '
-                    'untraced wall time; at most {host_max} of an iteration. The number at each point: '
-                    'exposed host time per launch call.'),
+                    'untraced wall time; at most {host_max} of an iteration. Written at each point (at one '
+                    'value of the swept axis, beside each bar): exposed host time per launch call.'),
         'shows': ('exposed host time against the untraced wall time, with host time per launch'),
     },
     {
@@ -65,6 +65,8 @@ def launch_overhead(t, model):
     (right) per variant along the main swept axis, the host time per launch call written
     at each point."""
     d, axis, fixed = _rows(t, model)
+    if d[axis].nunique() == 1:
+        return _launch_bars(t, model, d, axis, fixed)
     fig, (ax, bx) = style.figure(2, w=4.6, h=3.9)
     f, unit = style.time_unit(d["host_ms"])
     labels, points = [], []
@@ -84,11 +86,12 @@ def launch_overhead(t, model):
             for i in range(len(xs) - 1):      # the line between points, so no label crosses it
                 for f_ in np.linspace(0, 1, 24):
                     points.append((xs[i] ** (1 - f_) * xs[i + 1] ** f_, ys[i] + f_ * (ys[i + 1] - ys[i])))
-            for x, y, per in zip(g[axis], 100 * g["host_share"], g["host_per_launch_us"]):
+            for _, r in g.iterrows():
+                x, y, per = r[axis], 100 * r["host_share"], r["host_per_launch_us"]
                 points.append((x, y))
                 if per == per:
-                    labels.append((x, y, f"{style.fmt_time(per / 1e3) if per > 0 else '0 us'}/launch",
-                                   {"fontsize": 5.5, "color": c}))
+                    said = style.noted(fig, "us", per, **style.keys_of(r), mark="label", quantity="host_per_launch_us")
+                    labels.append((x, y, f"{said}{' us' if per == 0 else ''}/launch", {"fontsize": 5.5, "color": c}))
     for a in (ax, bx):
         style.log_axis(a, "x", base=2)
         style.plain_x_ticks(a, d[axis].unique())
@@ -103,6 +106,50 @@ def launch_overhead(t, model):
     return fig
 
 
+def _launch_bars(t, model, d, axis, fixed):
+    """launch_overhead at one value of the main axis: a horizontal bar per variant (and
+    setting), the exposed host time per iteration (left) and its share of the untraced
+    wall time (right), each bar's value and the host time per launch call written beside it."""
+    variants = variant_order(d["variant"].unique())
+    d = d.assign(_o=d["variant"].map({v: i for i, v in enumerate(variants)}),
+                 _s=d["_setting"].map({s: i for i, s in enumerate(dict.fromkeys(d["_setting"]))}))
+    d = d.sort_values(["_s", "_o"]).reset_index(drop=True)
+    fig, (ax, bx) = style.figure(2, w=4.6, h=1.5 + 0.36 * len(d))
+    f, unit = style.time_unit(d["host_ms"])
+    y = np.arange(len(d))[::-1]
+    colours = [variant_colour(v) for v in d["variant"]]
+    rows = [style.keys_of(r) for _, r in d.iterrows()]
+    ax.barh(y, f * d["host_ms"].fillna(0), color=colours, height=0.6)
+    bx.barh(y, 100 * d["host_share"].fillna(0), color=colours, height=0.6)
+    texts = {ax: [], bx: []}
+    for yi, (_, r), keys in zip(y, d.iterrows(), rows):
+        ms = style.noted(fig, "ms", r["host_ms"], **keys, mark="bar", quantity="host_ms") + (" ms" if r["host_ms"] == 0 else "")
+        texts[ax].append(ax.annotate(ms, (f * (r["host_ms"] if r["host_ms"] == r["host_ms"] else 0), yi),
+                                     xytext=(3, 0), textcoords="offset points", va="center", fontsize=6.5))
+        share = style.noted(fig, "share", r["host_share"], **keys, mark="bar", quantity="host_share")
+        per = r["host_per_launch_us"]
+        if per == per:
+            share += ("; " + style.noted(fig, "us", per, **keys, mark="label", quantity="host_per_launch_us")
+                      + (" us" if per == 0 else "") + "/launch")
+        texts[bx].append(bx.annotate(share, (100 * (r["host_share"] if r["host_share"] == r["host_share"] else 0), yi),
+                                     xytext=(3, 0), textcoords="offset points", va="center", fontsize=6.5))
+    names = [", ".join(filter(None, [r["variant"], r["_setting"]])) for _, r in d.iterrows()]
+    for a in (ax, bx):
+        a.set_yticks(y)
+        a.set_yticklabels(names if a is ax else [], fontsize=7)
+        a.set_ylim(-0.6, len(d) - 0.4)
+    for tick, v in zip(ax.get_yticklabels(), d["variant"]):
+        tick.set_color(variant_colour(v))
+    ax.set_xlabel(f"exposed host time per iteration ({unit})")
+    bx.set_xlabel("exposed host time, % of untraced wall time; per launch call")
+    ax.set_xlim(0, max(f * d["host_ms"].max(), 1e-9) * 1.05)
+    bx.set_xlim(0, max(100 * d["host_share"].max(), 1.0) * 1.05)
+    style.title(fig, f"Exposed host time, untraced, at {style.xlabel(axis)} {d[axis].iloc[0]:g}{style.at(fixed)}",
+                t, model)
+    style.fit_text_x(texts)
+    return fig
+
+
 def idle_breakdown(t, model):
     """The untraced iteration split (sweep.shares) as a stacked bar per variant and value of
     the main swept axis, in time per iteration (so that a bar's length is its wall time,
@@ -114,7 +161,8 @@ def idle_breakdown(t, model):
     d = d.assign(_o=d["variant"].map({v: i for i, v in enumerate(variants)}))
     d = d.assign(_s=d["_setting"].map({s: i for i, s in enumerate(dict.fromkeys(d["_setting"]))}))
     d = d.sort_values(["_s", axis, "_o"])
-    per_bar = 0.8 if d["_setting"].str.len().max() > 9 else 0.55
+    longest = max(d["_setting"].str.len().max(), d["variant"].str.len().max())   # a tick label's widest line
+    per_bar = 0.55 if len(d) > 8 else min(1.4, max(0.55, 0.055 * longest + 0.1))
     fig, (ax,) = style.figure(w=max(5.0, 2.4 + per_bar * len(d)), h=4.4)
     f, unit = style.time_unit(d["wall_ms"])
     x = np.arange(len(d))

@@ -8,6 +8,7 @@ from matplotlib.lines import Line2D
 
 from fusionlab.analysis.report import style
 from fusionlab.analysis.report.figures.kernels import display_name
+from fusionlab.analysis.report.figures.roofline import free_corner_text
 from fusionlab.analysis.report.style import MODEL_MARKERS, variant_colour, variant_order
 from fusionlab.analysis.sweep import overfusion
 
@@ -95,9 +96,6 @@ def over_fusion(t, model):
             style.record(fig, **keys, mark="point y", value=r[col], quantity="kernel_resources." +
                          (r["_rule_col"] if col == "rule_share" else col))
         shown = f" ({len(d)} of {len(kr)} kernels have this bandwidth)" if len(d) < len(kr) else ""
-        if not d["over_fusion"].any():
-            a.text(0.98, 0.98, f"no kernel flagged as likely over-fusion\n({n_fused} fused kernels{shown})",
-                   transform=a.transAxes, ha="right", va="top", fontsize=6.5, color="0.3")
         flagged = d[d["over_fusion"]].sort_values("time_per_iter_us", ascending=False)
         flagged = flagged.assign(_label=[display_name(n, f) for n, f in zip(flagged["name"], flagged["full_name"])])
         named = flagged.drop_duplicates("_label").head(MAX_LABELS)
@@ -126,6 +124,9 @@ def over_fusion(t, model):
             style.log_axis(a, "y")
             a.margins(y=0.15)
             style.fit_log_ticks(a, "y")
+        if not d["over_fusion"].any():   # in the corner with the fewest kernels under it
+            free_corner_text(a, f"no kernel flagged as likely over-fusion\n({n_fused} fused kernels{shown})",
+                             list(zip(d["theoretical_occupancy"], d[col])), fontsize=6.5, color="0.3")
     handles = [Line2D([], [], ls="none", marker=MODEL_MARKERS[i % len(MODEL_MARKERS)], color="grey", label=m)
                for i, m in enumerate(models)]
     handles += [Line2D([], [], ls="none", marker="s", color=variant_colour(v), label=v)

@@ -67,10 +67,13 @@ def roofline(t, model):
             style.record(fig, **{k: p[k] for k in keys}, **setting, mark="point", quantity=f"runs.{col}",
                          agg="median", value=p[col])
     models = sorted(r["model"].unique())
+    order = variant_order(r["variant"].unique())
     batch_labels = []
     for (m, v), g in r.groupby(["model", "variant"]):
-        ax.scatter(g["arithmetic_intensity"], g["achieved_flops"] / 1e12, s=28, color=variant_colour(v),
-                   marker=MODEL_MARKERS[models.index(m) % len(MODEL_MARKERS)], edgecolors="k", linewidths=0.3, zorder=3)
+        # earlier variants larger and below: variants at one point stay visible, nested
+        ax.scatter(g["arithmetic_intensity"], g["achieved_flops"] / 1e12, s=22 + 20 * (len(order) - 1 - order.index(v)),
+                   color=variant_colour(v), marker=MODEL_MARKERS[models.index(m) % len(MODEL_MARKERS)],
+                   edgecolors="k", linewidths=0.3, zorder=3 + order.index(v) / len(order))
         batch_labels += [(x, y, f"{b:g}", {"fontsize": 5.5, "color": "0.3"})
                          for x, y, b in zip(g["arithmetic_intensity"], g["achieved_flops"] / 1e12, g["batch"])]
     above = r[[tuple(k) in notes for k in r[keys].itertuples(index=False)]]
@@ -100,7 +103,7 @@ def roofline(t, model):
     ax.set_xlabel("FLOP per byte (model FLOPs / ideal fused bytes)" if measured.empty else
                   "FLOP per byte (filled: model FLOPs / ideal fused bytes; hollow: measured,\n"
                   "ncu FLOPs / DRAM bytes; dotted: one configuration's two points)", fontsize=7)
-    ax.set_ylabel("achieved TFLOP/s")
+    ax.set_ylabel("achieved TFLOP/s (model FLOPs / GPU busy time)")
     handles = [Line2D([], [], ls="none", marker=MODEL_MARKERS[i % len(MODEL_MARKERS)], color="grey", label=m)
                for i, m in enumerate(models)]
     handles += [Line2D([], [], ls="none", marker="s", color=variant_colour(v), label=v)
@@ -109,7 +112,7 @@ def roofline(t, model):
         handles.append(Line2D([], [], ls="none", marker="o", mfc="none", mec="red", label="above a measured roof"))
     ax.legend(handles=handles, fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.16 if measured.empty else -0.22),
               ncol=4, frameon=False,
-              title="marker: model, colour: variant, number: batch size", title_fontsize=6.5)
+              title="marker: model, colour: variant (at one point: nested), number: batch size", title_fontsize=6.5)
     points += list(zip(r["arithmetic_intensity"], r["achieved_flops"] / 1e12))
     b = r.dropna(subset=["copy_bandwidth_frac"])
     b = b.assign(_o=b["variant"].map({v: i for i, v in enumerate(variant_order(b["variant"].unique()))}),
@@ -139,8 +142,8 @@ def roofline(t, model):
     if len(above):
         lines = [f"{m} {v} bs {bs:g}: {notes[(m, v, bs, sz)]}" for m, v, bs, sz in
                  above[keys].itertuples(index=False)][:MAX_NOTES]
-        avoid.append(free_corner_text(ax, "\n".join(textwrap.fill(s, 70) for s in lines), points,
-                                      fontsize=5.5, color="red"))
+        avoid.append(free_corner_text(ax, ["\n".join(textwrap.fill(s, w) for s in lines) for w in (70, 45)],
+                                      points, fontsize=5.5, color="red"))
     style.title(fig, f"Roofline under the measured roofs, and achieved share of copy bandwidth{drawn}", t, model)
     avoid += roof_labels(ax, lo, hi, bw, fl, l2, points, avoid,
                          f"matmul ({peaks['dtype']})" if peaks.get("dtype") else "matmul")
@@ -149,12 +152,14 @@ def roofline(t, model):
 
 
 def free_corner_text(ax, text, points, **kw):
-    """`text` in the lower right, lower left or upper left corner of the axes, whichever
-    covers the fewest of `points` (data coordinates; the first of a tie)."""
+    """`text` (or the first of several wrappings of it that fits) in the lower right,
+    lower left or upper left corner of the axes, whichever covers the fewest of `points`
+    (data coordinates; the first of a tie)."""
     r = style.renderer(ax.figure)
     xy = ax.transData.transform(np.asarray(points, float).reshape(-1, 2)) if len(points) else np.empty((0, 2))
     corners = ((0.99, 0.01, "right", "bottom"), (0.01, 0.01, "left", "bottom"), (0.01, 0.82, "left", "top"))
-    texts = (ax.text(x, y, text, transform=ax.transAxes, ha=ha, va=va, **kw) for x, y, ha, va in corners)
+    texts = (ax.text(x, y, one, transform=ax.transAxes, ha=ha, va=va, **kw)
+             for one in ([text] if isinstance(text, str) else text) for x, y, ha, va in corners)
 
     def covered(t):
         b = t.get_window_extent(r).padded(4)

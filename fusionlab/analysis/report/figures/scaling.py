@@ -68,12 +68,21 @@ def scaling(t, model):
                     continue
                 ax.errorbar(g.index, g["median"], yerr=[g["median"] - g["min"], g["max"] - g["median"]],
                             fmt="o", color=c, ms=4, capsize=2, mfc=c if filled else "white")
+                for x, value in g["median"].items():   # each point: the median of its runs' repeats
+                    at = mine[mine[axis] == x]
+                    keys = {k: at[k].iloc[0] for k in ("model", "variant", "batch", "size", "mode", "dtype", "backend",
+                                                        "device") if k in at and at[k].nunique() == 1}
+                    style.record(fig, **style.keys_of(keys), mark="point", quantity=f"runs.{col_name}", agg="median",
+                                 value=value)
                 x = np.geomspace(g.index.min(), g.index.max(), 60)
+                fit = {**{k: r[k] for k in ("model", "variant", "mode", "dtype", "axis", "metric") if k in r},
+                       "fixed": r["fixed"] if isinstance(r["fixed"], str) else None}
+                k_text = style.noted(fig, "2f", r["k"], **fit, mark="legend", quantity="scaling.k")
                 ci = f" [{r['k_lo']:.2f}, {r['k_hi']:.2f}]" if r["k_lo"] == r["k_lo"] else ""
                 edge = " (k at edge)" if "edge" in str(r.get("note", "")) else ""
                 also = "".join(f" {r[k]}" for k in varying)
                 ax.plot(x, r["a_ms"] + r["b"] * x ** r["k"], color=c, lw=1.1, ls=ls,
-                        label=f"{r['variant']}{also} {r['metric']}: k={r['k']:.2f}{ci}{edge}")
+                        label=f"{r['variant']}{also} {r['metric']}: k={k_text}{ci}{edge}")
                 if r["metric"] == "wall" and r["fixed_size"] == r["fixed_size"] \
                         and g.index.min() <= r["fixed_size"] <= g.index.max():
                     ax.axvline(r["fixed_size"], color=c, lw=0.8, ls=":")

@@ -43,8 +43,13 @@ FIGURES = [
 ]
 
 
+# the parts' colours: host, traffic and kernel time as the headline's time split colours
+# them, host speed a colour no variant has (style.VARIANT_COLOURS)
 PART_COLOURS = {"host_saved_ms": "#dd8452", "traffic_ms": "#55a868", "kernels_saved_ms": "#4c72b0",
-                "host_speed_ms": "#8172b3", "remainder_ms": "#9a9a9a"}
+                "host_speed_ms": "#ccb974", "remainder_ms": "#9a9a9a"}
+# the memory-traffic part by the source of its bytes (headline traffic_source): hatched where modelled
+TRAFFIC_HATCH = {"measured": "", "modelled": "////"}
+TRAFFIC_WORDS = {"measured": "measured bytes (Nsight Compute)", "modelled": "modelled bytes (cost model), hatched"}
 PART_LABELS = {"host_saved_ms": "exposed host time", "traffic_ms": "memory traffic removed",
                "kernels_saved_ms": "other kernel time", "host_speed_ms": "host-speed difference between processes",
                "remainder_ms": "remainder"}
@@ -102,13 +107,18 @@ def speedup_vs_batch(t, model):
         unsure = g[g["verdict"] == "inconclusive"]
         if len(unsure):
             ax.scatter(unsure[axis], unsure["speedup"], s=50, facecolors="white", edgecolors=c, zorder=3)
+        for _, r in g[[skewed(r) for _, r in g.iterrows()]].iterrows():   # a host-skewed estimate said so
+            label = f"{r['speedup']:.2f}x {HOST_SKEWED}"
+            ax.annotate(label, (r[axis], r["speedup"]), xytext=(6, -2), textcoords="offset points", fontsize=6,
+                        color=c, ha="left", va="top")
+            style.record(fig, **style.keys_of(r), mark="label", quantity="speedup", value=r["speedup"], text=label)
         across = g[(g["estimator"] == "paired") & g["speedup_across"].notna()]
         if len(across):
             ax.plot(across[axis], across["speedup_across"], ls=":", lw=0.9, marker=".", color=c, alpha=0.45)
     ax.axhline(1.0, color="grey", lw=0.8, ls="--")
     style.log_axis(ax, "x", base=2); style.log_axis(ax, "y")
     style.plain_x_ticks(ax, d[axis].unique())
-    ax.set_xlabel(style.xlabel(axis)); ax.set_ylabel(_estimator(d), fontsize=7)
+    ax.set_xlabel(style.xlabel(axis)); ax.set_ylabel(style.wrapped(_estimator(d), 3.2), fontsize=7)
     style.fit_log_ticks(ax, "y")
     style.legend(ax, loc="best")
     if (d["estimator"] == "paired").any() and d["speedup_across"].notna().any():
@@ -128,9 +138,9 @@ def _side_by_side(t, model, slices):
     fixed = joined_fixed([f for *_, f in slices])
     values = sorted(d[axis].unique())
     one_value = len(values) == 1
-    fig, (ax,) = style.figure(w=6.5, h=1.4 + 0.34 * len(d) + 0.1 * (len(slices) - 1))
+    fig, (ax,) = style.figure(w=7.5, h=1.5 + 0.34 * len(d) + 0.1 * (len(slices) - 1))
     _point_marks(fig, d)
-    labels = []
+    column = []
     for i, (_, r) in enumerate(d.iterrows()):
         c = variant_colour(r["variant"])
         err = _errors(d.iloc[[i]])
@@ -142,8 +152,10 @@ def _side_by_side(t, model, slices):
         style.record(fig, **style.keys_of(r), mark="label", quantity="speedup", value=r["speedup"], text=label)
         if r["estimator"] == "paired" and r["speedup_across"] == r["speedup_across"]:
             label += f"; across processes {r['speedup_across']:.2f}x"
-        labels.append(ax.annotate(label, (np.nanmax([r["speedup_hi"], r["speedup"]]), i), xytext=(6, 0),
-                                  textcoords="offset points", fontsize=6.5, va="center"))
+        # the numbers in a column right of the panel: the axis spans the intervals and 1 alone
+        column.append(ax.annotate(label, (1.0, i), xycoords=ax.get_yaxis_transform(), xytext=(8, 0),
+                                  textcoords="offset points", fontsize=6.5, va="center", color=c))
+        column[-1].set_in_layout(False)
     names = [", ".join(filter(None, [r["variant"], r["_setting"],
                                      None if one_value else f"{'bs' if axis == 'batch' else axis} {r[axis]:g}"]))
              for _, r in d.iterrows()]
@@ -156,28 +168,18 @@ def _side_by_side(t, model, slices):
     ax.axvline(1.0, color="grey", lw=0.8, ls="--")
     style.log_axis(ax, "x")
     at = f" at {style.xlabel(axis)} {values[0]:g}" if one_value else ""
-    ax.set_xlabel(_estimator(d, at, ">1: faster; x: across processes"), fontsize=7)
-    ax.margins(x=0.6)
+    ax.set_xlabel(style.wrapped(_estimator(d, at, ">1: faster; x: across processes"), 3.6), fontsize=7)
+    ends = pd.concat([d["speedup"], d["speedup_lo"], d["speedup_hi"], d["speedup_across"]]).dropna()
+    ends = ends[ends > 0]
+    lo, hi = min(ends.min(), 1.0), max(ends.max(), 1.0)
+    pad = (hi / lo) ** 0.08 if hi > lo else 1.5
+    ax.set_xlim(lo / pad, hi * pad)
+    ax.set_ylim(-0.6, len(d) - 0.4)
+    r_ = style.renderer(fig)
+    style.keep_right(fig, max(x.get_window_extent(r_).width for x in column) / fig.dpi + 0.2)
     style.title(fig, f"Speedup over eager{style.at(fixed)}", t, model)
-    _fit_right_log(ax, labels)
     style.fit_log_ticks(ax, "x")
     return fig
-
-
-def _fit_right_log(ax, texts, margin_px=4, rounds=4):
-    """The right limit of a log x axis widened until every text (anchored at a data x)
-    ends inside the panel."""
-    for text in texts:
-        text.set_in_layout(False)
-    for _ in range(rounds):
-        r = style.renderer(ax.figure)
-        box = ax.get_window_extent(r)
-        beyond = max((tx.get_window_extent(r).x1 for tx in texts), default=box.x1) - box.x1 + margin_px
-        if beyond <= 1:
-            return
-        lo, hi = ax.get_xlim()
-        keep = max(box.width - beyond, 0.3 * box.width)
-        ax.set_xlim(lo, lo * (hi / lo) ** (box.width / keep))
 
 
 def speedup_breakdown(t, model):
@@ -202,11 +204,11 @@ def speedup_breakdown(t, model):
         _breakdown_panel(fig, ax, rows, axis, labels_of)
         if setting:
             ax.set_title(setting, fontsize=8)
-    handles, names = axs[0].get_legend_handles_labels()
-    if len(slices) == 1:
-        axs[0].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0, frameon=False)
-    else:
-        style.legend_below(fig, handles, names, fontsize=6.5, ncol=3)
+    handles, names = {}, {}
+    for a in axs:   # every panel's entries once (a traffic source may be drawn in one panel only)
+        for hd, name in zip(*a.get_legend_handles_labels()):
+            handles.setdefault(name, hd)
+    style.legend_below(fig, list(handles.values()), list(handles), fontsize=6.5, ncol=2)
     style.title(fig, f"Where the time saved comes from{style.at(fixed)}", t, model)
     return fig
 
@@ -219,9 +221,21 @@ def _breakdown_panel(fig, ax, w, axis, labels_of):
     x = np.arange(len(w))
     f, unit = style.time_unit(w[["saved_ms", *PART_COLOURS]].abs().max(axis=1))
     pos, neg = np.zeros(len(w)), np.zeros(len(w))
+    source = (w["traffic_source"] if "traffic_source" in w else pd.Series("", index=w.index)).fillna("").astype(str)
     for part, colour in PART_COLOURS.items():
         v = f * w[part].fillna(0).to_numpy()
-        ax.bar(x, v, 0.62, bottom=np.where(v >= 0, pos, neg), color=colour, label=labels_of[part])
+        if part == "traffic_ms":   # hatched where its bytes are modelled, a legend entry per source drawn
+            drawn = [src for src in TRAFFIC_HATCH if ((source == src) & (v != 0)).any()]
+            for src in drawn or [""]:
+                sel = (source == src).to_numpy() if drawn else np.ones(len(w), bool)
+                ax.bar(x[sel], v[sel], 0.62, bottom=np.where(v >= 0, pos, neg)[sel], color=colour,
+                       hatch=TRAFFIC_HATCH.get(src, ""), edgecolor="white", lw=0,
+                       label=labels_of[part] + (f": {TRAFFIC_WORDS[src]}" if src else ""))
+            for (_, r), value, src in zip(w.iterrows(), w[part], source):
+                if value and src:
+                    style.record(fig, **style.keys_of(r), mark="bar part source", quantity="traffic_source", text=src)
+        else:
+            ax.bar(x, v, 0.62, bottom=np.where(v >= 0, pos, neg), color=colour, label=labels_of[part])
         for (_, r), value in zip(w.iterrows(), w[part]):
             style.record(fig, **style.keys_of(r), mark="bar part", quantity=part, value=value)
         pos, neg = pos + np.clip(v, 0, None), neg + np.clip(v, None, 0)

@@ -20,7 +20,7 @@ FIGURES = [
     {
         'name': 'suite',
         'scope': 'sweep',
-        'category': '1. Speedup',
+        'category': '1. Headline',
         'needs': 'any_compared',
         'caption': ('The suite per variant, mode and dtype (tables/suite.csv): the geometric mean speedup '
                     'over eager of the configurations compared, with its interval where every one has its '
