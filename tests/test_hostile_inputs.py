@@ -1,0 +1,94 @@
+"""A hostile or careless user's inputs, each at the boundary that reads it: one line naming
+the file (and the event, field, column or key), nothing changed on disk, and no number
+made from what no run writes. The probe round these come from: docs/outputs.md, "Bad
+inputs"."""
+import json
+import os
+
+import pytest
+
+from fusionlab.analysis.readers import torch_trace
+from fusionlab.analysis.readers.trace import ReportError
+from fusionlab.analysis.run import run_metrics
+
+RUN = "runs/torch/mlp/eager/inference_float32/bs8/r0"
+STEP = {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "ts": 1, "dur": 5}
+
+
+def trace(tmp_path, **event) -> str:
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps({"traceEvents": [STEP, {**STEP, "name": "fusionlab:measure", **event}]}))
+    return str(path)
+
+
+@pytest.mark.parametrize("event, said", [
+    ({"ts": "abc"}, "ts 'abc' is not a number of microseconds"),
+    ({"ts": float("nan")}, "ts nan is not a finite time of at most 2.31e+15 us"),
+    ({"ts": 10 ** 23}, "ts 1e+23 is not a finite time of at most 2.31e+15 us"),
+    ({"dur": -5}, "dur -5.0 is not a non-negative finite time of at most 2.31e+15 us"),
+    ({"ts": True}, "ts True is not a number of microseconds"),
+    ({"ts": None}, "ts None is not a number of microseconds"),
+    ({"args": [1]}, "args [1] is not an object"),
+])
+def test_a_trace_event_that_is_no_time_is_refused_naming_it(tmp_path, event, said):
+    path = trace(tmp_path, **event)
+    with pytest.raises(ReportError) as e:
+        torch_trace.load(path)
+    assert str(e.value) == f"{path}: event 1 ('fusionlab:measure'): {said}"
+
+
+def test_a_trace_event_without_ts_is_refused_naming_it(tmp_path):
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps({"traceEvents": [{"ph": "X", "name": "k", "cat": "kernel", "dur": 1}]}))
+    with pytest.raises(ReportError) as e:
+        torch_trace.load(str(path))
+    assert str(e.value) == f"{path}: event 0 ('k'): no 'ts'"
+
+
+def test_trace_times_at_the_cap_are_read(tmp_path):
+    t = torch_trace.load(trace(tmp_path, ts=torch_trace.MAX_US, dur=torch_trace.MAX_US))
+    assert t.ranges["end"].max() == 2 * round(torch_trace.MAX_US * 1000) < 1 << 63
+
+
+def run_folder(tmp_path, record: dict) -> str:
+    d = tmp_path / RUN
+    d.mkdir(parents=True)
+    (d / "run.json").write_text(json.dumps(record))
+    return str(d / "run.json")
+
+
+GOOD = {"model": "mlp", "variant": "eager", "batch": 8, "size": "default", "mode": "inference",
+        "dtype": "float32", "repeat": 0, "status": "ok", "timing": {"windows_ms": [1.0, 1.0, 1.0]}}
+
+
+@pytest.mark.parametrize("change, said", [
+    ({"timing": [1, 2]}, "timing is list, not an object"),
+    ({"sizes": "hidden"}, "sizes is str, not an object"),
+    ({"timing": {"windows_ms": [1.0, "x"]}}, "timing.windows_ms[1] holds 'x', not a time"),
+    ({"timing": {"wall_time_per_iter_ms": True}}, "timing.wall_time_per_iter_ms holds True, not a time"),
+    ({"timing": None}, "status ok but no timing (a run that measured records one)"),
+    ({"model": None}, "no model (its folder is model 'mlp''s)"),
+    ({"model": "softmax"}, "model 'softmax', but it is in the folder of model 'mlp'"),
+    ({"batch": 32}, "batch 32, but it is in the folder of batch 8"),
+    ({"size": "hidden256"}, "size 'hidden256', but it is in the folder of size 'default'"),
+])
+def test_a_run_json_of_another_shape_is_an_error_row_naming_it(tmp_path, change, said):
+    path = run_folder(tmp_path, {**GOOD, **change})
+    row, kernels = run_metrics.compute(path, None, "torch")
+    assert (row["status"], row["reason"]) == ("error", f"{path}: {said}")
+    assert (row["model"], row["batch"]) == ("mlp", 8) and kernels.empty      # the folder's keys
+
+
+def test_a_run_json_of_its_own_folder_is_read(tmp_path):
+    row, _ = run_metrics.compute(run_folder(tmp_path, GOOD), None, "torch")
+    assert (row["status"], row["reason"], row["model"], row["size"]) == ("ok", None, "mlp", "default")
+
+
+def test_a_part_of_another_shape_met_past_the_checks_is_an_error_row_naming_it(tmp_path):
+    path = run_folder(tmp_path, {**GOOD, "timing": {"untraced_wall_time_per_iter_ms": 1.0},
+                                 "host_check": {"block_states": 5}})
+    profile = trace(tmp_path / RUN)
+    row, kernels = run_metrics.compute(path, profile, "torch")
+    assert (row["status"], row["reason"]) == ("error", f"{path}: cannot be analysed (TypeError: 'int' object is "
+                                                       "not iterable)")
+    assert kernels.empty
