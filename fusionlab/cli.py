@@ -85,8 +85,9 @@ def audit_results(argv) -> int:
 
 
 def main(argv=None) -> int:
-    """Run one subcommand. Any error it raises is one line on stderr and exit status 2
-    (FUSIONLAB_DEBUG=1 shows the traceback as well)."""
+    """Run one subcommand. Any error it raises is one line on stderr and exit status 2,
+    its control characters shown as escapes (core.io.printable; FUSIONLAB_DEBUG=1 shows the
+    traceback as well)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
         return command(argv)
@@ -97,8 +98,9 @@ def main(argv=None) -> int:
         if os.environ.get("FUSIONLAB_DEBUG"):
             import traceback
             traceback.print_exc()
-        what = argv[0] if argv else "fusionlab"
-        text = " ".join(str(e).split()) or type(e).__name__
+        from fusionlab.core.io import printable
+        what = printable(argv[0]) if argv else "fusionlab"
+        text = printable(" ".join(str(e).split()) or type(e).__name__)
         print(f"fusionlab {what}: {type(e).__name__}: {text[:500]}", file=sys.stderr)
         return 2
 
@@ -130,7 +132,8 @@ def command(argv) -> int:
     if cmd == "restore":
         from fusionlab.plan.restore import main as restore_main
         return restore_main(rest)
-    print(f"fusionlab: unknown command {cmd!r}; one of {', '.join(COMMANDS)}", file=sys.stderr)
+    from fusionlab.core.io import printable
+    print(f"fusionlab: unknown command {printable(repr(cmd))}; one of {', '.join(COMMANDS)}", file=sys.stderr)
     return 2
 
 

@@ -92,3 +92,80 @@ def test_a_part_of_another_shape_met_past_the_checks_is_an_error_row_naming_it(t
     assert (row["status"], row["reason"]) == ("error", f"{path}: cannot be analysed (TypeError: 'int' object is "
                                                        "not iterable)")
     assert kernels.empty
+
+
+KERNELS = "name,kind,calls_per_iter,time_per_iter_us,full_name\nk1,gemm,1,10.0,void k1()\nk2,other,2,4.0,void k2()\n"
+
+
+@pytest.mark.parametrize("text, said", [
+    (KERNELS[:-20], "row 2: calls_per_iter is empty, not a finite number >= 0"),        # cut mid-row
+    (KERNELS.replace("10.0", "nan"), "row 1: time_per_iter_us is empty, not a finite number >= 0"),
+    (KERNELS.replace(",1,10.0", ",-5,10.0"), "row 1: calls_per_iter is -5, not a finite number >= 0"),
+    (KERNELS.replace("10.0", "ten"), "row 1: time_per_iter_us is 'ten', not a finite number >= 0"),
+    (KERNELS.replace("time_per_iter_us", "t"), "no column time_per_iter_us (a run's kernels.csv has name, "
+                                               "calls_per_iter, time_per_iter_us)"),
+    (KERNELS.replace("\nk2,", "\n,"), "row 2: no kernel name"),
+])
+def test_a_kernels_csv_that_would_drop_or_zero_a_kernel_is_refused(tmp_path, capsys, text, said):
+    from fusionlab.cli import main
+    for name, kernels in (("a", text), ("b", KERNELS)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "kernels.csv").write_text(kernels)
+    assert main(["diff", str(tmp_path / "a"), str(tmp_path / "b")]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and out.err == f"error: {tmp_path}/a/kernels.csv: {said}\n"
+
+
+def test_diff_shows_control_characters_in_kernel_names_as_escapes(tmp_path, capsys):
+    from fusionlab.cli import main
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "kernels.csv").write_text(KERNELS.replace("void k1()", "\x1b[31mred\u202e" if name == "a"
+                                                                     else "void k1()"))
+    assert main(["diff", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\u202e" not in out and "\\x1b[31mred\\u202e" in out
+
+
+SPEEDUPS = ("model,variant,batch,size,mode,dtype,wall_time_per_iter_ms\n"
+            "mlp,eager,8,default,inference,float32,2.0\nmlp,compile,8,default,inference,float32,1.0\n")
+
+
+@pytest.mark.parametrize("text, said", [
+    ("1,2,3\n4,5,6\n", "no column model (a speedups table has model, variant, batch, size, mode, dtype and "
+                       "wall_time_per_iter_ms)"),
+    (SPEEDUPS.replace(",wall_time_per_iter_ms", ",w"), "no column wall_time_per_iter_ms (a speedups table has "
+                                                       "model, variant, batch, size, mode, dtype and "
+                                                       "wall_time_per_iter_ms)"),
+    (SPEEDUPS.replace("compile,8", "compile,eight"), "row 2: batch is 'eight', not a whole number"),
+    (SPEEDUPS + SPEEDUPS.split("\n", 1)[1], "configuration mlp/eager/8/default/inference/float32 is in 2 rows; "
+                                            "a speedups table has one row per configuration"),
+    (SPEEDUPS.replace("mlp,compile", "\x1bmlp,eager"), None),
+])
+def test_a_speedups_table_compare_cannot_join_is_refused(tmp_path, capsys, text, said):
+    from fusionlab.cli import main
+    for name, table in (("a", text), ("b", SPEEDUPS)):
+        (tmp_path / name / "tables").mkdir(parents=True)
+        (tmp_path / name / "tables" / "speedups.csv").write_text(table)
+    out_dir = tmp_path / "out"
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(out_dir)]) == (2 if said else 0)
+    out = capsys.readouterr()
+    if said:
+        assert out.out == "" and out.err == f"error: {tmp_path}/a/tables/speedups.csv: {said}\n"
+        assert not out_dir.exists()
+    else:
+        assert "\x1b" not in out.out + out.err and "\\x1bmlp" in out.out
+
+
+def test_printable_shows_control_and_format_characters_as_escapes():
+    from fusionlab.core.io import printable
+    assert printable("a\x1b[31mb\u202ec\n\té") == "a\\x1b[31mb\\u202ec\\n\\té"
+    assert printable("one\x07\ntwo", lines=True) == "one\\x07\ntwo"
+
+
+def test_an_error_naming_a_hostile_path_is_one_printable_line(tmp_path, capsys):
+    from fusionlab.cli import main
+    bad = tmp_path / "\x1b[2J\nrun"
+    assert main(["diff", str(bad), str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"error: {tmp_path}/\\x1b[2J\\nrun: no such file\n"

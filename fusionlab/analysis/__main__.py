@@ -29,7 +29,9 @@ profile without ranges (analysis.run.whole), with its top kernels and HTA's temp
 per-stream idle breakdowns. A torch.profiler trace's ranges are its ProfilerStep#N steps
 (one range, `ProfilerStep`) and its record_function annotations (readers.torch_trace).
 docs/analyse.md describes the output.
-A file that cannot be analysed gives a one-line reason and exit status 2.
+A file that cannot be analysed gives a one-line reason and exit status 2. What is printed
+for a terminal (the table, diff's and compare's tables, errors) shows a control character
+in a name as its escape (core.io.printable); JSON escapes them itself and CSV keeps them.
 """
 from __future__ import annotations
 
@@ -78,6 +80,7 @@ from fusionlab.analysis.readers import nsys_sqlite  # noqa: E402
 from fusionlab.analysis.readers.trace import Chunks, ReportError, Trace  # noqa: E402
 from fusionlab.analysis.run import fields as F  # noqa: E402
 from fusionlab.analysis.run import metrics, projection, single_pass, stream, whole  # noqa: E402
+from fusionlab.core.io import printable  # noqa: E402
 
 WINDOWS = {
     "range": "the range's CPU-side start to end (duration_ms, wall_time_per_iter_ms, gpu_busy_fraction, "
@@ -228,8 +231,8 @@ def main_diff(argv, prog: str = PROG + " diff") -> int:
     d = kernel_diff(run_kernels(a.a), run_kernels(a.b))
     if a.csv:
         d.to_csv(a.csv, index=False)
-    show = d.assign(kernel=d.iloc[:, 0].str.slice(0, 70)).drop(columns=d.columns[0])
-    print(show.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
+    show = d.assign(kernel=d.iloc[:, 0].map(printable).str.slice(0, 70)).drop(columns=d.columns[0])
+    print(printable(show.to_string(index=False, float_format=lambda v: f"{v:.2f}"), lines=True))
     return 0
 
 
@@ -242,8 +245,8 @@ def main_compare(argv, prog: str = PROG + " compare") -> int:
     m = run(a.a, a.b, a.out)
     cols = ["model", "variant", "batch", "wall_time_per_iter_ms_a", "wall_time_per_iter_ms_b", "time_ratio_wall",
             "speedup_wall_a", "speedup_wall_b", "speedup_paired_a", "speedup_paired_b"]
-    print(m[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-    print(f"wrote {a.out}/compare.csv and compare.png/svg")
+    print(printable(m[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"), lines=True))
+    print(printable(f"wrote {a.out}/compare.csv and compare.png/svg"))
     return 0
 
 
@@ -257,7 +260,7 @@ def main(argv=None, prog: str = PROG) -> int:
         try:
             return sub[argv[0]](argv[1:], prog if prog != PROG else f"{PROG} {argv[0]}")
         except ReportError as e:
-            print(f"error: {e}", file=sys.stderr)
+            print(f"error: {printable(e)}", file=sys.stderr)
             return 2
     p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
     p.add_argument("report", nargs="+", help=".sqlite, .nsys-rep or torch trace .json / .json.gz")
@@ -273,12 +276,12 @@ def main(argv=None, prog: str = PROG) -> int:
         try:
             doc = analyse(path, a.hta)
         except ReportError as e:
-            print(f"error: {e}", file=sys.stderr)
+            print(f"error: {printable(e)}", file=sys.stderr)
             status = 2
             continue
         if mode == "table":
             from fusionlab.analysis import terminal as table
-            print(table.text(doc))
+            print(printable(table.text(doc), lines=True))
         else:
             docs.append(doc)
     if mode == "json" and docs:

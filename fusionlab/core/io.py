@@ -1,7 +1,9 @@
 """Atomic file writes: a killed or failing writer never leaves half a file under the real name.
 Bounded reads: a file read whole is a regular file (never a pipe or device, which could
 hang or never end), of at most a stated size, and gzip at most a stated size unpacked;
-JSON nested past what the parser reads is a ValueError, not a RecursionError."""
+JSON nested past what the parser reads is a ValueError, not a RecursionError.
+Text for a terminal: printable() shows a control character (an escape sequence, a
+right-to-left override) as its escape, never as what it does to the terminal."""
 from __future__ import annotations
 
 import contextlib
@@ -90,3 +92,12 @@ def write_json_atomic(path: str, obj: dict) -> None:
     with atomic_path(path) as tmp, open(tmp, "w") as f:
         json.dump(obj, f, indent=2, sort_keys=True, default=str)
         f.write("\n")
+
+
+def printable(text, lines: bool = False) -> str:
+    """str(text) with each character that is not printable (Python's str.isprintable: control
+    and format characters, newlines included) written as its escape (\\x1b, \\u202e);
+    lines: newlines kept (a table of several lines)."""
+    if lines:
+        return "\n".join(printable(line) for line in str(text).split("\n"))
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))

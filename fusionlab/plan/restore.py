@@ -49,6 +49,7 @@ import tarfile
 import tempfile
 import time
 
+from fusionlab.core.io import printable
 from fusionlab.plan import sweep_lock
 
 RUN_DEPTH = 6                # runs/<profiler>/<model>/<variant>/<setting>/<batch>/r<k>: plan.sweep.RUN_PATTERN
@@ -332,13 +333,13 @@ def main(argv=None) -> int:
         print("usage: fusionlab restore RESULTS ARCHIVE [ARCHIVE ...]\n\n" + __doc__.split("\n\n")[0])
         return 0 if args and args[0] in ("-h", "--help") else 2
     got = restore(args[0], args[1:])
-    print(f"{args[0]}: {got['runs']} runs from {got['archives']} archive(s); left out "
-          f"{len(got['unfinished_runs'])} unfinished run(s) and {len(got['unfinished_ncu'])} killed Nsight "
-          f"Compute record(s); every file given one time")
+    print(printable(f"{args[0]}: {got['runs']} runs from {got['archives']} archive(s); left out "
+                    f"{len(got['unfinished_runs'])} unfinished run(s) and {len(got['unfinished_ncu'])} killed "
+                    f"Nsight Compute record(s); every file given one time"))
     for d in got["unfinished_runs"]:
-        print(f"  left out a run (no run.json): {d}")
+        print(printable(f"  left out a run (no run.json): {d}"))
     for d in got["unfinished_ncu"]:
-        print(f"  left out an Nsight Compute record (no ncu.json): {d}")
+        print(printable(f"  left out an Nsight Compute record (no ncu.json): {d}"))
     return 0
 
 

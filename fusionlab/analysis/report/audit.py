@@ -42,6 +42,7 @@ from fusionlab.analysis.sweep import headline as sweep_headline
 from fusionlab.analysis.sweep import suite as sweep_suite
 from fusionlab.analysis.sweep import tables
 from fusionlab.analysis.report import audit_gap, audit_inputs, audit_match, suite_text, text
+from fusionlab.core.io import printable
 
 KEYS = ["model", "variant", "batch", "size", "mode", "dtype", "device"]
 REL = audit_match.REL
@@ -458,6 +459,6 @@ def main(argv=None) -> int:
         return 2
     a = audit(argv[0])
     for v in a.violations:
-        print(v)
+        print(printable(v))
     print(a.line())
     return 1 if a.violations else 0
