@@ -37,7 +37,7 @@ ALLOW_YTE = config.pop("allow_yte", False) in (True, "true", "True", 1)
 GIVEN = dict(config)
 CONFIG_FILES = list(workflow.overwrite_configfiles) or [os.path.join(ROOT, "config.yaml")]
 try:
-    config_checks.check_yte(CONFIG_FILES, ALLOW_YTE)
+    config_checks.check_files(CONFIG_FILES, ALLOW_YTE)
     CFG = sweep.validate(config, root=ROOT, regenerate=REGENERATE,
                          command_line=dict(workflow.config_settings.config))
     if REGENERATE:  # the runs are those already profiled under results/

@@ -35,9 +35,8 @@ def list_registry(argv) -> int:
     models that config names by import path too (each imported and checked; one that cannot
     join is left out of the list and named as the command's error, exit status 2)."""
     import argparse
-    import yaml
     from fusionlab.experiments import catalog
-    from fusionlab.plan import sweep
+    from fusionlab.plan import config_checks, sweep
     p = argparse.ArgumentParser(prog="fusionlab list", description=COMMANDS["list"])
     p.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
     p.add_argument("--mode", default="inference", choices=("inference", "train"))
@@ -45,9 +44,11 @@ def list_registry(argv) -> int:
     a = p.parse_args(argv)
     failed = []
     if a.configfile:
-        with open(a.configfile) as f:
-            cfg = yaml.safe_load(f) or {}
-        entries = sweep.import_entries(cfg.get("import_models") or {})
+        cfg = config_checks.load_file(a.configfile)
+        try:
+            entries = sweep.import_entries(cfg.get("import_models") or {})
+        except sweep.ConfigError as e:
+            raise sweep.ConfigError(f"{a.configfile}: {e}") from None
         try:
             catalog.extend(entries)
         except catalog.CatalogError:

@@ -169,3 +169,58 @@ def test_an_error_naming_a_hostile_path_is_one_printable_line(tmp_path, capsys):
     assert main(["diff", str(bad), str(bad)]) == 2
     err = capsys.readouterr().err
     assert err == f"error: {tmp_path}/\\x1b[2J\\nrun: no such file\n"
+
+
+CONFIG = {"models": ["mlp_small"], "variants": ["eager"], "batch_sizes": [8]}
+
+
+@pytest.mark.parametrize("change, said", [
+    ({"batch_sizes": [10 ** 23]}, "config key batch_sizes[0]: 100000000000000000000000 is too large; allowed values: "
+                                  "at most 2147483647"),
+    ({"repeats": 100_001}, "config: 100001 runs (models x modes x variants x dtypes x sizes x batch_sizes x "
+                           "repeats); at most 100000 in one sweep: sweep fewer values, or split it into several "
+                           "sweeps"),
+    ({"results": "/etc/fusionlab"}, "config key results: '/etc/fusionlab' is a system folder; allowed values: a "
+                                    "folder of its own for the sweep's outputs (default: results)"),
+])
+def test_a_config_past_what_a_sweep_can_be_is_refused_before_it_is_expanded(change, said):
+    from fusionlab.plan import sweep
+    with pytest.raises(sweep.ConfigError) as e:
+        sweep.validate({**CONFIG, **change})
+    assert str(e.value) == said
+
+
+def test_the_run_count_at_the_cap_passes_and_counts_as_runs_does():
+    from fusionlab.plan import runs, sweep
+    cfg = sweep.validate({**CONFIG, "variants": ["eager", "compile"], "batch_sizes": [8, 32],
+                          "mode": ["inference", "train"], "sizes": {"mlp_small": {"hidden": [64, 128, 256]}}})
+    assert runs.run_count(cfg) == len(runs.runs(cfg, "torch")) == 2 * 2 * 3 * 2
+    assert sweep.validate({**CONFIG, "repeats": 100_000})["repeats"] == 100_000
+
+
+@pytest.mark.parametrize("text, said", [
+    ("models: [mlp_small]\nmodels: [mlp]\n", "key 'models' is given twice (line 2); YAML would keep the last silently"),
+    ("nsys:\n  trace: cuda\n  trace: nvtx\n", "key 'trace' is given twice (line 3); YAML would keep the last silently"),
+    ("- 1\n- 2\n", "a list, not a mapping of config keys"),
+    ("models: [mlp\n", "cannot be read (ParserError: "),
+    ("!!python/object/apply:os.system [touch pwned]\n", "cannot be read (ConstructorError: "),
+])
+def test_a_config_file_is_a_mapping_with_each_key_once(tmp_path, text, said):
+    from fusionlab.plan import config_checks
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    with pytest.raises(config_checks.ConfigError) as e:
+        config_checks.load_file(str(path))
+    assert str(e.value).startswith(f"config file {path}: {said}")
+    assert "\n" not in str(e.value) and not (tmp_path / "pwned").exists()
+
+
+def test_an_empty_config_file_is_an_empty_mapping_and_list_names_a_bad_one(tmp_path, capsys):
+    from fusionlab.cli import main
+    from fusionlab.plan import config_checks
+    (tmp_path / "empty.yaml").write_text("")
+    assert config_checks.load_file(str(tmp_path / "empty.yaml")) == {}
+    (tmp_path / "bad.yaml").write_text("import_models: 5\n")
+    assert main(["list", "--configfile", str(tmp_path / "bad.yaml")]) == 2
+    assert capsys.readouterr().err == (f"fusionlab list: ConfigError: {tmp_path}/bad.yaml: config key import_models: "
+                                       "5 is not a mapping of name -> import path\n")

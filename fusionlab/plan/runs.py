@@ -5,6 +5,7 @@ and for a regenerate the runs already recorded under the results folder.
 from __future__ import annotations
 
 import itertools
+import math
 import os
 import re
 
@@ -40,6 +41,29 @@ def runs(cfg: dict, backend: str) -> list[dict]:
             for m in cfg["models"] for v in cfg["variants"] for mode in cfg["mode"] if v in variants(cfg, mode)
             for dtype in dtypes(cfg, mode) for s in size_labels(cfg, m) for b in batch_sizes(cfg, m)
             for r in range(cfg["repeats"])]
+
+
+MAX_RUNS = 100_000   # runs in one sweep, at most (a config past it is refused before it is expanded)
+
+
+def run_count(cfg: dict) -> int:
+    """How many runs runs() gives, counted without making them (a size axis's values as
+    configured, each combination one label)."""
+    n = 0
+    for m in cfg["models"]:
+        combos = math.prod(len(v) for v in cfg.get("sizes", {}).get(m, {}).values())
+        for mode in cfg["mode"]:
+            n += (sum(v in variants(cfg, mode) for v in cfg["variants"]) * len(dtypes(cfg, mode)) * combos
+                  * len(batch_sizes(cfg, m)) * cfg["repeats"])
+    return n
+
+
+def check_run_count(cfg: dict) -> None:
+    """ConfigError where the config asks for more than MAX_RUNS runs."""
+    n = run_count(cfg)
+    if n > MAX_RUNS:
+        raise ConfigError(f"config: {n} runs (models x modes x variants x dtypes x sizes x batch_sizes x repeats); "
+                          f"at most {MAX_RUNS} in one sweep: sweep fewer values, or split it into several sweeps")
 
 
 def variants(cfg: dict, mode: str) -> list[str]:
