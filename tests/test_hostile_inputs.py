@@ -224,3 +224,13 @@ def test_an_empty_config_file_is_an_empty_mapping_and_list_names_a_bad_one(tmp_p
     assert main(["list", "--configfile", str(tmp_path / "bad.yaml")]) == 2
     assert capsys.readouterr().err == (f"fusionlab list: ConfigError: {tmp_path}/bad.yaml: config key import_models: "
                                        "5 is not a mapping of name -> import path\n")
+
+
+def test_pinning_to_a_core_the_process_may_not_use_is_the_runs_error():
+    from fusionlab.runner import process
+    allowed = sorted(os.sched_getaffinity(0))
+    with pytest.raises(ValueError) as e:
+        process.pin_cpus(f"{allowed[0]},99999", "cpu")
+    assert str(e.value) == (f"--pin-cpus {allowed[0]},99999: core 99999 is not one this process may use "
+                            f"(cores {','.join(map(str, allowed))})")
+    assert sorted(os.sched_getaffinity(0)) == allowed                # nothing pinned
