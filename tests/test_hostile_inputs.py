@@ -234,3 +234,21 @@ def test_pinning_to_a_core_the_process_may_not_use_is_the_runs_error():
     assert str(e.value) == (f"--pin-cpus {allowed[0]},99999: core 99999 is not one this process may use "
                             f"(cores {','.join(map(str, allowed))})")
     assert sorted(os.sched_getaffinity(0)) == allowed                # nothing pinned
+
+
+def test_a_run_folder_no_job_could_be_is_left_out_of_a_regenerate_and_named(tmp_path):
+    from fusionlab.plan import sweep
+    good = tmp_path / "runs/torch/mlp/eager/inference_float32/bs8/r0"
+    odd = [tmp_path / f"runs/torch/{name}" for name in ("<script>/eager/inference_float32/bs8/r0",
+                                                        "{x}/eager/inference_float32/bs8/r0",
+                                                        "mlp/eval()/inference_float32/bs8/r0",
+                                                        "mlp/eager/inference_float64/bs8/r0",
+                                                        "mlp/eager/inference_float32/bs0/r0")]
+    for d in [good, *odd]:
+        d.mkdir(parents=True)
+        (d / "run.json").write_text("{}")
+        (d / "trace.json").write_text("{}")
+    left_out = []
+    found = sweep.existing_runs({"results": str(tmp_path)}, left_out)
+    assert [(r["model"], r["variant"], r["batch"]) for r in found] == [("mlp", "eager", 8)]
+    assert sorted(left_out) == sorted(map(str, odd))

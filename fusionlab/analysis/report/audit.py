@@ -45,6 +45,10 @@ from fusionlab.analysis.report import audit_gap, audit_inputs, audit_match, suit
 from fusionlab.core.io import printable
 
 KEYS = ["model", "variant", "batch", "size", "mode", "dtype", "device"]
+HEADLINE_COLUMNS = ("model", "variant", "batch", "mode", "dtype", "status", "speedup", "speedup_lo", "speedup_hi",
+                    "verdict", "wall_ms", "eager_wall_ms", "saved_ms", *sweep_headline.PARTS)   # what the audit reads
+SUITE_COLUMNS = ("variant", "mode", "dtype", "n_configs", "n_pass", "geomean_speedup", "geomean_lo", "geomean_hi",
+                 "verdict")
 REL = audit_match.REL
 TEXT_REL = 0.0075   # numbers in text: 3 significant figures (fmt_time), 2 decimals (speedups)
 
@@ -243,8 +247,12 @@ def check_higher(a: Audit, tail: str, r: pd.Series, at, h: pd.DataFrame, where: 
     keys = [k for k in tables.GROUP if k in h]
     same = h[(h[keys].astype(str) == h.loc[at, keys].astype(str)).all(axis=1) & (h["variant"] != "eager")
              & h["speedup"].notna()]
-    top = same.loc[same["speedup"].idxmax()]
     found = re.search(rf"{re.escape(story.HIGHER)} (\S+) (-?[0-9.]+)x", tail)
+    if same.empty:
+        a.check(not found, where, f"names {found and found.group(1)} as the higher estimate; no variant of the "
+                "configuration has a speedup in the record")
+        return
+    top = same.loc[same["speedup"].idxmax()]
     if not found:
         a.check(top["variant"] == r["variant"], where,
                 f"names no higher estimate, but {top['variant']}'s {top['speedup']:.4g} is higher")
@@ -415,6 +423,10 @@ def audit(results: str, summary_text: str | None = None) -> Audit:
     if h is None:
         a.check(False, results, "no readable tables/headline.csv: nothing to audit against")
         return a
+    lacking = [c for c in HEADLINE_COLUMNS if c not in h]
+    if lacking:
+        a.check(False, "tables/headline.csv", f"no column {', '.join(lacking)}: the audit reads it")
+        return a
     h = tables.with_size(h)
     check_records(a, h, _read(os.path.join(results, "tables", "runs.csv")))
     records = {_key(r): r for r in h.to_dict("records")}
@@ -444,7 +456,10 @@ def audit(results: str, summary_text: str | None = None) -> Audit:
         check_bandwidth(a, summary_text, h, missed)
     suite = _read(os.path.join(results, "tables", "suite.csv"))
     if suite is not None and len(suite):
-        check_suite(a, h, suite, summary_text)
+        lacking = [c for c in SUITE_COLUMNS if c not in suite]
+        a.check(not lacking, "tables/suite.csv", f"no column {', '.join(lacking)}: the audit reads it")
+        if not lacking:
+            check_suite(a, h, suite, summary_text)
     return a
 
 
