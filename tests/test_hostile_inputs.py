@@ -252,3 +252,69 @@ def test_a_run_folder_no_job_could_be_is_left_out_of_a_regenerate_and_named(tmp_
     found = sweep.existing_runs({"results": str(tmp_path)}, left_out)
     assert [(r["model"], r["variant"], r["batch"]) for r in found] == [("mlp", "eager", 8)]
     assert sorted(left_out) == sorted(map(str, odd))
+
+
+def made_results(tmp_path):
+    """A results folder whose tables record what they were made from (analysis.sweep.made_from),
+    every table given a time before its inputs', as a copy (cp -r, a git checkout) can."""
+    from fusionlab.analysis.sweep import made_from
+    res = tmp_path / "res"
+    (res / RUN).mkdir(parents=True)
+    (res / RUN / "metrics.json").write_text('{"status": "ok"}')
+    (res / "tables").mkdir()
+    t = {n: str(res / "tables" / f"{n}.csv") for n in ("runs", "speedups", "kernels", "headline")}
+    for p in t.values():
+        open(p, "w").write("x\n")
+    made_from.record([t["runs"], t["speedups"], t["kernels"]], [str(res / RUN / "metrics.json")])
+    made_from.record([t["headline"]], [t["runs"], t["speedups"]])
+    for p in t.values():
+        os.utime(p, (1e9, 1e9))
+    return res
+
+
+def inputs_audit(res) -> list[str]:
+    from fusionlab.analysis.report import audit, audit_inputs
+    a = audit.Audit()
+    audit_inputs.check(a, str(res))
+    return a.violations
+
+
+def test_a_copied_folder_whose_tables_record_their_inputs_passes_whatever_its_times(tmp_path):
+    res = made_results(tmp_path)
+    assert inputs_audit(res) == []
+    (res / RUN / "metrics.json").write_text('{"status": "error"}')
+    stale = " (a table left from an earlier build: build the tables again)"
+    assert inputs_audit(res) == [f"tables/{n}.csv: made from another {RUN}/metrics.json than the one there now{stale}"
+                                 for n in ("runs", "speedups", "kernels")]
+    os.remove(res / RUN / "metrics.json")
+    assert inputs_audit(res)[0] == f"tables/runs.csv: made from {RUN}/metrics.json, which is gone{stale}"
+
+
+def test_a_run_the_tables_did_not_read_is_judged_by_its_time(tmp_path):
+    res = made_results(tmp_path)
+    other = RUN.replace("bs8", "bs32")
+    (res / other).mkdir(parents=True)
+    (res / other / "metrics.json").write_text("{}")
+    stale = " (a table left from an earlier build: build the tables again)"
+    assert inputs_audit(res) == [f"tables/{n}.csv: older than {other}/metrics.json, which it was not made from{stale}"
+                                 for n in ("runs", "speedups", "kernels")]
+    os.utime(res / other / "metrics.json", (1e9, 1e9))            # as old as the tables: kept from before
+    assert inputs_audit(res) == []
+
+
+def test_a_record_naming_a_file_outside_the_folder_is_not_read(tmp_path):
+    from fusionlab.analysis.sweep import made_from
+    res = made_results(tmp_path)
+    path = res / "tables" / made_from.RECORD
+    rec = json.loads(path.read_text())
+    rec["tables/runs.csv"] = {"../../../../dev/zero": None}
+    rec["/etc/passwd"] = {}
+    rec["tables/speedups.csv"] = {"runs/fifo": "x"}
+    os.mkfifo(res / "runs" / "fifo")
+    path.write_text(json.dumps(rec))
+    assert sorted(made_from.read(str(res))) == ["tables/headline.csv", "tables/kernels.csv", "tables/speedups.csv"]
+    assert made_from.digest(str(res / "runs" / "fifo")) is None
+    stale = " (a table left from an earlier build: build the tables again)"
+    assert inputs_audit(res) == [f"tables/runs.csv: older than its input {RUN}/metrics.json{stale}",
+                                 f"tables/speedups.csv: made from another runs/fifo than the one there now{stale}",
+                                 f"tables/speedups.csv: older than {RUN}/metrics.json, which it was not made from{stale}"]
