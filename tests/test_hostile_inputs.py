@@ -318,3 +318,16 @@ def test_a_record_naming_a_file_outside_the_folder_is_not_read(tmp_path):
     assert inputs_audit(res) == [f"tables/runs.csv: older than its input {RUN}/metrics.json{stale}",
                                  f"tables/speedups.csv: made from another runs/fifo than the one there now{stale}",
                                  f"tables/speedups.csv: older than {RUN}/metrics.json, which it was not made from{stale}"]
+
+
+def test_a_write_that_fails_names_its_file_and_leaves_the_old_one(tmp_path):
+    import errno
+    from fusionlab.core.io import atomic_path
+    path = tmp_path / "compare.csv"
+    path.write_text("old\n")
+    with pytest.raises(OSError) as e:
+        with atomic_path(str(path)) as tmp:
+            open(tmp, "w").write("half")
+            raise OSError(errno.ENOSPC, "No space left on device")
+    assert str(e.value) == f"[Errno 28] {path}: cannot be written (No space left on device)"
+    assert path.read_text() == "old\n" and os.listdir(tmp_path) == ["compare.csv"]

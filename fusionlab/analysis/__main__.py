@@ -230,7 +230,10 @@ def main_diff(argv, prog: str = PROG + " diff") -> int:
     a = p.parse_args(argv)
     d = kernel_diff(run_kernels(a.a), run_kernels(a.b))
     if a.csv:
-        d.to_csv(a.csv, index=False)
+        from fusionlab.analysis.sweep import tables
+        if not os.path.isdir(os.path.dirname(os.path.abspath(a.csv))):
+            raise ReportError(f"--csv {a.csv}: no folder {os.path.dirname(os.path.abspath(a.csv))} to write it in")
+        tables.write(d, a.csv)   # whole or not at all
     show = d.assign(kernel=d.iloc[:, 0].map(printable).str.slice(0, 70)).drop(columns=d.columns[0])
     print(printable(show.to_string(index=False, float_format=lambda v: f"{v:.2f}"), lines=True))
     return 0

@@ -20,16 +20,23 @@ GZIP_RATIO = 100                 # gzip unpacked to at most this times its packe
 @contextlib.contextmanager
 def atomic_path(path: str):
     """Yield a temporary name next to path (same extension, so writers that pick the
-    format by it still work); rename it to path when the block ends."""
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    format by it still work); rename it to path when the block ends. An OSError in the
+    block (a full disk, a read-only folder) names path: `PATH: cannot be written (...)`,
+    and path is left as it was."""
     root, ext = os.path.splitext(path)
     tmp = f"{root}.tmp{os.getpid()}{ext}"
     try:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         yield tmp
         os.replace(tmp, path)
+    except OSError as e:
+        if str(path) in str(e):
+            raise
+        raise type(e)(e.errno, f"{path}: cannot be written ({e.strerror or e})") from None
     finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+        with contextlib.suppress(OSError):
+            if os.path.exists(tmp):
+                os.remove(tmp)
 
 
 def read_bounded(path: str, cap: int) -> bytes:
