@@ -317,7 +317,8 @@ def test_a_record_naming_a_file_outside_the_folder_is_not_read(tmp_path):
     stale = " (a table left from an earlier build: build the tables again)"
     assert inputs_audit(res) == [f"tables/runs.csv: older than its input {RUN}/metrics.json{stale}",
                                  f"tables/speedups.csv: made from another runs/fifo than the one there now{stale}",
-                                 f"tables/speedups.csv: older than {RUN}/metrics.json, which it was not made from{stale}"]
+                                 f"tables/speedups.csv: older than {RUN}/metrics.json, which it was not made "
+                                 f"from{stale}"]
 
 
 def test_a_write_that_fails_names_its_file_and_leaves_the_old_one(tmp_path):
@@ -331,3 +332,36 @@ def test_a_write_that_fails_names_its_file_and_leaves_the_old_one(tmp_path):
             raise OSError(errno.ENOSPC, "No space left on device")
     assert str(e.value) == f"[Errno 28] {path}: cannot be written (No space left on device)"
     assert path.read_text() == "old\n" and os.listdir(tmp_path) == ["compare.csv"]
+
+
+def test_a_pipe_or_a_link_to_a_device_in_a_results_folder_is_named_never_read(tmp_path):
+    from fusionlab import results
+    from fusionlab.analysis.report import audit
+    res = tmp_path / "res"
+    (res / "tables").mkdir(parents=True)
+    (res / "figures" / "headline").mkdir(parents=True)
+    os.symlink("/dev/zero", res / "tables" / "headline.csv")
+    os.mkfifo(res / "figures" / "headline" / "mlp.data.csv")
+    os.mkfifo(res / "summary.md")
+    a = audit.audit(str(res))
+    assert a.violations[:3] == [
+        "tables/runs.csv: missing: the audit needs it (build the tables again: snakemake tables)",
+        "tables/speedups.csv: missing: the audit needs it (build the tables again: snakemake tables)",
+        "tables/headline.csv: not a regular file (a folder, a pipe, or a link to a device): the audit reads no "
+        "table from it"]
+    r = results.open(str(res))
+    for read in (lambda: r.headline, lambda: r.figure_data("headline", "mlp"), lambda: r.summary):
+        with pytest.raises(results.ResultsError, match=r"not a regular file \(a pipe or device\)"):
+            read()
+
+
+def test_a_bounded_csv_reads_plain_and_gzip_and_refuses_past_its_cap(tmp_path):
+    import gzip
+    from fusionlab.core.io import read_csv
+    (tmp_path / "t.csv").write_text("a,b\n1,2\n")
+    with gzip.open(tmp_path / "t.csv.gz", "wt") as f:
+        f.write("a,b\n1,2\n")
+    assert read_csv(str(tmp_path / "t.csv")).to_dict("records") == [{"a": 1, "b": 2}]
+    assert read_csv(str(tmp_path / "t.csv.gz")).to_dict("records") == [{"a": 1, "b": 2}]
+    with pytest.raises(ValueError, match="^8 bytes, over the cap of 7 bytes$"):
+        read_csv(str(tmp_path / "t.csv"), cap=7)

@@ -30,8 +30,9 @@ def load_file(path: str) -> dict:
         for key_node, _ in node.value:
             key = loader.construct_object(key_node, deep=deep)
             if key in seen:
-                raise ConfigError(f"config file {path}: key {key!r} is given twice (line {key_node.start_mark.line + 1}); "
-                                  f"YAML would keep the last silently")
+                line = key_node.start_mark.line + 1
+                raise ConfigError(f"config file {path}: key {key!r} is given twice (line {line}); YAML would keep "
+                                  f"the last silently")
             seen.add(key)
         return loader.construct_mapping(node, deep=deep)
 

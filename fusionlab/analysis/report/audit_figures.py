@@ -28,9 +28,10 @@ import os
 import numpy as np
 import pandas as pd
 
-from fusionlab.analysis.report import audit_match
+from fusionlab.analysis.report import audit_inputs, audit_match
 from fusionlab.analysis.report.text import fmt_time, iterations
 from fusionlab.analysis.sweep import tables
+from fusionlab.core.io import read_csv
 
 TABLES = ("runs", "speedups", "kernels", "kernel_resources", "suite", "headline")
 KEYS = ("model", "variant", "batch", "size", "mode", "dtype", "device", "repeat", "name", "full_name")
@@ -78,8 +79,8 @@ def _read(path: str) -> pd.DataFrame | None:
     for p in (path, path + ".gz"):
         if os.path.exists(p):
             try:
-                return pd.read_csv(p, low_memory=False)
-            except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError):
+                return read_csv(p, low_memory=False)
+            except (OSError, ValueError):
                 return None
     return None
 
@@ -191,13 +192,13 @@ def check_file(a, data: str, t: dict, results: str, caches: dict | None = None) 
     where its figure is drawn, each mark against the tables t (load; check_marks)."""
     rel = os.path.relpath(data, results)
     rst = data[:-len(".data.csv")] + ".rst"
-    caption = open(rst, encoding="utf-8", errors="replace").read() if os.path.exists(rst) else None
+    caption = audit_inputs.read_text(a, rst)
     try:
-        marks = pd.read_csv(data)
+        marks = read_csv(data)
     except pd.errors.EmptyDataError:
         marks = pd.DataFrame()
-    except (pd.errors.ParserError, UnicodeDecodeError, OSError):
-        a.check(False, rel, "unreadable")
+    except (OSError, ValueError) as e:
+        a.check(False, rel, f"cannot be read ({type(e).__name__}: {' '.join(str(e).split())[:200]})")
         return
     drawn = caption is not None and not caption.startswith(NO_DATA)
     a.check(len(marks) > 0 or not drawn, rel, "the figure is drawn but its data file holds no mark")

@@ -16,6 +16,7 @@ import pandas as pd
 
 from fusionlab.analysis.report import audit_match
 from fusionlab.analysis.sweep import gap_ledger, tables
+from fusionlab.core.io import read_csv
 
 REL = audit_match.REL
 
@@ -84,15 +85,21 @@ def check(a, results: str, h: pd.DataFrame | None = None) -> None:
     if not os.path.exists(path):
         return
     try:
-        ledger = pd.read_csv(path)
+        ledger = read_csv(path)
     except pd.errors.EmptyDataError:
+        return
+    except (OSError, ValueError) as e:
+        a.check(False, path, f"cannot be read ({type(e).__name__}: {' '.join(str(e).split())[:200]})")
         return
     if ledger.empty:
         return
     check_ledger(a, ledger, h)
     for data in sorted(glob.glob(os.path.join(results, "figures", "gap_waterfall", "*.data.csv"))):
         try:
-            marks = pd.read_csv(data)
+            marks = read_csv(data)
         except pd.errors.EmptyDataError:
+            continue
+        except (OSError, ValueError) as e:
+            a.check(False, data, f"cannot be read ({type(e).__name__}: {' '.join(str(e).split())[:200]})")
             continue
         check_waterfall(a, marks, ledger, os.path.relpath(data, results))

@@ -12,18 +12,26 @@ time at least its newest input's (a copy keeps no times: cp -r or a git checkout
 a table an earlier time than its inputs; `fusionlab restore` gives every file one time,
 and equal times pass). summary.md is the audit's product (its banner quotes the audit),
 not an input.
+
+read_table and read_text read what the audit checks, bounded (core.io): a table, caption or
+summary that is there but cannot be read is a violation naming it, never a hang.
 """
 from __future__ import annotations
 
 import os
 
-from fusionlab.analysis.sweep import made_from
+from fusionlab.analysis.sweep import headline, made_from
+from fusionlab.core import io
 
 RUNS = "runs/**/metrics.json"
 INPUTS = {"tables/runs.csv": [RUNS], "tables/speedups.csv": [RUNS], "tables/kernels.csv": [RUNS],
           "tables/headline.csv": ["tables/speedups.csv", "tables/runs.csv"],
           "tables/suite.csv": ["tables/headline.csv", "tables/kernels.csv"]}
 REQUIRED = ("tables/runs.csv", "tables/speedups.csv", "tables/headline.csv")
+HEADLINE_COLUMNS = ("model", "variant", "batch", "mode", "dtype", "status", "speedup", "speedup_lo", "speedup_hi",
+                    "verdict", "wall_ms", "eager_wall_ms", "saved_ms", *headline.PARTS)   # what the audit reads
+SUITE_COLUMNS = ("variant", "mode", "dtype", "n_configs", "n_pass", "geomean_speedup", "geomean_lo", "geomean_hi",
+                 "verdict")
 
 
 def _metrics(results: str) -> dict[str, float]:
@@ -56,7 +64,10 @@ def check(a, results: str) -> None:
     for rel, inputs in INPUTS.items():
         t = _time(results, rel)
         if t is None:
-            if rel in REQUIRED:
+            if os.path.lexists(os.path.join(results, rel)):
+                a.check(False, rel, "not a regular file (a folder, a pipe, or a link to a device): the audit "
+                                    "reads no table from it")
+            elif rel in REQUIRED:
                 a.check(False, rel, "missing: the audit needs it (build the tables again: snakemake tables)")
             continue
         if rel in made:
@@ -84,3 +95,31 @@ def _by_digest(a, results: str, rel: str, t: float, recorded: dict, inputs: list
         ts, name = _newest(unread)
         if ts is not None:
             a.check(t >= ts, rel, f"older than {name}, which it was not made from{STALE}")
+
+
+def _unreadable(a, path: str, e: Exception) -> None:
+    a.check(False, path, f"cannot be read ({type(e).__name__}: {' '.join(str(e).split())[:200]})")
+
+
+def read_table(path: str, a=None):
+    """The table at path (core.io.read_csv: a regular file, bounded), None where there is
+    none or it cannot be read; with an audit a, one that is there but cannot be read (a
+    pipe, a link to a device, past the cap, not CSV) is its violation."""
+    try:
+        return io.read_csv(path)
+    except (OSError, ValueError) as e:
+        if a is not None and os.path.lexists(path):
+            _unreadable(a, path, e)
+        return None
+
+
+def read_text(a, path: str) -> str | None:
+    """The text at path (core.io.read_text), None where there is none; one there that
+    cannot be read is the audit's violation."""
+    if not os.path.lexists(path):
+        return None
+    try:
+        return io.read_text(path)
+    except (OSError, ValueError) as e:
+        _unreadable(a, path, e)
+        return None

@@ -20,7 +20,7 @@ from fusionlab.analysis.report import plots, style
 from fusionlab.analysis.run import fusion, metrics
 from fusionlab.analysis.run.run_metrics import ReportError, load_profile
 from fusionlab.analysis.sweep import tables
-from fusionlab.core.io import printable
+from fusionlab.core.io import printable, read_csv
 
 KEY = ["model", "variant", "batch", "size", "mode", "dtype"]
 COLS = ["wall_time_per_iter_ms", "gpu_time_per_iter_ms", "kernels_per_iter", "speedup_wall", "speedup_paired",
@@ -59,8 +59,8 @@ def checked_speedups(s: pd.DataFrame, path: str) -> pd.DataFrame:
 def _read_csv(path: str) -> pd.DataFrame:
     """The CSV at path; ReportError (one line naming it) when it is empty or cannot be parsed."""
     try:
-        return pd.read_csv(path)
-    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError, ValueError) as e:
+        return read_csv(path)
+    except (OSError, ValueError) as e:
         raise ReportError(f"{path}: cannot be read as a table ({type(e).__name__}: "
                           f"{' '.join(str(e).split())[:200]})") from None
 
