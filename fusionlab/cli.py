@@ -34,10 +34,10 @@ def list_registry(argv) -> int:
     variant, with the models each variant supports on the device; with --configfile, the
     models that config names by import path too (each imported and checked; one that cannot
     join is left out of the list and named as the command's error, exit status 2)."""
-    import argparse
+    from fusionlab.core.args import OneLineParser
     from fusionlab.experiments import catalog
     from fusionlab.plan import config_checks, sweep
-    p = argparse.ArgumentParser(prog="fusionlab list", description=COMMANDS["list"])
+    p = OneLineParser(prog="fusionlab list", description=COMMANDS["list"])
     p.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
     p.add_argument("--mode", default="inference", choices=("inference", "train"))
     p.add_argument("--configfile", help="a sweep config: its import_models join the list")
@@ -78,9 +78,9 @@ def list_registry(argv) -> int:
 def audit_results(argv) -> int:
     """`fusionlab audit RESULTS`: each violation and the tally; exit 1 on any, 2 when
     RESULTS is not a folder."""
-    import argparse
     from fusionlab.analysis.report.audit import main as audit_main
-    p = argparse.ArgumentParser(prog="fusionlab audit", description=COMMANDS["audit"])
+    from fusionlab.core.args import OneLineParser
+    p = OneLineParser(prog="fusionlab audit", description=COMMANDS["audit"])
     p.add_argument("results", help="a results folder (the sweep's, or one restored or copied)")
     return audit_main([p.parse_args(argv).results])
 

@@ -365,3 +365,31 @@ def test_a_bounded_csv_reads_plain_and_gzip_and_refuses_past_its_cap(tmp_path):
     assert read_csv(str(tmp_path / "t.csv.gz")).to_dict("records") == [{"a": 1, "b": 2}]
     with pytest.raises(ValueError, match="^8 bytes, over the cap of 7 bytes$"):
         read_csv(str(tmp_path / "t.csv"), cap=7)
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["diff"], "fusionlab diff: error: the following arguments are required: a, b"),
+    (["compare", "a"], "fusionlab compare: error: the following arguments are required: b"),
+    (["analyse", "--bogus", "x"], "fusionlab analyse: error: unrecognized arguments: --bogus"),
+    (["list", "--device", "tpu"], "fusionlab list: error: argument --device: invalid choice: 'tpu' (choose from "
+                                  "'cuda', 'cpu')"),
+    (["audit"], "fusionlab audit: error: the following arguments are required: results"),
+    (["progress", "a", "b"], "fusionlab progress: error: unrecognized arguments: b"),
+    (["restore", "r"], "fusionlab restore: error: give the results folder and at least one archive (fusionlab "
+                       "restore RESULTS ARCHIVE [ARCHIVE ...])"),
+])
+def test_every_subcommands_argument_error_is_one_line(capsys, argv, said):
+    from fusionlab.cli import main
+    try:
+        status = main(argv)
+    except SystemExit as e:
+        status = e.code
+    out = capsys.readouterr()
+    assert (status, out.out, out.err) == (2, "", said + "\n")
+
+
+def test_restore_names_a_folder_given_as_an_archive(tmp_path):
+    from fusionlab.plan import restore
+    with pytest.raises(restore.RestoreError) as e:
+        restore.restore(str(tmp_path / "res"), [str(tmp_path)])
+    assert str(e.value) == f"{tmp_path}: a folder, not an archive" and not (tmp_path / "res").exists()

@@ -35,7 +35,6 @@ in a name as its escape (core.io.printable); JSON escapes them itself and CSV ke
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import os
@@ -80,6 +79,7 @@ from fusionlab.analysis.readers import nsys_sqlite  # noqa: E402
 from fusionlab.analysis.readers.trace import Chunks, ReportError, Trace  # noqa: E402
 from fusionlab.analysis.run import fields as F  # noqa: E402
 from fusionlab.analysis.run import metrics, projection, single_pass, stream, whole  # noqa: E402
+from fusionlab.core.args import OneLineParser  # noqa: E402
 from fusionlab.core.io import printable  # noqa: E402
 
 WINDOWS = {
@@ -223,7 +223,7 @@ PROG = "python -m fusionlab.analysis"
 def main_diff(argv, prog: str = PROG + " diff") -> int:
     from fusionlab.analysis.report.compare import run_kernels
     from fusionlab.analysis.run.fusion import kernel_diff
-    p = argparse.ArgumentParser(prog=prog,
+    p = OneLineParser(prog=prog,
                                 description="kernel-by-kernel diff of two runs (HTA TraceDiff classes)")
     p.add_argument("a"); p.add_argument("b")
     p.add_argument("--csv", help="write the diff table here too")
@@ -241,7 +241,7 @@ def main_diff(argv, prog: str = PROG + " diff") -> int:
 
 def main_compare(argv, prog: str = PROG + " compare") -> int:
     from fusionlab.analysis.report.compare import main_compare as run
-    p = argparse.ArgumentParser(prog=prog, description="compare two sweeps")
+    p = OneLineParser(prog=prog, description="compare two sweeps")
     p.add_argument("a", help="results folder of sweep A"); p.add_argument("b", help="results folder of sweep B")
     p.add_argument("--out", default="compare", help="output folder (compare.csv, compare.png/svg)")
     a = p.parse_args(argv)
@@ -265,7 +265,7 @@ def main(argv=None, prog: str = PROG) -> int:
         except ReportError as e:
             print(f"error: {printable(e)}", file=sys.stderr)
             return 2
-    p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
+    p = OneLineParser(prog=prog, description=__doc__.split("\n\n")[0])
     p.add_argument("report", nargs="+", help=".sqlite, .nsys-rep or torch trace .json / .json.gz")
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="JSON (the default when the output is not a terminal)")

@@ -130,9 +130,9 @@ def let_go(results: str) -> bool:
 def main(argv=None) -> int:
     """`fusionlab progress [RESULTS]` (default: results): print line(RESULTS); exit 1 with
     one line on stderr when RESULTS is not a folder."""
-    import argparse
     import sys
-    p = argparse.ArgumentParser(prog="fusionlab progress", description="how far a sweep is, and about how long is left")
+    from fusionlab.core.args import OneLineParser
+    p = OneLineParser(prog="fusionlab progress", description="how far a sweep is, and about how long is left")
     p.add_argument("results", nargs="?", default="results", help="the sweep's results folder (default: results)")
     results = p.parse_args(sys.argv[1:] if argv is None else list(argv)).results
     if not os.path.isdir(results):
