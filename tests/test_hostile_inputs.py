@@ -140,6 +140,10 @@ SPEEDUPS = ("model,variant,batch,size,mode,dtype,wall_time_per_iter_ms\n"
     (SPEEDUPS.replace("compile,8", "compile,eight"), "row 2: batch is 'eight', not a whole number"),
     (SPEEDUPS + SPEEDUPS.split("\n", 1)[1], "configuration mlp/eager/8/default/inference/float32 is in 2 rows; "
                                             "a speedups table has one row per configuration"),
+    (SPEEDUPS.replace("1.0\n", "0\n"), "row 2: wall_time_per_iter_ms is 0, not a time > 0 (empty where a "
+                                         "configuration did not run)"),
+    (SPEEDUPS.replace("2.0\n", "-2\n"), "row 1: wall_time_per_iter_ms is -2, not a time > 0 (empty where a "
+                                          "configuration did not run)"),
     (SPEEDUPS.replace("mlp,compile", "\x1bmlp,eager"), None),
 ])
 def test_a_speedups_table_compare_cannot_join_is_refused(tmp_path, capsys, text, said):

@@ -34,10 +34,16 @@ def _speedups(results: str) -> pd.DataFrame:
     return checked_speedups(tables.with_size(_read_csv(p)), p)
 
 
+def _shown(raw) -> str:
+    """A table's cell as an error quotes it."""
+    return "empty" if pd.isna(raw) else repr(raw) if isinstance(raw, str) else f"{raw:g}"
+
+
 def checked_speedups(s: pd.DataFrame, path: str) -> pd.DataFrame:
     """s, or ReportError naming the file and the column or configuration: a key column or
-    the wall time missing, a batch that is not a whole number, or a configuration twice
-    (the join would pair each of its rows with each of the other sweep's)."""
+    the wall time missing, a batch that is not a whole number, a time that is not a finite
+    number > 0 (a ratio of it would be infinite or of the wrong sign), or a configuration
+    twice (the join would pair each of its rows with each of the other sweep's)."""
     missing = [c for c in KEY + ["wall_time_per_iter_ms"] if c not in s]
     if missing:
         raise ReportError(f"{path}: no column {missing[0]} (a speedups table has {', '.join(KEY)} and "
@@ -45,7 +51,14 @@ def checked_speedups(s: pd.DataFrame, path: str) -> pd.DataFrame:
     batch = pd.to_numeric(s["batch"], errors="coerce")
     if not (batch.notna() & (batch == batch.round())).all():
         i = (~(batch.notna() & (batch == batch.round()))).idxmax()
-        raise ReportError(f"{path}: row {i + 1}: batch is {s.loc[i, 'batch']!r}, not a whole number")
+        raise ReportError(f"{path}: row {i + 1}: batch is {_shown(s.loc[i, 'batch'])}, not a whole number")
+    for col in ("wall_time_per_iter_ms", "gpu_time_per_iter_ms"):
+        v = pd.to_numeric(s[col], errors="coerce") if col in s else None
+        bad = None if v is None else (s[col].notna() & ~(v > 0) | v.eq(float("inf")))
+        if bad is not None and bad.any():
+            i = bad.idxmax()
+            raise ReportError(f"{path}: row {i + 1}: {col} is {_shown(s.loc[i, col])}, not a time > 0 (empty "
+                              f"where a configuration did not run)")
     s = s.assign(batch=batch.astype("int64"), **{c: s[c].astype(str) for c in KEY if c != "batch"})
     twice = s.duplicated(KEY, keep=False)
     if twice.any():
@@ -145,8 +158,7 @@ def checked_kernels(k: pd.DataFrame, path: str) -> pd.DataFrame:
         v = pd.to_numeric(k[col], errors="coerce")
         bad = ~(v.ge(0) & v.lt(float("inf")))
         if bad.any():
-            i, raw = bad.idxmax(), k.loc[bad.idxmax(), col]
-            shown = "empty" if pd.isna(raw) else repr(raw) if isinstance(raw, str) else f"{raw:g}"
-            raise ReportError(f"{path}: row {i + 1}: {col} is {shown}, not a finite number >= 0")
+            i = bad.idxmax()
+            raise ReportError(f"{path}: row {i + 1}: {col} is {_shown(k.loc[i, col])}, not a finite number >= 0")
         k[col] = v
     return k
