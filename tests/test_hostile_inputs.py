@@ -397,3 +397,19 @@ def test_restore_names_a_folder_given_as_an_archive(tmp_path):
     with pytest.raises(restore.RestoreError) as e:
         restore.restore(str(tmp_path / "res"), [str(tmp_path)])
     assert str(e.value) == f"{tmp_path}: a folder, not an archive" and not (tmp_path / "res").exists()
+
+
+def test_tables_on_a_full_disk_name_the_table_and_leave_the_last_ones(tmp_path, monkeypatch):
+    import errno
+    import pandas as pd
+    from fusionlab.analysis.sweep import build
+
+    def full(self, path, **kw):
+        open(path, "w").write("half")
+        raise OSError(errno.ENOSPC, "No space left on device")
+    (tmp_path / "runs.csv").write_text("old\n")
+    monkeypatch.setattr(pd.DataFrame, "to_csv", full)
+    with pytest.raises(OSError) as e:
+        build.write_all([(pd.DataFrame({"a": [1]}), str(tmp_path / "runs.csv"), None)])
+    assert str(e.value) == f"[Errno 28] {tmp_path}/runs.csv: cannot be written (No space left on device)"
+    assert os.listdir(tmp_path) == ["runs.csv"] and (tmp_path / "runs.csv").read_text() == "old\n"

@@ -39,8 +39,8 @@ def build(metric_files, kernel_files, costs_csv, peaks_json, out: dict, noise_cv
 
 def write_all(tables: list[tuple[pd.DataFrame, str, str | None]]) -> None:
     """Each (table, csv path, parquet path or None) written to a temporary name beside its
-    path, then all renamed: a table that cannot be written (a value pyarrow refuses) leaves
-    every earlier table as it was."""
+    path, then all renamed: a table that cannot be written (a value pyarrow refuses, a full
+    disk: named) leaves every earlier table as it was."""
     done = []
     try:
         for df, csv, parquet in tables:
@@ -51,7 +51,10 @@ def write_all(tables: list[tuple[pd.DataFrame, str, str | None]]) -> None:
                 root, ext = os.path.splitext(path)
                 tmp = f"{root}.tmp{os.getpid()}{ext}"
                 done.append((tmp, path))
-                df.to_csv(tmp, index=False) if how == "csv" else df.to_parquet(tmp, index=False)
+                try:
+                    df.to_csv(tmp, index=False) if how == "csv" else df.to_parquet(tmp, index=False)
+                except OSError as e:   # a full disk: named, and every table left as it was
+                    raise type(e)(e.errno, f"{path}: cannot be written ({e.strerror or e})") from None
         for tmp, path in done:
             os.replace(tmp, path)
     finally:
