@@ -227,3 +227,10 @@ def test_a_headline_whose_speedups_are_gone_contradicts_the_summary_and_stops_no
     a = seeded(gpu_results, tmp_path / "r", lambda res: edit_csv(f"{res}/tables/headline.csv",
                                                                   lambda h: h.__setitem__("speedup", float("nan"))))
     assert a.violations and a.checks > 1
+
+
+def test_a_host_time_the_summary_does_not_quote_is_caught(gpu_results, tmp_path):
+    a = seeded(gpu_results, tmp_path / "r", lambda res: edit_csv(f"{res}/tables/headline.csv",
+                                                                  lambda h: h.__setitem__("host_ms", h["host_ms"] * 10)))
+    found = [v for v in a.violations if v.startswith("summary.md: Time per iteration, ")]
+    assert found and all("exposed host time says " in v and ", the record gives " in v for v in found), a.violations

@@ -22,6 +22,8 @@ Checks, each violation printed with the two values that disagree:
   the missed fusions' cost) against the one the records used.
 - the suite (tables/suite.csv): each row's geometric mean and pass count recomputed from
   the records, its verdict against its interval, and summary.md's suite table quoting it.
+- summary.md's time table: each cell (times, kernel and host time, speedup) against the
+  record (audit_times).
 Numbers agree within REL (TEXT_REL in text) of the larger; a number against a missing
 one (NaN) never agrees; two missing agree (both say there is none).
 
@@ -41,7 +43,7 @@ import pandas as pd
 from fusionlab.analysis.sweep import headline as sweep_headline
 from fusionlab.analysis.sweep import suite as sweep_suite
 from fusionlab.analysis.sweep import tables
-from fusionlab.analysis.report import audit_gap, audit_inputs, audit_match, suite_text, text
+from fusionlab.analysis.report import audit_gap, audit_inputs, audit_match, audit_times, suite_text, text
 from fusionlab.core.io import printable
 
 KEYS = ["model", "variant", "batch", "size", "mode", "dtype", "device"]
@@ -436,6 +438,7 @@ def audit(results: str, summary_text: str | None = None) -> Audit:
         summary_text = audit_inputs.read_text(a, os.path.join(results, "summary.md"))
     if summary_text:
         check_opening(a, summary_text, h)
+        audit_times.check(a, summary_text, h)   # the time table: each cell against the record
         missed = next((m for m in (audit_inputs.read_table(os.path.join(results, "tables", f"missed_fusions.csv{z}"))
                                    for z in ("", ".gz")) if m is not None), None)
         check_bandwidth(a, summary_text, h, missed)
