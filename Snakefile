@@ -16,6 +16,7 @@ ROOT = workflow.basedir
 
 from fusionlab.plan import config_checks, sweep  # noqa: E402
 from fusionlab.core import axes, sizes  # noqa: E402
+from fusionlab.core.io import printable  # noqa: E402
 from fusionlab.experiments import catalog  # noqa: E402
 from fusionlab.plan import progress, sweep_lock  # noqa: E402
 from fusionlab.jobs import host_gate, slots  # noqa: E402
@@ -37,11 +38,15 @@ ALLOW_YTE = config.pop("allow_yte", False) in (True, "true", "True", 1)
 GIVEN = dict(config)
 CONFIG_FILES = list(workflow.overwrite_configfiles) or [os.path.join(ROOT, "config.yaml")]
 try:
-    config_checks.check_yte(CONFIG_FILES, ALLOW_YTE)
+    config_checks.check_files(CONFIG_FILES, ALLOW_YTE)
     CFG = sweep.validate(config, root=ROOT, regenerate=REGENERATE,
                          command_line=dict(workflow.config_settings.config))
     if REGENERATE:  # the runs are those already profiled under results/
-        RUNS = sweep.existing_runs(CFG)
+        LEFT_OUT = []
+        RUNS = sweep.existing_runs(CFG, LEFT_OUT)
+        if LEFT_OUT and workflow.is_main_process:
+            print(printable(f"fusionlab: left out {len(LEFT_OUT)} folder(s) with a run record whose path is no run "
+                            f"of a model and variant this checkout knows, e.g. {LEFT_OUT[0]}"), file=sys.stderr)
         MACHINE = sweep.recorded_machine(CFG, RUNS)
     elif workflow.subprocess_exec and os.environ.get(sweep.MACHINE_ENV):
         # a job's own process (Snakemake parses the workflow again there): the machine

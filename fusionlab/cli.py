@@ -34,20 +34,21 @@ def list_registry(argv) -> int:
     variant, with the models each variant supports on the device; with --configfile, the
     models that config names by import path too (each imported and checked; one that cannot
     join is left out of the list and named as the command's error, exit status 2)."""
-    import argparse
-    import yaml
+    from fusionlab.core.args import OneLineParser
     from fusionlab.experiments import catalog
-    from fusionlab.plan import sweep
-    p = argparse.ArgumentParser(prog="fusionlab list", description=COMMANDS["list"])
+    from fusionlab.plan import config_checks, sweep
+    p = OneLineParser(prog="fusionlab list", description=COMMANDS["list"])
     p.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
     p.add_argument("--mode", default="inference", choices=("inference", "train"))
     p.add_argument("--configfile", help="a sweep config: its import_models join the list")
     a = p.parse_args(argv)
     failed = []
     if a.configfile:
-        with open(a.configfile) as f:
-            cfg = yaml.safe_load(f) or {}
-        entries = sweep.import_entries(cfg.get("import_models") or {})
+        cfg = config_checks.load_file(a.configfile)
+        try:
+            entries = sweep.import_entries(cfg.get("import_models") or {})
+        except sweep.ConfigError as e:
+            raise sweep.ConfigError(f"{a.configfile}: {e}") from None
         try:
             catalog.extend(entries)
         except catalog.CatalogError:
@@ -77,16 +78,17 @@ def list_registry(argv) -> int:
 def audit_results(argv) -> int:
     """`fusionlab audit RESULTS`: each violation and the tally; exit 1 on any, 2 when
     RESULTS is not a folder."""
-    import argparse
     from fusionlab.analysis.report.audit import main as audit_main
-    p = argparse.ArgumentParser(prog="fusionlab audit", description=COMMANDS["audit"])
+    from fusionlab.core.args import OneLineParser
+    p = OneLineParser(prog="fusionlab audit", description=COMMANDS["audit"])
     p.add_argument("results", help="a results folder (the sweep's, or one restored or copied)")
     return audit_main([p.parse_args(argv).results])
 
 
 def main(argv=None) -> int:
-    """Run one subcommand. Any error it raises is one line on stderr and exit status 2
-    (FUSIONLAB_DEBUG=1 shows the traceback as well)."""
+    """Run one subcommand. Any error it raises is one line on stderr and exit status 2,
+    its control characters shown as escapes (core.io.printable; FUSIONLAB_DEBUG=1 shows the
+    traceback as well)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
         return command(argv)
@@ -97,8 +99,9 @@ def main(argv=None) -> int:
         if os.environ.get("FUSIONLAB_DEBUG"):
             import traceback
             traceback.print_exc()
-        what = argv[0] if argv else "fusionlab"
-        text = " ".join(str(e).split()) or type(e).__name__
+        from fusionlab.core.io import printable
+        what = printable(argv[0]) if argv else "fusionlab"
+        text = printable(" ".join(str(e).split()) or type(e).__name__)
         print(f"fusionlab {what}: {type(e).__name__}: {text[:500]}", file=sys.stderr)
         return 2
 
@@ -130,7 +133,8 @@ def command(argv) -> int:
     if cmd == "restore":
         from fusionlab.plan.restore import main as restore_main
         return restore_main(rest)
-    print(f"fusionlab: unknown command {cmd!r}; one of {', '.join(COMMANDS)}", file=sys.stderr)
+    from fusionlab.core.io import printable
+    print(f"fusionlab: unknown command {printable(repr(cmd))}; one of {', '.join(COMMANDS)}", file=sys.stderr)
     return 2
 
 

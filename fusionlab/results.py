@@ -16,18 +16,20 @@ a folder from someone else is data, never code.
     r.audit()                   # every number and verdict against its record (`fusionlab audit`)
 
 A table is read when first asked for (pandas) and kept; one that is not there raises
-ResultsError naming the file looked for. A folder laid out flat (its tables beside
+ResultsError naming the file looked for. Every file is read bounded (core.io: a regular
+file, at most a stated size), so a pipe or a link to a device in the folder is a
+ResultsError, never a hang. A folder laid out flat (its tables beside
 summary.md, as some recorded benchmark folders are) is read the same way.
 """
 from __future__ import annotations
 
-import builtins
 import functools
-import json
 import os
 from dataclasses import dataclass
 
 import pandas as pd
+
+from fusionlab.core.io import load_json, read_csv, read_text
 
 TABLES = "tables"
 FIGURES = "figures"
@@ -66,7 +68,7 @@ class Results:
     def _table_file(self, name: str) -> str | None:
         for where in (self.path(TABLES), self.folder):
             for ext in (".csv", ".csv.gz"):
-                if os.path.isfile(os.path.join(where, name + ext)):
+                if os.path.lexists(os.path.join(where, name + ext)):
                     return os.path.join(where, name + ext)
         return None
 
@@ -87,7 +89,7 @@ class Results:
             raise ResultsError(f"{self.folder}: no table {name} ({TABLES}/{name}.csv or .csv.gz); "
                                f"tables there: {', '.join(self.tables) or 'none'}")
         try:
-            self._read[name] = pd.read_csv(path, low_memory=False)
+            self._read[name] = read_csv(path, low_memory=False)
         except (OSError, ValueError) as e:
             raise ResultsError(f"{path}: not a readable table ({' '.join(str(e).split())})") from None
         return self._read[name]
@@ -122,7 +124,10 @@ class Results:
         if f is None or f.data is None:
             drawn = ", ".join(f"{n}/{s}" for n, by in self.figures.items() for s in by) or "none"
             raise ResultsError(f"{self.folder}: no data of figure {name} for {scope}; figures there: {drawn}")
-        return pd.read_csv(f.data)
+        try:
+            return read_csv(f.data)
+        except (OSError, ValueError) as e:
+            raise ResultsError(f"{f.data}: not a readable table ({' '.join(str(e).split())})") from None
 
     def figure_tables(self) -> dict:
         """The tables a figure function (report.figures) draws from, as the workflow's figure
@@ -141,19 +146,26 @@ class Results:
     def peaks(self) -> dict:
         """device/peaks.json: the device's measured peak rates ({} where it is not there)."""
         path = self.path("device", "peaks.json")
-        if not os.path.isfile(path):
+        if not os.path.lexists(path):
             return {}
-        with builtins.open(path) as f:
-            return json.load(f)
+        try:
+            peaks = load_json(path)
+        except (OSError, ValueError) as e:
+            raise ResultsError(f"{path}: cannot be read ({' '.join(str(e).split())})") from None
+        if not isinstance(peaks, dict):
+            raise ResultsError(f"{path}: not a JSON object of peak rates")
+        return peaks
 
     @functools.cached_property
     def summary(self) -> str:
-        """summary.md's text ('' where it is not there)."""
+        """summary.md's text ('' where it is not there; ResultsError where it cannot be read)."""
         path = self.path("summary.md")
-        if not os.path.isfile(path):
+        if not os.path.lexists(path):
             return ""
-        with builtins.open(path, encoding="utf-8", errors="replace") as f:
-            return f.read()
+        try:
+            return read_text(path)
+        except (OSError, ValueError) as e:
+            raise ResultsError(f"{path}: cannot be read ({' '.join(str(e).split())})") from None
 
     def audit(self):
         """Every number and verdict of the folder against its record (report.audit.audit):

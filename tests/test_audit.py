@@ -214,3 +214,23 @@ def test_the_real_model_sweep_skews_only_the_run_a_quiet_host_contradicts():
     assert [tuple(r) for r in skewed[["model", "variant", "batch", "mode"]].values] == \
         [("bert", "compile_reduce_overhead", 32, "inference")]
     assert text.speedup(skewed.iloc[0]) == "3.23x paired (1 repeat), host-skewed"
+
+
+def test_a_headline_without_a_column_it_reads_is_one_violation(gpu_results, tmp_path):
+    a = seeded(gpu_results, tmp_path / "r", lambda res: edit_csv(f"{res}/tables/headline.csv",
+                                                                  lambda h: h.drop(columns=["speedup", "saved_ms"],
+                                                                                   inplace=True)))
+    assert "tables/headline.csv: no column speedup, saved_ms: the audit reads it" in a.violations
+
+
+def test_a_headline_whose_speedups_are_gone_contradicts_the_summary_and_stops_nothing(gpu_results, tmp_path):
+    a = seeded(gpu_results, tmp_path / "r", lambda res: edit_csv(f"{res}/tables/headline.csv",
+                                                                  lambda h: h.__setitem__("speedup", float("nan"))))
+    assert a.violations and a.checks > 1
+
+
+def test_a_host_time_the_summary_does_not_quote_is_caught(gpu_results, tmp_path):
+    a = seeded(gpu_results, tmp_path / "r", lambda res: edit_csv(f"{res}/tables/headline.csv",
+                                                                  lambda h: h.__setitem__("host_ms", h["host_ms"] * 10)))
+    found = [v for v in a.violations if v.startswith("summary.md: Time per iteration, ")]
+    assert found and all("exposed host time says " in v and ", the record gives " in v for v in found), a.violations

@@ -1,11 +1,15 @@
 """`fusionlab progress`: a folder that does not exist is an error; a killed sweep (its lock
-file names a pid that has ended) is reported as not running, with no time left."""
+file names a pid that has ended) or one that let go of its lock before its runs were done
+is reported as not running, with no time left; a plan that is not one is one line naming
+it."""
 import json
 import os
 import socket
 import subprocess
 import sys
 import time
+
+import pytest
 
 from fusionlab import cli
 from fusionlab.plan import progress, sweep_lock
@@ -46,15 +50,19 @@ def test_a_killed_sweep_is_not_running(tmp_path, capsys):
     assert f"pid {pid} " in line and "left" not in line and "elapsed" not in line
 
 
-def test_a_live_sweep_or_one_that_let_go_gets_its_estimate(tmp_path, capsys):
+def test_a_live_sweep_gets_its_estimate_and_one_that_let_go_is_not_running(tmp_path, capsys):
     plan(tmp_path)
     sweep_lock.acquire(str(tmp_path))          # this process: alive, holding the lock
     try:
         assert sweep_lock.stopped(str(tmp_path)) is None
         assert "not running" not in progress.line(str(tmp_path)) and "left" in progress.line(str(tmp_path))
     finally:
-        sweep_lock.release(str(tmp_path))      # let go: the record is cleared
+        sweep_lock.release(str(tmp_path))      # let go (SIGTERM, Ctrl-C, a failed job): the record is cleared
     assert sweep_lock.stopped(str(tmp_path)) is None
+    assert progress.line(str(tmp_path)) == (
+        "fusionlab progress: 1/4 runs (25%); the sweep is not running (it let go of its lock: it ended or was "
+        "stopped before its runs were done): run the same command again to resume it")
+    os.remove(sweep_lock.lock_path(str(tmp_path)))       # no lock file (a sweep that takes none): the estimate
     assert "left" in progress.line(str(tmp_path))
     # a folder with no plan yet: the line says so, exit 0
     empty = tmp_path / "empty"
@@ -97,3 +105,19 @@ def test_a_configuration_not_recorded_names_its_backend_device_and_size_values_w
     defaults = {a: d["default"] for a, d in sweep.catalog.sizes("softmax").items()}
     assert [(c["size"], c["backend"], c["device"], c["sizes"]) for c in got] == [
         ("-dim64", "nsys", "cuda", {**defaults, "dim": 64}), ("-dim1024", "nsys", "cuda", {**defaults, "dim": 1024})]
+
+
+@pytest.mark.parametrize("text, said", [
+    ("", "cannot be read (JSONDecodeError: Expecting value: line 1 column 1 (char 0))"),
+    ("[1]", "not a sweep plan (a JSON object)"),
+    ('{"runs": 1e400, "start_unix": 1}', "runs is inf, not a list of run folders"),
+    ('{"runs": [1, 2], "start_unix": 1}', "runs is [1, 2], not a list of run folders"),
+    ('{"runs": ["a"], "start_unix": NaN}', "start_unix is nan, not a finite time"),
+    ('{"runs": ["a"], "start_unix": 1, "done_at_start": 7}', "done_at_start is 7, not a count of 0..1 runs"),
+])
+def test_a_plan_that_is_not_one_is_one_line_naming_it(tmp_path, capsys, text, said):
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "sweep_plan.json").write_text(text)
+    assert cli.main(["progress", str(tmp_path)]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and out.err == f"fusionlab progress: {tmp_path}/logs/sweep_plan.json: {said}\n"

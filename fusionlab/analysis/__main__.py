@@ -29,11 +29,12 @@ profile without ranges (analysis.run.whole), with its top kernels and HTA's temp
 per-stream idle breakdowns. A torch.profiler trace's ranges are its ProfilerStep#N steps
 (one range, `ProfilerStep`) and its record_function annotations (readers.torch_trace).
 docs/analyse.md describes the output.
-A file that cannot be analysed gives a one-line reason and exit status 2.
+A file that cannot be analysed gives a one-line reason and exit status 2. What is printed
+for a terminal (the table, diff's and compare's tables, errors) shows a control character
+in a name as its escape (core.io.printable); JSON escapes them itself and CSV keeps them.
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import os
@@ -78,6 +79,8 @@ from fusionlab.analysis.readers import nsys_sqlite  # noqa: E402
 from fusionlab.analysis.readers.trace import Chunks, ReportError, Trace  # noqa: E402
 from fusionlab.analysis.run import fields as F  # noqa: E402
 from fusionlab.analysis.run import metrics, projection, single_pass, stream, whole  # noqa: E402
+from fusionlab.core.args import OneLineParser  # noqa: E402
+from fusionlab.core.io import printable  # noqa: E402
 
 WINDOWS = {
     "range": "the range's CPU-side start to end (duration_ms, wall_time_per_iter_ms, gpu_busy_fraction, "
@@ -220,30 +223,33 @@ PROG = "python -m fusionlab.analysis"
 def main_diff(argv, prog: str = PROG + " diff") -> int:
     from fusionlab.analysis.report.compare import run_kernels
     from fusionlab.analysis.run.fusion import kernel_diff
-    p = argparse.ArgumentParser(prog=prog,
+    p = OneLineParser(prog=prog,
                                 description="kernel-by-kernel diff of two runs (HTA TraceDiff classes)")
     p.add_argument("a"); p.add_argument("b")
     p.add_argument("--csv", help="write the diff table here too")
     a = p.parse_args(argv)
     d = kernel_diff(run_kernels(a.a), run_kernels(a.b))
     if a.csv:
-        d.to_csv(a.csv, index=False)
-    show = d.assign(kernel=d.iloc[:, 0].str.slice(0, 70)).drop(columns=d.columns[0])
-    print(show.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
+        from fusionlab.analysis.sweep import tables
+        if not os.path.isdir(os.path.dirname(os.path.abspath(a.csv))):
+            raise ReportError(f"--csv {a.csv}: no folder {os.path.dirname(os.path.abspath(a.csv))} to write it in")
+        tables.write(d, a.csv)   # whole or not at all
+    show = d.assign(kernel=d.iloc[:, 0].map(printable).str.slice(0, 70)).drop(columns=d.columns[0])
+    print(printable(show.to_string(index=False, float_format=lambda v: f"{v:.2f}"), lines=True))
     return 0
 
 
 def main_compare(argv, prog: str = PROG + " compare") -> int:
     from fusionlab.analysis.report.compare import main_compare as run
-    p = argparse.ArgumentParser(prog=prog, description="compare two sweeps")
+    p = OneLineParser(prog=prog, description="compare two sweeps")
     p.add_argument("a", help="results folder of sweep A"); p.add_argument("b", help="results folder of sweep B")
     p.add_argument("--out", default="compare", help="output folder (compare.csv, compare.png/svg)")
     a = p.parse_args(argv)
     m = run(a.a, a.b, a.out)
     cols = ["model", "variant", "batch", "wall_time_per_iter_ms_a", "wall_time_per_iter_ms_b", "time_ratio_wall",
             "speedup_wall_a", "speedup_wall_b", "speedup_paired_a", "speedup_paired_b"]
-    print(m[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-    print(f"wrote {a.out}/compare.csv and compare.png/svg")
+    print(printable(m[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"), lines=True))
+    print(printable(f"wrote {a.out}/compare.csv and compare.png/svg"))
     return 0
 
 
@@ -257,9 +263,9 @@ def main(argv=None, prog: str = PROG) -> int:
         try:
             return sub[argv[0]](argv[1:], prog if prog != PROG else f"{PROG} {argv[0]}")
         except ReportError as e:
-            print(f"error: {e}", file=sys.stderr)
+            print(f"error: {printable(e)}", file=sys.stderr)
             return 2
-    p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
+    p = OneLineParser(prog=prog, description=__doc__.split("\n\n")[0])
     p.add_argument("report", nargs="+", help=".sqlite, .nsys-rep or torch trace .json / .json.gz")
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="JSON (the default when the output is not a terminal)")
@@ -273,12 +279,12 @@ def main(argv=None, prog: str = PROG) -> int:
         try:
             doc = analyse(path, a.hta)
         except ReportError as e:
-            print(f"error: {e}", file=sys.stderr)
+            print(f"error: {printable(e)}", file=sys.stderr)
             status = 2
             continue
         if mode == "table":
             from fusionlab.analysis import terminal as table
-            print(table.text(doc))
+            print(printable(table.text(doc), lines=True))
         else:
             docs.append(doc)
     if mode == "json" and docs:

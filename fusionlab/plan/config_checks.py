@@ -2,8 +2,9 @@
 (a schema validator takes 8.0 for an integer and .nan for a number), strings hold no
 control character (a pattern anchored with $ takes a trailing newline, and a newline
 splits a job's shell command), nsys options from an allow-list, and a results folder
-that cannot overwrite the checkout or the system. Each error is one line naming the key,
-the value and what is allowed (ConfigError)."""
+that cannot overwrite the checkout or the system. A config file is read as YAML with no key
+given twice (load_file: YAML keeps the last of two silently). Each error is one line
+naming the key, the value and what is allowed (ConfigError)."""
 from __future__ import annotations
 
 import math
@@ -14,6 +15,39 @@ import shlex
 
 class ConfigError(ValueError):
     pass
+
+
+def load_file(path: str) -> dict:
+    """The config file at path as a mapping ({} where it is empty); ConfigError naming the
+    file where it cannot be read, is not YAML, is not a mapping or gives a key twice."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    def mapping(loader, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = loader.construct_object(key_node, deep=deep)
+            if key in seen:
+                line = key_node.start_mark.line + 1
+                raise ConfigError(f"config file {path}: key {key!r} is given twice (line {line}); YAML would keep "
+                                  f"the last silently")
+            seen.add(key)
+        return loader.construct_mapping(node, deep=deep)
+
+    Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
+    try:
+        with open(path, encoding="utf-8") as f:
+            cfg = yaml.load(f, Loader=Loader)  # noqa: S506 (a SafeLoader)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
+        raise ConfigError(f"config file {path}: cannot be read ({type(e).__name__}: "
+                          f"{' '.join(str(e).split())[:200]})") from None
+    if cfg is None:
+        return {}
+    if not isinstance(cfg, dict):
+        raise ConfigError(f"config file {path}: a {type(cfg).__name__}, not a mapping of config keys")
+    return cfg
 
 
 def is_integer(_checker, value) -> bool:
@@ -98,16 +132,19 @@ def check_nsys_args(args: str) -> None:
         i += 1
 
 
+SYSTEM_FOLDERS = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/proc", "/sbin", "/sys", "/usr")
 SOURCE_FOLDERS = ("fusionlab", "workflow", "tests", "config", "docs", "benchmarks", "profiles", ".git")
 
 
 def check_results(results: str, root: str | None) -> None:
-    """config key results: a folder, not /, not the checkout (root) or a folder above it,
-    not inside the checkout's source folders."""
+    """config key results: a folder, not /, not in a system folder (SYSTEM_FOLDERS), not the
+    checkout (root) or a folder above it, not inside the checkout's source folders."""
     path = os.path.realpath(os.path.abspath(results))
     why = None
     if path == os.path.realpath("/"):
         why = "the file system's root"
+    elif any(path == d or path.startswith(d + os.sep) for d in SYSTEM_FOLDERS):
+        why = "a system folder"
     elif os.path.exists(path) and not os.path.isdir(path):
         why = "a file, not a folder"
     elif root:
@@ -123,6 +160,14 @@ def check_results(results: str, root: str | None) -> None:
 
 
 YTE_KEY = "__use_yte__"
+
+
+def check_files(config_files, allow_yte: bool) -> None:
+    """Each config file read as load_file reads it (no key given twice), and none using YTE
+    unless allowed (check_yte)."""
+    for path in config_files:
+        load_file(path)
+    check_yte(config_files, allow_yte)
 
 
 def check_yte(config_files, allowed: bool) -> None:

@@ -16,7 +16,7 @@ import yaml
 
 from fusionlab.core import axes, sizes
 from fusionlab.experiments import catalog
-from fusionlab.plan import config_checks
+from fusionlab.plan import config_checks, runs
 
 
 def _import_jsonschema():
@@ -91,6 +91,8 @@ def _message(err: jsonschema.ValidationError) -> str:
         return f"config key {key}: unknown key(s) {', '.join(map(repr, extra))}; allowed keys: {allowed}"
     if v == "minimum":
         return f"config key {key}: {err.instance!r} is too small; allowed values: integers >= {err.validator_value}"
+    if v == "maximum":
+        return f"config key {key}: {err.instance!r} is too large; allowed values: at most {err.validator_value}"
     if v == "minItems":
         return f"config key {key}: empty list; give at least {err.validator_value} value(s)"
     if v == "type":
@@ -241,6 +243,7 @@ def validate(config: dict, root: str | None = None, regenerate: bool = False,
         cfg["variants"] = ["eager"] + cfg["variants"]
     config_checks.check_by_keys(cfg)
     _check_sizes(cfg)
+    runs.check_run_count(cfg)
     return cfg
 
 

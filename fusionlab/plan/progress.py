@@ -9,16 +9,19 @@ GPUs, so this is the sweep's rate, not one run's time).
 
 A sweep whose process was killed (its lock file, plan.sweep_lock, names a pid of
 this host that has ended) is reported as not running, with no estimate, and with its jobs
-that still run (core.owner), which must end before it is resumed; a RESULTS that
-is not a folder is an error (exit 1).
+that still run (core.owner), which must end before it is resumed; so is one that let go of
+its lock (let_go) before its runs were done (stopped by SIGTERM or Ctrl-C). A RESULTS
+that is not a folder is an error (exit 1); a plan that cannot be read, or holds what
+write_plan never writes, is one line naming it (exit 2).
 """
 from __future__ import annotations
 
+import math
 import os
 import time
 
 from fusionlab.core import sizes
-from fusionlab.core.io import read_json, write_json_atomic
+from fusionlab.core.io import load_json, write_json_atomic
 from fusionlab.experiments import catalog
 from fusionlab.plan import sweep, sweep_lock
 
@@ -48,9 +51,36 @@ def _clock(s: float) -> str:
     return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
 
 
+def read_plan(results: str) -> dict | None:
+    """RESULTS/logs/sweep_plan.json, or None where there is none; PlanError naming the file
+    where it cannot be read or is not the plan write_plan writes (runs: a list of folders,
+    start_unix: a finite time, done_at_start: a count)."""
+    path = os.path.join(results, PLAN)
+    if not os.path.lexists(path):
+        return None
+    try:
+        plan = load_json(path)
+    except (OSError, ValueError) as e:
+        raise PlanError(f"{path}: cannot be read ({type(e).__name__}: {' '.join(str(e).split())[:200]})") from None
+    if not isinstance(plan, dict):
+        raise PlanError(f"{path}: not a sweep plan (a JSON object)")
+    runs, start, done = plan.get("runs"), plan.get("start_unix"), plan.get("done_at_start", 0)
+    if not isinstance(runs, list) or not all(isinstance(r, str) for r in runs):
+        raise PlanError(f"{path}: runs is {repr(runs)[:60]}, not a list of run folders")
+    if isinstance(start, bool) or not isinstance(start, (int, float)) or not math.isfinite(start):
+        raise PlanError(f"{path}: start_unix is {repr(start)[:60]}, not a finite time")
+    if isinstance(done, bool) or not isinstance(done, int) or not 0 <= done <= len(runs):
+        raise PlanError(f"{path}: done_at_start is {repr(done)[:60]}, not a count of 0..{len(runs)} runs")
+    return plan
+
+
+class PlanError(ValueError):
+    """A sweep plan that cannot be read or holds what write_plan never writes (one line)."""
+
+
 def status(results: str, now: float | None = None) -> dict | None:
     """done, total, elapsed_s, left_s (None until a run of this session has finished)."""
-    plan = read_json(os.path.join(results, PLAN))
+    plan = read_plan(results)
     if plan is None:
         return None
     now = time.time() if now is None else now
@@ -81,23 +111,38 @@ def line(results: str, now: float | None = None) -> str:
         return (f"fusionlab progress: {s['done']}/{s['total']} runs ({pct:.0f}%); the sweep is not running "
                 f"(its process, pid {dead['pid']} on {dead['host']}, has ended): run the same command "
                 f"again to resume it")
+    if s["done"] < s["total"] and let_go(results):
+        return (f"fusionlab progress: {s['done']}/{s['total']} runs ({pct:.0f}%); the sweep is not running "
+                f"(it let go of its lock: it ended or was stopped before its runs were done): run the same "
+                f"command again to resume it")
     left = f"about {_clock(s['left_s'])} left" if s["left_s"] is not None else "time left: after the first run"
     return (f"fusionlab progress: {s['done']}/{s['total']} runs ({pct:.0f}%), "
             f"{_clock(s['elapsed_s'])} elapsed, {left}")
 
 
+def let_go(results: str) -> bool:
+    """The sweep let go of its lock (plan.sweep_lock.release empties the lock file) and no
+    process holds it: it ended, or was stopped by a signal it could answer."""
+    path = sweep_lock.lock_path(results)
+    return os.path.isfile(path) and os.path.getsize(path) == 0 and sweep_lock.holder(results) is None
+
+
 def main(argv=None) -> int:
     """`fusionlab progress [RESULTS]` (default: results): print line(RESULTS); exit 1 with
     one line on stderr when RESULTS is not a folder."""
-    import argparse
     import sys
-    p = argparse.ArgumentParser(prog="fusionlab progress", description="how far a sweep is, and about how long is left")
+    from fusionlab.core.args import OneLineParser
+    p = OneLineParser(prog="fusionlab progress", description="how far a sweep is, and about how long is left")
     p.add_argument("results", nargs="?", default="results", help="the sweep's results folder (default: results)")
     results = p.parse_args(sys.argv[1:] if argv is None else list(argv)).results
     if not os.path.isdir(results):
         print(f"fusionlab progress: no results folder {results}", file=sys.stderr)
         return 1
-    print(line(results))
+    try:
+        print(line(results))
+    except PlanError as e:
+        print(f"fusionlab progress: {e}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -49,6 +49,7 @@ import tarfile
 import tempfile
 import time
 
+from fusionlab.core.io import printable
 from fusionlab.plan import sweep_lock
 
 RUN_DEPTH = 6                # runs/<profiler>/<model>/<variant>/<setting>/<batch>/r<k>: plan.sweep.RUN_PATTERN
@@ -300,7 +301,7 @@ def restore(results: str, archives: list[str]) -> dict:
     the counts and what was left out."""
     for a in archives:
         if not os.path.isfile(a):
-            raise RestoreError(f"{a}: no such file")
+            raise RestoreError(f"{a}: {'a folder, not an archive' if os.path.isdir(a) else 'no such file'}")
     results = os.path.realpath(results)
     if os.path.exists(results) and not os.path.isdir(results):
         raise RestoreError(f"{results} is not a folder")
@@ -328,17 +329,21 @@ def restore(results: str, archives: list[str]) -> dict:
 
 def main(argv=None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
-    if len(args) < 2 or args[0] in ("-h", "--help"):
+    if args and args[0] in ("-h", "--help"):
         print("usage: fusionlab restore RESULTS ARCHIVE [ARCHIVE ...]\n\n" + __doc__.split("\n\n")[0])
-        return 0 if args and args[0] in ("-h", "--help") else 2
+        return 0
+    if len(args) < 2:
+        print("fusionlab restore: error: give the results folder and at least one archive "
+              "(fusionlab restore RESULTS ARCHIVE [ARCHIVE ...])", file=sys.stderr)
+        return 2
     got = restore(args[0], args[1:])
-    print(f"{args[0]}: {got['runs']} runs from {got['archives']} archive(s); left out "
-          f"{len(got['unfinished_runs'])} unfinished run(s) and {len(got['unfinished_ncu'])} killed Nsight "
-          f"Compute record(s); every file given one time")
+    print(printable(f"{args[0]}: {got['runs']} runs from {got['archives']} archive(s); left out "
+                    f"{len(got['unfinished_runs'])} unfinished run(s) and {len(got['unfinished_ncu'])} killed "
+                    f"Nsight Compute record(s); every file given one time"))
     for d in got["unfinished_runs"]:
-        print(f"  left out a run (no run.json): {d}")
+        print(printable(f"  left out a run (no run.json): {d}"))
     for d in got["unfinished_ncu"]:
-        print(f"  left out an Nsight Compute record (no ncu.json): {d}")
+        print(printable(f"  left out an Nsight Compute record (no ncu.json): {d}"))
     return 0
 
 

@@ -5,10 +5,11 @@ and for a regenerate the runs already recorded under the results folder.
 from __future__ import annotations
 
 import itertools
+import math
 import os
 import re
 
-from fusionlab.core import sizes
+from fusionlab.core import axes, sizes
 from fusionlab.experiments import catalog
 from fusionlab.plan.config_checks import ConfigError
 
@@ -40,6 +41,29 @@ def runs(cfg: dict, backend: str) -> list[dict]:
             for m in cfg["models"] for v in cfg["variants"] for mode in cfg["mode"] if v in variants(cfg, mode)
             for dtype in dtypes(cfg, mode) for s in size_labels(cfg, m) for b in batch_sizes(cfg, m)
             for r in range(cfg["repeats"])]
+
+
+MAX_RUNS = 100_000   # runs in one sweep, at most (a config past it is refused before it is expanded)
+
+
+def run_count(cfg: dict) -> int:
+    """How many runs runs() gives, counted without making them (a size axis's values as
+    configured, each combination one label)."""
+    n = 0
+    for m in cfg["models"]:
+        combos = math.prod(len(v) for v in cfg.get("sizes", {}).get(m, {}).values())
+        for mode in cfg["mode"]:
+            n += (sum(v in variants(cfg, mode) for v in cfg["variants"]) * len(dtypes(cfg, mode)) * combos
+                  * len(batch_sizes(cfg, m)) * cfg["repeats"])
+    return n
+
+
+def check_run_count(cfg: dict) -> None:
+    """ConfigError where the config asks for more than MAX_RUNS runs."""
+    n = run_count(cfg)
+    if n > MAX_RUNS:
+        raise ConfigError(f"config: {n} runs (models x modes x variants x dtypes x sizes x batch_sizes x repeats); "
+                          f"at most {MAX_RUNS} in one sweep: sweep fewer values, or split it into several sweeps")
 
 
 def variants(cfg: dict, mode: str) -> list[str]:
@@ -76,23 +100,28 @@ def run_dir(results: str, **keys) -> str:
     return os.path.join(results, "runs", RUN_PATTERN.format(**keys))
 
 
-def existing_runs(cfg: dict) -> list[dict]:
+def existing_runs(cfg: dict, left_out: list | None = None) -> list[dict]:
     """The runs already recorded under the results folder, for regenerating tables and
     figures without profiling again: a run.json and its profile; or a run.json and its
     metrics.json where the profile was not copied ("metrics_only": True: results brought
     back without their report.sqlite / trace.json); or the unsupported.json of a run that
     was not profiled ("skipped": True). In the order runs() gives the configured runs (so
     the tables' rows come in the sweep's own order), then any others (all of them where cfg
-    names no models) by their keys."""
+    names no models) by their keys. A folder holding a run.json whose path is not a run of a
+    model and variant this checkout knows (a folder renamed by hand, `<script>`) is left
+    out and named in `left_out` where given (a list), never made a job."""
     root = os.path.join(cfg["results"], "runs")
+    models, variants_known = set(catalog.model_names()), set(catalog.variant_names())
     pat = re.compile("^" + RUN_PATTERN.format(
         backend="(?P<backend>nsys|torch)", model="(?P<model>[^/]+)", variant="(?P<variant>[^/]+)",
-        mode="(?P<mode>inference|train)", dtype=r"(?P<dtype>\w+)", batch=r"(?P<batch>\d+)",
-        size=f"(?P<size>{sizes.SUFFIX_PATTERN})", repeat=r"(?P<repeat>\d+)") + "$")
+        mode="(?P<mode>inference|train)", dtype=f"(?P<dtype>{'|'.join(axes.DTYPES)})", batch=r"(?P<batch>[1-9][0-9]*)",
+        size=f"(?P<size>{sizes.SUFFIX_PATTERN})", repeat=r"(?P<repeat>[0-9]+)") + "$")
     found = []
     for dirpath, _, files in os.walk(root):
         m = pat.match(os.path.relpath(dirpath, root).replace(os.sep, "/"))
-        if not m:
+        if not m or m["model"] not in models or m["variant"] not in variants_known:
+            if left_out is not None and ("run.json" in files or UNSUPPORTED_FILE in files):
+                left_out.append(dirpath)
             continue
         prof = "report.sqlite" if m["backend"] == "nsys" else "trace.json"
         keys = {**m.groupdict(), "batch": int(m["batch"]), "repeat": int(m["repeat"])}

@@ -15,19 +15,13 @@ import os
 import sys
 
 from fusionlab.core import sizes as size_labels
+from fusionlab.core.args import OneLineParser
 from fusionlab.core.axes import DTYPES, MODES, PROFILERS
 from fusionlab.jobs import slots as gpu_slots
 from fusionlab.runner import experiment, process
 from fusionlab.runner.spec import ExperimentSpec
 
 DESCRIPTION = "The runner of one experiment: build, check against eager, warm up, measure."
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """An argument parser whose errors are one line (no usage block) and exit status 2."""
-
-    def error(self, message):
-        self.exit(2, f"{self.prog}: error: {' '.join(message.split())}\n")
 
 
 PROG = "python -m fusionlab.runner"

@@ -69,7 +69,9 @@ def pin_cpus(spec: str, device: str) -> list[int] | None:
     """Pin this process to a few cores (sched_setaffinity) to steady host-bound timings.
     spec: `none`; a list such as `2,3`; or `auto`: on cuda, the last two cores this process
     may use (two: the main thread and autograd's device thread), on the CPU none (the
-    CPU's own kernels use every core). Returns the cores pinned to, or None."""
+    CPU's own kernels use every core). Returns the cores pinned to, or None; ValueError
+    (the run's error) where a listed core is not one this process may use (pinning to it
+    would fail, and the record would name cores the run never ran on)."""
     if spec == "none" or not hasattr(os, "sched_setaffinity"):
         return None
     allowed = sorted(os.sched_getaffinity(0))
@@ -79,6 +81,10 @@ def pin_cpus(spec: str, device: str) -> list[int] | None:
         cpus = allowed[-2:]
     else:
         cpus = [int(c) for c in spec.split(",")]
+        outside = [c for c in cpus if c not in allowed]
+        if outside:
+            raise ValueError(f"--pin-cpus {spec}: core {outside[0]} is not one this process may use "
+                             f"(cores {','.join(map(str, allowed))})")
     gpu_slots.pin_process(cpus)   # every thread (autograd's device thread is started by now)
     return cpus
 

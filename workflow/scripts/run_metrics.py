@@ -11,4 +11,7 @@ with job_log(snakemake.log[0]) as log:  # noqa: F821
                snakemake.output.kernels,  # noqa: F821
                timing_json=getattr(snakemake.input, "timing", None))  # noqa: F821
     print(f"{row['status']}: {row.get('reason') or ''}", file=log)
-print(progress.line(snakemake.params.results), file=sys.stderr)  # noqa: F821  (on the terminal)
+try:
+    print(progress.line(snakemake.params.results), file=sys.stderr)  # noqa: F821  (on the terminal)
+except progress.PlanError as e:   # the run's metrics are written: a plan that cannot be read only says so
+    print(f"fusionlab progress: {e}", file=sys.stderr)

@@ -15,6 +15,7 @@ as it is.
 """
 from __future__ import annotations
 
+import math
 import os
 
 import pandas as pd
@@ -40,8 +41,33 @@ STEP_RANGE = "ProfilerStep"   # torch.profiler's ProfilerStep#N markers, one ran
 GPU_CATS = {"kernel": "kernel", "gpu_memcpy": "memcpy", "gpu_memset": "memset"}
 
 
-def _ns(us) -> int:
-    return int(round(float(us) * 1000))
+MAX_US = (1 << 61) / 1000    # a time past this (in us) could overflow int64 nanoseconds once added to another
+
+
+def _ns(us, field: str = "ts") -> int:
+    """Microseconds (a number, or a string of one) as integer nanoseconds; ValueError where
+    it is not a finite number within MAX_US, or a negative duration."""
+    if isinstance(us, bool):
+        raise ValueError(f"{field} {us!r} is not a number of microseconds")
+    try:
+        v = float(us)
+    except (TypeError, ValueError):
+        raise ValueError(f"{field} {repr(us)[:40]} is not a number of microseconds") from None
+    if not math.isfinite(v) or abs(v) > MAX_US or (field == "dur" and v < 0):
+        raise ValueError(f"{field} {v!r} is not a {'non-negative ' if field == 'dur' else ''}finite time "
+                         f"of at most {MAX_US:.3g} us")
+    return int(round(v * 1000))
+
+
+def _span(e: dict) -> tuple[int, int]:
+    start = _ns(e["ts"])
+    return start, start + _ns(e.get("dur", 0), "dur")
+
+
+def _bad_event(path: str, i: int, e: dict, err: Exception) -> ReportError:
+    """ReportError naming the file, the event's place and name, and what is wrong with it."""
+    what = f"no {err}" if isinstance(err, KeyError) else str(err)
+    return ReportError(f"{path}: event {i} ({str(e.get('name', ''))[:60]!r}): {what}")
 
 
 def load(path: str) -> Trace:
@@ -49,20 +75,11 @@ def load(path: str) -> Trace:
         raise ReportError(f"{path}: no such file")
     doc, events = _events(path)
     rng, api, kern, ops = [], [], [], []
-    for e in events:
-        cat, name = e.get("cat", ""), e.get("name", "")
-        start = _ns(e["ts"]); end = start + _ns(e.get("dur", 0))
-        tid = int(e["tid"]) if str(e.get("tid", "")).lstrip("-").isdigit() else 0
-        if cat == "user_annotation":
-            rng.append(_range(name) + (start, end, tid))
-        elif cat in ("cuda_runtime", "cuda_driver"):
-            api.append((name, start, end, tid, bool(LAUNCH_API.match(name)),
-                        (e.get("args") or {}).get("correlation")))
-        elif cat == "kernel":
-            args = e.get("args") or {}
-            kern.append((name, start, end, args.get("correlation"), args.get("stream", 0)))
-        elif cat == "cpu_op":
-            ops.append((name, start, end, tid))
+    for i, e in enumerate(events):
+        try:
+            _event(e, rng, api, kern, ops)
+        except (KeyError, TypeError, ValueError) as err:
+            raise _bad_event(path, i, e, err) from None
     ranges = pd.DataFrame(rng, columns=RANGE_COLUMNS) if rng else empty(RANGE_COLUMNS)
     api_df = pd.DataFrame(api, columns=API_COLUMNS + ["correlation"])
     if kern:
@@ -77,6 +94,25 @@ def load(path: str) -> Trace:
                  api=api_df[API_COLUMNS] if len(api_df) else empty(API_COLUMNS),
                  kernels=k[KERNEL_COLUMNS].sort_values("start", ignore_index=True),
                  tool_version=(doc.get("deviceProperties") and None) if isinstance(doc, dict) else None)
+
+
+def _event(e: dict, rng: list, api: list, kern: list, ops: list) -> None:
+    """One complete event appended to its list (ValueError, TypeError or KeyError where a
+    field is not what a torch.profiler trace holds)."""
+    cat, name = str(e.get("cat", "")), str(e.get("name", ""))
+    start, end = _span(e)
+    tid = int(e["tid"]) if str(e.get("tid", "")).lstrip("-").isdigit() else 0
+    args = e.get("args") or {}
+    if not isinstance(args, dict):
+        raise TypeError(f"args {repr(args)[:40]} is not an object")
+    if cat == "user_annotation":
+        rng.append(_range(name) + (start, end, tid))
+    elif cat in ("cuda_runtime", "cuda_driver"):
+        api.append((name, start, end, tid, bool(LAUNCH_API.match(name)), args.get("correlation")))
+    elif cat == "kernel":
+        kern.append((name, start, end, args.get("correlation"), int(args.get("stream", 0) or 0)))
+    elif cat == "cpu_op":
+        ops.append((name, start, end, tid))
 
 
 def _events(path: str):
@@ -104,15 +140,18 @@ def gpu_ops(path: str) -> pd.DataFrame:
     from fusionlab.analysis.readers.gpu_ops import COLUMNS, frame
     _, events = _events(path)
     calls, rows = {}, []
-    for e in events:
-        cat, args = e.get("cat", ""), e.get("args") or {}
-        if cat in ("cuda_runtime", "cuda_driver") and args.get("correlation") is not None:
-            tid = int(e["tid"]) if str(e.get("tid", "")).lstrip("-").isdigit() else 0
-            calls.setdefault(args["correlation"], (_ns(e["ts"]), tid))
-        elif cat in GPU_CATS:
-            start = _ns(e["ts"])
-            rows.append([GPU_CATS[cat], e.get("name", ""), start, start + _ns(e.get("dur", 0)),
-                         int(args.get("device", 0) or 0), int(args.get("stream", 0) or 0), args.get("correlation")])
+    for i, e in enumerate(events):
+        try:
+            cat, args = e.get("cat", ""), e.get("args") or {}
+            if cat in ("cuda_runtime", "cuda_driver") and args.get("correlation") is not None:
+                tid = int(e["tid"]) if str(e.get("tid", "")).lstrip("-").isdigit() else 0
+                calls.setdefault(args["correlation"], (_ns(e["ts"]), tid))
+            elif cat in GPU_CATS:
+                start, end = _span(e)
+                rows.append([GPU_CATS[cat], e.get("name", ""), start, end, int(args.get("device", 0) or 0),
+                             int(args.get("stream", 0) or 0), args.get("correlation")])
+        except (AttributeError, KeyError, TypeError, ValueError) as err:
+            raise _bad_event(path, i, e, err) from None
     for r in rows:
         r[6:] = calls.get(r[6], (-1, -1))
     return frame(rows, COLUMNS)

@@ -22,6 +22,8 @@ Checks, each violation printed with the two values that disagree:
   the missed fusions' cost) against the one the records used.
 - the suite (tables/suite.csv): each row's geometric mean and pass count recomputed from
   the records, its verdict against its interval, and summary.md's suite table quoting it.
+- summary.md's time table: each cell (times, kernel and host time, speedup) against the
+  record (audit_times).
 Numbers agree within REL (audit_opening.TEXT_REL in text) of the larger; a number
 against a missing one (NaN) never agrees; two missing agree (both say there is none).
 
@@ -41,8 +43,9 @@ import pandas as pd
 from fusionlab.analysis.sweep import headline as sweep_headline
 from fusionlab.analysis.sweep import suite as sweep_suite
 from fusionlab.analysis.sweep import tables
-from fusionlab.analysis.report import audit_gap, audit_inputs, audit_match, suite_text, text
+from fusionlab.analysis.report import audit_gap, audit_inputs, audit_match, audit_times, suite_text, text
 from fusionlab.analysis.report import audit_opening
+from fusionlab.core.io import printable
 
 KEYS = ["model", "variant", "batch", "size", "mode", "dtype", "device"]
 REL = audit_match.REL
@@ -203,13 +206,6 @@ def check_caption(a: Audit, text: str, drawn: set, h: pd.DataFrame, model: str |
 
 # --- a results folder ----------------------------------------------------------------
 
-def _read(path: str) -> pd.DataFrame | None:
-    try:
-        return pd.read_csv(path)
-    except (OSError, pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError, ValueError):
-        return None
-
-
 def check_suite(a: Audit, h: pd.DataFrame, suite: pd.DataFrame, md: str | None) -> None:
     """tables/suite.csv against the records it summarises (module doc)."""
     for r in suite.to_dict("records"):
@@ -264,40 +260,44 @@ def audit(results: str, summary_text: str | None = None) -> Audit:
     text, where it is not yet written)."""
     a = Audit()
     audit_inputs.check(a, results)      # the tables there, none older than its inputs
-    h = _read(os.path.join(results, "tables", "headline.csv"))
+    h = audit_inputs.read_table(os.path.join(results, "tables", "headline.csv"))
     if h is None:
         a.check(False, results, "no readable tables/headline.csv: nothing to audit against")
         return a
+    lacking = [c for c in audit_inputs.HEADLINE_COLUMNS if c not in h]
+    if lacking:
+        a.check(False, "tables/headline.csv", f"no column {', '.join(lacking)}: the audit reads it")
+        return a
     h = tables.with_size(h)
-    check_records(a, h, _read(os.path.join(results, "tables", "runs.csv")))
+    check_records(a, h, audit_inputs.read_table(os.path.join(results, "tables", "runs.csv")))
     records = {_key(r): r for r in h.to_dict("records")}
     audit_gap.check(a, results, h)   # tables/gap_ledger.csv: terms add up, sentences quote it
     for data in sorted(glob.glob(os.path.join(results, "figures", "*", "*.data.csv"))):
-        marks = _read(data)
+        marks = audit_inputs.read_table(data, a)
         if marks is None:
             continue
         rel = os.path.relpath(data, results)
         drawn = check_figure(a, marks, records, rel)
         rst = data[:-len(".data.csv")] + ".rst"
-        if os.path.exists(rst):
+        caption = audit_inputs.read_text(a, rst)
+        if caption is not None:
             scope = os.path.basename(rst)[:-4]
-            with open(rst, encoding="utf-8", errors="replace") as f:
-                check_caption(a, f.read(), drawn, h, None if scope == "all" else scope,
-                              os.path.relpath(rst, results))
+            check_caption(a, caption, drawn, h, None if scope == "all" else scope, os.path.relpath(rst, results))
     __import__("fusionlab.analysis.report.audit_figures", fromlist=["check"]).check(a, results)   # figures' own data
     if summary_text is None:
-        path = os.path.join(results, "summary.md")
-        if os.path.exists(path):
-            with open(path, encoding="utf-8", errors="replace") as f:
-                summary_text = f.read()
+        summary_text = audit_inputs.read_text(a, os.path.join(results, "summary.md"))
     if summary_text:
         audit_opening.check_opening(a, summary_text, h)
-        missed = next((m for m in (_read(os.path.join(results, "tables", f"missed_fusions.csv{z}"))
+        audit_times.check(a, summary_text, h)   # the time table: each cell against the record
+        missed = next((m for m in (audit_inputs.read_table(os.path.join(results, "tables", f"missed_fusions.csv{z}"))
                                    for z in ("", ".gz")) if m is not None), None)
         check_bandwidth(a, summary_text, h, missed)
-    suite = _read(os.path.join(results, "tables", "suite.csv"))
+    suite = audit_inputs.read_table(os.path.join(results, "tables", "suite.csv"))
     if suite is not None and len(suite):
-        check_suite(a, h, suite, summary_text)
+        lacking = [c for c in audit_inputs.SUITE_COLUMNS if c not in suite]
+        a.check(not lacking, "tables/suite.csv", f"no column {', '.join(lacking)}: the audit reads it")
+        if not lacking:
+            check_suite(a, h, suite, summary_text)
     return a
 
 
@@ -312,6 +312,6 @@ def main(argv=None) -> int:
         return 2
     a = audit(argv[0])
     for v in a.violations:
-        print(v)
+        print(printable(v))
     print(a.line())
     return 1 if a.violations else 0

@@ -31,10 +31,11 @@ import os
 import numpy as np
 import pandas as pd
 
-from fusionlab.analysis.report import audit_match
+from fusionlab.analysis.report import audit_inputs, audit_match
 from fusionlab.analysis.report.text import fmt_time, iterations
 from fusionlab.analysis.sweep import roofline as sweep_roofline
 from fusionlab.analysis.sweep import tables
+from fusionlab.core.io import read_csv
 
 TABLES = ("runs", "speedups", "kernels", "kernel_resources", "kernel_classes", "scaling", "suite", "headline",
           "gap_ledger", "attribution")
@@ -84,8 +85,8 @@ def _read(path: str) -> pd.DataFrame | None:
     for p in (path, path + ".gz"):
         if os.path.exists(p):
             try:
-                return pd.read_csv(p, low_memory=False)
-            except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError):
+                return read_csv(p, low_memory=False)
+            except (OSError, ValueError):
                 return None
     return None
 
@@ -214,13 +215,13 @@ def check_file(a, data: str, t: dict, results: str, caches: dict | None = None) 
     where its figure is drawn, each mark against the tables t (load; check_marks)."""
     rel = os.path.relpath(data, results)
     rst = data[:-len(".data.csv")] + ".rst"
-    caption = open(rst, encoding="utf-8", errors="replace").read() if os.path.exists(rst) else None
+    caption = audit_inputs.read_text(a, rst)
     try:
-        marks = pd.read_csv(data)
+        marks = read_csv(data)
     except pd.errors.EmptyDataError:
         marks = pd.DataFrame()
-    except (pd.errors.ParserError, UnicodeDecodeError, OSError):
-        a.check(False, rel, "unreadable")
+    except (OSError, ValueError) as e:
+        a.check(False, rel, f"cannot be read ({type(e).__name__}: {' '.join(str(e).split())[:200]})")
         return
     if caption is not None:
         drawn = not caption.startswith(NO_DATA)

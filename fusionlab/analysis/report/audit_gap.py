@@ -16,6 +16,7 @@ import pandas as pd
 
 from fusionlab.analysis.report import audit_match
 from fusionlab.analysis.sweep import gap_ledger, tables
+from fusionlab.core.io import read_csv
 
 REL = audit_match.REL
 
@@ -68,8 +69,11 @@ def check(a, results: str, h: pd.DataFrame | None = None) -> None:
     if not os.path.exists(path):
         return
     try:
-        ledger = pd.read_csv(path)
+        ledger = read_csv(path)
     except pd.errors.EmptyDataError:
+        return
+    except (OSError, ValueError) as e:
+        a.check(False, path, f"cannot be read ({type(e).__name__}: {' '.join(str(e).split())[:200]})")
         return
     if ledger.empty:
         return

@@ -58,8 +58,12 @@ def check_higher(a, tail: str, r: pd.Series, at, h: pd.DataFrame, where: str) ->
     keys = [k for k in tables.GROUP if k in h]
     same = h[(h[keys].astype(str) == h.loc[at, keys].astype(str)).all(axis=1) & (h["variant"] != "eager")
              & h["speedup"].notna()]
-    top = same.loc[same["speedup"].idxmax()]
     found = re.search(rf"{re.escape(story.HIGHER)} (\S+) (-?[0-9.]+)x", tail)
+    if same.empty:
+        a.check(not found, where, f"names {found and found.group(1)} as the higher estimate; no variant of the "
+                "configuration has a speedup in the record")
+        return
+    top = same.loc[same["speedup"].idxmax()]
     if not found:
         a.check(top["variant"] == r["variant"], where,
                 f"names no higher estimate, but {top['variant']}'s {top['speedup']:.4g} is higher")

@@ -21,6 +21,7 @@ from fusionlab.analysis.report.text import md_table
 from fusionlab.analysis.sweep import attribution as sweep_attribution
 from fusionlab.analysis.sweep import tables
 from fusionlab.core import kernel_class
+from fusionlab.core.io import read_bounded, read_csv, read_text
 
 TIMELINE_CAPTION = ("One measured iteration (the NVTX iteration range of median length) of the first repeat at "
                     "the largest batch, eager above each variant, from the runs' Nsight Systems exports: each of "
@@ -28,6 +29,7 @@ TIMELINE_CAPTION = ("One measured iteration (the NVTX iteration range of median 
                     "the host), GPU idle hatched (the largest gaps written), the CPU's runtime calls as ticks "
                     "(launches black) and the NVTX ranges above, later iterations' beside the chosen one.")
 TOP_KERNELS = 15
+IMAGE_BYTES = 64 << 20   # a figure embedded in a page, at most
 TOP_LEDGER = 10
 # the figures of a model's page, in its order (model scope), then the sweep's it belongs with
 MODEL_FIGURES = ["headline", "idle_breakdown", "speedup_breakdown", "kernel_classes", "kernels_per_iter",
@@ -39,8 +41,8 @@ def _read(results: str, name: str) -> pd.DataFrame | None:
     for p in (os.path.join(results, "tables", name), os.path.join(results, "tables", name + ".gz")):
         if os.path.exists(p):
             try:
-                return pd.read_csv(p, low_memory=False)
-            except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError):
+                return read_csv(p, low_memory=False)
+            except (OSError, ValueError):
                 return None
     return None
 
@@ -58,7 +60,7 @@ def drawn(results: str, scope_filter=None) -> list[tuple[str, str, str, str]]:
             if scope_filter and not scope_filter(f, scope):
                 continue
             rst = os.path.join(d, scope + ".rst")
-            caption = open(rst, encoding="utf-8", errors="replace").read() if os.path.exists(rst) else ""
+            caption = read_text(rst) if os.path.exists(rst) else ""
             if caption.startswith("No data"):
                 continue
             label = f.name.replace("_", " ") + ("" if scope == figures.SWEEP else f": {scope}")
@@ -111,8 +113,7 @@ def _embedded(page: str, results: str) -> str:
         path = os.path.join(results, m.group(2))
         if not os.path.exists(path):
             return m.group(0)
-        with open(path, "rb") as f:
-            return f"{m.group(1)}='data:image/png;base64,{base64.b64encode(f.read()).decode()}'"
+        return f"{m.group(1)}='data:image/png;base64,{base64.b64encode(read_bounded(path, IMAGE_BYTES)).decode()}'"
     return re.sub(r"(src)='(figures/[^']+\.png)'", data, page)
 
 

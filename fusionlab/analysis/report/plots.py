@@ -9,7 +9,6 @@ from existing results, and a new sweep axis needs no new code."""
 from __future__ import annotations
 
 import importlib
-import json
 import os
 
 import pandas as pd
@@ -20,7 +19,7 @@ from fusionlab.analysis.sweep import attribution as sweep_attribution
 from fusionlab.analysis.sweep import decompose, gap_ledger, overfusion
 from fusionlab.analysis.sweep import headline as sweep_headline
 from fusionlab.analysis.sweep import scaling as scaling_law
-from fusionlab.core.io import atomic_path
+from fusionlab.core.io import atomic_path, load_json, read_csv
 
 SWEEP = figures.SWEEP
 
@@ -38,7 +37,7 @@ CROSSOVER_COLUMNS = ["model", "variant", "axis", "fixed", "starts_at", "stops_at
 
 def _csv(path, columns: list[str]) -> pd.DataFrame:
     """The table at path, or an empty one with these columns where there is none."""
-    return pd.read_csv(path) if path and os.path.exists(path) else pd.DataFrame(columns=columns)
+    return read_csv(path) if path and os.path.exists(path) else pd.DataFrame(columns=columns)
 
 
 def load_tables(runs_csv, speedups_csv, crossover_csv=None, peaks_json=None, scaling_csv=None,
@@ -52,7 +51,7 @@ def load_tables(runs_csv, speedups_csv, crossover_csv=None, peaks_json=None, sca
     (device/peaks.json, {} without it); a table whose file is not given is empty."""
     # copy(): one block per dtype (read_csv leaves a wide table in a block per column, and
     # each column a figure adds to it then warns that the frame is fragmented)
-    t = {"runs": pd.read_csv(runs_csv).copy(), "speedups": pd.read_csv(speedups_csv)}
+    t = {"runs": read_csv(runs_csv).copy(), "speedups": read_csv(speedups_csv)}
     if "variant" in t["runs"]:
         style.use_variants(t["runs"]["variant"].dropna().unique())
     t["headline"] = _csv(headline_csv, sweep_headline.COLUMNS)
@@ -68,8 +67,7 @@ def load_tables(runs_csv, speedups_csv, crossover_csv=None, peaks_json=None, sca
     t["attribution"] = sweep_attribution.read(attribution_csv)
     t["peaks"] = {}
     if peaks_json and os.path.exists(peaks_json):
-        with open(peaks_json) as f:
-            t["peaks"] = json.load(f)
+        t["peaks"] = load_json(peaks_json)
     return t
 
 

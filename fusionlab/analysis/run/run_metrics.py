@@ -110,6 +110,26 @@ def unreadable_row(path: str, reason: str, backend: str | None = None) -> dict:
     return row
 
 
+NAMED = ("model", "variant", "batch")   # the keys every run.json names
+
+
+def same_run(run: dict, run_json: str) -> None:
+    """ReportError where run.json, in a run folder of the sweep's layout (core.axes.run_keys),
+    lacks one of NAMED or names another run than its folder does (a record copied into
+    another run's folder would be counted as that run)."""
+    folder = axes.run_keys(os.path.dirname(os.path.abspath(run_json)))
+    if folder is None:
+        return
+    for k in KEYS:
+        have = run.get(k)
+        if have is None and k in NAMED:
+            raise ReportError(f"{run_json}: no {k} (its folder is {k} {folder[k]!r}'s)")
+        if k == "size":
+            have = have or "default"      # core.sizes' label where run.json has none
+        if have is not None and have != folder[k]:
+            raise ReportError(f"{run_json}: {k} {have!r}, but it is in the folder of {k} {folder[k]!r}")
+
+
 # the untraced process's paired-timing fields (runner.timing.host_states, Until)
 PAIRED_FIELDS = ("paired_speedup_fast_host", "paired_speedup_slow_host", "paired_host_sensitive", "paired_stop")
 
@@ -184,9 +204,22 @@ def _ratio(a, b):
 
 def compute(run_json: str, profile: str | None, backend: str,
             timing_json: str | None = None) -> tuple[dict, pd.DataFrame]:
+    """The run's metrics row and its kernels; a run whose records hold what no run writes
+    (a part of another type than records.check knows of) is an error row naming them."""
+    try:
+        return _compute(run_json, profile, backend, timing_json)
+    except (AttributeError, KeyError, TypeError) as e:
+        files = " and ".join(f for f in (run_json, timing_json) if f)
+        reason = f"{files}: cannot be analysed ({type(e).__name__}: {' '.join(str(e).split())[:200]})"
+        return unreadable_row(run_json, reason, backend), pd.DataFrame()
+
+
+def _compute(run_json: str, profile: str | None, backend: str,
+             timing_json: str | None = None) -> tuple[dict, pd.DataFrame]:
     try:
         run = _read(run_json)
         timing = _read(timing_json) if timing_json else None
+        same_run(run, run_json)
     except ReportError as e:
         return unreadable_row(run_json, str(e), backend), pd.DataFrame()
     row = {k: run.get(k) for k in KEYS}
@@ -207,6 +240,8 @@ def compute(run_json: str, profile: str | None, backend: str,
                cuda_event_time_per_iter_ms=(run.get("timing") or {}).get("cuda_event_time_per_iter_ms"),
                measure_iters=run.get("measure_iters"))
     row.update(compile_fields(run, timing))
+    if row["status"] == "ok" and not run.get("timing"):
+        row.update(status="error", reason=f"{run_json}: status ok but no timing (a run that measured records one)")
     if timing is not None and row["status"] == "ok" and timing.get("status") != "ok":
         row.update(status=timing.get("status", "error"),
                    reason=f"untraced timing process: {timing.get('reason')}")

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from fusionlab.core import kernel_class
-from fusionlab.analysis.sweep import headline
+from fusionlab.analysis.sweep import headline, made_from
 from fusionlab.analysis.sweep.tables import with_size as tables_with_size
 from fusionlab.core.io import atomic_path
 
@@ -184,5 +184,6 @@ def write(headline_csv: str, kernels_csv: str, suite_csv: str, classes_csv: str,
     for path, df in tables.items():
         with atomic_path(path) as tmp:
             df.to_csv(tmp, index=False)
+    made_from.record([suite_csv], [headline_csv, kernels_csv])
     return (f"suite: {len(tables[suite_csv])} rows; kernel classes: {len(tables[classes_csv])} rows; "
             f"slower-variant ledger: {len(tables[slower_csv])} rows")

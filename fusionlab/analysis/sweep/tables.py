@@ -58,7 +58,7 @@ from fusionlab.analysis.run import run_metrics
 from fusionlab.analysis.run.run_metrics import KEYS
 from fusionlab.analysis.readers.trace import ReportError
 from fusionlab.analysis.run import records
-from fusionlab.core.io import atomic_path, load_json, read_json  # noqa: F401  (read_json: the sweep layer's reader)
+from fusionlab.core.io import atomic_path, load_json, read_csv, read_json  # noqa: F401  (read_json: the sweep layer's reader)
 from fusionlab.core import sizes
 
 ID = list(KEYS) + ["backend", "device"]
@@ -327,7 +327,7 @@ def kernels_table(pairs: list[tuple[str, str]]) -> pd.DataFrame:
     for metrics_json, kernels_csv in pairs:
         row = read_metrics(metrics_json)
         try:
-            k = pd.read_csv(kernels_csv)
+            k = read_csv(kernels_csv)
         except (pd.errors.EmptyDataError, FileNotFoundError):
             continue
         except (pd.errors.ParserError, UnicodeDecodeError, ValueError, OSError) as e:

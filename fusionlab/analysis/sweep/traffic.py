@@ -42,13 +42,14 @@ model's bytes (experiments.cost).
 from __future__ import annotations
 
 import os
+import sys
 
 import numpy as np
 import pandas as pd
 
 from fusionlab.analysis.readers import ncu_report
 from fusionlab.analysis.run import traffic as run_traffic
-from fusionlab.core.io import read_json
+from fusionlab.core.io import read_csv, read_json
 
 CONFIG = ["model", "variant", "batch", "size", "mode", "dtype", "backend", "device"]
 RUN_COLUMNS = run_traffic.RUN_FIELDS + ["ncu_status", "ncu_note", "bytes_replay", "cold_replay", "ncu_kernels_selected"]
@@ -186,8 +187,12 @@ def add_to_kernels(kernels: pd.DataFrame, files) -> pd.DataFrame:
     frames = []
     for m, _, csv in files:
         try:
-            k = pd.read_csv(csv)
+            k = read_csv(csv)
         except (pd.errors.EmptyDataError, FileNotFoundError):
+            continue
+        except (OSError, ValueError) as e:   # the other runs' traffic still joins
+            print(f"fusionlab: {csv}: cannot be read ({type(e).__name__}: {str(e)[:200]}); its run's per-kernel "
+                  f"traffic is left out of kernels.csv", file=sys.stderr)
             continue
         if k.empty:
             continue
