@@ -75,6 +75,15 @@ EQUIVALENT = {
     f"{PKG}.analysis.sweep.headline.x_process_interval__mutmut_49":
         '`own if not isnan(own) else 0.0` -> `... or True`: own is nan only for one process, where the pooled '
         'spread is used, a number, and max(number, nan) is the number (nan compares false)',
+    f"{PKG}.analysis.sweep.headline.x__traffic__mutmut_109":
+        'traffic_bytes=np.nan -> None where there is no memory term: the headline\'s rows become a DataFrame, '
+        'which holds None in a column of numbers as nan',
+    f"{PKG}.analysis.sweep.headline.x__traffic__mutmut_112":
+        'traffic_bytes=np.nan left out: the DataFrame fills a row\'s missing column with nan',
+    **{f"{PKG}.analysis.sweep.headline.x_traffic_spread__mutmut_{n}":
+       f'sp.get("bytes_removed_{side}", np.nan) -> {what}: pd.notna reads None as missing, as it reads nan'
+       for n, side, what in ((3, "low", "None"), (5, "low", "no default (None)"), (9, "high", "None"),
+                             (11, "high", "no default (None)"))},
     f"{PKG}.analysis.report.audit.x_check_suite__mutmut_3":
         'to_dict("records") -> to_dict("RECORDS"): pandas reads the orient in any case',
     f"{PKG}.analysis.report.audit.x_check_suite__mutmut_215":

@@ -52,6 +52,16 @@ def test_an_unpaired_speedup_compares_with_eager_in_its_own_processes():
         "eager in its own processes", 3.0, 3.0, 0.0)
 
 
+def test_an_unpaired_eager_time_is_eagers_own_median_exactly():
+    """Eager 0.3 ms, compile 0.07 ms in their own processes: eager_wall_ms is 0.3 itself
+    (0.07 x (0.3 / 0.07) would be 0.30000000000000004)."""
+    runs = paired_runs([None, None, None])
+    runs.loc[runs["variant"] == "compile", "wall_time_per_iter_ms"] = 0.07
+    h = headline.table(runs, tables.speedups(runs)).set_index("variant").loc["compile"]
+    assert (h["estimator"], h["speedup"]) == ("across processes", 0.3 / 0.07)
+    assert (h["eager_wall_ms"], h["saved_ms"], h["host_speed_ms"]) == (0.3, 0.3 - 0.07, 0.0)
+
+
 def test_a_paired_variant_without_an_eager_run_of_its_own():
     """The speedup and time saved from eager beside it (0.06 x 5.0 = 0.3 ms), no parts."""
     h = record(paired_runs([4.8, 5.0, 5.3], eager=False))
