@@ -3,7 +3,6 @@ duration of each kernel (tables/kernels.csv) at one configuration."""
 from __future__ import annotations
 
 import re
-import textwrap
 
 import numpy as np
 import pandas as pd

@@ -204,7 +204,7 @@ def speedup_breakdown(t, model):
         _breakdown_panel(fig, ax, rows, axis, labels_of)
         if setting:
             ax.set_title(setting, fontsize=8)
-    handles, names = {}, {}
+    handles = {}
     for a in axs:   # every panel's entries once (a traffic source may be drawn in one panel only)
         for hd, name in zip(*a.get_legend_handles_labels()):
             handles.setdefault(name, hd)
