@@ -67,6 +67,11 @@ GOOD = {"model": "mlp", "variant": "eager", "batch": 8, "size": "default", "mode
     ({"timing": {"windows_ms": [1.0, "x"]}}, "timing.windows_ms[1] holds 'x', not a time"),
     ({"timing": {"wall_time_per_iter_ms": True}}, "timing.wall_time_per_iter_ms holds True, not a time"),
     ({"timing": None}, "status ok but no timing (a run that measured records one)"),
+    ({"timing": {"wall_time_per_iter_ms": 1e308}}, "timing.wall_time_per_iter_ms holds 1e+308, past 1e+12 (a time "
+                                                   "no run takes)"),
+    ({"timing": {"windows_ms": [1.0, -2e12]}}, "timing.windows_ms[1] holds -2e+12, past 1e+12 (a time no run takes)"),
+    ({"timing": {"paired_speedup": 1e-308}}, "timing.paired_speedup holds 1e-308, not a speedup in 1e-06..1e+06"),
+    ({"timing": {"paired_speedup": 0}}, "timing.paired_speedup holds 0, not a speedup in 1e-06..1e+06"),
     ({"model": None}, "no model (its folder is model 'mlp''s)"),
     ({"model": "softmax"}, "model 'softmax', but it is in the folder of model 'mlp'"),
     ({"batch": 32}, "batch 32, but it is in the folder of batch 8"),
@@ -413,3 +418,10 @@ def test_tables_on_a_full_disk_name_the_table_and_leave_the_last_ones(tmp_path, 
         build.write_all([(pd.DataFrame({"a": [1]}), str(tmp_path / "runs.csv"), None)])
     assert str(e.value) == f"[Errno 28] {tmp_path}/runs.csv: cannot be written (No space left on device)"
     assert os.listdir(tmp_path) == ["runs.csv"] and (tmp_path / "runs.csv").read_text() == "old\n"
+
+
+def test_times_and_speedups_at_their_bounds_are_read():
+    from fusionlab.analysis.run import records
+    rec = {"timing": {"wall_time_per_iter_ms": 1e12, "windows_ms": [-1e12], "paired_speedup": 1e6,
+                      "paired_speedup_ci": [0, 2e6]}, "kernel_speedup": 1e-6}
+    assert records.check(rec, "run.json") is rec

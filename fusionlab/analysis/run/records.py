@@ -9,7 +9,9 @@ check(record, path) raises ReportError where:
   another type, or batch / repeat lies outside its range;
 - a time (a field under `timing`, or one ending in _ms, _us or _s) is a number that is not
   finite (a difference of times may be negative); a field ending in _ms, _us or _s holds
-  text or true/false, alone or in its list.
+  text or true/false, alone or in its list, or a number past MAX_TIME (in its unit: a
+  time no run takes, whose ratios and sums overflow);
+- a speedup (a field whose name holds `speedup`, not its _ci) is a number outside SPEEDUPS.
 """
 from __future__ import annotations
 
@@ -23,10 +25,18 @@ RANGES = {"batch": (1, 1 << 31), "repeat": (0, 1 << 20)}
 PART_TYPES = {"timing": dict, "sizes": dict, "versions": dict, "correctness": dict, "compile": dict,
               "host_check": dict, "compile_debug": dict, "dynamo": dict}
 INT64 = (-(1 << 63), 1 << 63)
+MAX_TIME = 1e12                  # a time's magnitude, at most, in its own unit (ms: 31 years)
+SPEEDUPS = (1e-6, 1e6)           # a speedup, at least and at most
 
 
 def _is_time(key: str) -> bool:
     return key.endswith(("_ms", "_s", "_us"))
+
+
+def _is_speedup(where: str) -> bool:
+    """A field named as a speedup (the last name of where, not an item of a list)."""
+    last = where.rsplit(".", 1)[-1]
+    return "speedup" in last and "[" not in last and not last.endswith("_ci")
 
 
 def _walk(x, where: str, depth: int, timed: bool, path: str, a_time: bool = False) -> None:
@@ -37,13 +47,15 @@ def _walk(x, where: str, depth: int, timed: bool, path: str, a_time: bool = Fals
         raise ReportError(f"{path}: {where} holds {repr(x)[:40]}, not a time")
     if isinstance(x, bool) or x is None or isinstance(x, str):
         return
-    if isinstance(x, int):
-        if not INT64[0] <= x < INT64[1]:
-            raise ReportError(f"{path}: {where} holds an integer of {len(str(abs(x)))} digits, outside int64")
-        return
-    if isinstance(x, float):
+    if isinstance(x, int) and not INT64[0] <= x < INT64[1]:
+        raise ReportError(f"{path}: {where} holds an integer of {len(str(abs(x)))} digits, outside int64")
+    if isinstance(x, (int, float)):
         if timed and not math.isfinite(x):
             raise ReportError(f"{path}: {where} holds {x}, not a finite time")
+        if a_time and abs(x) > MAX_TIME:
+            raise ReportError(f"{path}: {where} holds {x:g}, past {MAX_TIME:g} (a time no run takes)")
+        if _is_speedup(where) and math.isfinite(x) and not SPEEDUPS[0] <= x <= SPEEDUPS[1]:
+            raise ReportError(f"{path}: {where} holds {x:g}, not a speedup in {SPEEDUPS[0]:g}..{SPEEDUPS[1]:g}")
         return
     if isinstance(x, dict):
         for k, v in x.items():
