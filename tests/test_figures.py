@@ -110,8 +110,11 @@ def test_every_figure_from_the_written_tables_alone(written, tmp_path, monkeypat
     for module, names in BUILDERS.items():
         for name in names:
             monkeypatch.setattr(module, name, _refuse(f"{module.__name__}.{name}"))
-    read, real = [], pd.read_csv
-    monkeypatch.setattr(pd, "read_csv", lambda path, *a, **k: read.append(str(path)) or real(path, *a, **k))
+    read, real, opened = [], pd.read_csv, os.open
+    monkeypatch.setattr(pd, "read_csv", lambda path, *a, **k: isinstance(path, (str, os.PathLike))
+                        and read.append(str(path)) or real(path, *a, **k))
+    monkeypatch.setattr(os, "open", lambda path, *a, **k: str(path).endswith(".csv") and read.append(str(path))
+                        or opened(path, *a, **k))
     tab = written / "tables"
     t = plots.load_tables(tab / "runs.csv", tab / "speedups.csv", tab / "crossover.csv",
                           written / "device" / "peaks.json", tab / "scaling.csv", tab / "kernel_resources.csv",

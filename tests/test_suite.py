@@ -210,9 +210,9 @@ def test_the_kernel_class_figure_draws_the_tables_values(tables):
     marks = pd.DataFrame(style.marks(fig))
     cls = suite.kernel_classes(k)
     cls = cls[cls["model"] == "gpt2"]
-    want = {(r["variant"], r["mode"], f"kernel_time_us {r['kernel_class']}"): r["time_per_iter_us"]
-            for r in cls.to_dict("records")}
-    got = {(m["variant"], m["mode"], m["quantity"]): m["value"] for m in marks.to_dict("records") if m["value"] > 0}
+    want = {(r["variant"], r["mode"], r["kernel_class"]): r["time_per_iter_us"] for r in cls.to_dict("records")}
+    got = {(m["variant"], m["mode"], m["kernel_class"]): m["value"] for m in marks.to_dict("records")
+           if m["mark"] == "bar segment" and m["value"] > 0}
     assert got == pytest.approx(want, rel=1e-12)
     with pytest.raises(style.NoData):
         draw({"kernels": k.iloc[:0], "runs": runs}, "gpt2")
