@@ -150,7 +150,7 @@ def title(fig, what, t, model=None):
         text = "\n".join(lines[:1] + [textwrap.shorten(" ".join(lines[1:]), int(chars * 1.1), placeholder="...")]
                          if len(lines) > 1 else lines)
         drawn = fig.suptitle(text, fontsize=9.5 if len(lines) == 1 else 8.5, fontweight="bold")
-        width = drawn.get_window_extent(renderer(fig)).width / fig.dpi
+        width = drawn.get_window_extent(fig.canvas.get_renderer()).width / fig.dpi   # the text alone, no draw
         if width <= 0.98 * fig.get_figwidth():
             break
         chars = int(chars * 0.98 * fig.get_figwidth() / width)
