@@ -149,6 +149,14 @@ def test_bare_loop_oracle_takes_the_sweeps_default_batches():
     spec.loader.exec_module(bare)
     with open(os.path.join(ROOT, "config", "host-gate-real.yaml")) as f:
         config = yaml.safe_load(f)
-    got = [(c["model"], c["variant"], c["batch"], c["sizes"]) for c in bare.configurations(config)]
+    import copy
+    from fusionlab.experiments import catalog
+    cat = catalog.load()
+    kept = copy.deepcopy(cat)   # the config's models join the process's catalog: taken out after
+    try:
+        got = [(c["model"], c["variant"], c["batch"], c["sizes"]) for c in bare.configurations(config)]
+    finally:
+        cat.clear()
+        cat.update(kept)
     assert got == [("bert", "compile", 16, {"seq": 512}), ("bert", "compile_reduce_overhead", 16, {"seq": 512}),
                    ("gpt2", "compile", 8, {"seq": 512}), ("gpt2", "compile_reduce_overhead", 8, {"seq": 512})]
