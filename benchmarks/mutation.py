@@ -84,6 +84,14 @@ EQUIVALENT = {
        f'sp.get("bytes_removed_{side}", np.nan) -> {what}: pd.notna reads None as missing, as it reads nan'
        for n, side, what in ((3, "low", "None"), (5, "low", "no default (None)"), (9, "high", "None"),
                              (11, "high", "no default (None)"))},
+    **{f"{PKG}.analysis.sweep.headline.x__speedup__mutmut_{n}":
+       f'sp.get("{col}", np.nan) -> {what}: a speedups table without the column gives None, which reads as '
+       f'nan in each test (pd.notna, verdict) and in the headline\'s column of numbers'
+       for n, col, what in ((12, "speedup_wall", "None"), (14, "speedup_wall", "no default (None)"),
+                            (23, "speedup_wall_lo", "None"), (25, "speedup_wall_lo", "no default (None)"),
+                            (31, "speedup_wall_hi", "None"), (33, "speedup_wall_hi", "no default (None)"))},
+    f"{PKG}.analysis.sweep.headline.x__speedup__mutmut_9":
+        'the empty Series of runs without paired_speedup, dtype float -> None: no values either way',
     f"{PKG}.analysis.report.audit.x_check_suite__mutmut_3":
         'to_dict("records") -> to_dict("RECORDS"): pandas reads the orient in any case',
     f"{PKG}.analysis.report.audit.x_check_suite__mutmut_215":
