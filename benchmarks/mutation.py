@@ -92,6 +92,26 @@ EQUIVALENT = {
                             (31, "speedup_wall_hi", "None"), (33, "speedup_wall_hi", "no default (None)"))},
     f"{PKG}.analysis.sweep.headline.x__speedup__mutmut_9":
         'the empty Series of runs without paired_speedup, dtype float -> None: no values either way',
+    f"{PKG}.analysis.sweep.headline.x__side__mutmut_2":
+        'median(numeric_only=True) -> None: shares.inputs\' columns are all numbers or booleans',
+    f"{PKG}.analysis.sweep.headline.x__side__mutmut_4": 'numeric_only=True -> False: the same as above',
+    f"{PKG}.analysis.sweep.headline.x__side__mutmut_6":
+        'q["cpu"] = ... -> q["XXcpuXX"]: the medians\' own cpu column is then read, 1.0 where every run of the '
+        'configuration is a CPU run and 0.0 where none is (GROUP holds device: a configuration\'s runs share it), '
+        'the same through split\'s astype(bool)',
+    f"{PKG}.analysis.sweep.headline.x__side__mutmut_7": 'the same as above (q["CPU"])',
+    f"{PKG}.analysis.sweep.headline.x_table__mutmut_24":
+        'the runs\' groupby(dropna=False) -> dropna=None: pandas keeps the missing keys for any false value',
+    **{f"{PKG}.analysis.sweep.headline.x_table__mutmut_{n}":
+       f'the runs\' groupby(sort=False) -> {what}: the groups go into a dict read by key; only pooled_spread '
+       f'iterates it, and its sum of squares is the same up to the order of the additions (rounding)'
+       for n, what in ((25, "sort=None"), (27, "sort left out (True)"), (33, "sort=True"))},
+    f"{PKG}.analysis.sweep.headline.x_table__mutmut_32":
+        'the runs\' groupby(dropna=False) -> dropna=True: a group whose key holds a missing value (a NaN '
+        'backend, say) is never found by the speedups table\'s key either (a NaN in a tuple key matches only '
+        'the same NaN object), so it gives no numbers with or without it',
+    f"{PKG}.analysis.sweep.headline.x_table__mutmut_50":
+        'sp.to_dict("records") -> to_dict("RECORDS"): pandas reads the orient in any case',
     f"{PKG}.analysis.report.audit.x_check_suite__mutmut_3":
         'to_dict("records") -> to_dict("RECORDS"): pandas reads the orient in any case',
     f"{PKG}.analysis.report.audit.x_check_suite__mutmut_215":
