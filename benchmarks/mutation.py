@@ -105,11 +105,12 @@ EQUIVALENT = {
     **{f"{PKG}.analysis.sweep.headline.x_table__mutmut_{n}":
        f'the runs\' groupby(sort=False) -> {what}: the groups go into a dict read by key; only pooled_spread '
        f'iterates it, and its sum of squares is the same up to the order of the additions (rounding)'
-       for n, what in ((25, "sort=None"), (27, "sort left out (True)"), (33, "sort=True"))},
-    f"{PKG}.analysis.sweep.headline.x_table__mutmut_32":
-        'the runs\' groupby(dropna=False) -> dropna=True: a group whose key holds a missing value (a NaN '
-        'backend, say) is never found by the speedups table\'s key either (a NaN in a tuple key matches only '
-        'the same NaN object), so it gives no numbers with or without it',
+       for n, what in ((25, "sort=None"), (28, "sort left out (True)"), (33, "sort=True"))},
+    **{f"{PKG}.analysis.sweep.headline.x_table__mutmut_{n}":
+       f'the runs\' groupby(dropna=False) -> {what}: a group whose key holds a missing value (a NaN backend, '
+       f'say) is never found by the speedups table\'s key either (a NaN in a tuple key matches only the same '
+       f'NaN object), so it gives no numbers with or without it'
+       for n, what in ((27, "dropna left out (True)"), (32, "dropna=True"))},
     f"{PKG}.analysis.sweep.headline.x_table__mutmut_50":
         'sp.to_dict("records") -> to_dict("RECORDS"): pandas reads the orient in any case',
     f"{PKG}.analysis.report.audit.x_check_suite__mutmut_3":
