@@ -264,7 +264,8 @@ def main(argv=None) -> int:
     p.add_argument("--list", action="store_true", help="the modules pyproject.toml's [tool.mutmut] names")
     p.add_argument("--max-children", type=int, default=os.cpu_count() or 2)
     p.add_argument("--again", action="store_true", help="run the survivors and the unchecked mutants of the "
-                   "modules' records again (after new tests, or after a run stopped by --limit) and merge their statuses")
+                   "modules' records again (after new tests, or after a run stopped by --limit) and merge their "
+                   "statuses")
     p.add_argument("--rescore", action="store_true", help="apply EQUIVALENT to the modules' records, run nothing")
     p.add_argument("--limit", type=float, default=4 * 3600, help="stop mutmut after this many seconds")
     a = p.parse_args(argv)

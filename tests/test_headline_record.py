@@ -152,7 +152,8 @@ def test_modelled_traffic_is_never_below_zero_nor_above_the_kernel_time_saved():
     saved in it; the model's bytes added (0.5e9 B unfused against 0.75e9 fused): none."""
     runs = runs_table()
     slow = runs["variant"] == "compile"
-    for c, add in (("wall_time_per_iter_ms", 3.0), ("traced_wall_time_per_iter_ms", 3.0), ("gpu_time_per_iter_ms", 2.0)):
+    for c, add in (("wall_time_per_iter_ms", 3.0), ("traced_wall_time_per_iter_ms", 3.0),
+                   ("gpu_time_per_iter_ms", 2.0)):
         runs.loc[slow, c] += add
     h = record(runs, PEAKS)
     assert (h["saved_ms"], h["traffic_source"], h["traffic_ms"], h["kernels_saved_ms"]) == (-1.0, "modelled", 0.0, -0.5)
