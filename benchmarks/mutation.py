@@ -84,6 +84,35 @@ EQUIVALENT = {
        f'sp.get("bytes_removed_{side}", np.nan) -> {what}: pd.notna reads None as missing, as it reads nan'
        for n, side, what in ((3, "low", "None"), (5, "low", "no default (None)"), (9, "high", "None"),
                              (11, "high", "no default (None)"))},
+    **{f"{PKG}.analysis.sweep.headline.x__speedup__mutmut_{n}":
+       f'sp.get("{col}", np.nan) -> {what}: a speedups table without the column gives None, which reads as '
+       f'nan in each test (pd.notna, verdict) and in the headline\'s column of numbers'
+       for n, col, what in ((12, "speedup_wall", "None"), (14, "speedup_wall", "no default (None)"),
+                            (23, "speedup_wall_lo", "None"), (25, "speedup_wall_lo", "no default (None)"),
+                            (31, "speedup_wall_hi", "None"), (33, "speedup_wall_hi", "no default (None)"))},
+    f"{PKG}.analysis.sweep.headline.x__speedup__mutmut_9":
+        'the empty Series of runs without paired_speedup, dtype float -> None: no values either way',
+    f"{PKG}.analysis.sweep.headline.x__side__mutmut_2":
+        'median(numeric_only=True) -> None: shares.inputs\' columns are all numbers or booleans',
+    f"{PKG}.analysis.sweep.headline.x__side__mutmut_4": 'numeric_only=True -> False: the same as above',
+    f"{PKG}.analysis.sweep.headline.x__side__mutmut_6":
+        'q["cpu"] = ... -> q["XXcpuXX"]: the medians\' own cpu column is then read, 1.0 where every run of the '
+        'configuration is a CPU run and 0.0 where none is (GROUP holds device: a configuration\'s runs share it), '
+        'the same through split\'s astype(bool)',
+    f"{PKG}.analysis.sweep.headline.x__side__mutmut_7": 'the same as above (q["CPU"])',
+    f"{PKG}.analysis.sweep.headline.x_table__mutmut_24":
+        'the runs\' groupby(dropna=False) -> dropna=None: pandas keeps the missing keys for any false value',
+    **{f"{PKG}.analysis.sweep.headline.x_table__mutmut_{n}":
+       f'the runs\' groupby(sort=False) -> {what}: the groups go into a dict read by key; only pooled_spread '
+       f'iterates it, and its sum of squares is the same up to the order of the additions (rounding)'
+       for n, what in ((25, "sort=None"), (28, "sort left out (True)"), (33, "sort=True"))},
+    **{f"{PKG}.analysis.sweep.headline.x_table__mutmut_{n}":
+       f'the runs\' groupby(dropna=False) -> {what}: a group whose key holds a missing value (a NaN backend, '
+       f'say) is never found by the speedups table\'s key either (a NaN in a tuple key matches only the same '
+       f'NaN object), so it gives no numbers with or without it'
+       for n, what in ((27, "dropna left out (True)"), (32, "dropna=True"))},
+    f"{PKG}.analysis.sweep.headline.x_table__mutmut_50":
+        'sp.to_dict("records") -> to_dict("RECORDS"): pandas reads the orient in any case',
     f"{PKG}.analysis.report.audit.x_check_suite__mutmut_3":
         'to_dict("records") -> to_dict("RECORDS"): pandas reads the orient in any case',
     f"{PKG}.analysis.report.audit.x_check_suite__mutmut_215":
@@ -235,7 +264,8 @@ def main(argv=None) -> int:
     p.add_argument("--list", action="store_true", help="the modules pyproject.toml's [tool.mutmut] names")
     p.add_argument("--max-children", type=int, default=os.cpu_count() or 2)
     p.add_argument("--again", action="store_true", help="run the survivors and the unchecked mutants of the "
-                   "modules' records again (after new tests, or after a run stopped by --limit) and merge their statuses")
+                   "modules' records again (after new tests, or after a run stopped by --limit) and merge their "
+                   "statuses")
     p.add_argument("--rescore", action="store_true", help="apply EQUIVALENT to the modules' records, run nothing")
     p.add_argument("--limit", type=float, default=4 * 3600, help="stop mutmut after this many seconds")
     a = p.parse_args(argv)

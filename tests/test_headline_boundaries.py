@@ -230,8 +230,8 @@ def test_a_range_of_bytes_removed_without_bytes_used_has_no_time():
 
 
 def test_the_range_note_quotes_megabytes_to_three_figures():
-    row = {"traffic_source": "measured", "traffic_ms": 1.0, "traffic_bytes": 200e6, "traffic_note": ""}
+    row = {"traffic_source": "measured", "traffic_ms": 1.0, "traffic_bytes": 60.75e6, "traffic_note": ""}
     got = headline.traffic_spread({"bytes_removed_low": 101.5e6, "bytes_removed_high": 401.5e6,
                                    "bytes_regime": "near or below L2"}, row)
     assert got["traffic_note"] == ("the working set is near or below L2: the DRAM bytes removed lie between 102 and "
-                                   "402 MB (cold and steady-state iterations), 200 MB being the steady median")
+                                   "402 MB (cold and steady-state iterations), 60.8 MB being the steady median")
