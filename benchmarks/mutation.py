@@ -113,6 +113,16 @@ EQUIVALENT = {
        for n, what in ((27, "dropna left out (True)"), (32, "dropna=True"))},
     f"{PKG}.analysis.sweep.headline.x_table__mutmut_50":
         'sp.to_dict("records") -> to_dict("RECORDS"): pandas reads the orient in any case',
+    **{f"{PKG}.analysis.sweep.headline.x_table__mutmut_{n}":
+       f'bool(r.get("host_moved", False)) -> {what}: bool() of None is False'
+       for n, what in ((102, "default None"), (104, "no default (None)"))},
+    **{f"{PKG}.analysis.sweep.headline.x_table__mutmut_{n}":
+       f'r.get("device", "cuda") -> {what}: a speedups row always holds device (a tables.GROUP key), and '
+       f'ceiling_note reads it only as == "cpu"'
+       for n, what in ((195, "default None"), (197, "no default (None)"), (200, '"XXcudaXX"'), (201, '"CUDA"'))},
+    f"{PKG}.analysis.sweep.headline.x_table__mutmut_228":
+        'the empty Series of runs without a bound column, dtype object -> None: its mode is empty either way '
+        '(traced_bound None)',
     f"{PKG}.analysis.report.audit.x_check_suite__mutmut_3":
         'to_dict("records") -> to_dict("RECORDS"): pandas reads the orient in any case',
     f"{PKG}.analysis.report.audit.x_check_suite__mutmut_215":

@@ -264,6 +264,11 @@ def test_the_medians_and_notes_carried_from_the_runs():
     cpu = record(runs.assign(device="cpu", copy_bandwidth_frac_measured=np.nan))
     assert cpu["ceiling_note"].endswith("the cost model counts bytes that stay in the CPU's caches between operators")
     assert record(runs_table())["traced_bound"] is None
+    small = record(runs.assign(bytes_fused=16e6, flops_frac=1.5, copy_bandwidth_frac_measured=np.nan))
+    assert small["ceiling_note"] == (
+        "1.50x the measured copy bandwidth: its 16 MB per iteration fit in L2, so the data stay resident between "
+        "kernels and iterations; 1.50x the measured matmul rate: the kernels take a faster path than the measured "
+        "matmul (another precision such as TF32, or another kernel)")
 
 
 def test_the_tables_columns_order_and_index():
