@@ -307,7 +307,8 @@ def check_analysis_outputs(res):
     # the figures a CPU sweep has data for, each drawn (no GPU: no idle breakdown, launch
     # overhead or over-fusion; 2 values per axis: no scaling law)
     drawn = {"headline", "speedup_vs_batch", "speedup_breakdown", "kernels_per_iter", "kernel_durations",
-             "roofline", "crossover", "compile_cost", "profiler_overhead", "suite"}
+             "roofline", "crossover", "compile_cost", "profiler_overhead", "suite", "gap_waterfall",
+             "attribution_icicle"}
     assert set(os.listdir(f"{res}/figures")) == drawn | {"fusion_map.html"}
     for fig in drawn:
         for s in (["mlp", "matmul_heavy", "pointwise_heavy"] if figures.FIGURES[fig][0] == "model" else ["all"]):
