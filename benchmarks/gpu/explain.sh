@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The slowdown explanations and the attribution checked on a GPU host, one stage after
+# another, each through `snakemake all` and then its checker (logs in explain-*.log):
+#   real_inf    config/explain-real.yaml, inference: results/explain-real-inference
+#   gap         config/gap_cases.yaml's known-cause cases (BERT left to the real suite):
+#               results/gap-cases, benchmarks/gap_cases.py
+#   attr        examples/attribution/config.yaml: results/attribution, its check.py
+#   real_train  config/explain-real.yaml, training: results/explain-real-train
+#   bash benchmarks/gpu/explain.sh [STAGE ...]        (all four by default, in that order)
+# Each stage stops after STAGE_S seconds (default 600).
+set -u
+STAGE_S=${STAGE_S:-600}
+export TORCHINDUCTOR_CACHE_DIR=${TORCHINDUCTOR_CACHE_DIR:-/tmp/inductor-explain} PYTHONUNBUFFERED=1
+SMK="snakemake --cores $(nproc) --scheduler greedy --keep-going --rerun-incomplete"
+{ date -u; nvidia-smi -L; nsys --version; python -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"; } 2>&1
+for stage in ${@:-real_inf gap attr real_train}; do
+  t0=$(date +%s)
+  case $stage in
+    real_inf)
+      timeout -s INT -k 30 "$STAGE_S" $SMK all --configfile config/explain-real.yaml \
+        --config mode=inference results=results/explain-real-inference > explain-$stage.log 2>&1
+      python benchmarks/explain_real.py results/explain-real-inference >> explain-$stage.log 2>&1 ;;
+    gap)
+      python -c "import yaml; c = yaml.safe_load(open('config/gap_cases.yaml')); c['models'] = [m for m in c['models'] if m != 'bert']; c['import_models'].pop('bert'); c.pop('sizes', None); yaml.safe_dump(c, open('/tmp/gap_cases_small.yaml', 'w'))"
+      timeout -s INT -k 30 "$STAGE_S" $SMK all --configfile /tmp/gap_cases_small.yaml > explain-$stage.log 2>&1
+      python benchmarks/gap_cases.py results/gap-cases /tmp/gap_cases_small.yaml >> explain-$stage.log 2>&1 ;;
+    attr)
+      timeout -s INT -k 30 "$STAGE_S" $SMK all results/attribution/tables/attribution.csv \
+        --configfile examples/attribution/config.yaml > explain-$stage.log 2>&1
+      python examples/attribution/check.py results/attribution >> explain-$stage.log 2>&1 ;;
+    real_train)
+      timeout -s INT -k 30 "$STAGE_S" $SMK all --configfile config/explain-real.yaml \
+        --config mode=train results=results/explain-real-train > explain-$stage.log 2>&1
+      python benchmarks/explain_real.py results/explain-real-train >> explain-$stage.log 2>&1 ;;
+  esac
+  echo "stage $stage: rc $? after $(( $(date +%s) - t0 )) s"
+  grep -E "steps \(" explain-$stage.log | tail -1
+  tail -4 explain-$stage.log
+done
