@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from fusionlab.core.io import load_json, read_csv, read_text
+from fusionlab.core.io import load_json, load_json_object, read_csv, read_text
 
 TABLES = "tables"
 FIGURES = "figures"
@@ -148,13 +148,7 @@ class Results:
         path = self.path("device", "peaks.json")
         if not os.path.lexists(path):
             return {}
-        try:
-            peaks = load_json(path)
-        except (OSError, ValueError) as e:
-            raise ResultsError(f"{path}: cannot be read ({' '.join(str(e).split())})") from None
-        if not isinstance(peaks, dict):
-            raise ResultsError(f"{path}: not a JSON object of peak rates")
-        return peaks
+        return load_json_object(path, ResultsError, "a JSON object of peak rates")
 
     @functools.cached_property
     def summary(self) -> str:

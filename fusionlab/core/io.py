@@ -112,6 +112,18 @@ def load_json(path: str, cap: int = RECORD_BYTES):
         raise ValueError("JSON nested deeper than the parser reads") from None
 
 
+def load_json_object(path: str, error: type[Exception], what: str = "a JSON object") -> dict:
+    """The JSON object at path (load_json); `error` with one line naming the file where it
+    cannot be read ("cannot be read (...)") or is not an object ("not <what>")."""
+    try:
+        obj = load_json(path)
+    except (OSError, ValueError) as e:
+        raise error(f"{path}: cannot be read ({type(e).__name__}: {' '.join(str(e).split())[:200]})") from None
+    if not isinstance(obj, dict):
+        raise error(f"{path}: not {what}")
+    return obj
+
+
 def read_json(path: str) -> dict | None:
     """The JSON object at path, or None when it is missing, unreadable, half written, past
     RECORD_BYTES or not an object (load_json)."""

@@ -21,7 +21,7 @@ import os
 import time
 
 from fusionlab.core import sizes
-from fusionlab.core.io import load_json, write_json_atomic
+from fusionlab.core.io import load_json, load_json_object, write_json_atomic
 from fusionlab.experiments import catalog
 from fusionlab.plan import sweep, sweep_lock
 
@@ -58,12 +58,7 @@ def read_plan(results: str) -> dict | None:
     path = os.path.join(results, PLAN)
     if not os.path.lexists(path):
         return None
-    try:
-        plan = load_json(path)
-    except (OSError, ValueError) as e:
-        raise PlanError(f"{path}: cannot be read ({type(e).__name__}: {' '.join(str(e).split())[:200]})") from None
-    if not isinstance(plan, dict):
-        raise PlanError(f"{path}: not a sweep plan (a JSON object)")
+    plan = load_json_object(path, PlanError, "a sweep plan (a JSON object)")
     runs, start, done = plan.get("runs"), plan.get("start_unix"), plan.get("done_at_start", 0)
     if not isinstance(runs, list) or not all(isinstance(r, str) for r in runs):
         raise PlanError(f"{path}: runs is {repr(runs)[:60]}, not a list of run folders")

@@ -71,7 +71,7 @@ from fusionlab.analysis.readers import nsys_sqlite, torch_trace
 from fusionlab.analysis.readers.trace import ReportError
 from fusionlab.core import axes
 from fusionlab.core import ranges as R
-from fusionlab.core.io import atomic_path, load_json, write_json_atomic
+from fusionlab.core.io import atomic_path, load_json, load_json_object, write_json_atomic
 
 KERNEL_ROWS = 10_000   # kernels.csv rows at most (module doc)
 KEYS = ("model", "variant", "batch", "size", "mode", "dtype", "repeat")
@@ -92,13 +92,7 @@ def load_profile(path: str):
 
 def _read(path: str) -> dict:
     """The JSON object at path; ReportError (one line naming the file) when it cannot be read."""
-    try:
-        obj = load_json(path)
-    except (OSError, ValueError) as e:
-        raise ReportError(f"{path}: cannot be read ({type(e).__name__}: {str(e)[:200]})") from None
-    if not isinstance(obj, dict):
-        raise ReportError(f"{path}: not a JSON object")
-    return records.check(obj, path)
+    return records.check(load_json_object(path, ReportError), path)
 
 
 def unreadable_row(path: str, reason: str, backend: str | None = None) -> dict:
