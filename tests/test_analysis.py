@@ -9,7 +9,7 @@ import pytest
 
 from fusionlab.analysis.run import fusion, metrics
 from fusionlab.analysis.readers import nsys_sqlite
-from fusionlab.analysis.sweep import stats, tables
+from fusionlab.analysis.sweep import headline, stats, tables
 import metrics_oracle
 from test_nsys_reader import GPU
 from test_nsys_reader import stats as csv
@@ -110,6 +110,18 @@ def test_speedups_cis_and_noisy_flag():
     assert b.speedup_wall_lo < 2.0 < b.speedup_wall_hi
     assert a.kernel_reduction == 5.0 and a.repeats == 3
     assert not sp.loc[("eager", 8)].noisy
+
+
+@pytest.mark.parametrize("column", ["backend", "device", "dtype", "batch"])
+def test_a_missing_key_value_still_finds_its_eager(column):
+    # a key read as NaN (a blank cell) groups as one value: the variant finds the eager
+    # beside it in the speedups and in the headline, not nothing
+    runs = _runs({("m", "eager", 8): [2.0, 2.0], ("m", "compile", 8): [1.0, 1.0]})
+    runs[column] = np.nan
+    sp = tables.speedups(runs).set_index("variant")
+    assert sp.loc["compile", "speedup_wall"] == 2.0
+    head = headline.table(runs, sp.reset_index())
+    assert head.set_index("variant").loc["compile", "speedup"] == 2.0
 
 
 def test_failed_repeat_is_listed_not_averaged():

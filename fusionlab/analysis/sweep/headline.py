@@ -304,14 +304,14 @@ def table(runs: pd.DataFrame, sp: pd.DataFrame, peaks: dict | None = None,
     axes = tables.size_axes(sp)
     ok = runs[runs["status"] == "ok"]
     bw = (peaks or {}).get("copy_bandwidth_Bps")
-    groups = dict(iter(ok.groupby(keys + ["variant"], dropna=False, sort=False)))
+    groups = tables.groups_by_key(ok, keys + ["variant"])
     pooled = pooled_spread(g["paired_speedup"] for k, g in groups.items()
                            if k[-1] != "eager" and "paired_speedup" in g)
     rows = []
     for r in sp.to_dict("records"):
         key = tuple(r[k] for k in keys)
-        v = groups.get(key + (r["variant"],), ok.iloc[:0])
-        e = groups.get(key + ("eager",), ok.iloc[:0])
+        v = groups.get(tables.group_key(key + (r["variant"],)), ok.iloc[:0])
+        e = groups.get(tables.group_key(key + ("eager",)), ok.iloc[:0])
         row = {**{k: r[k] for k in keys + axes}, "variant": r["variant"], "status": r["status"], "repeats": len(v),
                "noisy": bool(r.get("noisy_paired") if pd.notna(r.get("speedup_paired")) else r.get("noisy")),
                "host_moved": bool(r.get("host_moved", False)), "compile_s": r.get("compilation_latency_s", np.nan),

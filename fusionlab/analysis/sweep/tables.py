@@ -172,12 +172,24 @@ def with_size(df: pd.DataFrame) -> pd.DataFrame:
     return df.assign(size=df["size"].fillna("default")) if "size" in df else df.assign(size="default")
 
 
+def group_key(key) -> tuple:
+    """A groupby key as a tuple that looks itself up: NaN as None (two NaN keys of one
+    groupby are unequal floats, so a dict keyed by them never finds a NaN key again)."""
+    key = key if isinstance(key, tuple) else (key,)
+    return tuple(None if isinstance(k, float) and k != k else k for k in key)
+
+
+def groups_by_key(df: pd.DataFrame, keys: list) -> dict:
+    """df's groups by keys (NaN a key value of its own), each under group_key()."""
+    return {group_key(k): g for k, g in df.groupby(keys, dropna=False, sort=False)}
+
+
 def speedups(runs: pd.DataFrame, noise_cv: float = NOISE_CV) -> pd.DataFrame:
     rows = []
     runs = with_size(runs)
     ok = runs[runs["status"] == "ok"]
-    eagers = dict(iter(ok[ok["variant"] == "eager"].groupby(GROUP, dropna=False, sort=False)))
-    paired_groups = set(ok[ok["paired_speedup"].notna()].groupby(GROUP, dropna=False, sort=False).groups) \
+    eagers = groups_by_key(ok[ok["variant"] == "eager"], GROUP)
+    paired_groups = set(groups_by_key(ok[ok["paired_speedup"].notna()], GROUP)) \
         if "paired_speedup" in ok else set()
     for key, g in runs.groupby(GROUP + ["variant"], dropna=False, sort=True):
         row = dict(zip(GROUP + ["variant"], key))
@@ -185,7 +197,7 @@ def speedups(runs: pd.DataFrame, noise_cv: float = NOISE_CV) -> pd.DataFrame:
         if size_axes(g):
             row["size_axes"] = ",".join(size_axes(g))
         good = g[g["status"] == "ok"]
-        e = eagers.get(key[:-1], ok.iloc[:0])
+        e = eagers.get(group_key(key[:-1]), ok.iloc[:0])
         row["repeats"] = len(g)
         row["repeats_ok"] = len(good)
         row["status"] = "ok" if (g["status"] == "ok").all() else ",".join(sorted(set(g["status"])))
@@ -206,7 +218,7 @@ def speedups(runs: pd.DataFrame, noise_cv: float = NOISE_CV) -> pd.DataFrame:
             row[f"speedup_{kind}_lo"], row[f"speedup_{kind}_hi"] = lo, hi
         # the speedup within each process (run_metrics.paired_speedup), over the repeats
         paired = good["paired_speedup"].dropna() if "paired_speedup" in good else pd.Series(dtype=float)
-        if key[-1] == "eager" and len(good) and key[:-1] in paired_groups:   # 1 where its variants paired
+        if key[-1] == "eager" and len(good) and group_key(key[:-1]) in paired_groups:   # 1 where its variants paired
             paired = pd.Series(1.0, index=good.index)
         row["speedup_paired"] = paired.median() if len(paired) else np.nan
         row["speedup_paired_lo"], row["speedup_paired_hi"] = stats.median_ci(paired)
