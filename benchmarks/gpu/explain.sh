@@ -7,7 +7,7 @@
 #   attr        examples/attribution/config.yaml: results/attribution, its check.py
 #   real_train  config/explain-real.yaml, training: results/explain-real-train
 #   bash benchmarks/gpu/explain.sh [STAGE ...]        (all four by default, in that order)
-# Each stage stops after STAGE_S seconds (default 600).
+# Each stage stops after STAGE_S seconds (default 600), or <stage>_S where set (gap_S=240).
 set -u
 STAGE_S=${STAGE_S:-600}
 export TORCHINDUCTOR_CACHE_DIR=${TORCHINDUCTOR_CACHE_DIR:-/tmp/inductor-explain} PYTHONUNBUFFERED=1
@@ -15,21 +15,22 @@ SMK="snakemake --cores $(nproc) --scheduler greedy --keep-going --rerun-incomple
 { date -u; nvidia-smi -L; nsys --version; python -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"; } 2>&1
 for stage in ${@:-real_inf gap attr real_train}; do
   t0=$(date +%s)
+  limit=${stage}_S; limit=${!limit:-$STAGE_S}
   case $stage in
     real_inf)
-      timeout -s INT -k 30 "$STAGE_S" $SMK all --configfile config/explain-real.yaml \
+      timeout -s INT -k 30 "$limit" $SMK all --configfile config/explain-real.yaml \
         --config mode=inference results=results/explain-real-inference > explain-$stage.log 2>&1
       python benchmarks/explain_real.py results/explain-real-inference >> explain-$stage.log 2>&1 ;;
     gap)
       python -c "import yaml; c = yaml.safe_load(open('config/gap_cases.yaml')); c['models'] = [m for m in c['models'] if m != 'bert']; c['import_models'].pop('bert'); c.pop('sizes', None); yaml.safe_dump(c, open('/tmp/gap_cases_small.yaml', 'w'))"
-      timeout -s INT -k 30 "$STAGE_S" $SMK all --configfile /tmp/gap_cases_small.yaml > explain-$stage.log 2>&1
+      timeout -s INT -k 30 "$limit" $SMK all --configfile /tmp/gap_cases_small.yaml > explain-$stage.log 2>&1
       python benchmarks/gap_cases.py results/gap-cases /tmp/gap_cases_small.yaml >> explain-$stage.log 2>&1 ;;
     attr)
-      timeout -s INT -k 30 "$STAGE_S" $SMK all results/attribution/tables/attribution.csv \
+      timeout -s INT -k 30 "$limit" $SMK all results/attribution/tables/attribution.csv \
         --configfile examples/attribution/config.yaml > explain-$stage.log 2>&1
       python examples/attribution/check.py results/attribution >> explain-$stage.log 2>&1 ;;
     real_train)
-      timeout -s INT -k 30 "$STAGE_S" $SMK all --configfile config/explain-real.yaml \
+      timeout -s INT -k 30 "$limit" $SMK all --configfile config/explain-real.yaml \
         --config mode=train results=results/explain-real-train > explain-$stage.log 2>&1
       python benchmarks/explain_real.py results/explain-real-train >> explain-$stage.log 2>&1 ;;
   esac
