@@ -298,11 +298,15 @@ def test_a_traffic_part_among_parts_that_pull_both_ways_names_its_source():
     h = pd.read_csv(os.path.join(ROOT, "tests", "data", "real_models_h100", "headline.csv"))
     r = h[(h["model"] == "resnet50") & (h["variant"] == "compile") & (h["mode"] == "train")].iloc[0]
     assert story.comes_from(r) == ("130 us per iteration added, from parts that pull both ways (modelled memory "
-                                   "traffic removed +16.7 ms, exposed host time -16 ms)")
+                                   "traffic removed saved 16.7 ms, exposed host time added 16 ms)")
     md = "\n".join(["# t", ""] + story.opening_md(h))
     a = audit.Audit()
     audit_opening.check_opening(a, md, h)
     assert a.violations == []
+    # the part's direction in words: a part that added time said saved is caught
+    a = audit.Audit()
+    audit_opening.check_opening(a, md.replace("exposed host time added 16 ms", "exposed host time saved 16 ms"), h)
+    assert len(a.violations) == 1 and "exposed host time saved 16 ms" in a.violations[0]
     a = audit.Audit()
     audit_opening.check_opening(a, md.replace("(modelled memory traffic", "(memory traffic"), h)
     assert len(a.violations) == 1 and "said with no source, the record's source is modelled" in a.violations[0]

@@ -153,7 +153,7 @@ def check_opening(a, md: str, h: pd.DataFrame) -> None:
             if both:
                 a.check(not (isinstance(r.get("largest_part"), str) and r.get("largest_part")), where,
                         f"parts said to pull both ways, the record names largest part {r.get('largest_part')}")
-                for name, sign, value in re.findall(rf"([a-z -]+?) ([+-])({TIME})", both.group(1)):
+                for name, sign, value in re.findall(rf"([a-z -]+?) (saved|added) ({TIME})", both.group(1)):
                     src, _, rest = name.strip().partition(" ")
                     src, name = (src, rest) if src in ("measured", "modelled") else (None, name)
                     k = names.get(name.strip())
@@ -161,9 +161,9 @@ def check_opening(a, md: str, h: pd.DataFrame) -> None:
                         "measured", "modelled") else None
                     a.check(src == want, where, f"{name.strip()} said {src or 'with no source'}, the record's "
                             f"source is {want or 'none'}")
-                    v = to_ms(value) * (1 if sign == "+" else -1)
+                    v = to_ms(value) * (1 if sign == "saved" else -1)
                     a.check(k is not None and close(v, r[k], TEXT_REL, 1e-6), where,
-                            f"{name.strip()} {sign}{value}, the record's {k} {r.get(k, float('nan')):.4g} ms")
+                            f"{name.strip()} {sign} {value}, the record's {k} {r.get(k, float('nan')):.4g} ms")
             if seg.group("part"):
                 part = names.get(seg.group("part").strip())
                 pv = to_ms(seg.group("pv"))

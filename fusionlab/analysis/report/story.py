@@ -42,7 +42,8 @@ UNSPLIT = "not split into parts: eager has no run of its own"   # a paired speed
 
 def comes_from(r) -> str:
     """The time saved (or added) and its largest part, from the record (largest_part: of
-    the total's sign and no larger than it; none where the parts pull both ways)."""
+    the total's sign and no larger than it; where the parts pull both ways, the largest
+    part each way, each said saved or added)."""
     saved = r.get("saved_ms")
     if saved is None or saved != saved:
         return ""
@@ -58,7 +59,8 @@ def comes_from(r) -> str:
     known = [(k, r[k]) for k in PARTS if r.get(k) == r.get(k) and r[k] != 0]
     big = [max(side, key=lambda kv: abs(kv[1])) for side in ([kv for kv in known if kv[1] > 0],
                                                              [kv for kv in known if kv[1] < 0]) if side]
-    parts = ", ".join(f"{_source(r, k)}{names[k]} {'+' if v >= 0 else '-'}{fmt_time(abs(v))}" for k, v in big)
+    parts = ", ".join(f"{_source(r, k)}{names[k]} {'saved' if v >= 0 else 'added'} {fmt_time(abs(v))}"
+                      for k, v in big)
     return f"{head}, from parts that pull both ways ({parts})" if parts else head
 
 
