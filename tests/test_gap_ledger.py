@@ -322,6 +322,31 @@ def test_audit_passes_the_gate_ledger(gate, tmp_path):
     assert a.violations == [] and a.checks == 4 * 6
 
 
+def test_the_summary_quotes_each_slower_configurations_sentence(gate, tmp_path):
+    """The gate sweep's two BERT configurations ran slower than eager beside them: the
+    summary's gap section quotes each one's sentence as the ledger holds it; a changed
+    number, a line left out and a faster configuration listed are each caught."""
+    from fusionlab.analysis.report import story
+    h, _, _, _, led = gate
+    md = "\n".join(["# t", "", *story.gap_md(led), "## next", ""])
+    slower = led[(led["term"] == "total") & (led["ms"] > 0)]
+    assert sorted(slower["model"] + " " + slower["variant"]) == ["bert compile", "bert compile_reduce_overhead"]
+    assert md.count("\n- **bert** compile") == 2 and "(batch 16, seq512, inference, bfloat16): 0." in md
+    a = Audit()
+    audit_gap.check_summary(a, led, md)
+    assert a.violations == [] and a.checks == 2
+    line = next(x for x in md.splitlines() if x.startswith("- **bert** compile_reduce_overhead"))
+    b = Audit()
+    audit_gap.check_summary(b, led, md.replace(line, line.replace("residual", "residual 1 us, was")))
+    assert len(b.violations) == 2   # the line as changed is no sentence, and the real one is left out
+    c = Audit()
+    gpt2 = led[(led["term"] == "total") & (led["model"] == "gpt2")].iloc[0]
+    audit_gap.check_summary(c, led, md.replace("## next", f"- **gpt2** {gpt2['variant']} (batch 8): "
+                                                          f"{gpt2['sentence']}\n## next"))
+    assert len(c.violations) == 1 and "no configuration's ledger sentence" in c.violations[0]
+    assert story.gap_md(led[led["model"] == "gpt2"]) == []   # nothing slower: no section
+
+
 @pytest.mark.slow
 def test_known_causes_are_in_dynamos_counters_on_the_cpu():
     """Each case compiled on the CPU (Inductor's C++ backend): the graph break with its

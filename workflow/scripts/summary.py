@@ -16,6 +16,7 @@ with job_log(snakemake.log[0]) as log:  # noqa: F821
     args = dict(headline=t["headline"], scaling=t["scaling"], kernel_resources=t["kernel_resources"],
                 ledger=pd.read_csv(i.ledger) if os.path.getsize(i.ledger) > 1 else None,
                 missed=pd.read_csv(i.missed) if os.path.getsize(i.missed) > 1 else None,
+                gap_ledger=pd.read_csv(i.gap_ledger) if os.path.getsize(i.gap_ledger) > 1 else None,
                 suite={k: pd.read_csv(i[k]) if os.path.getsize(i[k]) > 1 else None
                        for k in ("suite", "kernel_classes", "slower")})
     md = summary_md(t["runs"], t["speedups"], t["crossover"], t["peaks"], **args)

@@ -271,7 +271,6 @@ def audit(results: str, summary_text: str | None = None) -> Audit:
     h = tables.with_size(h)
     check_records(a, h, audit_inputs.read_table(os.path.join(results, "tables", "runs.csv")))
     records = {_key(r): r for r in h.to_dict("records")}
-    audit_gap.check(a, results, h)   # tables/gap_ledger.csv: terms add up, sentences quote it
     for data in sorted(glob.glob(os.path.join(results, "figures", "*", "*.data.csv"))):
         marks = audit_inputs.read_table(data, a)
         if marks is None:
@@ -286,6 +285,8 @@ def audit(results: str, summary_text: str | None = None) -> Audit:
     __import__("fusionlab.analysis.report.audit_figures", fromlist=["check"]).check(a, results)   # figures' own data
     if summary_text is None:
         summary_text = audit_inputs.read_text(a, os.path.join(results, "summary.md"))
+    # tables/gap_ledger.csv: terms add up, sentences quote it, summary.md quotes them
+    audit_gap.check(a, results, h, summary_text)
     if summary_text:
         audit_opening.check_opening(a, summary_text, h)
         audit_times.check(a, summary_text, h)   # the time table: each cell against the record

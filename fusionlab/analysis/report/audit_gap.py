@@ -5,7 +5,9 @@
 - the gap is the headline's: wall_ms - eager_wall_ms of the same configuration;
 - the ranks are of the gap's sign, by size, and the residual is never ranked;
 - the sentence is the one sweep.gap_ledger.sentence writes from the rows (it quotes the
-  record: every number in it is a row's, as written).
+  record: every number in it is a row's, as written);
+- summary.md's gap section (story.gap_md) lists every configuration whose gap is above 0
+  once, each with its row's sentence as written.
 The gap_waterfall figure's bars (quantity gap_ledger.ms, one row by its keys and term) are
 audit_figures'."""
 from __future__ import annotations
@@ -63,7 +65,23 @@ def check_ledger(a, ledger: pd.DataFrame, h: pd.DataFrame | None) -> None:
                 f"the sentence {str(t['sentence'])[:80]!r} is not the one its rows give")
 
 
-def check(a, results: str, h: pd.DataFrame | None = None) -> None:
+def check_summary(a, ledger: pd.DataFrame, summary_text: str) -> None:
+    """summary.md's gap section against the ledger (module doc)."""
+    from fusionlab.analysis.report import story
+    total = ledger[(ledger["term"] == "total") & (pd.to_numeric(ledger["ms"], errors="coerce") > 0)]
+    lines = summary_text.split(story.GAP_HEADING, 1)[1].split("\n## ", 1)[0].splitlines() \
+        if story.GAP_HEADING in summary_text else []
+    said = [line for line in lines if line.startswith("- **")]
+    want = {f"- **{r['model']}** {r['variant']} ({story.gap_where(r)}): {r['sentence']}"
+            for r in total.to_dict("records")}
+    where = f"summary.md '{story.GAP_HEADING[3:]}'"
+    for line in said:
+        a.check(line in want, where, f"{line[:100]!r} is no configuration's ledger sentence as written")
+    for line in sorted(want - set(said)):
+        a.check(False, where, f"leaves out {line[:100]!r}")
+
+
+def check(a, results: str, h: pd.DataFrame | None = None, summary_text: str | None = None) -> None:
     """Every check of the module doc on a results folder (nothing where it has no gap ledger)."""
     path = os.path.join(results, "tables", "gap_ledger.csv")
     if not os.path.exists(path):
@@ -78,3 +96,5 @@ def check(a, results: str, h: pd.DataFrame | None = None) -> None:
     if ledger.empty:
         return
     check_ledger(a, ledger, h)
+    if summary_text:
+        check_summary(a, ledger, summary_text)

@@ -309,3 +309,32 @@ def ceilings_md(h: pd.DataFrame) -> list[str]:
     varying = _varying(d)
     return ["## Above a measured ceiling", ""] + \
         [f"- {r['model']} {r['variant']} at {where(r, varying)}: {r['ceiling_note']}." for _, r in d.iterrows()] + [""]
+
+
+GAP_HEADING = "## Why a variant is slower: the gap ledger"
+
+
+def gap_md(ledger: pd.DataFrame | None) -> list[str]:
+    """Each configuration whose variant ran slower than eager timed beside it (its gap
+    ledger total above 0): the ledger's sentence as tables/gap_ledger.csv holds it, one
+    bullet each ("- **model** variant (batch 16, seq512, inference, bfloat16): ...").
+    Nothing where no variant ran slower."""
+    if ledger is None or ledger.empty or "term" not in ledger:
+        return []
+    total = ledger[(ledger["term"] == "total") & (pd.to_numeric(ledger["ms"], errors="coerce") > 0)]
+    if total.empty:
+        return []
+    out = [GAP_HEADING, "",
+           "Where a variant ran slower than eager timed beside it, its gap per iteration split into named "
+           "terms that add up to it, the largest first, then what is left (`tables/gap_ledger.csv`; each "
+           "term's source is in its `source` column).", ""]
+    for r in total.sort_values(["model", "variant"], kind="stable").to_dict("records"):
+        out.append(f"- **{r['model']}** {r['variant']} ({gap_where(r)}): {r['sentence']}")
+    return out + [""]
+
+
+def gap_where(r) -> str:
+    """'batch 16, seq512, inference, bfloat16': a ledger configuration's axes."""
+    parts = [f"batch {int(r['batch'])}" if r.get("batch") == r.get("batch") else ""]
+    parts += [str(r[k]) for k in ("size", "mode", "dtype") if r.get(k) == r.get(k) and r.get(k) not in ("", "default")]
+    return ", ".join(p for p in parts if p)

@@ -171,10 +171,11 @@ def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks:
                headline: pd.DataFrame | None = None, scaling: pd.DataFrame | None = None,
                kernel_resources: pd.DataFrame | None = None, ledger: pd.DataFrame | None = None,
                missed: pd.DataFrame | None = None, audit: list[str] | None = None,
-               suite: dict | None = None) -> str:
+               suite: dict | None = None, gap_ledger: pd.DataFrame | None = None) -> str:
     """summary.md: the opening sentences, the data-quality banner (with the audit's
     result: audit, its tally line then its violations), the time per iteration per model,
-    then the details, the data-quality details last. Every speedup is the headline
+    then the details (a slower variant's gap ledger sentence among them: gap_ledger), the
+    data-quality details last. Every speedup is the headline
     table's (sweep.headline: built from runs and sp where not given), the configurations the
     config asks for that have no run too (status sweep.headline.NOT_RUN)."""
     h = headline if headline is not None else sweep_headline.table(runs, sp, peaks)
@@ -194,6 +195,7 @@ def summary_md(runs: pd.DataFrame, sp: pd.DataFrame, cross: pd.DataFrame, peaks:
     out += story.times_md(h)
     out += speedup_md(h)
     out += story.saved_md(h)
+    out += story.gap_md(gap_ledger)
     out += story.shares_md(h)
     out += story.crossover_md(h)
     sp, runs = tables.with_size(sp), tables.with_size(runs)
