@@ -11,6 +11,8 @@ import yaml
 
 from fusionlab.analysis.sweep import gap_ledger
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
@@ -18,11 +20,11 @@ def main(argv=None) -> int:
         print(__doc__, file=sys.stderr)
         return 2
     results = argv[0]
-    config = argv[1] if len(argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "config", "gap_cases.yaml")
+    config = argv[1] if len(argv) > 1 else os.path.join(ROOT, "config", "gap_cases.yaml")
     with open(config) as f:
         cfg = yaml.safe_load(f)
-    expected = gap_ledger.expected_causes(cfg.get("import_models", {}), os.path.dirname(os.path.dirname(
-        os.path.abspath(config))))
+    # factory paths are the checkout's (where snakemake runs), wherever the config file is
+    expected = gap_ledger.expected_causes(cfg.get("import_models", {}), ROOT)
     ledger = pd.read_csv(os.path.join(results, "tables", "gap_ledger.csv"))
     v = gap_ledger.case_verdicts(ledger, expected)
     for r in v.to_dict("records"):

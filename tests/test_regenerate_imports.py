@@ -1,6 +1,8 @@
 """Regenerating a sweep of models named by import path: nothing runs, so validation takes
 their catalog entries from the config alone and never imports them (their libraries, e.g.
 torchvision or timm, need not be installed where tables and figures are redrawn)."""
+import sys
+
 import pytest
 
 from fusionlab.experiments import catalog
@@ -83,3 +85,19 @@ def test_an_axis_every_run_names_has_no_known_default(no_import, tmp_path):
     assert sweep.size_labels(cfg, "absent_bert2") == ["seq256", "seq512", "seq1024"]   # 1024: a row not run
     with pytest.raises(sweep.ConfigError, match="'dim' is not a size axis of absent_bert2; allowed values: seq$"):
         sweep.validate({**config, "sizes": {"absent_bert2": {"dim": [4]}}}, regenerate=True)
+
+
+def test_a_model_with_no_recorded_run_keeps_the_configs_axes(no_import, tmp_path):
+    """A sweep stopped before any run of one of its models: regenerating it takes that
+    model's size axes from the config (its configurations rows not run), not an error."""
+    res = tmp_path / "results"
+    recorded(res, "absent_gpt", "seq512", {"seq": 512})
+    config = {"import_models": {"absent_gpt": "no_such_package_xyz.gpt:build",
+                                "absent_bert3": "no_such_package_xyz.bert:build"},
+              "models": ["absent_gpt", "absent_bert3"], "variants": ["eager"], "batch_sizes": [8],
+              "sizes": {"absent_gpt": {"seq": [512]}, "absent_bert3": {"seq": [512]}}, "results": str(res)}
+    cfg = sweep.validate(config, regenerate=True)
+    assert catalog.sizes("absent_bert3") == {"seq": {"default": None, "min": 1, "max": sys.maxsize}}
+    assert sweep.size_labels(cfg, "absent_bert3") == ["seq512"]
+    assert [(r["model"], r["size"]) for r in sweep.runs(cfg, "torch")] == [("absent_gpt", "-seq512"),
+                                                                            ("absent_bert3", "-seq512")]

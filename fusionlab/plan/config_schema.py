@@ -204,7 +204,8 @@ def validate(config: dict, root: str | None = None, regenerate: bool = False,
     line). root: the checkout, which results must not overwrite. regenerate: nothing runs,
     so the models named by import path join the catalog from their config entries alone
     (catalog.from_config), never imported (their libraries need not be installed), with
-    the size axes their recorded runs name (recorded_sizes). command_line: the values
+    the size axes their recorded runs name (recorded_sizes; the config's own where none is
+    recorded: unrecorded_sizes). command_line: the values
     given with --config (Snakemake's `workflow.config_settings.config`), typed as in a
     file where the schema refuses them as Snakemake parsed them (typed)."""
     if not isinstance(config, dict) or not config:
@@ -219,8 +220,8 @@ def validate(config: dict, root: str | None = None, regenerate: bool = False,
     if regenerate:   # their size axes from their recorded runs, for the sizes the config sweeps
         results = config.get("results") or schema_file()["properties"]["results"]["default"]
         swept_sizes = config.get("sizes") if isinstance(config.get("sizes"), dict) else {}
-        joining = {n: {**e, "sizes": recorded_sizes(results, n)} if n in swept_sizes else e
-                   for n, e in joining.items()}
+        joining = {n: {**e, "sizes": recorded_sizes(results, n) or unrecorded_sizes(swept_sizes[n])}
+                   if n in swept_sizes else e for n, e in joining.items()}
     try:   # only the swept ones are imported and checked: the others need not be installed here
         catalog.extend(joining, check=not regenerate)
         catalog.extend({n: e for n, e in imports.items() if n not in swept}, check=False)
@@ -270,6 +271,14 @@ def recorded_sizes(results: str, model: str) -> dict:
                 if axis not in named and isinstance(value, int):
                     axis_record["default"] = value
     return found
+
+
+def unrecorded_sizes(config_sizes) -> dict:
+    """The size axes of a model with no recorded run, for a regenerate: each axis its
+    config entry names, with no default and any value the schema allows (its
+    configurations are rows not run)."""
+    axes = config_sizes if isinstance(config_sizes, dict) else {}
+    return {axis: {"default": None, "min": 1, "max": sys.maxsize} for axis in axes}
 
 
 def _check_sizes(cfg: dict) -> None:
