@@ -8,13 +8,24 @@
 #   real_train  config/explain-real.yaml, training: results/explain-real-train
 #   bash benchmarks/gpu/explain.sh [STAGE ...]        (all four by default, in that order)
 # Each stage stops after STAGE_S seconds (default 600), or <stage>_S where set (gap_S=240).
+# RECORDS=benchmarks/results/h100-explain-partial: each sweep goes on from the records kept
+# there (records-<results folder>.tar.xz, unpacked by `fusionlab restore` into a results
+# folder not yet there).
 set -u
 STAGE_S=${STAGE_S:-600}
 export TORCHINDUCTOR_CACHE_DIR=${TORCHINDUCTOR_CACHE_DIR:-/tmp/inductor-explain} PYTHONUNBUFFERED=1
 SMK="snakemake --cores $(nproc) --scheduler greedy --keep-going --rerun-incomplete"
 { date -u; nvidia-smi -L; nsys --version; python -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"; } 2>&1
+restore() {   # restore RESULTS: the kept records of that results folder, if any
+  local a=${RECORDS:-}/records-$(basename "$1").tar.xz
+  if [ -n "${RECORDS:-}" ] && [ -f "$a" ] && [ ! -e "$1" ]; then python -m fusionlab.cli restore "$1" "$a"; fi
+}
 for stage in ${@:-real_inf gap attr real_train}; do
   t0=$(date +%s)
+  case $stage in
+    real_inf) restore results/explain-real-inference ;; gap) restore results/gap-cases ;;
+    attr) restore results/attribution ;; real_train) restore results/explain-real-train ;;
+  esac
   limit=${stage}_S; limit=${!limit:-$STAGE_S}
   case $stage in
     real_inf)
