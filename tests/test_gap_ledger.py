@@ -117,6 +117,27 @@ def test_host_terms_count_only_the_exposed_host_time():
                                                    "graph_breaks": 0.0, "recompiles": 0.0}
 
 
+def test_a_training_loops_host_time_outside_the_compiled_forward_is_a_term():
+    """DYN in training with the iteration's host time, 300 us: the graphs' 100 us, the
+    lookups 2 + 3 found and 7 missed: 188 us outside them (backward, loss, optimizer step).
+    With it the host costs are the iteration's 300 us plus the windows' compile 40 us."""
+    e = {"launches_per_iter": 8, "host_per_launch_us": 5.0, "host_ms": 0.040}
+    dyn = {**DYN, "guards": {**DYN["guards"], "iteration_host_us_per_iter": 300.0}}
+    v = {"launches_per_iter": 10, "host_ms": 0.340, "mode": "train"}
+    t = gap_host.host_terms(v, e, dyn, reduce_overhead=False)
+    assert t["loop"][0] == pytest.approx(0.188)
+    assert "188 us of the iteration's 300 us host time outside the compiled forward (100 us)" in t["loop"][1]
+    assert sum(ms for ms, _ in t.values()) == pytest.approx(0.340 - 0.040)   # all exposed: nothing left over
+    t = gap_host.host_terms({**v, "host_ms": 0.170}, e, dyn, reduce_overhead=False)
+    assert t["loop"][0] == pytest.approx(0.094) and "50% exposed" in t["loop"][1]
+    # inference, or a record without the iteration's time: no such term
+    assert "loop" not in gap_host.host_terms({**v, "mode": "inference"}, e, dyn, reduce_overhead=False)
+    assert "loop" not in gap_host.host_terms(v, e, DYN, reduce_overhead=False)
+    # the graphs and lookups over the iteration's time (timer noise): 0, never negative
+    small = {**DYN, "guards": {**DYN["guards"], "iteration_host_us_per_iter": 90.0}}
+    assert gap_host.host_terms(v, e, small, reduce_overhead=False)["loop"][0] == 0.0
+
+
 def test_a_skipped_cuda_graph_names_the_launch_term():
     dyn = {**DYN, "total": {**DYN["total"], "cudagraph_skips": 1},
            "cudagraph_skip_reasons": ["skipping cudagraphs due to mutated inputs (1 instances)"]}
@@ -417,6 +438,8 @@ def test_the_untraced_runner_records_dynamo_for_a_compiled_variant(tmp_path):
         d = rec["dynamo"]
         assert d["total"]["graph_breaks"] == 1 and d["windows"]["recompiles"] == 0 and d["window_iters"] == 10
         assert d["guards"]["frames_per_iter"] == 2 and d["guards"]["graph_host_us_per_iter"] > 0
+        # the whole iteration's host time holds its two graphs' and the eager code between them
+        assert d["guards"]["iteration_host_us_per_iter"] > d["guards"]["graph_host_us_per_iter"]
         assert d["missing"] == ["cudagraph replays (no torch counter)"]
 
 

@@ -214,21 +214,25 @@ def guard_cost(run_iter, sync, reps: int = GUARD_REPS) -> dict | None:
         frames.append({"code": _where(orig), "entry": i, "entries": len(cache),
                        "lookup_us": statistics.median(batches)})
     hit = [f for f in frames if f["entry"] is not None]
-    calls, graph_us = graph_host_time(run_iter, sync, list(graphs.values()))
+    calls, graph_us, iter_us = graph_host_time(run_iter, sync, list(graphs.values()))
     return {"frames_per_iter": len(hit), "lookup_us_per_iter": sum(f["lookup_us"] for f in hit),
             "missed_frames_per_iter": len(frames) - len(hit),
             "missed_lookup_us_per_iter": sum(f["lookup_us"] for f in frames if f["entry"] is None),
             "graph_calls_per_iter": calls, "graph_host_us_per_iter": graph_us,
-            "frames": frames[:TOP]}
+            "iteration_host_us_per_iter": iter_us, "frames": frames[:TOP]}
 
 
-def graph_host_time(run_iter, sync, graphs: list, iters: int = GRAPH_ITERS) -> tuple[int, float | None]:
-    """Calls of the compiled graphs per iteration and the host microseconds spent in them
-    (the compiled graph's wrapper and its launches, or a CUDA graph's replay), the median
-    over `iters` iterations, each started on an idle GPU so no launch waits for a full
-    queue: each graph (a global of its frame) wrapped in a timer for these iterations only."""
+def graph_host_time(run_iter, sync, graphs: list,
+                    iters: int = GRAPH_ITERS) -> tuple[int, float | None, float | None]:
+    """Calls of the compiled graphs per iteration, the host microseconds spent in them
+    (the compiled graph's wrapper and its launches, or a CUDA graph's replay) and in the
+    whole iteration (its call returned, before any sync: the graphs, Dynamo's frames and
+    the code around them, a training loop's backward, loss and optimizer step included),
+    each the median over `iters` iterations, each started on an idle GPU so no launch waits
+    for a full queue: each graph (a global of its frame) wrapped in a timer for these
+    iterations only."""
     if not graphs:
-        return 0, None
+        return 0, None, None
     spent, calls = [0.0], [0]
     saved = [(g, name, g[name]) for g, name in graphs]
 
@@ -248,21 +252,23 @@ def graph_host_time(run_iter, sync, graphs: list, iters: int = GRAPH_ITERS) -> t
             from torch._C._dynamo.eval_frame import skip_code    # before
         skip_code(timed(None).__code__)
     except Exception:
-        return 0, None
-    per_iter = []
+        return 0, None, None
+    per_iter, whole = [], []
     try:
         for g, name, fn in saved:
             g[name] = timed(fn)
         for _ in range(iters):
             sync()
             spent[0] = 0.0
+            t0 = time.perf_counter()
             run_iter()
+            whole.append((time.perf_counter() - t0) * 1e6)
             per_iter.append(spent[0] * 1e6)
         sync()
     finally:
         for g, name, fn in saved:
             g[name] = fn
-    return round(calls[0] / iters), statistics.median(per_iter)
+    return round(calls[0] / iters), statistics.median(per_iter), statistics.median(whole)
 
 
 # Inductor's loggers of "skipping cudagraphs due to ..." (torch 2.11, 2.13)

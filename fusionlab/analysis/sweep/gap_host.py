@@ -14,7 +14,7 @@ from fusionlab.analysis.sweep import tables
 
 KEYS = list(tables.GROUP) + ["variant"]   # a ledger configuration
 # the dynamo record's timed host costs (runner.dynamo_record), per iteration
-TIMED = ("graph_host_us_per_iter", "lookup_us_per_iter", "missed_lookup_us_per_iter")
+TIMED = ("graph_host_us_per_iter", "lookup_us_per_iter", "missed_lookup_us_per_iter", "iteration_host_us_per_iter")
 
 
 def number(x) -> float:
@@ -85,6 +85,8 @@ def host_costs(v: dict, e: dict, dyn: dict | None, reduce_overhead: bool) -> dic
                              f"{tot.get('recompiles', 0)} recompiles ({win.get('recompiles', 0)} in the windows)"
                              + (f", recompile limit hit {limit}x: the frame then runs eager" if limit else "")
                              + (f"; failed guard: {guard.split('#')[0].strip()[:100]}" if guard else ""))
+        if v.get("mode") == "train" and calls and graph_us == graph_us and "iteration_host_us_per_iter" in g:
+            out["loop"] = loop_cost(g, graph_us, n)
     skips = int(tot.get("cudagraph_skips") or 0)
     if reduce_overhead and skips:   # the host launch path a graph replay would have replaced
         reasons = "; ".join((dyn or {}).get("cudagraph_skip_reasons") or []) or "reason not logged"
@@ -92,6 +94,23 @@ def host_costs(v: dict, e: dict, dyn: dict | None, reduce_overhead: bool) -> dic
         out["cudagraph_skipped"] = (lu + or_zero(wu), f"{skips} graphs skipped ({reasons[:200]}): {ld}"
                                     + (f"; {wd}" if wd else ""))
     return out
+
+
+def loop_cost(g: dict, graph_us: float, n: str = "") -> tuple[float, str]:
+    """A training iteration's host time outside the compiled forward's calls and Dynamo's
+    cache lookups (the backward's compiled call from autograd, the loss, the optimizer
+    step, zero_grad), in us: the iteration's host time less the graphs' and the lookups'
+    (runner.dynamo_record), never below 0; NaN where the iteration was not timed."""
+    whole = number(g.get("iteration_host_us_per_iter"))
+    if whole != whole:
+        return math.nan, "the iteration's host time not recorded"
+    hit = number(g.get("lookup_us_per_iter"))
+    if hit != hit:   # a record without the sum: its frames' that found an entry
+        hit = sum(or_zero(f.get("lookup_us")) for f in g.get("frames") or [] if f.get("entry") is not None)
+    lookups = hit + or_zero(g.get("missed_lookup_us_per_iter"))
+    us = max(0.0, whole - graph_us - lookups)
+    return us, (f"{us_text(us)} of the iteration's {us_text(whole)} host time outside the compiled forward "
+                f"({us_text(graph_us)}) and the cache lookups ({us_text(lookups)}): backward, loss, optimizer step{n}")
 
 
 def host_terms(v: dict, e: dict, dyn: dict | None, reduce_overhead: bool) -> dict:

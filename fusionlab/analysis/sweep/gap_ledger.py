@@ -29,6 +29,9 @@ inside the first two:
     launch (headline host_per_launch_us), less eager's exposed host time (headline host_ms
     of eager: its Python, dispatch and launches the GPU waited on; on the CPU backend,
     with no launch counts, its time outside operators);
+  - loop (training): the iteration's host time outside the compiled forward's calls and
+    the cache lookups: the backward's compiled call from autograd, the loss, the optimizer
+    step (so that the host costs add up to the iteration's host time);
   - cudagraph_skipped, in place of launches and wrapper where the variant asked for CUDA
     graphs (reduce-overhead) and Inductor skipped them: both together, the host launch
     path a graph replay would have replaced (Inductor's skip message in the detail).
@@ -107,6 +110,9 @@ TERMS = (
     Term("guards", "host", "Dynamo guards", "timing.json dynamo.guards.frames[0].lookup_us" + EXPOSED),
     Term("wrapper", "host", "compiled wrapper", "timing.json dynamo.guards.graph_host_us_per_iter less "
          "launches x headline host_per_launch_us (eager)" + EXPOSED),
+    Term("loop", "host", "training loop outside the compiled forward", "timing.json "
+         "dynamo.guards.iteration_host_us_per_iter less graph_host_us_per_iter, lookup_us_per_iter and "
+         "missed_lookup_us_per_iter (training only)" + EXPOSED),
     Term("cudagraph_skipped", "host", "CUDA graphs skipped", "launches and wrapper (their sources) where "
          "timing.json dynamo.total.cudagraph_skips > 0 under reduce-overhead"),
     Term("launches", "host", "launch path", "headline launches_per_iter x host_per_launch_us (eager)" + EXPOSED
