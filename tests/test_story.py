@@ -369,3 +369,18 @@ def test_a_configuration_where_nothing_ran_takes_backend_device_and_sizes_from_t
     assert h[["backend", "device"]].nunique().tolist() == [1, 1]
     got = headline.not_run_rows([dict(c, sizes={"dim": 512})], sp, list(tables.GROUP) + ["dim"])
     assert (got[0]["dim"], got[0]["backend"], got[0]["size"]) == (512, one["backend"], "default")
+
+
+def test_a_model_whose_variants_have_not_run_yet_says_so():
+    """A sweep stopped before a model's compiled runs: its line says they have not run yet,
+    not that they failed; one that failed says it did not run ok."""
+    from fusionlab.analysis.report import story
+    from fusionlab.analysis.sweep import headline as sweep_headline
+    h = pd.read_csv(os.path.join(ROOT, "tests", "data", "real_models_h100", "headline.csv"))
+    m = h[(h["model"] == "resnet50") & (h["mode"] == "train")].copy()
+    rest = m["variant"] != "eager"
+    m.loc[rest, "speedup"] = float("nan")
+    m.loc[rest, "status"] = sweep_headline.NOT_RUN
+    assert story.opening_md(m)[0] == f"- **resnet50**: no variant besides eager has run yet ({int(rest.sum())} not run)."
+    m.loc[rest, "status"] = "error"
+    assert story.opening_md(m)[0] == "- **resnet50**: no variant besides eager ran ok."

@@ -113,7 +113,10 @@ def opening_md(h: pd.DataFrame) -> list[str]:
     for model, m in h.groupby("model", sort=True):
         others = m[(m["variant"] != "eager") & m["speedup"].notna()]
         if others.empty:
-            out.append(f"- **{model}**: no variant besides eager ran ok.")
+            rest = m[m["variant"] != "eager"]
+            waiting = int((rest["status"] == sweep_headline.NOT_RUN).sum()) if "status" in rest else 0
+            out.append(f"- **{model}**: no variant besides eager has run yet ({waiting} not run)." if waiting and
+                       waiting == len(rest) else f"- **{model}**: no variant besides eager ran ok.")
             continue
         lines = []
         configs = [g for _, g in others.groupby(keys, dropna=False, sort=False)]
