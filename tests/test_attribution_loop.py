@@ -17,6 +17,7 @@ from conftest import ROOT
 from fusionlab.analysis.readers import torch_trace
 from fusionlab.analysis.readers.inductor_logs import Graph, Node
 from fusionlab.analysis.readers.trace import KERNEL_COLUMNS, RANGE_COLUMNS, Trace
+from fusionlab.analysis.report.figures import attribution_icicle as icicle
 from fusionlab.analysis.run import attribution as A
 from fusionlab.analysis.run import attribution_split as S
 from fusionlab.analysis.sweep import attribution as SW
@@ -124,7 +125,7 @@ def test_compiled_loop_launches_take_precedence_over_library_and_no_provenance()
     assert set(zip(wrong["module"], wrong["op"], wrong["rule"])) == {("fc", "aten::sort", "sequence")}
 
 
-def test_sweep_coverage_and_movers_keep_the_loop_apart():
+def test_sweep_coverage_movers_and_icicle_keep_the_loop_apart():
     rows = []
     for variant, times in (("eager", {"a": 10.0, A.OPTIMIZER_STEP: 5.0, A.LOSS: 1.0}),
                            ("compile", {"a": 4.0, A.OPTIMIZER_STEP: 5.0, A.UNATTRIBUTED: 1.0})):
@@ -138,6 +139,11 @@ def test_sweep_coverage_and_movers_keep_the_loop_apart():
         [10 / 16, 10 / 16, 6 / 16])
     assert cov.loc["compile", "loop_share"] == pytest.approx(0.5)
     assert list(SW.movers(table)["module"]) == ["a"]   # the loop's parts are no mover
+    # the icicle draws them beside the model, not inside its box
+    tree = icicle.tree(table[table["variant"] == "eager"])
+    assert tree == {"": 10.0, "a": 10.0, A.OPTIMIZER_STEP: 5.0, A.LOSS: 1.0}
+    assert [(p, row, x) for p, row, x, _, _ in icicle.layout(tree)] == [("", 0, 0.0), ("a", 1, 0.0),
+                                                                        (A.LOSS, 0, 10.0), (A.OPTIMIZER_STEP, 0, 11.0)]
 
 
 # the real runs: mlp_small training with SGD on the CPU under torch.profiler; the eager run's
