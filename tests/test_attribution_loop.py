@@ -245,3 +245,10 @@ def test_timed_loops_open_no_range(monkeypatch):
     timing.make_loop(torch, "train", m, (x,), m, opt)(3)
     timing.iteration(torch, "train", m, (x,), m, opt)()
     assert given == [None, None] and opened == [R.ZERO_GRAD, R.LOSS, R.OPTIMIZER_STEP]
+    # each loop part's source line is the line that opens its range
+    lines = open(timing.__file__).read().splitlines()
+    const = {R.ZERO_GRAD: "ZERO_GRAD", R.LOSS: "LOSS", R.OPTIMIZER_STEP: "OPTIMIZER_STEP"}
+    for part, where in timing.loop_sources().items():
+        path, line = where.rsplit(":", 1)
+        assert path == timing.__file__ and f"with rng(R.{const[part]}):" in lines[int(line) - 1]
+    assert set(timing.loop_sources()) == set(R.LOOP)
