@@ -29,3 +29,11 @@ OP_DOMAIN = "fusionlab.op"
 def op_label(op: str) -> str:
     """Label of an op's range in a torch.profiler trace (OP_DOMAIN's, as torch_label)."""
     return f"{OP_DOMAIN}:{op}"
+
+# not in ALL: the training loop's own parts, each a range in DOMAIN around it inside every
+# traced iteration (and the op record's), in the profiled process only; never in the untimed
+# windows (runner.timing.train_iteration's `rng`; analysis.run.attribution's loop parts)
+ZERO_GRAD = "zero_grad"            # model.zero_grad(set_to_none=True): launches nothing
+LOSS = "loss"                      # the loss from the model's output(s), not its backward
+OPTIMIZER_STEP = "optimizer_step"  # optimizer.step()
+LOOP = (ZERO_GRAD, LOSS, OPTIMIZER_STEP)

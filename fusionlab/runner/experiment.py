@@ -280,12 +280,18 @@ def run(spec: ExperimentSpec, rec: dict, phases: process.Phases | None = None,
     rec["host_check"]["gate"] = dict(gate.info)   # with held_s, known once the gate is let go
     mark("timing")
     one_iteration = timing.iteration(torch, spec.mode, fn, inputs, model, optimizers.get(id(model)), spec.dtype)
+    # the traced iterations: a training loop's zero_grad, loss and optimizer step in their
+    # ranges (core.ranges.LOOP; the timed loops and the guard cost's iteration open none)
+    traced_iteration = timing.iteration(torch, spec.mode, fn, inputs, model, optimizers.get(id(model)), spec.dtype,
+                                        rng=rng)
+    if spec.mode == "train":
+        rec["loop_sources"] = timing.loop_sources()
     dynamo.mark("timing")
     # the Dynamo counters and the guards' cost, after the windows (timed: the sweep paused too)
     with measuring(device), timing.grad_mode(torch, spec.mode):
         rec["dynamo"] = dynamo.record(one_iteration, sync, len(windows) * spec.iters)
     with measuring(device) if spec.profiler != "none" else contextlib.nullcontext() as traced_gate:
-        wall, cuda_event_ms, captured = traced_measure(torch, spec, device, rng, phase, one_iteration, sync,
+        wall, cuda_event_ms, captured = traced_measure(torch, spec, device, rng, phase, traced_iteration, sync,
                                                        capture_open)
     if traced_gate is not None:
         rec["traced_gate"] = dict(traced_gate.info)

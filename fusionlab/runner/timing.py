@@ -6,7 +6,9 @@ inside them.
   fn(x). Train: zero_grad, forward, backward of the mean of the output, the optimizer's
   step, per iteration. No closure, context manager or allocation per iteration that a
   user's loop would not have (a no_grad entered per iteration, an extra Python call, or
-  an extra kernel such as 0 + loss would each be timed as the variant's).
+  an extra kernel such as 0 + loss would each be timed as the variant's). The profiled
+  process's traced iterations alone run zero_grad, the loss and the step inside ranges of
+  their own (train_iteration's `rng`: core.ranges.LOOP).
 - window: one timed loop(iters) between two device synchronizes, in ms per iteration.
 - harness_us_per_iter: the same windows over a variant that does nothing (harness_cost):
   what the timing itself costs per iteration, recorded in every run.
@@ -23,18 +25,24 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
+import re
 import statistics
 import time
 
+from fusionlab.core import ranges as R
 from fusionlab.core.ratios import median_ratio_ci, t95  # noqa: F401  (median_ratio_ci: the record's paired CI)
 
 # a pair is at the host's slow state when its probe is above (1 + this) x the fastest pair's
 HOST_STATE_TOL = 0.2
 # the fast- and slow-state paired ratios differ by more than this: the run is host-sensitive
 HOST_SENSITIVE_GAP = 0.05
-def train_iteration(torch, fn, inputs, model, optimizer=None, dtype: str = "float32"):
+def train_iteration(torch, fn, inputs, model, optimizer=None, dtype: str = "float32", rng=None):
     """One training iteration as a user writes it: zero_grad, forward, backward of the mean
-    of the output(s) (in float32: a float32 output's mean directly), optimizer step."""
+    of the output(s) (in float32: a float32 output's mean directly), optimizer step.
+    With `rng` (runner.experiment.Ranges: the profiled process's traced iterations only),
+    zero_grad, the loss and the optimizer step each run inside their range
+    (core.ranges.LOOP); without it (every timed loop) the iteration opens none."""
     zero_grad = model.zero_grad
     step = optimizer.step if optimizer is not None else None
     as_float = dtype != "float32"
@@ -53,14 +61,47 @@ def train_iteration(torch, fn, inputs, model, optimizer=None, dtype: str = "floa
         loss(fn(*inputs)).backward()
         if step is not None:
             step()
-    return iteration
+    if rng is None:
+        return iteration
+
+    def ranged_iteration():
+        with rng(R.ZERO_GRAD):  # loop: zero_grad
+            zero_grad(set_to_none=True)
+        out = fn(*inputs)
+        with rng(R.LOSS):  # loop: loss
+            total = loss(out)
+        del out
+        total.backward()
+        del total
+        if step is not None:
+            with rng(R.OPTIMIZER_STEP):  # loop: optimizer_step
+                step()
+    return ranged_iteration
 
 
-def iteration(torch, mode: str, fn, inputs, model=None, optimizer=None, dtype: str = "float32"):
+def loop_sources() -> dict[str, str]:
+    """file:line of each loop part's line in train_iteration's ranged iteration (the
+    lines marked `# loop: NAME`), by its range name (core.ranges.LOOP): run.json's
+    loop_sources, the source line analysis.run.attribution gives a loop part's rows."""
+    path = os.path.abspath(__file__)
+    out = {}
+    with open(path) as f:
+        for i, line in enumerate(f, 1):
+            m = _LOOP_MARK.search(line)
+            if m and m.group(1) in R.LOOP:
+                out[m.group(1)] = f"{path}:{i}"
+    return out
+
+
+_LOOP_MARK = re.compile(r"with rng\(R\.\w+\):\s+# loop: (\w+)\s*$")
+
+
+def iteration(torch, mode: str, fn, inputs, model=None, optimizer=None, dtype: str = "float32", rng=None):
     """One iteration of make_loop's, as a callable, without the grad mode around it (the
-    caller enters grad_mode(mode) once): the traced range's iterations."""
+    caller enters grad_mode(mode) once): the traced range's iterations. With `rng`, a
+    training iteration's loop parts run in their ranges (train_iteration)."""
     if mode == "train":
-        return train_iteration(torch, fn, inputs, model, optimizer, dtype)
+        return train_iteration(torch, fn, inputs, model, optimizer, dtype, rng)
     return lambda: fn(*inputs)
 
 

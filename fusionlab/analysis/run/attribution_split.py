@@ -186,6 +186,13 @@ def _segments(order: list[tuple[Graph, str, list[str]]], names: list[str], keys:
     return anchor, segments
 
 
+def listed(graphs: list[Graph]):
+    """Whether a profile kernel is a generated kernel the graphs' provenance lists (a
+    predicate, for analysis.run.attribution.split_loop's `keep`)."""
+    keys = {kernel_of(c) for g in graphs for c, _ in g.calls if generated(c)}
+    return lambda name: _kernel_key(str(name), keys) is not None
+
+
 def sequence(graphs: list[Graph], launches) -> tuple[dict[int, tuple[Graph, list[str]]], dict[int, int]]:
     """({launch index: (graph, nodes) of the library call it ran}, {launch index: position
     of the generated call it ran}) from one iteration's launches in the order they ran

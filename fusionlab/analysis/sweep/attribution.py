@@ -4,14 +4,17 @@ run's ID columns and its folder below runs/ (`run`); and what a model's page say
 
 - build(): the table (TABLE_COLUMNS).
 - coverage(): per run, the shares of its kernel time attributed to a module path and to a
-  source line.
+  source line of the model's, and placed on the training loop's own parts (the loss, the
+  optimizer step, zero_grad: analysis.run.attribution.LOOP).
 - chosen(): per configuration and variant, the rows of one repeat: the one with the most of
   its kernel time attributed to a module path (the first of those; a compiled run whose
   graphs all came from Inductor's cache has no node meta and none attributed).
 - movers(): per configuration and variant, the module paths whose own time per iteration
   (its rows, its submodules' apart) the variant changed most against eager of the same
   configuration (chosen() repeats), each path as it is or with its layer indices folded (`encoder.layer.*.attention.self`: the
-  sum over a stack of identical blocks).
+  sum over a stack of identical blocks). The training loop's parts are left out (NOT_MODULES:
+  not module paths; eager code in every variant, the same kernels), as are the rows
+  unattributed or outside the model.
 - movers_sentence(): those as words, for a model page's opening sentence."""
 from __future__ import annotations
 
@@ -26,7 +29,7 @@ from fusionlab.analysis.sweep.tables import ID, read_json
 FILE = "attribution.csv"
 TABLE_COLUMNS = ["run", *ID, *run_attribution.COLUMNS]
 CONFIG = [c for c in ID if c not in ("variant", "repeat")]
-NOT_MODULES = (run_attribution.UNATTRIBUTED, run_attribution.OUTSIDE)
+NOT_MODULES = (run_attribution.UNATTRIBUTED, run_attribution.OUTSIDE, *run_attribution.LOOP_MODULES)
 
 
 def run_name(metrics_json: str) -> str:
@@ -69,14 +72,15 @@ def read(path: str | None) -> pd.DataFrame:
 
 
 def coverage(table: pd.DataFrame) -> pd.DataFrame:
-    """Per run: kernel time per iteration (us) and the shares attributed to a module path
-    and to a source line (analysis.run.attribution.coverage)."""
+    """Per run: kernel time per iteration (us), the shares attributed to a module path and
+    to a source line, and the share on the training loop's parts (loop_share;
+    analysis.run.attribution.coverage)."""
     out = []
     for run, g in table.groupby("run", sort=True):
         c = run_attribution.coverage(g)
         out.append({"run": run, "variant": g["variant"].iloc[0], "time_us": float(g["time_us"].sum()),
-                    "module_share": c["module"], "source_share": c["source"]})
-    return pd.DataFrame(out, columns=["run", "variant", "time_us", "module_share", "source_share"])
+                    "module_share": c["module"], "source_share": c["source"], "loop_share": c["loop"]})
+    return pd.DataFrame(out, columns=["run", "variant", "time_us", "module_share", "source_share", "loop_share"])
 
 
 def by_module(table: pd.DataFrame) -> pd.Series:

@@ -37,7 +37,7 @@ FIGURES = [
 MAX_DEPTH = 6
 LABEL_PT = 6
 AXIS_PT = 10 * 72            # the panels' width (points) a label must fit in its box's share of
-OTHER = ("(unattributed)", "(outside the model)")
+OTHER = (*sweep_attribution.NOT_MODULES,)   # unattributed, outside the model, the training loop's parts
 _NUM = re.compile(r"(\d+)")
 
 
