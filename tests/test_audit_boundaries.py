@@ -455,3 +455,15 @@ def test_the_byte_source_where_eager_was_not_measured_or_a_key_is_missing():
     audit.check_records(a, old, runs.assign(device=math.nan))
     assert a.violations == ["headline.csv m compile batch 8 inference float32: memory term from modelled bytes, but "
                             "Nsight Compute measured both sides (tables/runs.csv dram_bytes_measured)"]
+
+
+def test_a_caption_max_of_zeros_is_zero_and_a_min_skips_zeros():
+    """A caption's 'at most 0%' where every configuration with a time is GPU-bound (host
+    share 0, a configuration not run NaN): the record's max is 0, not nothing; a min still
+    leaves out zeros (an eager row's compile time 0)."""
+    import math
+    from fusionlab.analysis.report.audit_figures import AGGREGATES
+    assert AGGREGATES["max"](pd.Series([0.0, math.nan])) == 0.0
+    assert AGGREGATES["max"](pd.Series([0.0, 0.25, math.nan])) == 0.25
+    assert math.isnan(AGGREGATES["max"](pd.Series([math.nan])))
+    assert AGGREGATES["min"](pd.Series([0.0, 3.0, 2.0])) == 2.0

@@ -74,7 +74,7 @@ AGGREGATES = {
     "geomean": lambda s: float(np.exp(np.log(_positive(s)).mean())) if (s > 0).any() else math.nan,
     "sum": lambda s: s.sum(),
     "min": lambda s: _positive(s).min(),
-    "max": lambda s: _positive(s).max(),
+    "max": lambda s: s.max(),   # the largest value there is (0 where every one is 0)
     "count": lambda s: float(s.dropna().astype(str).ne("").sum()),   # the values that are not empty
     "nunique": lambda s: float(s.nunique()),
     "trues": lambda s: float(s.astype(str).str.lower().isin(["true", "1", "1.0"]).sum()),   # the true values
