@@ -210,3 +210,26 @@ def test_recorded_nsys_run_measures_the_kernel_tables_time(tmp_path):
     assert m.iters == 5 and m.total_us == pytest.approx(table["time_per_iter_us"].sum(), rel=1e-9)
     rows = A.eager(m, None)     # recorded before the op record: every kernel unattributed, none lost
     assert set(rows["rule"]) == {"no op record"} and rows["time_us"].sum() == pytest.approx(m.total_us)
+
+
+def test_cudnn_layout_kernels_go_to_the_convolution_calls():
+    """ViT-B/16's patch embedding compiled on the H100: cuDNN's nchwToNhwc (80 us) and
+    nhwcToNchw (9 us) around its convolution were left with no provenance; they are that
+    call's, like its GEMM. With no convolution in the graphs they stay unattributed."""
+    post = {"x": Node("x", "placeholder", [], "bf16", ("2", "3", "8", "8")),
+            "w": Node("w", "placeholder", [], "bf16", ("4", "3", "2", "2")),
+            "conv": Node("conv", "convolution", ["x", "w"], "bf16", ("2", "4", "4", "4")),
+            "mm": Node("mm", "mm", ["x", "w"], "bf16", ("4", "8"))}
+    meta = {"conv": {"seq_nr": 1, "module": "L['self'].patch_embed.proj", "source": "vit.py:9"},
+            "mm": {"seq_nr": 2, "module": "L['self'].head", "source": "vit.py:12"}}
+    g = Graph("g0", [("extern_kernels.convolution:0", ["conv"]), ("extern_kernels.mm:1", ["mm"])], post, {}, {},
+              kind="forward", meta=meta)
+    to_nhwc = "void cudnn::engines_precompiled::nchwToNhwcKernel<__nv_bfloat16, __nv_bfloat16, float>(T1)"
+    to_nchw = "void cudnn::engines_precompiled::nhwcToNchwKernel<__nv_bfloat16, __nv_bfloat16, float>(T1)"
+    rows = A.finish(S.compiled({to_nhwc: 80.0, to_nchw: 9.0}, [g]), 89.0)
+    got = {(r.module, r.source, r.op, r.kernel, r.rule): r.time_us for r in rows.itertuples()}
+    assert got == pytest.approx({("patch_embed.proj", "vit.py:9", "aten::convolution", to_nhwc, "library"): 80.0,
+                                 ("patch_embed.proj", "vit.py:9", "aten::convolution", to_nchw, "library"): 9.0})
+    no_conv = Graph("g0", [("extern_kernels.mm:1", ["mm"])], post, {}, {}, kind="forward", meta=meta)
+    rows = A.finish(S.compiled({to_nhwc: 80.0}, [no_conv]), 80.0)
+    assert rows["rule"].tolist() == ["no provenance"] and rows["module"].tolist() == [A.UNATTRIBUTED]

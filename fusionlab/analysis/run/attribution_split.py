@@ -13,7 +13,9 @@ Rules (analysis.run.attribution.RULES):
   is pooled by its class (core.kernel_class; on the CPU, where the kernel is an aten op, by
   that op where a library call names it) and the pool split among the library calls of
   that class (a matmul/convolution/attention op, or any other) by FLOPs (`library`);
-  where no call of its class is found it stays unattributed (`no provenance`).
+  where no call of its class is found it stays unattributed (`no provenance`); cuDNN's
+  layout kernels (CUDNN_LAYOUT: nchwToNhwc, nhwcToNchw, nhwcAddPadding) are pooled with the
+  convolution calls (forward and backward) where the graphs have any;
 A node without node meta (its graph came from Inductor's cache: nothing was lowered in the
 run) is `no node meta`; one whose meta has no module stack keeps the module "" only where it
 has a source line, else it is unattributed."""
@@ -36,6 +38,9 @@ MATMUL_OPS = {"mm", "addmm", "bmm", "baddbmm", "convolution", "convolution_backw
               "_scaled_dot_product_flash_attention_backward", "_scaled_dot_product_efficient_attention_backward",
               "_scaled_dot_product_cudnn_attention_backward"}
 ATTENTION_OPS = {o for o in MATMUL_OPS if "attention" in o}
+# cuDNN's own layout kernels (a convolution call's input and output in and out of NHWC, padded)
+CUDNN_LAYOUT = re.compile(r"nchwToNhwc|nhwcToNchw|nhwcAddPadding")
+CONVOLUTION = "convolution calls"   # the pool of every convolution's and its backward's library call
 # dynamo's spellings of the model in nn_module_stack ("L['self'].a.b", "L__self___a_b" before 2.2 has no dots)
 ROOT = re.compile(r"^(?:L\['self'\]|L\[\"self\"\]|self|L__self__)\.?")
 INDEX = re.compile(r"\[(?:'|\")?([^\]'\"]+)(?:'|\")?\]")
@@ -259,6 +264,8 @@ def compiled(per_iter: dict[str, float], graphs: list[Graph], launches=None) -> 
     for j, n in enumerate(names):
         of_name[n].append(j)
     pools: dict[str, list[tuple[str, float]]] = defaultdict(list)
+    # cuDNN's layout helpers run inside a convolution's library call: pooled with those calls
+    library[CONVOLUTION] = library.get("aten::convolution", []) + library.get("aten::convolution_backward", [])
     for name, t in per_iter.items():
         js = of_name.get(name, [])
         total = sum(durations[j] for j in js)
@@ -282,6 +289,8 @@ def compiled(per_iter: dict[str, float], graphs: list[Graph], launches=None) -> 
         if left <= 1e-9 * max(t, 1.0):
             continue
         cls = name if name in library else _profile_class(name)
+        if CUDNN_LAYOUT.search(name) and library[CONVOLUTION]:
+            cls = CONVOLUTION
         if name.startswith(("triton_", "cpp_")) or GRAPH_PREFIX.match(name) or not library.get(cls):
             rows.append({"module": "(unattributed)", "source": "", "op": "", "phase": "", "kernel": name,
                          "time_us": left, "rule": "no provenance"})
