@@ -233,3 +233,13 @@ def test_cudnn_layout_kernels_go_to_the_convolution_calls():
     no_conv = Graph("g0", [("extern_kernels.mm:1", ["mm"])], post, {}, {}, kind="forward", meta=meta)
     rows = A.finish(S.compiled({to_nhwc: 80.0}, [no_conv]), 80.0)
     assert rows["rule"].tolist() == ["no provenance"] and rows["module"].tolist() == [A.UNATTRIBUTED]
+
+
+def test_movers_sentence_names_the_training_loops_share_beside_the_modules():
+    t = _table()
+    step = t.iloc[[0]].assign(module=A.OPTIMIZER_STEP, time_us=6.0, rule="loop range")   # eager's SGD step, 6 us
+    mv = SW.movers(pd.concat([t, step], ignore_index=True), n=1)
+    assert "(optimizer step)" not in set(mv["module"])   # the loop's parts are not the model's movers
+    # eager: 18 of 25 us on module paths, 6 on the loop
+    assert SW.movers_sentence(mv).endswith("(kernel time attributed to a module: eager 72%, its training loop's "
+                                           "loss and optimizer step 24%)")

@@ -117,7 +117,7 @@ def movers(table: pd.DataFrame, n: int = 3, folded: bool = False) -> pd.DataFram
     variant saves time there), rank, and the module shares of the two runs attributed
     (eager_attributed, variant_attributed)."""
     cols = [*CONFIG, "variant", "module", "eager_us", "variant_us", "delta_us", "rank", "eager_attributed",
-            "variant_attributed"]
+            "variant_attributed", "eager_loop", "variant_loop"]
     t = chosen(table)
     if t.empty:
         return pd.DataFrame(columns=cols)
@@ -130,8 +130,9 @@ def movers(table: pd.DataFrame, n: int = 3, folded: bool = False) -> pd.DataFram
             continue
         e = by_module(eager)
         for variant, v in g[g["variant"] != "eager"].groupby("variant", sort=True):
-            shares = {"eager_attributed": run_attribution.coverage(eager)["module"],
-                      "variant_attributed": run_attribution.coverage(v)["module"]}
+            ce, cv = run_attribution.coverage(eager), run_attribution.coverage(v)
+            shares = {"eager_attributed": ce["module"], "variant_attributed": cv["module"],
+                      "eager_loop": ce["loop"], "variant_loop": cv["loop"]}
             d = pd.concat([e.rename("eager_us"), by_module(v).rename("variant_us")], axis=1).fillna(0.0)
             d = d.drop(index=[m for m in NOT_MODULES if m in d.index])
             d["delta_us"] = d["variant_us"] - d["eager_us"]
@@ -149,16 +150,21 @@ def _us(x: float) -> str:
 
 def movers_sentence(rows: pd.DataFrame) -> str:
     """One configuration and variant's movers() rows as a clause: "most changed: lm_head
-    (-1.20 ms: 3.10 ms -> 1.90 ms), ..."; "" without rows."""
+    (-1.20 ms: 3.10 ms -> 1.90 ms), ...", and each side's share on a module path where it
+    is under 99% (with its training loop's share where there is one); "" without rows."""
     if rows is None or rows.empty:
         return ""
     parts = [f"{r.module} ({'+' if r.delta_us >= 0 else '-'}{_us(abs(r.delta_us))}: "
              f"{_us(r.eager_us)} -> {_us(r.variant_us)})" for r in rows.sort_values("rank").itertuples()]
-    low = [f"{v} {share:.0%}" for v, share in (("eager", rows["eager_attributed"].iloc[0]),
-                                               (str(rows["variant"].iloc[0]), rows["variant_attributed"].iloc[0]))
-           if "eager_attributed" in rows and share == share and share < 0.99]
+    low = []
+    for side, name in (("eager", "eager"), ("variant", str(rows["variant"].iloc[0]))):
+        share = rows[f"{side}_attributed"].iloc[0] if f"{side}_attributed" in rows else float("nan")
+        loop = rows[f"{side}_loop"].iloc[0] if f"{side}_loop" in rows else 0.0
+        if share == share and share < 0.99:
+            low.append(f"{name} {share:.0%}" + (f", its training loop's loss and optimizer step {loop:.0%}"
+                                                if loop == loop and loop >= 0.005 else ""))
     return ("most changed under " + str(rows["variant"].iloc[0]) + ": " + ", ".join(parts)
-            + (f" (kernel time attributed to a module: {', '.join(low)})" if low else ""))
+            + (f" (kernel time attributed to a module: {'; '.join(low)})" if low else ""))
 
 
 def write(metric_files, out_csv: str) -> pd.DataFrame:
