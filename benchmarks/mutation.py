@@ -3,6 +3,7 @@ pyproject.toml's [tool.mutmut]: the modules, the tests that may kill their mutan
 pytest arguments and time limits).
 
     nice -n 15 python benchmarks/mutation.py MODULE[::FUNCTION] ... [--max-children N] [--limit S]
+        [--tests FILE ...]   # only these test files of the selection (recorded as the record's tests)
     python benchmarks/mutation.py --list      # the modules [tool.mutmut] names
 
 The modules run together in a copy of the checkout (its tracked and untracked files, the
@@ -174,10 +175,12 @@ def diff(work: str, name: str) -> str:
     return "\n".join(x for x in out.splitlines() if x[:1] in "-+" and not x.startswith(("---", "+++")))
 
 
-def score(modules: list[str], max_children: int, limit: float, names: list[str] | None = None) -> list[dict]:
+def score(modules: list[str], max_children: int, limit: float, names: list[str] | None = None,
+          tests: list[str] | None = None) -> list[dict]:
     """One `mutmut run` of the modules' mutants in a copy of the checkout (its stats pass,
     every selected test traced once, shared), stopped after `limit` seconds; a record per
-    module (module doc), `complete` false where mutants were left unchecked."""
+    module (module doc), `complete` false where mutants were left unchecked. tests: the
+    test files of the selection kept (None: all of [tool.mutmut]'s)."""
     work = tempfile.mkdtemp(prefix="mutation-")
     try:
         checkout_copy(work)
@@ -186,7 +189,7 @@ def score(modules: list[str], max_children: int, limit: float, names: list[str] 
         with open(os.path.join(work, "pyproject.toml")) as f:   # test files this checkout lacks left out
             text = f.read()
         for t in config()["pytest_add_cli_args_test_selection"]:
-            if not os.path.exists(os.path.join(work, t)):
+            if not os.path.exists(os.path.join(work, t)) or (tests is not None and t not in tests):
                 text = re.sub(rf'\s*"{re.escape(t)}",?', "", text)
         with open(os.path.join(work, "pyproject.toml"), "w") as f:
             f.write(text)
@@ -203,8 +206,9 @@ def score(modules: list[str], max_children: int, limit: float, names: list[str] 
         everything = results(work)
         if not everything or all(v == "not checked" for v in everything.values()):
             raise SystemExit(f"mutmut run failed ({proc.returncode}):\n{out[-3000:]}")
-        return [record(m, {k: v for k, v in everything.items() if fnmatch.fnmatch(k, pattern(m))
-                           and (names is None or k in names)}, work, seconds, head) for m in modules]
+        return [{**record(m, {k: v for k, v in everything.items() if fnmatch.fnmatch(k, pattern(m))
+                              and (names is None or k in names)}, work, seconds, head),
+                 **({"tests": tests} if tests is not None else {})} for m in modules]
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -246,7 +250,8 @@ def merge(old: dict, new: dict) -> dict:
             "complete": "not checked" not in counts, "survivors": left, "statuses": {k: statuses[k] for k in left},
             "unchecked": sorted(k for k in again if statuses[k] == "not checked"),
             "again": {"date": new["date"], "commit": new["commit"], "run_seconds": new["run_seconds"],
-                      "killed": sum(statuses[k] in KILLED for k in again)}}
+                      "killed": sum(statuses[k] in KILLED for k in again),
+                      **({"tests": new["tests"]} if "tests" in new else {})}}
 
 
 def rescore(old: dict) -> dict:
@@ -278,6 +283,8 @@ def main(argv=None) -> int:
                    "statuses")
     p.add_argument("--rescore", action="store_true", help="apply EQUIVALENT to the modules' records, run nothing")
     p.add_argument("--limit", type=float, default=4 * 3600, help="stop mutmut after this many seconds")
+    p.add_argument("--tests", nargs="+", metavar="FILE", help="only these test files of [tool.mutmut]'s selection "
+                   "(the modules' own tests: a shorter stats pass; a mutant only another file kills survives)")
     a = p.parse_args(argv)
     known = config()["only_mutate"]
     if a.list or not a.modules:
@@ -287,6 +294,9 @@ def main(argv=None) -> int:
     unknown = [m for m in a.modules if m.partition("::")[0] not in known]
     if unknown:
         p.error(f"{unknown[0]} is not in [tool.mutmut] only_mutate")
+    stray = [t for t in a.tests or [] if t not in config()["pytest_add_cli_args_test_selection"]]
+    if stray:
+        p.error(f"{stray[0]} is not in [tool.mutmut] pytest_add_cli_args_test_selection")
     def load() -> dict:
         return json.load(open(SCORES)) if os.path.exists(SCORES) else {}
     scores = load()
@@ -295,9 +305,10 @@ def main(argv=None) -> int:
     elif a.again:   # the survivors and unchecked mutants of each module's record, their new statuses merged in
         names = [k for m in a.modules for k in [*scores[m]["survivors"], *scores[m].get("unchecked", [])]
                  if k not in EQUIVALENT]
-        recs = [merge(scores[m], r) for m, r in zip(a.modules, score(a.modules, a.max_children, a.limit, names))]
+        recs = [merge(scores[m], r) for m, r in zip(a.modules, score(a.modules, a.max_children, a.limit, names,
+                                                                               a.tests))]
     else:
-        recs = score(a.modules, a.max_children, a.limit)
+        recs = score(a.modules, a.max_children, a.limit, tests=a.tests)
     scores = load()   # as it is now, after the run
     scores.update({m: {k: v for k, v in r.items() if k != "_found"} for m, r in zip(a.modules, recs)})
     with open(SCORES, "w") as f:
