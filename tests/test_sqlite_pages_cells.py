@@ -5,6 +5,7 @@ so the decoder must read the same rows, or refuse), a rowid of 9 bytes, an empty
 the dtypes of each decoding path, page numbers outside the file and a file cut short
 while read; each refusal with its reason."""
 import os
+import re
 import sqlite3
 
 import numpy as np
@@ -32,6 +33,11 @@ def read_varint(b, at: int) -> tuple[int, int]:
         v = (v << 7) | (c & 0x7F)
         if c < 0x80:
             return v, k + 1
+
+
+def refused(why: str):
+    """Unsupported with exactly this reason."""
+    return pytest.raises(S.Unsupported, match=f"^{re.escape(why)}$")
 
 
 def u16(b, at: int) -> int:
@@ -136,7 +142,7 @@ def test_a_payload_size_of_two_bytes_written_in_more(tmp_path, size_len):
         for b, last in S.columns(path, "t", ["b"]):
             assert last == 5
     else:
-        with pytest.raises(S.Unsupported, match="a row on overflow pages"):
+        with refused("a row on overflow pages"):
             decoded(path, ["a", "b"])
 
 
@@ -148,11 +154,14 @@ def test_the_last_rows_rowid_after_a_payload_size_of_two_or_three_bytes(tmp_path
         assert [last for _, last in S.columns(path, "t", ["a"])] == [20_000]
 
 
+RECORD = "a record with a multi-byte serial type or header, or with fewer columns than the table"
+
+
 @pytest.mark.parametrize("page_size, blob, why", [
     (4096, 20_000, "a row on overflow pages"),       # a 3-byte size (first byte 0x81): past usable - 35
     (4096, 5_000, "a row on overflow pages"),        # a 2-byte size past usable - 35
-    (65536, 17_000, "a multi-byte serial type"),     # kept on its page: its blob's serial type is 3 bytes
-    (65536, 40_000, "a multi-byte serial type"),     # likewise, its size's first byte 0x82
+    (65536, 17_000, RECORD),    # kept on its page: its blob's serial type is 3 bytes
+    (65536, 40_000, RECORD),        # likewise, its size's first byte 0x82
 ])
 def test_a_large_row_refused_for_what_it_is(tmp_path, page_size, blob, why):
     path = str(tmp_path / "big.sqlite")
@@ -163,7 +172,7 @@ def test_a_large_row_refused_for_what_it_is(tmp_path, page_size, blob, why):
     con.commit()
     assert blob < con.execute("SELECT max(mx_payload) FROM dbstat WHERE name = 't'").fetchone()[0] < blob + 8
     con.close()
-    with pytest.raises(S.Unsupported, match=why):
+    with refused(why):
         decoded(path, ["a"])
 
 
@@ -174,7 +183,7 @@ def test_rowids_of_nine_bytes_are_refused(tmp_path):
         path = table(str(tmp_path / f"r{rowids[0]}_{rowids[-1]}.sqlite"), ROWS[:3], rowids=rowids)
         assert [r[0] for r in sql(path, ["rowid"])] == rowids
         # (the last: the first row's short varint read on past its page's end, which is its buffer's)
-        with pytest.raises(S.Unsupported, match="a 9-byte varint" if rowids[0] < 0 else "running past its page"):
+        with refused("a 9-byte varint" if rowids[0] < 0 else "a cell running past its page"):
             decoded(path, ["a"])
     rows = [(i, -i) for i in range(300)]        # several pages: an 8-byte rowid last, read
     path = table(str(tmp_path / "most.sqlite"), rows, rowids=[*range(1, 300), (1 << 56) - 1])
@@ -207,10 +216,226 @@ def test_pages_outside_the_file_are_refused_by_the_reader(tmp_path):
     try:
         assert f.pages == 2 and f.read(np.array([1, 2]))[:16].tobytes() == b"SQLite format 3\0"
         for pages in ([0], [0, 1], [2, 3], [3]):
-            with pytest.raises(S.Unsupported, match="a page past the end of the file"):
+            with refused("a page past the end of the file"):
                 f.read(np.array(pages))
         os.truncate(path, PS + 10)        # cut short while open: page 2 no longer whole
-        with pytest.raises(S.Unsupported, match="a page past the end of the file"):
+        with refused("a page past the end of the file"):
             f.read(np.array([1, 2]))
     finally:
         f.close()
+
+
+# --- what SQLite calls malformed, each refused with its reason ----------------------------
+
+def tree(path: str) -> tuple[str, list[int]]:
+    """400 rows under an interior root (page 2): the file and its leaves in key order."""
+    table(path, [(i, -i) for i in range(400)])
+    con = sqlite3.connect(path)
+    got = con.execute("SELECT pageno, pagetype FROM dbstat WHERE name = 't' ORDER BY path").fetchall()
+    con.close()
+    assert got[0] == (2, "internal") and {t for _, t in got[1:]} == {"leaf"} and len(got) > 3
+    return path, [p for p, _ in got[1:]]
+
+
+def patch(path: str, at: int, data: bytes) -> None:
+    with open(path, "r+b") as f:
+        f.seek(at)
+        f.write(data)
+
+
+def test_a_leaf_of_another_kind(tmp_path):
+    path, leaves = tree(str(tmp_path / "t.sqlite"))
+    patch(path, (leaves[1] - 1) * PS, bytes([10]))          # an index leaf among the table's leaves
+    with refused("a leaf of another kind"):
+        decoded(path, ["a"])
+    patch(path, (leaves[1] - 1) * PS, bytes([S.LEAF]))
+    patch(path, (leaves[0] - 1) * PS, bytes([10]))          # the first: the level read as interior pages
+    with refused("a b-tree page of another kind, or leaves at several depths"):
+        decoded(path, ["a"])
+
+
+@pytest.mark.parametrize("cells, why", [((PS - 8) // 2 + 1, "a cell count past its page"),
+                                        ((PS - 8) // 2, "a cell pointer outside its page")])
+def test_a_leafs_cell_count_at_its_pages_end(tmp_path, cells, why):
+    """8 + 2 x cells bytes of header and pointers: past the page refused for its count; as
+    long as the page, for its pointers (each then inside the pointer array)."""
+    path, leaves = tree(str(tmp_path / "t.sqlite"))
+    patch(path, (leaves[2] - 1) * PS + 3, cells.to_bytes(2, "big"))
+    with refused(why):
+        decoded(path, ["a"])
+
+
+def test_a_non_root_leaf_with_no_cells(tmp_path):
+    path, leaves = tree(str(tmp_path / "t.sqlite"))
+    patch(path, (leaves[1] - 1) * PS + 3, bytes(2))
+    with refused("a non-root leaf page with no cells (SQLite: malformed)"):
+        decoded(path, ["a"])
+
+
+def test_a_cell_at_the_end_of_its_page(tmp_path):
+    """One NULL: a cell of 4 bytes (payload size, rowid, header size, serial type) at
+    usable - 4, the last place a cell pointer may point; one byte further is outside."""
+    path = table(str(tmp_path / "t.sqlite"), [(None,)], "a INTEGER")
+    with open(path, "rb") as f:
+        assert f.read()[PS + 8:PS + 10] == (PS - 4).to_bytes(2, "big")
+    assert decoded(path, ["a"]) == sql(path, ["a"]) == [(None,)]
+    patch(path, PS + 8, (PS - 3).to_bytes(2, "big"))
+    with refused("a cell pointer outside its page"):
+        decoded(path, ["a"])
+
+
+def move_cell(path: str, page: int, cell: int, to: int, head: int = 8, ps: int = PS) -> None:
+    """Cell `cell` of page `page` copied to offset `to` of its page, its pointer moved there
+    (head: the page header's size, 8 for a leaf, 12 for an interior page)."""
+    with open(path, "r+b") as f:
+        data = bytearray(f.read())
+        base = (page - 1) * ps
+        at = base + u16(data, base + head + 2 * cell)
+        body = bytes(data[at:at + 64])
+        f.seek(base + to)
+        f.write(body[:min(64, ps - to)])
+        f.seek(base + head + 2 * cell)
+        f.write(to.to_bytes(2, "big"))
+        f.seek(base + 5)
+        f.write(min(to, u16(data, base + 5)).to_bytes(2, "big"))
+
+
+def test_a_leaf_cell_right_after_its_pointer_array(tmp_path):
+    """The first place a cell may lie, 8 + 2 x cells: read; one byte before: refused."""
+    path = table(str(tmp_path / "t.sqlite"), ROWS)
+    move_cell(path, 2, 3, 8 + 2 * len(ROWS))
+    assert decoded(path, ["a", "b"]) == sql(path, ["a", "b"]) == ROWS
+    patch(path, PS + 8 + 2 * 3, (8 + 2 * len(ROWS) - 1).to_bytes(2, "big"))
+    with refused("a cell pointer outside its page"):
+        decoded(path, ["a", "b"])
+
+
+def test_a_batch_whose_first_rowid_is_shorter_than_the_rest(tmp_path):
+    """Rowids 127, 128, ...: the first a 1-byte varint, the next ones 2 bytes."""
+    rows = [(i, -i) for i in range(300)]
+    path = table(str(tmp_path / "t.sqlite"), rows, rowids=range(127, 427))
+    assert decoded(path, ["a", "b"]) == rows
+
+
+def test_a_payload_size_past_its_page_or_short_of_its_record(tmp_path):
+    """The row at the page's end (the first one written) one byte longer than the page
+    holds; a middle row's size one byte short of its record."""
+    path = table(str(tmp_path / "end.sqlite"), ROWS)
+    with open(path, "rb") as f:
+        data = f.read()
+    at = PS + u16(data, PS + 8)
+    patch(path, at, bytes([data[at] + 1]))
+    with refused("a payload past its page"):
+        decoded(path, ["a"])
+    path = table(str(tmp_path / "short.sqlite"), ROWS)
+    at = PS + u16(data, PS + 8 + 2 * 2)
+    patch(path, at, bytes([data[at] - 1]))
+    with refused("a payload size that disagrees with its record (SQLite: malformed)"):
+        decoded(path, ["a"])
+
+
+def test_a_serial_type_of_several_bytes_and_a_value_not_an_integer(tmp_path):
+    """A record's first serial type 0x80 (a varint going on; the header size still says
+    one byte each); a float in a column read."""
+    path = table(str(tmp_path / "t.sqlite"), ROWS)
+    with open(path, "rb") as f:
+        data = f.read()
+    at = PS + u16(data, PS + 8 + 2 * 2)     # payload size, rowid (1 byte each), header size, first type
+    patch(path, at + 3, bytes([0x80]))
+    with refused("a multi-byte serial type"):
+        decoded(path, ["b"])
+    path = table(str(tmp_path / "f.sqlite"), [(1, 2.5), (2, 3)], "a INTEGER, b")
+    with refused("a value that is not an integer"):
+        decoded(path, ["b"])
+    assert decoded(path, ["a"]) == [(1,), (2,)]
+
+
+# --- the interior pages --------------------------------------------------------------------
+
+def deep(path: str) -> tuple[int, list[int], int]:
+    """A table of three levels on 512-byte pages (no free page): its root, the interior
+    pages under it and the file's page count."""
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA page_size = 512")
+    con.execute("CREATE TABLE t (a INTEGER, b INTEGER)")
+    con.executemany("INSERT INTO t VALUES (?, ?)", [(i, -i) for i in range(8000)])
+    con.commit()
+    got = con.execute("SELECT pageno, pagetype, path FROM dbstat WHERE name = 't' ORDER BY path").fetchall()
+    pages = con.execute("PRAGMA page_count").fetchone()[0]
+    con.close()
+    mid = [p for p, t, q in got if t == "internal" and q.count("/") == 2]
+    assert got[0][1] == "internal" and mid and pages == len(got) + 1
+    return got[0][0], mid, pages
+
+
+def interior(path: str, page: int, ps: int = 512) -> bytes:
+    with open(path, "rb") as f:
+        f.seek((page - 1) * ps)
+        return f.read(ps)
+
+
+@pytest.mark.parametrize("more, why", [(1, "a cell pointer outside its page"),
+                                       (2, "more b-tree pages than the file has")])
+def test_an_interior_cell_count_one_or_two_past_the_files_pages(tmp_path, more, why):
+    """Cells added to an interior page of the second level (their pointers 0): with one
+    more, its children and the pages above are as many as the file's pages, and the new
+    pointer is refused; with two, one more than the file has, refused before."""
+    path = str(tmp_path / "t.sqlite")
+    root, mid, pages = deep(path)
+    b = interior(path, mid[0])
+    n = u16(b, 3)
+    assert 12 + 2 * (n + more) <= u16(b, 5)      # the new pointers in the free space
+    at = (mid[0] - 1) * 512
+    patch(path, at + 3, (n + more).to_bytes(2, "big"))
+    patch(path, at + 12 + 2 * n, bytes(2 * more))
+    with refused(why):
+        decoded(path, ["a"])
+
+
+def test_an_interior_cell_count_at_its_pages_end(tmp_path):
+    path = str(tmp_path / "t.sqlite")
+    root, mid, pages = deep(path)
+    patch(path, (root - 1) * 512 + 3, ((512 - 12) // 2 + 1).to_bytes(2, "big"))
+    with refused("a cell count past its page"):
+        decoded(path, ["a"])
+    patch(path, (root - 1) * 512 + 3, ((512 - 12) // 2).to_bytes(2, "big"))
+    with refused("more b-tree pages than the file has"):
+        decoded(path, ["a"])
+
+
+def test_interior_cell_pointers_at_their_bounds(tmp_path):
+    """A child's cell right after the pointer array, and at usable - 5 (4 bytes of page
+    number and a 1-byte key): read as SQLite reads them; one byte outside either: refused."""
+    path = str(tmp_path / "t.sqlite")
+    root, mid, pages = deep(path)
+    want = sql(path, ["a"])
+    b = interior(path, root)
+    n = u16(b, 3)
+    move_cell(path, root, 1, 12 + 2 * n, head=12, ps=512)
+    assert decoded(path, ["a"]) == sql(path, ["a"]) == want
+    patch(path, (root - 1) * 512 + 12 + 2, (12 + 2 * n - 1).to_bytes(2, "big"))
+    with refused("a cell pointer outside its page"):
+        decoded(path, ["a"])
+    path = str(tmp_path / "end.sqlite")
+    deep(path)
+    b = interior(path, mid[0])
+    first = u16(b, 12)                      # the first cell written: at the page's end, a 1-byte key
+    assert first == 512 - 5 and b[first + 4] < 0x80
+    assert decoded(path, ["a"]) == want
+    patch(path, (mid[0] - 1) * 512 + 12, (512 - 4).to_bytes(2, "big"))
+    with refused("a cell pointer outside its page"):
+        decoded(path, ["a"])
+
+
+@pytest.mark.parametrize("child", ["schema", "root", "twice"])
+def test_a_child_page_reached_twice(tmp_path, child):
+    """A child pointer of the root to the schema's page 1, to the root itself, or to the
+    page its next cell points to."""
+    path = str(tmp_path / "t.sqlite")
+    root, mid, pages = deep(path)
+    b = interior(path, root)
+    cell = u16(b, 12)
+    to = {"schema": 1, "root": root, "twice": int.from_bytes(b[u16(b, 14):u16(b, 14) + 4], "big")}[child]
+    patch(path, (root - 1) * 512 + cell, to.to_bytes(4, "big"))
+    with refused("a b-tree page reached twice"):
+        decoded(path, ["a"])

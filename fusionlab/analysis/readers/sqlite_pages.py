@@ -187,7 +187,6 @@ class _Pages:
     def __init__(self, f: _File, positions: list[int], columns: int, several: bool = False):
         self.f, self.positions, self.columns = f, positions, columns
         self.several = several     # the table has more than one leaf: none may be empty
-        self.m = max(positions) + 1
         self.want = set(positions)
         self.buf = None
 
