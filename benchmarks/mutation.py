@@ -34,6 +34,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCORES = os.path.join(ROOT, "benchmarks", "results", "mutation", "scores.json")
 
 PKG = "fusionlab"   # mutmut names a mutant PKG.module.x_function__mutmut_N
+SQ = f"{PKG}.analysis.readers.sqlite_pages"
 
 # mutants whose change no input can show (mutmut's name: the reason)
 EQUIVALENT = {
@@ -134,6 +135,64 @@ EQUIVALENT = {
     f"{PKG}.analysis.report.audit.x_check_suite__mutmut_229":
         'the default line "" -> "XXXX" where the table has no row: no quote ("3.00x", "none compared") is in '
         'either, the same violation',
+    # readers/sqlite_pages.py (SQ: its prefix)
+    **{f"{SQ}.{name}": why for name, why in {
+        "x__payload__mutmut_3": 'the sizes as float64 (astype(None)): below 2**22, exact; only compared and added to '
+                                'integer offsets',
+        "x__leaves__mutmut_3": 'np.array([root], None): a Python int\'s array is int64 without the dtype',
+        "x__leaves__mutmut_5": 'the same as above (the dtype left out)',
+        "x__leaves__mutmut_9": 'seen as float64 zeros (dtype None): set to 1.0 and read through any(), as bool',
+        "x__leaves__mutmut_11": 'the same as above (the dtype left out)',
+        "x__leaves__mutmut_13": 'seen one slot longer: no level holds a page past f.pages (refused before)',
+        **{f"x__leaves__mutmut_{n}": f'the message of `total > f.pages` at a level\'s start -> {what}: it never holds, '
+           f'as the check before each level (total + its children > f.pages) bounds the next level\'s count'
+           for n, what in ((30, "None"), (31, '"XX...XX"'), (32, "upper case"))},
+        "x__leaves__mutmut_41": 'f.read(level[:2])[0] -> the first page\'s type byte either way (both pages checked '
+                                'inside the file before)',
+        "x__leaves__mutmut_49": 'np.arange(n, dtype=None): int64, as dtype=np.int64',
+        "x__leaves__mutmut_51": 'the same as above (the dtype left out)',
+        "x__leaves__mutmut_115": 'np.where(None, ...) -> each slot\'s offset read from the pointer array, the right '
+                                 'child\'s too: a right child\'s offset is masked out of the bounds check (~last) and '
+                                 'not used for its cell (base + 8)',
+        "x__leaves__mutmut_149": 'a fifth byte of each child cell read and not used: a cell lies at most at usable - 5 '
+                                 '(refused past it), its fifth byte inside the page',
+        "x__value__mutmut_6": 'an empty batch\'s (lo, hi) (1, 1) -> (2, 1): the general path gives the same empty int64 '
+                              'values and bool mask',
+        "x__value__mutmut_7": 'the same as above ((1, 2))',
+        "x__value__mutmut_36": '`lo < 8` -> `lo <= 8`: for 8 bytes the shift is 0, the values the same',
+        "x__value__mutmut_37": 'the same as above (`lo < 9`)',
+        "xǁ_Fileǁ__init____mutmut_32": 'a non-regular file\'s head b"" -> b"XXXX": shorter than 100 bytes either way, '
+                                      '"not a regular SQLite file"',
+        "xǁ_Fileǁ__init____mutmut_35": 'the page size read from a head shorter than 100 bytes too: such a file is refused '
+                                      'as not a regular SQLite file before the page size is read',
+        "xǁ_Fileǁ__init____mutmut_39": 'int.from_bytes without "big": big is its default (Python 3.11)',
+        "xǁ_Fileǁ__init____mutmut_46": 'a short head\'s page size 0 -> 1: refused as not a regular SQLite file either way',
+        "xǁ_Fileǁ__init____mutmut_95": 'ps & (ps - 1) -> ps & (ps - 2): for ps >= 512 both are 0 exactly for a power of 2 '
+                                      '(2**k + 1 & 2**k - 1 is 1; past it ps - 2 keeps the top bit)',
+        "xǁ_Pagesǁ_rows__mutmut_4": 'the buffer made again where it is as long as needed: the same bytes read into it',
+        "xǁ_Pagesǁ_rows__mutmut_5": 'len(pages) * ps -> / ps: the buffer is made for the first batch, the largest (every '
+                                    'batch but the last holds `pages` pages), and never needs to grow',
+        **{f"xǁ_Pagesǁ_rows__mutmut_{n}": 'np.arange(n, dtype=None) or without dtype: int64, as dtype=np.int64'
+           for n in (21, 23, 59, 61)},
+        "xǁ_Pagesǁ_rows__mutmut_106": 'one-byte payload sizes as float64 (astype(None)): exact, only compared and added',
+        **{f"xǁ_Pagesǁ_rows__mutmut_{n}":
+           f'{what}: each rowid\'s varint length read from its own bytes instead of once per batch, the same where '
+           f'each is as short as its rowid (SQLite writes no other); a longer one between two of the same length, '
+           f'which the batch-wide length leaves refused, is then read as SQLite reads it: neither misreads'
+           for n, what in ((128, "ends = None"), (129, "`if len(rec)` -> `and False`"),
+                           (140, "the batch-wide length never used (`and False`)"))},
+        "xǁ_Pagesǁ_rows__mutmut_142": 'ends[0] -> ends[1] where ends[0] == ends[1]',
+        **{f"xǁ_Pagesǁlast_rowid__mutmut_{n}": f'{what}: a page without cells is only the root leaf of an empty table, '
+           f'the batch\'s one page'
+           for n, what in ((11, "the pages walked on to n = -1 (buf[3 - ps]: the same page, no cells)"),
+                           (13, "every other page from the last"), (25, "continue -> break"))},
+        "xǁ_Pagesǁlast_rowid__mutmut_56": 'range(1, 10) -> range(1, 11): the loop ends at k = 9 (break) either way',
+        **{f"xǁ_Pagesǁlast_rowid__mutmut_{n}": f'{what}: only a 9-byte rowid reaches it, and rows() refuses a batch '
+           f'whose last rowid is one ("a 9-byte varint") before last_rowid reads it'
+           for n, what in ((61, "k == 9 -> k == 10"), (62, "the 9th byte\'s value None"), (63, "| -> &"),
+                           (64, "<< 8 -> >> 8"), (65, "<< 8 -> << 9"), (66, "break -> return"),
+                           (76, "the sign never taken"), (78, "- 2**64 -> + 2**64"), (79, "1 << 64 -> 1 >> 64"))},
+    }.items()},
 }
 KILLED = ("killed", "timeout", "segfault")   # a test failed, ran past its limit, or crashed
 
