@@ -135,6 +135,10 @@ EQUIVALENT = {
     f"{PKG}.analysis.report.audit.x_check_suite__mutmut_229":
         'the default line "" -> "XXXX" where the table has no row: no quote ("3.00x", "none compared") is in '
         'either, the same violation',
+    f"{PKG}.analysis.report.audit.x_check_records__mutmut_15":
+        'the runs\' groupby(dropna=False) -> dropna=None: pandas keeps the missing keys for any false value',
+    f"{PKG}.analysis.report.audit.x_check_records__mutmut_52":
+        'to_dict("records") -> to_dict("RECORDS"): pandas reads the orient in any case',
     # readers/sqlite_pages.py (SQ: its prefix)
     **{f"{SQ}.{name}": why for name, why in {
         "x__payload__mutmut_3": 'the sizes as float64 (astype(None)): below 2**22, exact; only compared and added to '
