@@ -139,6 +139,21 @@ EQUIVALENT = {
         'the runs\' groupby(dropna=False) -> dropna=None: pandas keeps the missing keys for any false value',
     f"{PKG}.analysis.report.audit.x_check_records__mutmut_52":
         'to_dict("records") -> to_dict("RECORDS"): pandas reads the orient in any case',
+    **{f"{PKG}.analysis.report.audit.x_check_records__mutmut_{n}":
+       f'measured.get(key, False) -> {what}: `both` is read only through bool() and as a condition, where None '
+       f'is False'
+       for n, what in ((318, "default None (the variant)"), (320, "no default (the variant)"),
+                       (324, "default None (eager)"), (326, "no default (eager)"))},
+    **{f"{PKG}.analysis.report.audit.x_check_records__mutmut_{n}":
+       f'the rows without a speedup: variant != "eager" -> != {what}, eager\'s rows then checked too: '
+       f'sweep.headline.table writes no verdict and no break-even count in an eager row (the reference, speedup '
+       f'1.0; a row not run has neither), so they pass'
+       for n, what in ((355, '"XXeagerXX"'), (356, '"EAGER"'))},
+    f"{PKG}.analysis.report.audit.x_check_records__mutmut_360":
+        'to_dict("records") -> to_dict("RECORDS"): pandas reads the orient in any case',
+    f"{PKG}.analysis.report.audit_match.x_close__mutmut_9":
+        '`isnan(a) or isnan(b)` -> `and`: with one NaN the comparison below is False (NaN compares false), as '
+        'the branch answers',
     # readers/sqlite_pages.py (SQ: its prefix)
     **{f"{SQ}.{name}": why for name, why in {
         "x__payload__mutmut_3": 'the sizes as float64 (astype(None)): below 2**22, exact; only compared and added to '
