@@ -210,7 +210,14 @@ EQUIVALENT = {
            f'whose last rowid is one ("a 9-byte varint") before last_rowid reads it'
            for n, what in ((61, "k == 9 -> k == 10"), (62, "the 9th byte\'s value None"), (63, "| -> &"),
                            (64, "<< 8 -> >> 8"), (65, "<< 8 -> << 9"), (66, "break -> return"),
-                           (76, "the sign never taken"), (78, "- 2**64 -> + 2**64"), (79, "1 << 64 -> 1 >> 64"))},
+                           (76, "the sign never taken"), (78, "- 2**64 -> + 2**64"), (79, "1 << 64 -> 1 >> 64"),
+                           (80, "2 << 64"), (81, "1 << 65"), (82, ">= 2**63 -> >"), (84, ">= 2 << 63"),
+                           (85, ">= 1 << 64"))},
+        **{f"x__payload__mutmut_{n}": f'a 4-byte size read as 2**21 -> {what}: above usable - 35 for every page size '
+           f'(at most 65536 - 35) as 2**21 is, the same refusal' for n, what in ((34, "2 << 21"), (35, "1 << 22"))},
+        "xǁ_Pagesǁ__init____mutmut_1": 'several\'s default False -> True: its one caller (columns) passes it',
+        "xǁ_Pagesǁ__init____mutmut_6": 'buf None -> "": `"" is None` is false, but its length 0 is short of any batch, '
+                                      'so the buffer is made at the first batch either way',
     }.items()},
 }
 KILLED = ("killed", "timeout", "segfault")   # a test failed, ran past its limit, or crashed
