@@ -91,15 +91,20 @@ def test_interior_cell_pointers_at_their_bounds(tmp_path):
         decoded(path, ["a"])
 
 
-@pytest.mark.parametrize("child", ["schema", "root", "twice"])
-def test_a_child_page_reached_twice(tmp_path, child):
-    """A child pointer of the root to the schema's page 1, to the root itself, or to the
-    page its next cell points to."""
+@pytest.mark.parametrize("child, why", [("schema", "a b-tree page reached twice"),
+                                        ("root", "a b-tree page reached twice"),
+                                        ("twice", "a b-tree page reached twice"),
+                                        ("past", "a page past the end of the file"),
+                                        ("zero", "a page past the end of the file")])
+def test_a_child_page_reached_twice_or_outside_the_file(tmp_path, child, why):
+    """A child pointer of the root to the schema's page 1, to the root itself, to the page
+    its next cell points to, to the page after the file's last, or to page 0."""
     path = str(tmp_path / "t.sqlite")
     root, mid, pages = deep(path)
     b = interior(path, root)
     cell = u16(b, 12)
-    to = {"schema": 1, "root": root, "twice": int.from_bytes(b[u16(b, 14):u16(b, 14) + 4], "big")}[child]
+    to = {"schema": 1, "root": root, "twice": int.from_bytes(b[u16(b, 14):u16(b, 14) + 4], "big"),
+          "past": pages + 1, "zero": 0}[child]
     patch(path, (root - 1) * 512 + cell, to.to_bytes(4, "big"))
-    with refused("a b-tree page reached twice"):
+    with refused(why):
         decoded(path, ["a"])
