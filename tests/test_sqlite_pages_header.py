@@ -5,6 +5,7 @@ the usable size they leave (its overflow threshold usable - 35); a journal or WA
 file, a FIFO or a short file refused; uri()'s two forms; and child page numbers past 2**16
 and 2**24 (a sparse file) read as SQLite reads them."""
 import os
+import signal
 import sqlite3
 import urllib.parse
 
@@ -43,8 +44,17 @@ def test_a_journal_beside_the_file(tmp_path, beside):
 def test_a_fifo_or_a_short_file_is_not_a_regular_sqlite_file(tmp_path):
     fifo = str(tmp_path / "fifo")
     os.mkfifo(fifo)
-    with refused("not a regular SQLite file"):
-        S._File(fifo)               # at once: opened without waiting for a writer, never read
+
+    def waited(*_):
+        raise TimeoutError("the FIFO's open waited for a writer")
+    old = signal.signal(signal.SIGALRM, waited)
+    signal.alarm(5)                 # (a blocking open would wait for ever, using no CPU time)
+    try:
+        with refused("not a regular SQLite file"):
+            S._File(fifo)           # at once: opened without waiting for a writer, never read
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
     short = tmp_path / "short"
     short.write_bytes(b"SQLite format 3\0" + bytes(83))
     with refused("not a regular SQLite file"):
