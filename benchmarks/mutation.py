@@ -156,6 +156,11 @@ EQUIVALENT = {
         'the branch answers',
     # readers/sqlite_pages.py (SQ: its prefix)
     **{f"{SQ}.{name}": why for name, why in {
+        **{f"x__layout__mutmut_{n}": f'sqlite3.connect(uri(path), uri=True) -> {what}: the SQLite Python links here '
+           f'is built with SQLITE_USE_URI=1, which reads a "file:" name as a URI whatever uri= says'
+           for n, what in ((3, "uri=None"), (5, "uri left out"), (7, "uri=False"))},
+        "x__layout__mutmut_14": 'the schema query in lower case: SQL\'s keywords are read in any case (the string '
+                                'literal \'table\' unchanged)',
         "x__payload__mutmut_3": 'the sizes as float64 (astype(None)): below 2**22, exact; only compared and added to '
                                 'integer offsets',
         "x__leaves__mutmut_3": 'np.array([root], None): a Python int\'s array is int64 without the dtype',

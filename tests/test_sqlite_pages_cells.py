@@ -3,7 +3,8 @@ malformed, each made by editing the bytes of a small table Python's sqlite3 wrot
 varints longer than their value needs (SQLite reads a varint of any length up to 9 bytes,
 so the decoder must read the same rows, or refuse), a rowid of 9 bytes, an empty table,
 the dtypes of each decoding path, page numbers outside the file and a file cut short
-while read; each refusal with its reason."""
+while read, a missing table or column, batches smaller than a page; each refusal with its
+reason."""
 import os
 import re
 import sqlite3
@@ -363,3 +364,38 @@ def test_a_serial_type_of_several_bytes_and_a_value_not_an_integer(tmp_path):
     with refused("a value that is not an integer"):
         decoded(path, ["b"])
     assert decoded(path, ["a"]) == [(1,), (2,)]
+
+
+# --- the table and its columns ----------------------------------------------------------------
+
+def test_a_missing_table_or_column_or_a_key_column(tmp_path):
+    path = table(str(tmp_path / "t.sqlite"), ROWS)
+    con = sqlite3.connect(path)
+    con.execute("CREATE VIRTUAL TABLE v USING fts5(x)")        # rootpage 0
+    con.execute("CREATE TABLE k (a INTEGER PRIMARY KEY, b INTEGER)")
+    con.commit()
+    con.close()
+    for name in ("u", "v"):
+        with refused(f"{name}: no such table"):
+            next(S.columns(path, name, ["x"]))
+    with refused("k: a primary key or hidden column"):
+        next(S.columns(path, "k", ["b"]))
+    with refused("t has no column zz"):
+        next(S.columns(path, "t", ["a", "zz", "yy"]))        # the first one missing named
+
+
+def test_two_leaves_one_empty_and_batches_smaller_than_a_page(tmp_path):
+    """A table of exactly two leaves: the second with no cells is refused (a non-root
+    leaf); a batch of fewer bytes than a page holds one page."""
+    rows = [(i, -i) for i in range(150)]
+    path = table(str(tmp_path / "t.sqlite"), rows)
+    con = sqlite3.connect(path)
+    leaves = [p for p, t in con.execute("SELECT pageno, pagetype FROM dbstat WHERE name = 't' ORDER BY path")
+              if t == "leaf"]
+    con.close()
+    assert len(leaves) == 2
+    got = list(S.columns(path, "t", ["a"], batch=100))
+    assert len(got) == 2 and sum(len(b[0][0]) for b, _ in got) == 150 and got[-1][1] == 150
+    patch(path, (leaves[1] - 1) * PS + 3, bytes(2))
+    with refused("a non-root leaf page with no cells (SQLite: malformed)"):
+        decoded(path, ["a"])
