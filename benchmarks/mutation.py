@@ -125,6 +125,14 @@ EQUIVALENT = {
     f"{PKG}.analysis.sweep.headline.x_table__mutmut_228":
         'the empty Series of runs without a bound column, dtype object -> None: its mode is empty either way '
         '(traced_bound None)',
+    f"{PKG}.analysis.sweep.headline.x_largest__mutmut_1":
+        '`isna(total) or total == 0` -> `and`: a NaN or 0 total makes every p * total > 0 false, so no part is '
+        'of its sign and ("", nan) is returned below as well',
+    f"{PKG}.analysis.sweep.headline.x_largest__mutmut_9":
+        'p * total > 0 -> p / total > 0: the same sign test for a total other than 0 (0 and NaN returned before)',
+    **{f"{PKG}.analysis.sweep.headline.x_ceiling_note__mutmut_{n}":
+       f'device\'s default "cuda" -> {what}: device is read only as == "cpu"'
+       for n, what in ((1, '"XXcudaXX"'), (2, '"CUDA"'))},
     f"{PKG}.analysis.report.audit.x_check_suite__mutmut_3":
         'to_dict("records") -> to_dict("RECORDS"): pandas reads the orient in any case',
     f"{PKG}.analysis.report.audit.x_check_suite__mutmut_215":
