@@ -3,6 +3,7 @@ pyproject.toml's [tool.mutmut]: the modules, the tests that may kill their mutan
 pytest arguments and time limits).
 
     nice -n 15 python benchmarks/mutation.py MODULE[::FUNCTION] ... [--max-children N] [--limit S]
+        [--tests FILE ...]   # only these test files of the selection (recorded as the record's tests)
     python benchmarks/mutation.py --list      # the modules [tool.mutmut] names
 
 The modules run together in a copy of the checkout (its tracked and untracked files, the
@@ -33,6 +34,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCORES = os.path.join(ROOT, "benchmarks", "results", "mutation", "scores.json")
 
 PKG = "fusionlab"   # mutmut names a mutant PKG.module.x_function__mutmut_N
+SQ = f"{PKG}.analysis.readers.sqlite_pages"
 
 # mutants whose change no input can show (mutmut's name: the reason)
 EQUIVALENT = {
@@ -123,6 +125,14 @@ EQUIVALENT = {
     f"{PKG}.analysis.sweep.headline.x_table__mutmut_228":
         'the empty Series of runs without a bound column, dtype object -> None: its mode is empty either way '
         '(traced_bound None)',
+    f"{PKG}.analysis.sweep.headline.x_largest__mutmut_1":
+        '`isna(total) or total == 0` -> `and`: a NaN or 0 total makes every p * total > 0 false, so no part is '
+        'of its sign and ("", nan) is returned below as well',
+    f"{PKG}.analysis.sweep.headline.x_largest__mutmut_9":
+        'p * total > 0 -> p / total > 0: the same sign test for a total other than 0 (0 and NaN returned before)',
+    **{f"{PKG}.analysis.sweep.headline.x_ceiling_note__mutmut_{n}":
+       f'device\'s default "cuda" -> {what}: device is read only as == "cpu"'
+       for n, what in ((1, '"XXcudaXX"'), (2, '"CUDA"'))},
     f"{PKG}.analysis.report.audit.x_check_suite__mutmut_3":
         'to_dict("records") -> to_dict("RECORDS"): pandas reads the orient in any case',
     f"{PKG}.analysis.report.audit.x_check_suite__mutmut_215":
@@ -133,6 +143,95 @@ EQUIVALENT = {
     f"{PKG}.analysis.report.audit.x_check_suite__mutmut_229":
         'the default line "" -> "XXXX" where the table has no row: no quote ("3.00x", "none compared") is in '
         'either, the same violation',
+    f"{PKG}.analysis.report.audit.x_check_records__mutmut_15":
+        'the runs\' groupby(dropna=False) -> dropna=None: pandas keeps the missing keys for any false value',
+    f"{PKG}.analysis.report.audit.x_check_records__mutmut_52":
+        'to_dict("records") -> to_dict("RECORDS"): pandas reads the orient in any case',
+    **{f"{PKG}.analysis.report.audit.x_check_records__mutmut_{n}":
+       f'measured.get(key, False) -> {what}: `both` is read only through bool() and as a condition, where None '
+       f'is False'
+       for n, what in ((318, "default None (the variant)"), (320, "no default (the variant)"),
+                       (324, "default None (eager)"), (326, "no default (eager)"))},
+    **{f"{PKG}.analysis.report.audit.x_check_records__mutmut_{n}":
+       f'the rows without a speedup: variant != "eager" -> != {what}, eager\'s rows then checked too: '
+       f'sweep.headline.table writes no verdict and no break-even count in an eager row (the reference, speedup '
+       f'1.0; a row not run has neither), so they pass'
+       for n, what in ((355, '"XXeagerXX"'), (356, '"EAGER"'))},
+    f"{PKG}.analysis.report.audit.x_check_records__mutmut_360":
+        'to_dict("records") -> to_dict("RECORDS"): pandas reads the orient in any case',
+    f"{PKG}.analysis.report.audit_match.x_close__mutmut_9":
+        '`isnan(a) or isnan(b)` -> `and`: with one NaN the comparison below is False (NaN compares false), as '
+        'the branch answers',
+    # readers/sqlite_pages.py (SQ: its prefix)
+    **{f"{SQ}.{name}": why for name, why in {
+        **{f"x__layout__mutmut_{n}": f'sqlite3.connect(uri(path), uri=True) -> {what}: the SQLite Python links here '
+           f'is built with SQLITE_USE_URI=1, which reads a "file:" name as a URI whatever uri= says'
+           for n, what in ((3, "uri=None"), (5, "uri left out"), (7, "uri=False"))},
+        "x__layout__mutmut_14": 'the schema query in lower case: SQL\'s keywords are read in any case (the string '
+                                'literal \'table\' unchanged)',
+        "x__payload__mutmut_3": 'the sizes as float64 (astype(None)): below 2**22, exact; only compared and added to '
+                                'integer offsets',
+        "x__leaves__mutmut_3": 'np.array([root], None): a Python int\'s array is int64 without the dtype',
+        "x__leaves__mutmut_5": 'the same as above (the dtype left out)',
+        "x__leaves__mutmut_9": 'seen as float64 zeros (dtype None): set to 1.0 and read through any(), as bool',
+        "x__leaves__mutmut_11": 'the same as above (the dtype left out)',
+        "x__leaves__mutmut_13": 'seen one slot longer: no level holds a page past f.pages (refused before)',
+        **{f"x__leaves__mutmut_{n}": f'the message of `total > f.pages` at a level\'s start -> {what}: it never holds, '
+           f'as the check before each level (total + its children > f.pages) bounds the next level\'s count'
+           for n, what in ((30, "None"), (31, '"XX...XX"'), (32, "upper case"))},
+        "x__leaves__mutmut_41": 'f.read(level[:2])[0] -> the first page\'s type byte either way (both pages checked '
+                                'inside the file before)',
+        "x__leaves__mutmut_49": 'np.arange(n, dtype=None): int64, as dtype=np.int64',
+        "x__leaves__mutmut_51": 'the same as above (the dtype left out)',
+        "x__leaves__mutmut_115": 'np.where(None, ...) -> each slot\'s offset read from the pointer array, the right '
+                                 'child\'s too: a right child\'s offset is masked out of the bounds check (~last) and '
+                                 'not used for its cell (base + 8)',
+        "x__leaves__mutmut_149": 'a fifth byte of each child cell read and not used: a cell lies at most at usable - 5 '
+                                 '(refused past it), its fifth byte inside the page',
+        "x__value__mutmut_6": 'an empty batch\'s (lo, hi) (1, 1) -> (2, 1): the general path gives the same empty int64 '
+                              'values and bool mask',
+        "x__value__mutmut_7": 'the same as above ((1, 2))',
+        "x__value__mutmut_36": '`lo < 8` -> `lo <= 8`: for 8 bytes the shift is 0, the values the same',
+        "x__value__mutmut_37": 'the same as above (`lo < 9`)',
+        "xǁ_Fileǁ__init____mutmut_32": 'a non-regular file\'s head b"" -> b"XXXX": shorter than 100 bytes either way, '
+                                      '"not a regular SQLite file"',
+        "xǁ_Fileǁ__init____mutmut_35": 'the page size read from a head shorter than 100 bytes too: such a file is refused '
+                                      'as not a regular SQLite file before the page size is read',
+        "xǁ_Fileǁ__init____mutmut_39": 'int.from_bytes without "big": big is its default (Python 3.11)',
+        "xǁ_Fileǁ__init____mutmut_46": 'a short head\'s page size 0 -> 1: refused as not a regular SQLite file either way',
+        "xǁ_Fileǁ__init____mutmut_95": 'ps & (ps - 1) -> ps & (ps - 2): for ps >= 512 both are 0 exactly for a power of 2 '
+                                      '(2**k + 1 & 2**k - 1 is 1; past it ps - 2 keeps the top bit)',
+        "xǁ_Pagesǁ_rows__mutmut_4": 'the buffer made again where it is as long as needed: the same bytes read into it',
+        "xǁ_Pagesǁ_rows__mutmut_5": 'len(pages) * ps -> / ps: the buffer is made for the first batch, the largest (every '
+                                    'batch but the last holds `pages` pages), and never needs to grow',
+        **{f"xǁ_Pagesǁ_rows__mutmut_{n}": 'np.arange(n, dtype=None) or without dtype: int64, as dtype=np.int64'
+           for n in (21, 23, 59, 61)},
+        "xǁ_Pagesǁ_rows__mutmut_106": 'one-byte payload sizes as float64 (astype(None)): exact, only compared and added',
+        **{f"xǁ_Pagesǁ_rows__mutmut_{n}":
+           f'{what}: each rowid\'s varint length read from its own bytes instead of once per batch, the same where '
+           f'each is as short as its rowid (SQLite writes no other); a longer one between two of the same length, '
+           f'which the batch-wide length leaves refused, is then read as SQLite reads it: neither misreads'
+           for n, what in ((128, "ends = None"), (129, "`if len(rec)` -> `and False`"),
+                           (140, "the batch-wide length never used (`and False`)"))},
+        "xǁ_Pagesǁ_rows__mutmut_142": 'ends[0] -> ends[1] where ends[0] == ends[1]',
+        **{f"xǁ_Pagesǁlast_rowid__mutmut_{n}": f'{what}: a page without cells is only the root leaf of an empty table, '
+           f'the batch\'s one page'
+           for n, what in ((11, "the pages walked on to n = -1 (buf[3 - ps]: the same page, no cells)"),
+                           (13, "every other page from the last"), (25, "continue -> break"))},
+        "xǁ_Pagesǁlast_rowid__mutmut_56": 'range(1, 10) -> range(1, 11): the loop ends at k = 9 (break) either way',
+        **{f"xǁ_Pagesǁlast_rowid__mutmut_{n}": f'{what}: only a 9-byte rowid reaches it, and rows() refuses a batch '
+           f'whose last rowid is one ("a 9-byte varint") before last_rowid reads it'
+           for n, what in ((61, "k == 9 -> k == 10"), (62, "the 9th byte\'s value None"), (63, "| -> &"),
+                           (64, "<< 8 -> >> 8"), (65, "<< 8 -> << 9"), (66, "break -> return"),
+                           (76, "the sign never taken"), (78, "- 2**64 -> + 2**64"), (79, "1 << 64 -> 1 >> 64"),
+                           (80, "2 << 64"), (81, "1 << 65"), (82, ">= 2**63 -> >"), (84, ">= 2 << 63"),
+                           (85, ">= 1 << 64"))},
+        **{f"x__payload__mutmut_{n}": f'a 4-byte size read as 2**21 -> {what}: above usable - 35 for every page size '
+           f'(at most 65536 - 35) as 2**21 is, the same refusal' for n, what in ((34, "2 << 21"), (35, "1 << 22"))},
+        "xǁ_Pagesǁ__init____mutmut_1": 'several\'s default False -> True: its one caller (columns) passes it',
+        "xǁ_Pagesǁ__init____mutmut_6": 'buf None -> "": `"" is None` is false, but its length 0 is short of any batch, '
+                                      'so the buffer is made at the first batch either way',
+    }.items()},
 }
 KILLED = ("killed", "timeout", "segfault")   # a test failed, ran past its limit, or crashed
 
@@ -174,10 +273,12 @@ def diff(work: str, name: str) -> str:
     return "\n".join(x for x in out.splitlines() if x[:1] in "-+" and not x.startswith(("---", "+++")))
 
 
-def score(modules: list[str], max_children: int, limit: float, names: list[str] | None = None) -> list[dict]:
+def score(modules: list[str], max_children: int, limit: float, names: list[str] | None = None,
+          tests: list[str] | None = None) -> list[dict]:
     """One `mutmut run` of the modules' mutants in a copy of the checkout (its stats pass,
     every selected test traced once, shared), stopped after `limit` seconds; a record per
-    module (module doc), `complete` false where mutants were left unchecked."""
+    module (module doc), `complete` false where mutants were left unchecked. tests: the
+    test files of the selection kept (None: all of [tool.mutmut]'s)."""
     work = tempfile.mkdtemp(prefix="mutation-")
     try:
         checkout_copy(work)
@@ -186,7 +287,7 @@ def score(modules: list[str], max_children: int, limit: float, names: list[str] 
         with open(os.path.join(work, "pyproject.toml")) as f:   # test files this checkout lacks left out
             text = f.read()
         for t in config()["pytest_add_cli_args_test_selection"]:
-            if not os.path.exists(os.path.join(work, t)):
+            if not os.path.exists(os.path.join(work, t)) or (tests is not None and t not in tests):
                 text = re.sub(rf'\s*"{re.escape(t)}",?', "", text)
         with open(os.path.join(work, "pyproject.toml"), "w") as f:
             f.write(text)
@@ -203,8 +304,9 @@ def score(modules: list[str], max_children: int, limit: float, names: list[str] 
         everything = results(work)
         if not everything or all(v == "not checked" for v in everything.values()):
             raise SystemExit(f"mutmut run failed ({proc.returncode}):\n{out[-3000:]}")
-        return [record(m, {k: v for k, v in everything.items() if fnmatch.fnmatch(k, pattern(m))
-                           and (names is None or k in names)}, work, seconds, head) for m in modules]
+        return [{**record(m, {k: v for k, v in everything.items() if fnmatch.fnmatch(k, pattern(m))
+                              and (names is None or k in names)}, work, seconds, head),
+                 **({"tests": tests} if tests is not None else {})} for m in modules]
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -246,7 +348,8 @@ def merge(old: dict, new: dict) -> dict:
             "complete": "not checked" not in counts, "survivors": left, "statuses": {k: statuses[k] for k in left},
             "unchecked": sorted(k for k in again if statuses[k] == "not checked"),
             "again": {"date": new["date"], "commit": new["commit"], "run_seconds": new["run_seconds"],
-                      "killed": sum(statuses[k] in KILLED for k in again)}}
+                      "killed": sum(statuses[k] in KILLED for k in again),
+                      **({"tests": new["tests"]} if "tests" in new else {})}}
 
 
 def rescore(old: dict) -> dict:
@@ -278,6 +381,8 @@ def main(argv=None) -> int:
                    "statuses")
     p.add_argument("--rescore", action="store_true", help="apply EQUIVALENT to the modules' records, run nothing")
     p.add_argument("--limit", type=float, default=4 * 3600, help="stop mutmut after this many seconds")
+    p.add_argument("--tests", nargs="+", metavar="FILE", help="only these test files of [tool.mutmut]'s selection "
+                   "(the modules' own tests: a shorter stats pass; a mutant only another file kills survives)")
     a = p.parse_args(argv)
     known = config()["only_mutate"]
     if a.list or not a.modules:
@@ -287,6 +392,9 @@ def main(argv=None) -> int:
     unknown = [m for m in a.modules if m.partition("::")[0] not in known]
     if unknown:
         p.error(f"{unknown[0]} is not in [tool.mutmut] only_mutate")
+    stray = [t for t in a.tests or [] if t not in config()["pytest_add_cli_args_test_selection"]]
+    if stray:
+        p.error(f"{stray[0]} is not in [tool.mutmut] pytest_add_cli_args_test_selection")
     def load() -> dict:
         return json.load(open(SCORES)) if os.path.exists(SCORES) else {}
     scores = load()
@@ -295,9 +403,10 @@ def main(argv=None) -> int:
     elif a.again:   # the survivors and unchecked mutants of each module's record, their new statuses merged in
         names = [k for m in a.modules for k in [*scores[m]["survivors"], *scores[m].get("unchecked", [])]
                  if k not in EQUIVALENT]
-        recs = [merge(scores[m], r) for m, r in zip(a.modules, score(a.modules, a.max_children, a.limit, names))]
+        recs = [merge(scores[m], r) for m, r in zip(a.modules, score(a.modules, a.max_children, a.limit, names,
+                                                                               a.tests))]
     else:
-        recs = score(a.modules, a.max_children, a.limit)
+        recs = score(a.modules, a.max_children, a.limit, tests=a.tests)
     scores = load()   # as it is now, after the run
     scores.update({m: {k: v for k, v in r.items() if k != "_found"} for m, r in zip(a.modules, recs)})
     with open(SCORES, "w") as f:

@@ -320,6 +320,23 @@ def test_each_record_violation_names_its_record_and_both_numbers():
     assert found == [where + "parts of the time saved (2 ms) without an eager run of its own"]
 
 
+def test_the_times_ratio_said_with_a_variant_time_other_than_one():
+    """eager 8 ms, the variant 2 ms: the ratio said is 8 / 2 = 4 (not 8 x 2 = 16)."""
+    found = violations(edited(consistent(wall=2.0, speedup=4.0), speedup=4.5))
+    assert "headline.csv m compile batch 8 inference float32: eager's time / the variant's = 4, speedup 4.5" in found
+
+
+def test_no_largest_part_read_back_as_missing_passes_where_the_parts_pull_both_ways():
+    """Host +6 ms and traffic -1.5 ms of 5 ms saved: no largest part, written as an empty
+    cell, which tables/headline.csv gives back as NaN (not a name)."""
+    h = consistent(wall=1.0, speedup=6.0, fractions=(1.2, -0.3, 0.0, 0.0))
+    assert h.loc[1, "largest_part"] == "" and math.isnan(h.loc[1, "largest_part_ms"])
+    assert violations(edited(h, largest_part=math.nan)) == []
+    found = violations(edited(h, largest_part="host_saved_ms", largest_part_ms=6.0))
+    assert any("names host_saved_ms (6 ms) as the largest part; its parts give none (they pull both ways)" in v
+               for v in found), found
+
+
 def test_a_record_without_eager_time_or_the_later_columns_is_read_as_it_is():
     h = edited(consistent(), eager_wall_ms=math.nan, saved_ms=math.nan, break_even_iters=math.nan)
     assert violations(h) == []

@@ -235,3 +235,20 @@ def test_the_range_note_quotes_megabytes_to_three_figures():
                                    "bytes_regime": "near or below L2"}, row)
     assert got["traffic_note"] == ("the working set is near or below L2: the DRAM bytes removed lie between 102 and "
                                    "402 MB (cold and steady-state iterations), 60.8 MB being the steady median")
+
+
+# --- the largest part at its bounds --------------------------------------------------------
+
+def test_the_largest_part_at_its_bounds():
+    """A total of exactly 1; a part as large as the total, or larger by the slack 1e-9
+    of the total (kept); a part of 0 beside one of
+    the other sign (none: a zero part is of neither sign); nothing saved or unknown."""
+    assert headline.largest({"a": 0.6, "b": 0.4}, 1.0) == ("a", 0.6)
+    assert headline.largest({"a": 2.0, "b": 0.0}, 2.0) == ("a", 2.0)
+    assert headline.largest({"a": -3.0, "b": 1.0}, -3.0) == ("a", -3.0)
+    edge = 2.0 * (1 + 1e-9)                 # at the stated slack itself: kept
+    assert headline.largest({"a": edge, "b": 0.0}, 2.0) == ("a", edge)
+    for parts, total in (({"a": 0.0, "b": -1.0}, 2.0), ({"a": 2.0000001, "b": 0.0}, 2.0), ({"a": 1.0}, 0.0),
+                         ({"a": 1.0}, NAN)):
+        name, value = headline.largest(parts, total)
+        assert name == "" and math.isnan(value), (parts, total)

@@ -306,3 +306,13 @@ def test_a_not_run_row_takes_its_setting_from_the_plan_or_a_recorded_configurati
     got = headline.not_run_rows([dict(plan, size="dim1024")], sp, columns)[0]
     assert got["size"] == "dim1024" and got["backend"] != got["backend"]
     assert headline.not_run_rows([plan], sp.drop(columns="mode"), columns)[0]["backend"] != "nsys"
+
+
+def test_the_records_come_in_key_order_numbered_from_0():
+    """The rows sorted by configuration and variant whatever the speedups table's order,
+    their index 0, 1, ... (a reader's h.loc[0] is the first row)."""
+    runs = runs_table().assign(profiler_overhead=1.0, peak_memory_bytes=1.0, compile_latency_s=0.0)
+    sp = tables.speedups(runs)
+    h = headline.table(runs, sp.iloc[::-1])
+    assert list(h.index) == list(range(len(h))) and list(h["variant"]) == sorted(sp["variant"])
+    assert h.loc[0, "variant"] == "compile"

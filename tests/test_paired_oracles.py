@@ -43,6 +43,23 @@ def test_median_ratio_ci_defaults_and_missing_windows():
     assert median_ratio_ci([1.0, 2.0], [2.0, 3.0]) is not None           # two pairs: an interval
 
 
+def test_median_ratio_ci_at_its_percentiles_exact_index():
+    """30 pairs of distinct windows (an even count: each median the mean of two, so few
+    ties): the sorted resampled ratios differ on each side of each percentile's index, so
+    an index or a resample count off by one gives another interval."""
+    rng = random.Random(2)      # (windows where a 2001st resample moves the interval)
+    v = [1.0 + rng.random() for _ in range(30)]
+    e = [2.0 + rng.random() for _ in range(30)]
+    want = bootstrap_oracle(v, e, 2000, 0)
+    assert median_ratio_ci(v, e) == want
+    assert bootstrap_oracle(v, e, 2001, 0) != want
+    rng = random.Random(0)
+    pairs = list(zip(v, e))
+    out = sorted(statistics.median([b for _, b in s]) / statistics.median([a for a, _ in s])
+                 for s in ([pairs[rng.randrange(30)] for _ in range(30)] for _ in range(2000)))
+    assert out[48] < out[49] == want[0] < out[50] and out[1949] < out[1950] == want[1] < out[1951]
+
+
 def test_paired_speedup_is_the_ratio_of_the_medians():
     assert timing.paired_speedup(V, E) == statistics.median(E) / statistics.median(V)
     assert timing.paired_speedup([1.0, 0.0, 3.0], [2.0, 4.0]) == 3.0 / 2.0   # missing windows dropped per side

@@ -11,7 +11,8 @@ batch's last row (None: the batch holds none). It raises Unsupported (before or 
 yielding) where the file holds what it does not decode: a table with a column that
 aliases the rowid or a hidden column, a WAL-mode file or one with a journal beside it, a
 record with a multi-byte header or serial type or with fewer columns than the table, a
-value of a named column that is not an integer or NULL, a row that spills to overflow
+rowid of 9 bytes (negative, or 2**56 and past), a value of a named column that is not an
+integer or NULL, a row that spills to overflow
 pages, a b-tree with leaves at several depths; and where the file is what SQLite calls
 malformed, or may be: a header field SQLite does not read as written, a page reached twice,
 more b-tree pages than the file has, a non-root leaf with no cells, a cell count or cell
@@ -187,7 +188,6 @@ class _Pages:
     def __init__(self, f: _File, positions: list[int], columns: int, several: bool = False):
         self.f, self.positions, self.columns = f, positions, columns
         self.several = several     # the table has more than one leaf: none may be empty
-        self.m = max(positions) + 1
         self.want = set(positions)
         self.buf = None
 
