@@ -110,7 +110,9 @@ def suite(h: pd.DataFrame) -> pd.DataFrame:
 def with_class(kernels: pd.DataFrame) -> pd.DataFrame:
     """The kernels table with each kernel's class and the precision its name states."""
     k = kernels.copy()
-    full = k["full_name"] if "full_name" in k else pd.Series("", index=k.index)
+    # as objects: a full_name column with every cell empty is read as numbers, into which
+    # pandas refuses (from pandas 4; warns now) to fill ""
+    full = k["full_name"].astype(object) if "full_name" in k else pd.Series("", index=k.index)
     k["kernel_class"] = [kernel_class.kernel_class(n, f) for n, f in zip(k["name"], full.fillna(""))]
     k["precision"] = [kernel_class.precision(n, f) for n, f in zip(k["name"], full.fillna(""))]
     return k
