@@ -35,6 +35,7 @@ SCORES = os.path.join(ROOT, "benchmarks", "results", "mutation", "scores.json")
 
 PKG = "fusionlab"   # mutmut names a mutant PKG.module.x_function__mutmut_N
 SQ = f"{PKG}.analysis.readers.sqlite_pages"
+SU = f"{PKG}.analysis.sweep.suite"
 
 # mutants whose change no input can show (mutmut's name: the reason)
 EQUIVALENT = {
@@ -231,6 +232,35 @@ EQUIVALENT = {
         "xǁ_Pagesǁ__init____mutmut_1": 'several\'s default False -> True: its one caller (columns) passes it',
         "xǁ_Pagesǁ__init____mutmut_6": 'buf None -> "": `"" is None` is false, but its length 0 is short of any batch, '
                                       'so the buffer is made at the first batch either way',
+    }.items()},
+    # sweep/suite.py (SU: its prefix)
+    **{f"{SU}.{name}": why for name, why in {
+        "x_suite__mutmut_3": 'groupby(SUITE_KEYS, sort=False) -> sort=None: pandas reads any false value as False '
+                             '(the groups in order of first appearance)',
+        "x_suite__mutmut_92": '`len(passed) / len(every) if len(every)` -> `... or True`: a group of a groupby is '
+                              'never empty',
+        **{f"x_suite__mutmut_{n}": f'`ok["speedup"].{what}() if len(ok)` -> `... or True`: the {what} of no values is '
+           f'nan, as the else gives' for n, what in ((118, "min"), (122, "max"))},
+        "x_suite__mutmut_163": 'the empty Series of a missing column, dtype float -> None: it has no values either way, '
+                               'so the median is nan',
+        "x_suite__mutmut_166": '`v.median() if v.notna().any()` -> `... or True`: the median of values all missing, or '
+                               'of none, is nan, as the else gives',
+        **{f"x_kernel_classes__mutmut_{n}": f'the {what} groupby(dropna=False) -> dropna=None: pandas keeps the '
+           f'missing keys for any false value' for n, what in ((21, "repeats\'"), (46, "classes\'"), (68, "totals\'"))},
+        **{f"x_slower__mutmut_{n}": f'variant != "eager" -> != {what}: an eager row marked slower (sweep.headline '
+           f'writes no verdict in one) is then compared with itself, every kernel on both sides, and adds no row'
+           for n, what in ((8, '"XXeagerXX"'), (9, '"EAGER"'))},
+        "x_with_class__mutmut_15": 'a missing full_name column read as "XXXX" instead of "": no class or '
+                                   'precision pattern matches "XXXX", as none matches ""',
+        **{f"x_with_class__mutmut_{n}": f'full.fillna("") -> fillna(None) ({what}): pandas fills an object column\'s '
+           f'missing cells with None, which kernel_class and precision read as "" (str(full_name or ""))'
+           for n, what in ((29, "the class"), (44, "the precision"))},
+        **{f"x_with_class__mutmut_{n}": f'full.fillna("") -> fillna("XXXX") ({what}): no class or precision pattern '
+           f'matches "XXXX", as none matches ""' for n, what in ((30, "the class"), (45, "the precision"))},
+        **{f"x_write__mutmut_{n}": f'the empty kernels table\'s full_name column named {what}: with_class reads a '
+           f'missing full_name as "" for each of its no rows, and neither table written from it holds full_name'
+           for n, what in ((12, '"XXfull_nameXX"'), (13, '"FULL_NAME"'))},
+        "x_write__mutmut_27": 'to_csv(index=False) -> index=None: pandas writes no index for any false value',
     }.items()},
 }
 KILLED = ("killed", "timeout", "segfault")   # a test failed, ran past its limit, or crashed
