@@ -245,6 +245,7 @@ def test_a_missing_or_foreign_archive_is_one_line_from_the_command(tmp_path):
         assert p.returncode == 2 and said in p.stderr and len(p.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow          # two Snakemake runs (the slow tier's, as the other dry runs of the tests)
 def test_snakemake_finds_nothing_to_run_again_after_restore_and_reruns_without_it(tmp_path):
     """tar keeps each file's time: the run's metrics.json packed older than its run.json
     makes Snakemake run the metrics step again after a plain unpack; after restore it
