@@ -232,6 +232,13 @@ EQUIVALENT = {
         "xǁ_Pagesǁ__init____mutmut_6": 'buf None -> "": `"" is None` is false, but its length 0 is short of any batch, '
                                       'so the buffer is made at the first batch either way',
     }.items()},
+    # plan/restore.py
+    **{f"{PKG}.plan.restore.x__killed_ncu__mutmut_{n}":
+       f'a record without a reason: .get("reason", "") -> {what}: str() of it holds no "process died" either'
+       for n, what in ((28, 'default None ("None")'), (30, 'no default ("None")'), (34, '"XXXX"'))},
+    f"{PKG}.plan.restore.x__same_folder__mutmut_14":
+        'filecmp.cmpfiles(shallow=False) -> shallow=None: filecmp takes the stat signatures alone only where '
+        'shallow is true; None reads every byte, as False',
 }
 KILLED = ("killed", "timeout", "segfault")   # a test failed, ran past its limit, or crashed
 
