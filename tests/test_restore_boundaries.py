@@ -227,16 +227,18 @@ def tar_of(path, members: dict, modes: dict | None = None):
 
 def test_unpack_names_a_member_that_climbs_out_and_keeps_a_name_beginning_with_dots(tmp_path):
     """`../evil.json` refused by restore's own check (its message, not the data filter's);
-    `X../runs/...` (a folder named X.., no `..` part) unpacks inside; `/abs` lands inside."""
+    `X../runs/...` (a folder named X.., no `..` part) unpacks inside; an absolute name lands
+    inside, its slash stripped."""
     bad = tar_of(tmp_path / "bad.tar", {f"{RUN0}/run.json": "r", "../evil.json": "x"})
     with pytest.raises(restore.RestoreError) as e:
         restore.unpack(bad, str(tmp_path / "stage"))
     assert str(e.value) == (f"{bad}: cannot be unpacked (TarError: '../evil.json' is not a plain file or folder "
                             f"inside the results folder)")
     assert not (tmp_path / "evil.json").exists() and not (tmp_path / "stage" / RUN0).exists()
-    odd = tar_of(tmp_path / "odd.tar", {f"X../{RUN0}/run.json": "r", "/abs/a.json": "a"})
+    odd = tar_of(tmp_path / "odd.tar", {f"X../{RUN0}/run.json": "r", f"{tmp_path}/abs/a.json": "a"})
     assert restore.unpack(odd, str(tmp_path / "stage2")) == (str(tmp_path / "stage2" / "X.."), 1)
-    assert (tmp_path / "stage2" / "abs" / "a.json").read_text() == "a"
+    assert (tmp_path / "stage2" / str(tmp_path).lstrip("/") / "abs" / "a.json").read_text() == "a"
+    assert not (tmp_path / "abs").exists()        # (a broken check would write there, not at /)
 
 
 def test_a_members_setuid_and_group_or_other_write_bits_are_cleared(tmp_path):
