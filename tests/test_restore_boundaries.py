@@ -248,6 +248,62 @@ def test_a_members_setuid_and_group_or_other_write_bits_are_cleared(tmp_path):
     assert os.stat(tmp_path / "res" / RUN0 / "run.json").st_mode & 0o7777 == 0o755
 
 
+def test_members_are_checked_before_anything_is_written(tmp_path):
+    """restore's own first check (_members, before the sizes): a link, a `..` part, a file
+    that is no archive, each named in its own words; names beginning with X.. or ` ..`
+    (folders of those names, no `..` part) pass."""
+    link = tmp_path / "link.tar"
+    with tarfile.open(link, "w") as tar:
+        info = tarfile.TarInfo("runs/x")
+        info.type, info.linkname = tarfile.SYMTYPE, "y"
+        tar.addfile(info)
+    climb = tar_of(tmp_path / "climb.tar", {"runs/../../evil.json": "x"})
+    for archive, name in ((str(link), "runs/x"), (climb, "runs/../../evil.json")):
+        with pytest.raises(restore.RestoreError) as e:
+            restore._members(archive)
+        assert str(e.value) == (f"{archive}: cannot be unpacked ({name!r} is not a plain file or folder inside "
+                                f"the results folder)")
+    (tmp_path / "notes.tar").write_text("not a tar")
+    with pytest.raises(restore.RestoreError) as e:
+        restore._members(str(tmp_path / "notes.tar"))
+    assert str(e.value).startswith(f"{tmp_path / 'notes.tar'}: cannot be unpacked (ReadError: ")
+    odd = tar_of(tmp_path / "odd.tar", {"X../a.json": "a", " ../b.json": "b", "/c.json": "c"})
+    assert [m.name for m in restore._members(odd)] == ["X../a.json", " ../b.json", "/c.json"]
+
+
+def test_without_the_data_filter_a_name_beginning_with_x_dots_unpacks_inside(tmp_path, monkeypatch):
+    monkeypatch.delattr(tarfile, "data_filter")
+    odd = tar_of(tmp_path / "odd.tar", {f"X../{RUN0}/run.json": "r"})
+    assert restore.unpack(odd, str(tmp_path / "stage")) == (str(tmp_path / "stage" / "X.."), 1)
+    assert not (tmp_path / "runs").exists()
+
+
+def test_each_run_already_there_is_replaced_whole(tmp_path):
+    """Two runs in RESULTS (an older run.json and metrics.json each), both in the archive."""
+    res = tmp_path / "res"
+    runs = (RUN0, RUN.format("-dim64"))
+    for rel in runs:
+        (res / rel).mkdir(parents=True)
+        (res / rel / "run.json").write_text("old")
+        (res / rel / "metrics.json").write_text("old")
+    restore.restore(str(res), [pack(tmp_path / "a.tgz", {f"{rel}/run.json": "new" for rel in runs})])
+    for rel in runs:
+        assert {n: (res / rel / n).read_text() for n in os.listdir(res / rel)} == {"run.json": "new"}
+
+
+def test_the_staging_folder_is_inside_the_results_folder(tmp_path, monkeypatch):
+    """Each archive unpacked into RESULTS/.restore-*/<its index> (one file system: moved by
+    rename), gone at the end."""
+    folders, unpack = [], restore.unpack
+    monkeypatch.setattr(restore, "unpack", lambda a, folder: folders.append(folder) or unpack(a, folder))
+    res = tmp_path / "res"
+    restore.restore(str(res), [pack(tmp_path / "a.tgz", {f"{RUN0}/run.json": "r"}),
+                               pack(tmp_path / "b.tgz", {f"{RUN.format('-dim64')}/run.json": "r"})])
+    staging = os.path.dirname(folders[0])
+    assert os.path.dirname(staging) == str(res) and os.path.basename(staging).startswith(".restore-")
+    assert folders == [os.path.join(staging, "0"), os.path.join(staging, "1")] and not os.path.exists(staging)
+
+
 @pytest.mark.parametrize("files, killed", [
     ({}, False),                                                          # no ncu_run.json
     ({"ncu_run.json": '{"reason": "process died"}', "ncu.json": "{}"}, False),   # finished after all
@@ -310,6 +366,7 @@ def test_what_a_killed_sweep_left_in_the_results_folder_is_left_out_and_named(tm
     (res / killed).mkdir(parents=True)
     (res / killed / "run.json").write_text("r")
     (res / killed / "ncu_run.json").write_text('{"reason": "process died"}')
+    (res / "ncu.json").write_text("{}")            # a file of the results folder itself, no run's
     got = restore.restore(str(res), [pack(tmp_path / "a.tgz", {f"{RUN0}/run.json": "r"})])
     assert got == {"archives": 1, "packed": 1, "runs": 2, "unfinished_runs": [died], "unfinished_ncu": [killed]}
     assert not (res / died).exists() and os.listdir(res / killed) == ["run.json"]
