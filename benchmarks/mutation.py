@@ -14,6 +14,9 @@ benchmarks/results/mutation/scores.json (one per module, replaced on each run): 
 and commit, the count of each status, the score (killed and timed out over all, the
 mutants named in EQUIVALENT left out), each surviving mutant with its diff, and the run's
 time.
+
+Over 450 lines: most of it is EQUIVALENT, the table of mutants no input tells apart, each
+with its reason.
 """
 from __future__ import annotations
 
@@ -262,6 +265,48 @@ EQUIVALENT = {
            for n, what in ((12, '"XXfull_nameXX"'), (13, '"FULL_NAME"'))},
         "x_write__mutmut_27": 'to_csv(index=False) -> index=None: pandas writes no index for any false value',
     }.items()},
+    # sweep/decompose.py
+    f"{PKG}.analysis.sweep.decompose.x__med__mutmut_10":
+        '`if len(x)` -> `or True`: the median of no values is nan, as the else gives',
+    f"{PKG}.analysis.sweep.decompose.x_side__mutmut_56":
+        '`max(hw - prof, 0.0) if hw == hw` -> `or True`: for a NaN host wait max(nan, 0.0) is nan (0.0 > nan '
+        'is false, so max keeps the first), as the else gives',
+    f"{PKG}.analysis.sweep.decompose.x_breakdown__mutmut_30":
+        'to_dict("records") -> to_dict("RECORDS"): pandas reads the orient in any case',
+    f"{PKG}.analysis.sweep.decompose.x_breakdown_wide__mutmut_30":
+        'the variants\' groupby(dropna=False) -> dropna=None: pandas keeps the missing keys for any false value',
+    f"{PKG}.analysis.sweep.decompose.x_breakdown_wide__mutmut_34": 'sort=True dropped: True is groupby\'s default',
+    **{f"{PKG}.analysis.sweep.decompose.x_breakdown_wide__mutmut_{n}":
+       f'the speedups merge\'s on=keys + ["variant"] -> {what}: pandas merges on the columns both hold, the same '
+       f'keys (the speedups columns taken, the interval, noise flag and paired speedup, are none of the wide '
+       f'table\'s)' for n, what in ((147, "on=None"), (150, "on left out"))},
+    **{f"{PKG}.analysis.sweep.decompose.x_wide_from_long__mutmut_{n}":
+       f'merge(p, on=keys) -> {what}: pandas merges on the columns both hold, the keys (p holds the keys and the '
+       f'part\'s own column, new to the wide table)' for n, what in ((36, "on=None"), (39, "on left out"))},
+    # plan/restore.py
+    **{f"{PKG}.plan.restore.x__killed_ncu__mutmut_{n}":
+       f'a record without a reason: .get("reason", "") -> {what}: str() of it holds no "process died" either'
+       for n, what in ((28, 'default None ("None")'), (30, 'no default ("None")'), (34, '"XXXX"'))},
+    f"{PKG}.plan.restore.x__members__mutmut_8":
+        'm.name.lstrip("/") -> rstrip("/"): slashes taken off either end only take off empty parts, and a ".." '
+        'part is found either way',
+    **{f"{PKG}.plan.restore.x__restore_locked__mutmut_{n}":
+       f'the trash folder\'s name "replaced" -> {what}: a name of the staging folder\'s own, beside the archives\' '
+       f'"0", "1", ..., removed with it' for n, what in ((58, '"XXreplacedXX"'), (59, '"REPLACED"'))},
+    **{f"{PKG}.plan.restore.x__restore_locked__mutmut_{n}":
+       f'the folder-in-the-way check\'s `not islink(results/rel)` -> {what}: _refuse_links, at the start, has '
+       f'refused any link under runs/ and device/, so results/rel is never one and the test is always true'
+       for n, what in ((103, "islink(rel) (relative to the working folder, no link)"),
+                       (104, "islink(results) (its real path, no link)"))},
+    **{f"{PKG}.plan.restore.x_restore__mutmut_{n}":
+       f'unfinished_ncu\'s `not exists(results/d/ncu.json)` -> {what}: never true for a d reported, so the filter '
+       f'leaves all in either way (a killed record is one without ncu.json; a run restored from an archive comes '
+       f'whole from it, and one from two archives with different files is refused)'
+       for n, what in ((80, "exists(d/ncu.json) (relative to the working folder)"),
+                       (83, '"XXncu.jsonXX"'), (84, '"NCU.JSON"'))},
+    f"{PKG}.plan.restore.x__same_folder__mutmut_14":
+        'filecmp.cmpfiles(shallow=False) -> shallow=None: filecmp takes the stat signatures alone only where '
+        'shallow is true; None reads every byte, as False',
 }
 KILLED = ("killed", "timeout", "segfault")   # a test failed, ran past its limit, or crashed
 

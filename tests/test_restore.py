@@ -223,10 +223,13 @@ def test_a_sparse_member_past_the_cap_is_refused_before_anything_is_written(tmp_
 
 
 @pytest.mark.parametrize("member, said", [("../evil.json", "cannot be unpacked"),
-                                          ("/fusionlab-restore-evil.json", "no runs/ folder")])
+                                          ("{tmp_path}/abs-evil.json", "no runs/ folder")])
 def test_an_archive_reaching_outside_the_results_folder_writes_nothing_there(tmp_path, member, said):
     """A member that climbs out is refused; an absolute one lands inside, its slash
-    stripped (the tar module's data filter), and the archive has no runs/ either way."""
+    stripped (the tar module's data filter), and the archive has no runs/ either way.
+    The absolute one names a path under tmp_path: where a change breaks the check, the
+    file lands there (seen, and removed with tmp_path), never at the file system's root."""
+    member = member.format(tmp_path=tmp_path)
     path = tmp_path / "bad.tgz"
     with tarfile.open(path, "w:gz") as tar:
         info = tarfile.TarInfo(member)
@@ -245,6 +248,7 @@ def test_a_missing_or_foreign_archive_is_one_line_from_the_command(tmp_path):
         assert p.returncode == 2 and said in p.stderr and len(p.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow          # two Snakemake runs (the slow tier's, as the other dry runs of the tests)
 def test_snakemake_finds_nothing_to_run_again_after_restore_and_reruns_without_it(tmp_path):
     """tar keeps each file's time: the run's metrics.json packed older than its run.json
     makes Snakemake run the metrics step again after a plain unpack; after restore it
@@ -274,10 +278,10 @@ def test_snakemake_finds_nothing_to_run_again_after_restore_and_reruns_without_i
 
 def test_a_python_without_the_data_filter_refuses_the_same_by_hand(tmp_path, monkeypatch):
     monkeypatch.delattr(tarfile, "data_filter")
-    ok = pack(tmp_path / "ok.tgz", {f"{RUN.format('')}/run.json": "r"}, prefix="/")
+    ok = pack(tmp_path / "ok.tgz", {f"{RUN.format('')}/run.json": "r"}, prefix=f"{tmp_path}/abs/")  # absolute
     restore.restore(str(tmp_path / "res"), [ok])
     assert (tmp_path / "res" / RUN.format("") / "run.json").read_text() == "r"
     bad = pack(tmp_path / "bad.tgz", {f"{RUN.format('')}/run.json": "r", "../../evil.json": "x"}, prefix="")
     with pytest.raises(restore.RestoreError, match="not a plain file or folder inside"):
         restore.restore(str(tmp_path / "res2"), [bad])
-    assert not any(p.name.startswith("evil") for p in tmp_path.rglob("*"))
+    assert not any(p.name.startswith("evil") for p in tmp_path.rglob("*")) and not (tmp_path / "abs").exists()

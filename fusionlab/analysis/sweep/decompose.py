@@ -118,10 +118,10 @@ def breakdown_wide(runs: pd.DataFrame, sp: pd.DataFrame | None = None,
     runs = tables.with_size(runs)
     ok = runs[runs["status"] == "ok"]
     bw = (peaks or {}).get("copy_bandwidth_Bps")
-    eagers = {k: side(g) for k, g in ok[ok["variant"] == "eager"].groupby(keys, dropna=False, sort=False)}
+    eagers = {k: side(g) for k, g in tables.groups_by_key(ok[ok["variant"] == "eager"], keys).items()}
     rows = []
     for key, g in ok[ok["variant"] != "eager"].groupby(keys + ["variant"], dropna=False, sort=True):
-        e = eagers.get(key[:-1])
+        e = eagers.get(tables.group_key(key[:-1]))   # a NaN key value found too (tables.group_key)
         if e is None or e["wall_ms"] != e["wall_ms"]:
             continue
         v = side(g)
