@@ -153,7 +153,7 @@ onerror:
 rule all:
     input:
         ANALYSIS,
-        stats=[f"{d}/stats" for d in profiled_run_dirs()] if BACKEND == "nsys" else [],
+        stats=[f"{d}/stats" for d in exported_run_dirs()] if BACKEND == "nsys" else [],
         traffic=NCU["inputs"],
     default_target: True
 

@@ -368,7 +368,7 @@ def test_what_a_killed_sweep_left_in_the_results_folder_is_left_out_and_named(tm
     (res / killed / "ncu_run.json").write_text('{"reason": "process died"}')
     (res / "ncu.json").write_text("{}")            # a file of the results folder itself, no run's
     got = restore.restore(str(res), [pack(tmp_path / "a.tgz", {f"{RUN0}/run.json": "r"})])
-    assert got == {"archives": 1, "packed": 1, "runs": 2, "unfinished_runs": [died], "unfinished_ncu": [killed]}
+    assert got == {"archives": 1, "packed": 1, "runs": 2, "unfinished_runs": [died], "stale_runs": [], "unfinished_ncu": [killed]}
     assert not (res / died).exists() and os.listdir(res / killed) == ["run.json"]
 
 
@@ -379,7 +379,7 @@ def test_the_command_says_what_it_restored_and_left_out(tmp_path, capsys):
     res = str(tmp_path / "res")
     assert restore.main([res, archive]) == 0
     assert capsys.readouterr().out.splitlines() == [
-        f"{res}: 2 runs from 1 archive(s); left out 1 unfinished run(s) and 1 killed Nsight Compute record(s); "
+        f"{res}: 2 runs from 1 archive(s); left out 1 unfinished run(s), 0 stale run(s) and 1 killed Nsight Compute record(s); "
         f"every file given one time",
         f"  left out a run (no run.json): {died}",
         f"  left out an Nsight Compute record (no ncu.json): {killed}"]

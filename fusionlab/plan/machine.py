@@ -54,6 +54,18 @@ def gpu_indices(spec: str = "auto") -> list[str]:
     return want
 
 
+def gpu_names() -> set[str]:
+    """The names of the GPUs nvidia-smi lists ('NVIDIA H100 80GB HBM3'); none without it."""
+    if not shutil.which("nvidia-smi"):
+        return set()
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
+                             text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return set()
+    return {line.strip() for line in out.splitlines() if line.strip()}
+
+
 def nsys_version() -> str | None:
     """The version of the nsys on PATH ('2025.3.1.90'), or None if there is none."""
     if not shutil.which("nsys"):

@@ -25,7 +25,15 @@ each:
   `timing.json` may be a killed process's "process died" record, which the sweep would take
   as the run's result;
 - an Nsight Compute record that a killed job left (`ncu_run.json` without `ncu.json`, its
-  reason "process died") is left out with its `ncu.log`, so the sweep measures it again.
+  reason "process died") is left out with its `ncu.log`, so the sweep measures it again;
+- a run packed without its Nsight report whose files were made from two profiles (stale):
+  by the times the archive keeps, its `run.json` older than its `timing.json`, or a file
+  made from the report (`metrics.json`, `kernels.csv`, `attribution.csv`) older than its
+  `run.json`, as a sweep stopped between a run's profile and its export leaves it.
+
+A finished run without its report (`recorded_without_profile`) is one the sweep goes on
+from: the workflow takes its `metrics.json`, `kernels.csv` and `attribution.csv` as they
+are and profiles it no more (workflow/rules/common.smk).
 
 A run comes whole from one archive: a run folder finished in two archives with different
 files is refused, naming the run and both archives (the same folder twice is one run).
@@ -179,6 +187,60 @@ def _finished(d: str) -> bool:
     return any(os.path.isfile(os.path.join(d, n)) for n in ("run.json", "unsupported.json"))
 
 
+PROFILE_FILES = ("report.nsys-rep", "report.sqlite")          # what a pack leaves out
+FROM_PROFILE = ("metrics.json", "kernels.csv", "attribution.csv")  # the run's files made from them
+
+
+def _mtime(d: str, name: str) -> float | None:
+    p = os.path.join(d, name)
+    return os.stat(p).st_mtime if os.path.isfile(p) else None
+
+
+def stale(d: str) -> bool:
+    """A run folder packed without its Nsight report whose files, by their times, come from
+    two profiles: run.json older than timing.json, or one of FROM_PROFILE older than
+    run.json (module doc)."""
+    if any(os.path.lexists(os.path.join(d, n)) for n in PROFILE_FILES):
+        return False
+    run, timing = _mtime(d, "run.json"), _mtime(d, "timing.json")
+    if run is None:
+        return False
+    if timing is not None and run < timing:
+        return True
+    return any(t is not None and t < run for t in (_mtime(d, n) for n in FROM_PROFILE))
+
+
+def recorded_without_profile(d: str) -> bool:
+    """A finished run kept without its Nsight report and its export: run.json and
+    metrics.json there, neither of PROFILE_FILES."""
+    return (all(os.path.isfile(os.path.join(d, n)) for n in ("run.json", "metrics.json"))
+            and not any(os.path.lexists(os.path.join(d, n)) for n in PROFILE_FILES))
+
+
+def other_gpu(run_dirs: list[str], names: set[str]) -> tuple[str, str] | None:
+    """The first recorded run (folder, its run.json's gpu) whose GPU is none of names: a
+    results folder restored on another GPU model than the one that would go on from it."""
+    for d in run_dirs:
+        try:
+            with open(os.path.join(d, "run.json")) as f:
+                gpu = json.load(f).get("gpu")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(gpu, str) and gpu and gpu not in names:
+            return d, gpu
+    return None
+
+
+def drop_stale(folder: str) -> list[str]:
+    """Remove the stale run folders (stale()) under folder; returns them relative to folder."""
+    out = []
+    for d in run_dirs(folder):
+        if stale(d):
+            shutil.rmtree(d)
+            out.append(os.path.relpath(d, folder))
+    return out
+
+
 def drop_unfinished(folder: str) -> tuple[list[str], list[str]]:
     """Remove the run folders without run.json or unsupported.json and the Nsight Compute
     records a killed job left (module doc) under folder; returns (runs removed, ncu records
@@ -264,13 +326,13 @@ def _make_dirs(results: str, rel: str) -> None:
 
 def _restore_locked(results: str, archives: list[str], staging: str) -> dict:
     _refuse_links(results)
-    packed, left_runs, left_ncu = 0, [], []
+    packed, left_runs, left_ncu, left_stale = 0, [], [], []
     chosen: dict[str, tuple[str, str]] = {}          # run (relative) -> (its folder in staging, archive)
     others: dict[str, str] = {}                      # other file (relative) -> its path in staging
     for i, a in enumerate(archives):
         root, n = unpack(a, os.path.join(staging, str(i)))
         r, c = drop_unfinished(root)
-        packed, left_runs, left_ncu = packed + n, left_runs + r, left_ncu + c
+        packed, left_runs, left_ncu, left_stale = packed + n, left_runs + r, left_ncu + c, left_stale + drop_stale(root)
         runs = {os.path.relpath(d, root): d for d in run_dirs(root)}
         for rel, d in runs.items():
             if rel in chosen and not _same_folder(chosen[rel][0], d):
@@ -292,7 +354,7 @@ def _restore_locked(results: str, archives: list[str], staging: str) -> dict:
         if os.path.isdir(os.path.join(results, rel)) and not os.path.islink(os.path.join(results, rel)):
             raise RestoreError(f"{os.path.join(results, rel)} is a folder; the archive holds a file there")
         os.replace(src, os.path.join(results, rel))
-    return {"packed": packed, "runs_left": left_runs, "ncu_left": left_ncu}
+    return {"packed": packed, "runs_left": left_runs, "ncu_left": left_ncu, "stale_left": left_stale}
 
 
 def restore(results: str, archives: list[str]) -> dict:
@@ -323,6 +385,7 @@ def restore(results: str, archives: list[str]) -> dict:
     # left out, and not restored finished from another archive either
     return {"archives": len(archives), "packed": got["packed"], "runs": len(kept),
             "unfinished_runs": sorted(set(got["runs_left"] + r) - kept),
+            "stale_runs": sorted(set(got["stale_left"]) - kept),
             "unfinished_ncu": sorted(d for d in set(got["ncu_left"] + c)
                                      if not os.path.exists(os.path.join(results, d, "ncu.json")))}
 
@@ -338,10 +401,13 @@ def main(argv=None) -> int:
         return 2
     got = restore(args[0], args[1:])
     print(printable(f"{args[0]}: {got['runs']} runs from {got['archives']} archive(s); left out "
-                    f"{len(got['unfinished_runs'])} unfinished run(s) and {len(got['unfinished_ncu'])} killed "
+                    f"{len(got['unfinished_runs'])} unfinished run(s), {len(got['stale_runs'])} stale run(s) and "
+                    f"{len(got['unfinished_ncu'])} killed "
                     f"Nsight Compute record(s); every file given one time"))
     for d in got["unfinished_runs"]:
         print(printable(f"  left out a run (no run.json): {d}"))
+    for d in got["stale_runs"]:
+        print(printable(f"  left out a run (files from two profiles, the report not packed): {d}"))
     for d in got["unfinished_ncu"]:
         print(printable(f"  left out an Nsight Compute record (no ncu.json): {d}"))
     return 0

@@ -24,7 +24,8 @@ rule run_attribution:
 rule attribution:
     input:
         metrics=[f"{d}/metrics.json" for d in run_dirs()],
-        runs=[] if METRICS_ONLY else [f"{d}/attribution.csv" for d in profiled_run_dirs()],
+        runs=[] if METRICS_ONLY else [f"{d}/attribution.csv" for d in profiled_run_dirs()
+                                      if d not in RECORDED or os.path.exists(f"{d}/attribution.csv")],
     output:
         table=ATTRIBUTION,
     log:

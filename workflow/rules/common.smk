@@ -7,7 +7,7 @@ import shlex
 from fusionlab.analysis.report import captions as report_captions
 from fusionlab.analysis.report import figures as report_figures
 from fusionlab.core import ncu_passes
-from fusionlab.plan import gpu_slots, ncu_plan
+from fusionlab.plan import gpu_slots, machine, ncu_plan, restore
 
 ENV = "../../environment.yml"
 
@@ -111,6 +111,19 @@ def _skip_reasons():
 
 
 SKIPPED = _skip_reasons()
+# the runs kept without their Nsight report (restored from a pack, plan.restore): the sweep
+# goes on from their records (metrics.json, kernels.csv, attribution.csv as they are) and
+# neither profiles nor exports them again
+RECORDED = (set() if REGENERATE or MACHINE.profiler != "nsys"
+            else {d for d in run_dirs() if d not in SKIPPED and restore.recorded_without_profile(d)})
+if RECORDED and workflow.is_main_process:
+    print(f"fusionlab: {len(RECORDED)} run(s) kept without their Nsight report (restored): their records are "
+          f"taken as they are, not measured again", file=sys.stderr)
+    _other = restore.other_gpu(sorted(RECORDED), machine.gpu_names()) if MACHINE.device == "cuda" else None
+    if _other:
+        sys.exit(printable(f"fusionlab: {_other[0]} was recorded on {_other[1]}, not on this machine's GPU "
+                           f"({', '.join(sorted(machine.gpu_names()))}): a sweep goes on from records of its own "
+                           f"GPU model only (restore them into another results folder)"))
 # nsys options and runner flag of the capture range: on the GPU nsys traces only the
 # measured range (cudaProfilerStart/Stop); a CPU-only run has no CUDA API to open it
 NSYS_CAPTURE = ((["--capture-range=cudaProfilerApi", "--capture-range-end=stop"], ["--capture-range"])
@@ -121,13 +134,20 @@ def profiled_run_dirs():
     return [d for d in run_dirs() if d not in SKIPPED]
 
 
+def exported_run_dirs():
+    """The profiled runs whose Nsight report is there or yet to be made (not RECORDED)."""
+    return [d for d in profiled_run_dirs() if d not in RECORDED]
+
+
 def profile_input(wildcards):
     d = RUN.format(**wildcards)
     if d in SKIPPED:
         return {"run": f"{d}/{sweep.UNSUPPORTED_FILE}"}
     if wildcards.backend == "nsys":
         inputs = {"run": f"{d}/run.json", "profile": f"{d}/report.sqlite", "timing": f"{d}/timing.json"}
-        if REGENERATE and not os.path.exists(inputs["timing"]):
+        if d in RECORDED:   # no report to export: its files made from one stay as recorded
+            del inputs["profile"]
+        if (REGENERATE or d in RECORDED) and not os.path.exists(inputs["timing"]):
             # recorded before untraced timing existed: no untraced wall time (never a traced one)
             del inputs["timing"]
         return inputs

@@ -10,8 +10,10 @@ MODEL_PAGES = [f"{RES}/pages/{m}.html" for m in sorted({r["model"] for r in RUNS
 
 TIMELINES = {m: timeline_runs(m) for m in sorted({r["model"] for r in RUNS})} if BACKEND == "nsys" else {}
 # regenerating from records without their exports: no timeline where one is missing
+# (or going on from runs kept without their reports)
 TIMELINES = {m: rs for m, rs in TIMELINES.items() if rs and (not REGENERATE or all(
-    os.path.exists(f"{sweep.run_dir(RES, **r)}/report.sqlite") for r in rs))}
+    os.path.exists(f"{sweep.run_dir(RES, **r)}/report.sqlite") for r in rs))
+    and not any(sweep.run_dir(RES, **r) in RECORDED for r in rs)}
 
 
 

@@ -21,7 +21,7 @@ rule reproduction_report:
         costs=COSTS,
         peaks=PEAKS_INPUT,
         # nsys stats of every run (the launch claim's API share); none on a torch sweep
-        stats=[f"{d}/stats" for d in profiled_run_dirs()] if BACKEND == "nsys" and not REGENERATE else [],
+        stats=[f"{d}/stats" for d in exported_run_dirs()] if BACKEND == "nsys" and not REGENERATE else [],
         claims=CLAIMS_INPUT,
     output:
         md=report(REPRODUCTION[0], caption="../report/reproduction.rst", category="0. Reproduction",
