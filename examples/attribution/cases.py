@@ -2,10 +2,10 @@
 axis adds one op, so that the measured change in kernel time when the op is removed can be
 set against the time attributed to it (check.py; config.yaml runs them).
 
-- chain(ops): y = x; y = y * w_i + z_i for i < ops, each step its own module `step.<i>`
+- chain(steps): y = x; y = y * w_i + z_i for i < steps, each step its own module `step.<i>`
   reading its own input z_i: under compile one fused pointwise kernel whose time Inductor's
-  provenance splits among the steps by unfused bytes; removing the last step (ops - 1)
-  saves what that step moves. Its attributed time is step.<ops-1>'s.
+  provenance splits among the steps by unfused bytes; removing the last step (steps - 1)
+  saves what that step moves. Its attributed time is step.<steps-1>'s.
 - matmuls(mms): x @ W_i for i < mms summed, W_i of width 4096 / 2**i: library GEMMs the
   compiled run's pool splits by FLOPs; removing the last (mms - 1) saves its GEMM and its
   share of the sum. Its attributed time is proj.<mms-1>'s."""
@@ -25,9 +25,9 @@ class Step(nn.Module):
 
 
 class Chain(nn.Module):
-    def __init__(self, hidden: int, ops: int):
+    def __init__(self, hidden: int, steps: int):
         super().__init__()
-        self.step = nn.ModuleList([Step(hidden) for _ in range(ops)])
+        self.step = nn.ModuleList([Step(hidden) for _ in range(steps)])
 
     def forward(self, x, *zs):
         y = x
@@ -36,10 +36,10 @@ class Chain(nn.Module):
         return y
 
 
-def chain(batch, dtype, device, ops=3, hidden=4096):
-    """ops multiply-adds, each reading its own (batch, 1024, hidden) input."""
-    model = Chain(hidden, ops).to(device=device, dtype=dtype)
-    inputs = tuple(torch.randn(batch, 1024, hidden, device=device, dtype=dtype) for _ in range(ops + 1))
+def chain(batch, dtype, device, steps=3, hidden=4096):
+    """steps multiply-adds, each reading its own (batch, 1024, hidden) input."""
+    model = Chain(hidden, steps).to(device=device, dtype=dtype)
+    inputs = tuple(torch.randn(batch, 1024, hidden, device=device, dtype=dtype) for _ in range(steps + 1))
     return model, inputs
 
 

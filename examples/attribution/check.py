@@ -17,13 +17,15 @@ import sys
 
 import pandas as pd
 
-# model -> (size axis, its value with the op, without it, the op's module path)
-CASES = {"attr_chain": ("ops", 3, 2, "step.2"), "attr_matmuls": ("mms", 2, 1, "proj.1")}
+# model -> (size axis, its value with the op, without it, the op's module path); the value
+# with the op is the factory's default (cases.py), which a run's size label leaves out
+CASES = {"attr_chain": ("steps", 3, 2, "step.2"), "attr_matmuls": ("mms", 2, 1, "proj.1")}
 
 
-def size_of(label: str, axis: str) -> int | None:
-    m = re.search(rf"{axis}(\d+)", str(label))
-    return int(m.group(1)) if m else None
+def size_of(label: str, axis: str, default: int) -> int:
+    """The axis's value in a size label ("steps2", "default": the factory's default)."""
+    m = re.search(rf"(?:^|-){axis}(\d+)(?:-|$)", str(label))
+    return int(m.group(1)) if m else default
 
 
 def main(argv=None) -> int:
@@ -37,7 +39,7 @@ def main(argv=None) -> int:
         if model not in CASES:
             continue
         axis, with_op, without, module = CASES[model]
-        g = g.assign(n=[size_of(s, axis) for s in g["size"]])
+        g = g.assign(n=[size_of(s, axis, with_op) for s in g["size"]])
         totals = g.groupby(["n", "repeat"])["time_us"].sum()
         mine = g[(g["n"] == with_op) & (g["module"] == module)].groupby("repeat")["time_us"].sum()
         if with_op not in totals.index.get_level_values(0) or without not in totals.index.get_level_values(0):

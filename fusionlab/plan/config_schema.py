@@ -291,6 +291,9 @@ def _check_sizes(cfg: dict) -> None:
             if axis not in declared:
                 raise ConfigError(f"config key sizes.{model}: {axis!r} is not a size axis of {model}; "
                                   f"allowed values: {', '.join(declared) or 'none (only batch_sizes)'}")
+            if axis in sizes.TABLE_COLUMNS:
+                raise ConfigError(f"config key sizes.{model}: size axis {axis!r} is also the name of a column of the "
+                                  f"run or kernel tables, which it would shadow; name {model}'s argument otherwise")
             lo, hi = declared[axis]["min"], declared[axis]["max"]
             bad = [v for v in values if not lo <= v <= hi]
             if bad:
