@@ -36,6 +36,7 @@ SCORES = os.path.join(ROOT, "benchmarks", "results", "mutation", "scores.json")
 PKG = "fusionlab"   # mutmut names a mutant PKG.module.x_function__mutmut_N
 SQ = f"{PKG}.analysis.readers.sqlite_pages"
 SU = f"{PKG}.analysis.sweep.suite"
+RV = f"{PKG}.analysis.report.reproduction"
 
 # mutants whose change no input can show (mutmut's name: the reason)
 EQUIVALENT = {
@@ -262,6 +263,14 @@ EQUIVALENT = {
            for n, what in ((12, '"XXfull_nameXX"'), (13, '"FULL_NAME"'))},
         "x_write__mutmut_27": 'to_csv(index=False) -> index=None: pandas writes no index for any false value',
     }.items()},
+    # report/reproduction/verdict.py and interval.py (RV: their package)
+    f"{RV}.verdict.x_kendall_tau__mutmut_19":
+        'pos[i] < pos[j] -> <=: the items are distinct (an ordering names each once; ordering() passes dict keys), '
+        'so no two positions are equal',
+    **{f"{RV}.interval.x_ratio_interval__mutmut_{n}":
+       f'the Welch df where va + vb is 0, len(a) + len(b) - 2 -> {what}: the half-width is t x se with se 0, '
+       f'0 for any df of at least 1 (2 + 2 values give {least})'
+       for n, what, least in ((44, "+ 2", "6"), (46, "- 3", "1"))},
 }
 KILLED = ("killed", "timeout", "segfault")   # a test failed, ran past its limit, or crashed
 

@@ -55,7 +55,8 @@ def test_ratio_band_from_the_published_value_and_tolerance():
     assert V.ratio(2.5, 2.0, 1.25)[0] == H
     assert V.ratio(1.59, 2.0, 1.25) == (F, f"1.59x {ONE} lies outside 1.6-2.5x (2x within 1.25x): 1.26x off")
     assert V.ratio(4.0, 2.0, 1.25)[1].endswith("(2x within 1.25x): 0.5x off")
-    assert V.ratio(2.0, 2.0, 1.25, ci(1.5, 2.4))[0] == X
+    assert V.ratio(2.0, 2.0, 1.25, ci(1.5, 2.4), what=" (p50)") == (
+        X, "2x [1.5, 2.4] (range of 3) (p50) straddles an edge of 1.6-2.5x (2x within 1.25x)")
     assert V.ratio(0.0, 2.0, 1.25) == (T, "no measured ratio")      # no ratio is 0 or less
     assert V.ratio(-2.0, 2.0, 1.25) == (T, "no measured ratio")
     assert V.ratio(1e-9, 1e-9, 1.0)[0] == H
@@ -81,7 +82,8 @@ def test_at_most_and_at_least_at_their_bound():
     assert V.at_least(1.05, 1.05) == (H, f"1.05x {ONE} lies within at least 1.05x")
     assert V.at_least(1e6, 1.05)[0] == H
     assert V.at_least(1.0, 1.05) == (F, f"1x {ONE} lies outside at least 1.05x")
-    assert V.at_least(1.2, 1.05, ci(1.0, 1.4), " (q)")[0] == X
+    assert V.at_least(1.2, 1.05, ci(1.0, 1.4), " (q)") == (X, "1.2x [1, 1.4] (range of 3) (q) straddles an edge of "
+                                                           "at least 1.05x")
     assert V.at_least(1.2, 1.05, ci(1.05, 1.4))[0] == H
 
 
@@ -117,9 +119,18 @@ def test_count_within_its_tolerance():
     assert V.count({"eager": 5, "fused": 5}, pub)[1] == "5 -> 5 per iteration against the published 5 -> 3"
     assert V.count({"eager": 4, "fused": 3}, pub)[0] == F           # the reference off by one
     assert V.count({"eager": 3, "fused": 5}, {"eager": 3, "fused": 5})[0] == H
-    # the variant's order against the published order: more where the text has more
-    assert V.count({"eager": 3, "fused": 6}, {"eager": 3, "fused": 5})[1].endswith(
-        "(the variant runs fewer, as published)")
+    # fewer is said only where both the measured and the published variant run fewer
+    assert V.count({"eager": 3, "fused": 6}, {"eager": 3, "fused": 5}) == (
+        F, "3 -> 6 per iteration against the published 3 -> 5")
+    assert V.count({"eager": 5, "fused": 6}, {"eager": 5, "fused": 5}) == (
+        F, "5 -> 6 per iteration against the published 5 -> 5")
+    assert V.count({"eager": 5, "fused": 4}, {"eager": 5, "fused": 5}) == (
+        F, "5 -> 4 per iteration against the published 5 -> 5")
+    # the 1e-9 slack at either end of [p / tolerance, p x tolerance]
+    assert V.count({"a": 4 / 1.5 - 1e-9, "b": 4}, {"a": 4, "b": 4}, 1.5)[0] == H
+    assert V.count({"a": 4 * 1.5 + 1e-9, "b": 4}, {"a": 4, "b": 4}, 1.5)[0] == H
+    assert V.count({"a": 4, "b": 4 / 1.5 - 1e-8}, {"a": 4, "b": 4}, 1.5)[0] == F
+    assert V.count({"a": 4, "b": 4 * 1.5 + 1e-8}, {"a": 4, "b": 4}, 1.5)[0] == F
     # tolerance 1.5 around 4: [2.667, 6]; the key order (reference first) from the published dict
     assert V.count({"a": 6, "b": 4}, {"a": 4, "b": 4}, 1.5)[0] == H
     assert V.count({"a": 2.7, "b": 4}, {"a": 4, "b": 4}, 1.5)[0] == H
@@ -181,7 +192,11 @@ def test_ordering_equal_pairs_by_the_ratio_of_their_times():
     # no interval on either side: the ratio's point 1.04 within [1 / 1.05, 1.05]
     assert V.ordering({"x": (1.04, None), "y": (1.0, None)}, pub, [["y", "x"]]) == (
         H, f"measured y < x (Kendall tau -1.00 against the published order); every pair as published")
-    assert V.ordering({"x": (1.06, None), "y": (1.0, None)}, pub, [["x", "y"]])[0] == F
+    assert V.ordering({"x": (1.06, None), "y": (1.0, None)}, pub, [["x", "y"]]) == (
+        F, f"measured y < x (Kendall tau -1.00 against the published order); x = y: does not hold "
+           f"(1.06x {ONE} (x / y) lies outside equal within 1.05x)")
+    assert V.ordering({"x": (2.0, None), "y": (2.1, None)}, pub, [["x", "y"]])[0] == H     # 0.952: inside
+    assert V.ordering({"x": (2.0, None), "y": (2.11, None)}, pub, [["x", "y"]])[0] == F    # 0.948: outside
     assert V.ordering({"x": (1.0, None), "y": (1.06, None)}, pub, [["x", "y"]])[0] == F
     assert V.ordering({"x": (1.0, None), "y": (1.06, None)}, pub, [["x", "y"]], equal_tolerance=1.1)[0] == H
     # the ratio's interval from the two times' intervals: [x.lo / y.hi, x.hi / y.lo]
@@ -212,6 +227,8 @@ def test_launch_bound_at_a_ratio_of_one_and_at_the_share():
     assert V.launch(None, 2.0, 1.0) == no and V.launch(3.0, None, 1.0) == no
     assert V.launch(3.0, 0.0, 1.0) == no and V.launch(3.0, -1.0, 1.0) == no
     assert V.launch(0.0, 2.0, 1.0)[0] == F
+    assert V.launch(1.0, 0.5, 0.5) == (
+        H, "launch call 1 us / kernel 0.5 us = 2x; 50% of kernels shorter than their launch (at least 50% needed)")
 
 
 def test_traffic_within_its_factor_either_way():
@@ -223,6 +240,7 @@ def test_traffic_within_its_factor_either_way():
         "cold 1.235e+05 B against the formula's 1e+05 B (1.23x; within 2x needed)")
     assert V.traffic(0, 100, 1.5) == (F, "measured 0 B against the formula's 100 B (0x; within 1.5x needed)")
     assert V.traffic(0, 100, math.inf)[0] == H                       # f = inf, at most inf
+    assert V.traffic(0.5, 1.0, 2.0)[0] == H and V.traffic(0.5, 1.0, 1.9)[0] == F   # below 1 B: 2x fewer
     assert V.traffic(None, 100, 2.0) == (T, "no measured bytes")
     assert V.traffic(100, 0, 2.0, what="steady") == (T, "no steady bytes")
     assert V.traffic(100, None, 2.0)[0] == T
@@ -236,6 +254,10 @@ def test_linear_fit_by_hand():
     assert V.linear_fit([1, 2, 3], [3, 5, 7]) == (1.0, 2.0, 1.0)
     a, b, r2 = V.linear_fit([0, 1, 2], [3, 3, 3])                  # no spread of y: no R^2
     assert (a, b) == (3.0, 0.0) and math.isnan(r2)
+    # a line far from the origin: the sums are centred, so the slope stays exact (1 / 2 and
+    # 1 / (2 / 3)) where uncentred sums would lose it to rounding at 1e8
+    assert V.linear_fit([1e8, 1e8 + 1, 1e8 + 2], [0, 1, 1])[1] == pytest.approx(0.5, rel=1e-12)
+    assert V.linear_fit([0, 1, 1], [1e8, 1e8 + 1, 1e8 + 2])[1] == pytest.approx(1.5, rel=1e-12)
     a, b, r2 = V.linear_fit([1, 1], [1, 2])                        # no spread of x: no slope
     assert math.isnan(a) and math.isnan(b) and math.isnan(r2)
 
@@ -339,6 +361,11 @@ def test_ratio_interval_by_hand():
     # the same the other way round: the reciprocal interval
     w = I.ratio_interval([1.0, e, e ** 2], [e, e ** 3])
     assert (w.lo, w.hi) == pytest.approx((math.exp(-1 - h), math.exp(-1 + h)))
+    # logs 0, 1 over logs 0, 0.5, 1: difference 0, va 1 / 4, vb 1 / 12 (their sum below 1),
+    # Welch df (1 / 3)^2 / ((1 / 4)^2 / 1 + (1 / 12)^2 / 2) = 32 / 19
+    w = I.ratio_interval([1.0, e], [1.0, e ** 0.5, e])
+    h = student_t.ppf(0.975, 32 / 19) * math.sqrt(1 / 3)
+    assert (w.lo, w.hi) == pytest.approx((math.exp(-h), math.exp(h)))
     # no spread at all: the point ratio, with the values at or below 0 left out
     w = I.ratio_interval([4.0, 0.0, 4.0, -1.0, "x"], [2.0, 2.0])
     assert (w.lo, w.hi) == (2.0, 2.0) and w.label == "95% Welch t-interval over 2 + 2 processes"
