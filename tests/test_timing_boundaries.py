@@ -132,6 +132,9 @@ def test_the_traced_iteration_opens_the_loop_parts_ranges():
     assert log[:5] == [f"[{R.ZERO_GRAD}", "zero_grad{'set_to_none': True}", "]", "fn", f"[{R.LOSS}"]
     assert log[5:7] == ["y.float", "yf.mean"] and log[-3:] == [f"[{R.OPTIMIZER_STEP}", "step", "]"]
     log.clear()
+    timing.iteration(torch, "train", fn, (1,), model, opt)()            # float32 by default: its mean directly
+    assert log == ["zero_grad{'set_to_none': True}", "fn", "y.mean", "backward mean(y)", "step"]
+    log.clear()
     assert timing.iteration(torch, "inference", lambda a, b: (a, b), (1, 2), model, opt)() == (1, 2)
     assert log == []
 
@@ -166,6 +169,9 @@ def test_grad_mode_and_the_loops():
     # train: no no_grad, n whole iterations, in the dtype asked
     timing.make_loop(torch, "train", lambda x: Out("y", log), (7,), model, opt, "bfloat16")(2)
     assert log == ["zero_grad{'set_to_none': True}", "y.float", "yf.mean", "backward mean(yf)", "step"] * 2
+    log.clear()
+    timing.make_loop(torch, "train", lambda x: Out("y", log), (7,), model)(1)      # float32 by default
+    assert log == ["zero_grad{'set_to_none': True}", "y.mean", "backward mean(y)"]
     log.clear()
     timing.per_iteration(lambda: log.append("s"))(3)
     assert log == ["s"] * 3
@@ -401,6 +407,16 @@ def test_host_check_threshold_and_its_tick_allowance(clock):
         b = check.blocks[-1]
         assert (b["disturbed"], b["kept"], b["threshold_cores"], b["seconds"]) == (disturbed, kept, 2.0, 1.0)
         assert b["other_busy_cores"] == (None if cores is None else round(cores, 3))
+
+
+def test_host_check_rounds_what_it_records(clock):
+    check = timing.HostCheck(Meter([1.23456]), None, windows=1)
+    check.open()
+    clock.now = 0.70001234
+    # 1 + 3 / (3 x 0.70001234) = 2.428546: 2.43 to 2 places; the span to 4, the cores to 3
+    assert check.judge(1) is True
+    b = check.blocks[0]
+    assert (b["threshold_cores"], b["seconds"], b["other_busy_cores"]) == (2.43, 0.7, 1.235)
 
 
 def test_host_check_blocks_shorter_than_block_s(clock):
