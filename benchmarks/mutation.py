@@ -267,6 +267,11 @@ EQUIVALENT = {
     f"{RV}.verdict.x_kendall_tau__mutmut_19":
         'pos[i] < pos[j] -> <=: the items are distinct (an ordering names each once; ordering() passes dict keys), '
         'so no two positions are equal',
+    **{f"{RV}.verdict.x_{fn}__mutmut_{n}": f'float("{w}") -> float("{w.upper()}"): Python reads "{w}" in any case'
+       for fn, n, w in (("kendall_tau", 33, "nan"), ("linear_fit", 26, "nan"), ("linear_fit", 53, "nan"),
+                        ("loglog_slope", 12, "nan"), ("traffic", 22, "inf"))},
+    **{f"{RV}.verdict.x_ordering__mutmut_{n}": f'the word of a pair that holds, "faster than" -> {what}: ordering '
+       f'writes out only the pairs that do not hold' for n, what in ((78, '"XXfaster thanXX"'), (79, "upper case"))},
     **{f"{RV}.interval.x_ratio_interval__mutmut_{n}":
        f'the Welch df where va + vb is 0, len(a) + len(b) - 2 -> {what}: the half-width is t x se with se 0, '
        f'0 for any df of at least 1 (2 + 2 values give {least})'
