@@ -276,6 +276,13 @@ EQUIVALENT = {
        f'the Welch df where va + vb is 0, len(a) + len(b) - 2 -> {what}: the half-width is t x se with se 0, '
        f'0 for any df of at least 1 (2 + 2 values give {least})'
        for n, what, least in ((44, "+ 2", "6"), (46, "- 3", "1"))},
+    # runner/timing.py
+    f"{PKG}.runner.timing.x_host_states__mutmut_33":
+        '`paired_speedup(...) if idx else None` -> `... or True`: paired_speedup of no windows is None, as the '
+        'else gives',
+    f"{PKG}.runner.timing.x_host_states__mutmut_59":
+        'abs(log(f / s)) > log1p(0.05) -> >=: no double f / s has a log equal to log1p(0.05) (the doubles either '
+        'side of 1.05 give logs 1.7e-16 below and 4.2e-17 above it)',
 }
 KILLED = ("killed", "timeout", "segfault")   # a test failed, ran past its limit, or crashed
 
