@@ -229,6 +229,18 @@ def test_a_window_holds_the_loop_and_its_last_sync_only(clock):
     assert events == ["sync", "loop(4)", "sync"]
 
 
+def test_time_windows_sync_around_each_window_and_probe_between(clock):
+    events, probe_ms = [], []
+
+    def step():
+        events.append("step")
+        clock.now += 1 / 64
+    out = timing.time_windows(timing.per_iteration(step), lambda: events.append("sync"), 2, 3,
+                              lambda: events.append("probe") or 0.5, probe_ms)
+    assert out == [15.625, 15.625] and probe_ms == [0.5, 0.5, 0.5]
+    assert events == ["probe"] + (["sync"] + ["step"] * 3 + ["sync", "probe"]) * 2
+
+
 def test_gc_paused_collects_then_pauses_until_the_block_ends(monkeypatch):
     collected = []
     monkeypatch.setattr(gc, "collect", lambda *a: collected.append(gc.isenabled()))
