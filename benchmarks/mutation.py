@@ -280,6 +280,8 @@ EQUIVALENT = {
     f"{PKG}.runner.timing.x_host_states__mutmut_33":
         '`paired_speedup(...) if idx else None` -> `... or True`: paired_speedup of no windows is None, as the '
         'else gives',
+    f"{PKG}.runner.timing.xǁHostCheckǁ__init____mutmut_1":
+        'windows\' default 0 -> 1: max(windows, 1) reads both as one window',
     f"{PKG}.runner.timing.x_host_states__mutmut_59":
         'abs(log(f / s)) > log1p(0.05) -> >=: no double f / s has a log equal to log1p(0.05) (the doubles either '
         'side of 1.05 give logs 1.7e-16 below and 4.2e-17 above it)',
