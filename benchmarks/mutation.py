@@ -280,6 +280,15 @@ EQUIVALENT = {
     f"{PKG}.runner.timing.x_host_states__mutmut_33":
         '`paired_speedup(...) if idx else None` -> `... or True`: paired_speedup of no windows is None, as the '
         'else gives',
+    f"{PKG}.runner.timing.x_time_paired_windows__mutmut_10":
+        'v = e = p = None -> "": v is always timed; e and p are read only where eager_loop and probe exist, '
+        'which set them',
+    **{f"{PKG}.runner.timing.x_time_paired_windows__mutmut_{n}":
+       f'the window order\'s "variant" -> {what}: only "eager" is compared (which == "eager"), any other name '
+       f'times the variant' for n, what in ((13, '"XXvariantXX" (first)'), (14, '"VARIANT" (first)'),
+                                            (23, '"XXvariantXX" (second)'), (24, '"VARIANT" (second)'))},
+    f"{PKG}.runner.timing.x_time_paired_windows__mutmut_46":
+        'i += 1 -> i -= 1: -k % 2 == k % 2, the same alternation of the order',
     f"{PKG}.runner.timing.xǁHostCheckǁ__init____mutmut_1":
         'windows\' default 0 -> 1: max(windows, 1) reads both as one window',
     f"{PKG}.runner.timing.x_host_states__mutmut_59":
