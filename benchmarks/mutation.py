@@ -39,6 +39,7 @@ SCORES = os.path.join(ROOT, "benchmarks", "results", "mutation", "scores.json")
 PKG = "fusionlab"   # mutmut names a mutant PKG.module.x_function__mutmut_N
 SQ = f"{PKG}.analysis.readers.sqlite_pages"
 SU = f"{PKG}.analysis.sweep.suite"
+RV = f"{PKG}.analysis.report.reproduction"
 
 # mutants whose change no input can show (mutmut's name: the reason)
 EQUIVALENT = {
@@ -307,6 +308,37 @@ EQUIVALENT = {
     f"{PKG}.plan.restore.x__same_folder__mutmut_14":
         'filecmp.cmpfiles(shallow=False) -> shallow=None: filecmp takes the stat signatures alone only where '
         'shallow is true; None reads every byte, as False',
+    # report/reproduction/verdict.py and interval.py (RV: their package)
+    f"{RV}.verdict.x_kendall_tau__mutmut_19":
+        'pos[i] < pos[j] -> <=: the items are distinct (an ordering names each once; ordering() passes dict keys), '
+        'so no two positions are equal',
+    **{f"{RV}.verdict.x_{fn}__mutmut_{n}": f'float("{w}") -> float("{w.upper()}"): Python reads "{w}" in any case'
+       for fn, n, w in (("kendall_tau", 33, "nan"), ("linear_fit", 26, "nan"), ("linear_fit", 53, "nan"),
+                        ("loglog_slope", 12, "nan"), ("traffic", 22, "inf"))},
+    **{f"{RV}.verdict.x_ordering__mutmut_{n}": f'the word of a pair that holds, "faster than" -> {what}: ordering '
+       f'writes out only the pairs that do not hold' for n, what in ((78, '"XXfaster thanXX"'), (79, "upper case"))},
+    **{f"{RV}.interval.x_ratio_interval__mutmut_{n}":
+       f'the Welch df where va + vb is 0, len(a) + len(b) - 2 -> {what}: the half-width is t x se with se 0, '
+       f'0 for any df of at least 1 (2 + 2 values give {least})'
+       for n, what, least in ((44, "+ 2", "6"), (46, "- 3", "1"))},
+    # runner/timing.py
+    f"{PKG}.runner.timing.x_host_states__mutmut_33":
+        '`paired_speedup(...) if idx else None` -> `... or True`: paired_speedup of no windows is None, as the '
+        'else gives',
+    f"{PKG}.runner.timing.x_time_paired_windows__mutmut_10":
+        'v = e = p = None -> "": v is always timed; e and p are read only where eager_loop and probe exist, '
+        'which set them',
+    **{f"{PKG}.runner.timing.x_time_paired_windows__mutmut_{n}":
+       f'the window order\'s "variant" -> {what}: only "eager" is compared (which == "eager"), any other name '
+       f'times the variant' for n, what in ((13, '"XXvariantXX" (first)'), (14, '"VARIANT" (first)'),
+                                            (23, '"XXvariantXX" (second)'), (24, '"VARIANT" (second)'))},
+    f"{PKG}.runner.timing.x_time_paired_windows__mutmut_46":
+        'i += 1 -> i -= 1: -k % 2 == k % 2, the same alternation of the order',
+    f"{PKG}.runner.timing.xǁHostCheckǁ__init____mutmut_1":
+        'windows\' default 0 -> 1: max(windows, 1) reads both as one window',
+    f"{PKG}.runner.timing.x_host_states__mutmut_59":
+        'abs(log(f / s)) > log1p(0.05) -> >=: no double f / s has a log equal to log1p(0.05) (the doubles either '
+        'side of 1.05 give logs 1.7e-16 below and 4.2e-17 above it)',
 }
 KILLED = ("killed", "timeout", "segfault")   # a test failed, ran past its limit, or crashed
 
