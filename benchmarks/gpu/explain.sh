@@ -8,9 +8,10 @@
 #   real_train  config/explain-real.yaml, training: results/explain-real-train
 #   bash benchmarks/gpu/explain.sh [STAGE ...]        (all four by default, in that order)
 # Each stage stops after STAGE_S seconds (default 600), or <stage>_S where set (gap_S=240).
-# RECORDS=benchmarks/results/h100-explain-partial: each sweep goes on from the records kept
-# there (records-<results folder>.tar.xz, unpacked by `fusionlab restore` into a results
-# folder not yet there).
+# RECORDS=benchmarks/results/h100-explain-partial: the gap and attribution sweeps go on from
+# the records kept there (records-<results folder>.tar.xz, unpacked by `fusionlab restore`
+# into a results folder not yet there; the workflow takes a run kept without its report as
+# recorded).
 set -u
 STAGE_S=${STAGE_S:-600}
 export TORCHINDUCTOR_CACHE_DIR=${TORCHINDUCTOR_CACHE_DIR:-/tmp/inductor-explain} PYTHONUNBUFFERED=1
@@ -23,7 +24,9 @@ restore() {   # restore RESULTS: the kept records of that results folder, if any
 for stage in ${@:-real_inf gap attr real_train}; do
   t0=$(date +%s)
   case $stage in
-    real_inf) restore results/explain-real-inference ;; gap) restore results/gap-cases ;;
+    # the real-network sweeps run afresh: their kept records predate the run-level
+    # attribution's loop ranges and layout-kernel pooling, which a restored run keeps as recorded
+    real_inf) ;; gap) restore results/gap-cases ;;
     attr) restore results/attribution ;; real_train) restore results/explain-real-train ;;
   esac
   limit=${stage}_S; limit=${!limit:-$STAGE_S}
