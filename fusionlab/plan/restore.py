@@ -57,7 +57,7 @@ import tarfile
 import tempfile
 import time
 
-from fusionlab.core.io import printable
+from fusionlab.core.io import printable, read_json
 from fusionlab.plan import sweep_lock
 
 RUN_DEPTH = 6                # runs/<profiler>/<model>/<variant>/<setting>/<batch>/r<k>: plan.sweep.RUN_PATTERN
@@ -191,6 +191,10 @@ PROFILE_FILES = ("report.nsys-rep", "report.sqlite")          # what a pack leav
 FROM_PROFILE = ("metrics.json", "kernels.csv", "attribution.csv")  # the run's files made from them
 
 
+def _has_profile(d: str) -> bool:
+    return any(os.path.lexists(os.path.join(d, n)) for n in PROFILE_FILES)
+
+
 def _mtime(d: str, name: str) -> float | None:
     p = os.path.join(d, name)
     return os.stat(p).st_mtime if os.path.isfile(p) else None
@@ -200,7 +204,7 @@ def stale(d: str) -> bool:
     """A run folder packed without its Nsight report whose files, by their times, come from
     two profiles: run.json older than timing.json, or one of FROM_PROFILE older than
     run.json (module doc)."""
-    if any(os.path.lexists(os.path.join(d, n)) for n in PROFILE_FILES):
+    if _has_profile(d):
         return False
     run, timing = _mtime(d, "run.json"), _mtime(d, "timing.json")
     if run is None:
@@ -214,18 +218,14 @@ def recorded_without_profile(d: str) -> bool:
     """A finished run kept without its Nsight report and its export: run.json and
     metrics.json there, neither of PROFILE_FILES."""
     return (all(os.path.isfile(os.path.join(d, n)) for n in ("run.json", "metrics.json"))
-            and not any(os.path.lexists(os.path.join(d, n)) for n in PROFILE_FILES))
+            and not _has_profile(d))
 
 
 def other_gpu(run_dirs: list[str], names: set[str]) -> tuple[str, str] | None:
     """The first recorded run (folder, its run.json's gpu) whose GPU is none of names: a
     results folder restored on another GPU model than the one that would go on from it."""
     for d in run_dirs:
-        try:
-            with open(os.path.join(d, "run.json")) as f:
-                gpu = json.load(f).get("gpu")
-        except (OSError, ValueError, AttributeError):
-            continue
+        gpu = (read_json(os.path.join(d, "run.json")) or {}).get("gpu")
         if isinstance(gpu, str) and gpu and gpu not in names:
             return d, gpu
     return None
