@@ -8,6 +8,9 @@
 #   real_train  config/explain-real.yaml, training: results/explain-real-train
 #   bash benchmarks/gpu/explain.sh [STAGE ...]        (all four by default, in that order)
 # Each stage stops after STAGE_S seconds (default 600), or <stage>_S where set (gap_S=240).
+# PARALLEL=1: the stages run at once, as separate sweeps; they share the GPU's slot lock and
+# the host gate (fusionlab.jobs.slots, host_gate), so a measurement still runs alone on the
+# GPU and the host while the others' compiles, exports and tables fill the time between.
 # RECORDS=benchmarks/results/h100-explain-partial: the gap and attribution sweeps go on from
 # the records kept there (records-<results folder>.tar.xz, unpacked by `fusionlab restore`
 # into a results folder not yet there; the workflow takes a run kept without its report as
@@ -16,12 +19,15 @@ set -u
 STAGE_S=${STAGE_S:-600}
 export TORCHINDUCTOR_CACHE_DIR=${TORCHINDUCTOR_CACHE_DIR:-/tmp/inductor-explain} PYTHONUNBUFFERED=1
 SMK="snakemake --cores $(nproc) --scheduler greedy --keep-going --rerun-incomplete"
+# sweeps at once in one folder: their results folders differ, Snakemake's folder lock is off
+[ "${PARALLEL:-0}" = 1 ] && SMK="$SMK --nolock"
 { date -u; nvidia-smi -L; nsys --version; python -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"; } 2>&1
 restore() {   # restore RESULTS: the kept records of that results folder, if any
   local a=${RECORDS:-}/records-$(basename "$1").tar.xz
   if [ -n "${RECORDS:-}" ] && [ -f "$a" ] && [ ! -e "$1" ]; then python -m fusionlab.cli restore "$1" "$a"; fi
 }
-for stage in ${@:-real_inf gap attr real_train}; do
+run_stage() {   # run_stage STAGE: restore, sweep, check; a summary on stdout
+  local stage=$1 t0 limit
   t0=$(date +%s)
   case $stage in
     # the real-network sweeps run afresh: their kept records predate the run-level
@@ -51,4 +57,12 @@ for stage in ${@:-real_inf gap attr real_train}; do
   echo "stage $stage: rc $? after $(( $(date +%s) - t0 )) s"
   grep -E "steps \(" explain-$stage.log | tail -1
   tail -4 explain-$stage.log
-done
+}
+stages=${@:-real_inf gap attr real_train}
+if [ "${PARALLEL:-0}" = 1 ]; then
+  for stage in $stages; do run_stage "$stage" > explain-$stage.summary 2>&1 & done
+  wait
+  cat explain-*.summary
+else
+  for stage in $stages; do run_stage "$stage"; done
+fi
