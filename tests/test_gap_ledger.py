@@ -117,6 +117,37 @@ def test_host_terms_count_only_the_exposed_host_time():
                                                    "graph_breaks": 0.0, "recompiles": 0.0}
 
 
+def test_an_inference_calls_host_time_around_its_graphs_joins_wrapper_or_graph_breaks():
+    """Inference with the call's host time recorded: what lies outside the graphs and the
+    cache lookups is Dynamo's frame and the compiled frame's code (in `wrapper`), or with a
+    graph break the eager code between the graphs (in `graph_breaks`); so the host costs add
+    up to the call's host time. One graph of 60 us, 10 launches x 5 us, a 2 us lookup, a
+    100 us call: wrapper 60 - 50 = 10 us plus 100 - 60 - 2 = 38 us around it."""
+    e = {"launches_per_iter": 8, "host_per_launch_us": 5.0, "host_ms": 0.040}
+    one = {"total": {"graph_breaks": 0}, "windows_compile_us_per_iter": 0.0,
+           "guards": {"frames": [{"code": "forward (/x/m.py:1)", "entry": 0, "entries": 1, "lookup_us": 2.0}],
+                      "missed_lookup_us_per_iter": 0.0, "graph_calls_per_iter": 1, "graph_host_us_per_iter": 60.0,
+                      "iteration_host_us_per_iter": 100.0}}
+    v = {"launches_per_iter": 10, "host_ms": 0.100, "mode": "inference"}
+    t = gap_host.host_terms(v, e, one, reduce_overhead=False)
+    assert t["wrapper"][0] == pytest.approx(0.048) and t["graph_breaks"][0] == 0.0
+    assert "38 us of the call's 100 us host time around the graphs" in t["wrapper"][1]
+    assert "loop" not in t
+    assert sum(ms for ms, _ in t.values()) == pytest.approx(0.100 - 0.040)   # the call's host time less eager's
+    # DYN (a graph break, 2 graphs of 100 us, lookups 2 + 3 found and 7 missed) in a 300 us call:
+    # 188 us of eager code between the graphs, in graph_breaks beside the resumed lookup and wrapper
+    dyn = {**DYN, "guards": {**DYN["guards"], "iteration_host_us_per_iter": 300.0}}
+    t = gap_host.host_terms({**v, "host_ms": 0.340}, e, dyn, reduce_overhead=False)
+    assert t["graph_breaks"][0] == pytest.approx((3.0 + 25.0 + 188.0) / 1e3)
+    assert t["wrapper"][0] == pytest.approx(0.025) and "eager code between the graphs" in t["graph_breaks"][1]
+    # the graphs and lookups over the call's time (timer noise): nothing added, never negative
+    small = {**one, "guards": {**one["guards"], "iteration_host_us_per_iter": 50.0}}
+    assert gap_host.host_terms(v, e, small, reduce_overhead=False)["wrapper"][0] == pytest.approx(0.010)
+    # a record without the call's time: the wrapper alone
+    bare = {**one, "guards": {k: x for k, x in one["guards"].items() if k != "iteration_host_us_per_iter"}}
+    assert gap_host.host_terms(v, e, bare, reduce_overhead=False)["wrapper"][0] == pytest.approx(0.010)
+
+
 def test_a_training_loops_host_time_outside_the_compiled_forward_is_a_term():
     """DYN in training with the iteration's host time, 300 us: the graphs' 100 us, the
     lookups 2 + 3 found and 7 missed: 188 us outside them (backward, loss, optimizer step).

@@ -77,6 +77,12 @@ def host_costs(v: dict, e: dict, dyn: dict | None, reduce_overhead: bool) -> dic
         out["graph_breaks"] = (gb if breaks or resumed else 0.0,
                                f"{breaks} graph break(s)" + (f" at {sites}" if sites else "")
                                + (f" ({reasons})" if reasons else "") + f", {calls} graphs per iteration")
+        whole = number(g.get("iteration_host_us_per_iter"))
+        if v.get("mode") != "train" and calls and graph_us == graph_us and whole == whole:
+            # inference: the call's host time around its graphs joins the term it belongs to
+            around, d = frame_cost(g, graph_us, bool(breaks or resumed))
+            name = "graph_breaks" if breaks or resumed else "wrapper"
+            out[name] = (out[name][0] + around, f"{out[name][1]}; {d}")
         win = dyn.get("windows") or {}
         limit = tot.get("recompile_limit_hits") or 0
         guard = next(iter((tot.get("recompile_guards") or {}).values()), "")
@@ -94,6 +100,17 @@ def host_costs(v: dict, e: dict, dyn: dict | None, reduce_overhead: bool) -> dic
         out["cudagraph_skipped"] = (lu + or_zero(wu), f"{skips} graphs skipped ({reasons[:200]}): {ld}"
                                     + (f"; {wd}" if wd else ""))
     return out
+
+
+def frame_cost(g: dict, graph_us: float, breaks: bool) -> tuple[float, str]:
+    """An inference call's host time around its compiled graphs and Dynamo's cache lookups,
+    in us: Dynamo's frame entry, the compiled frame's code (inputs, sizes, outputs) and,
+    with graph breaks, the eager code run between the graphs (loop_cost's arithmetic)."""
+    us, _ = loop_cost(g, graph_us)
+    what = ("the eager code between the graphs and the frames' own code" if breaks
+            else "Dynamo's frame entry and the compiled frame's code around the graph")
+    return us, (f"{us_text(us)} of the call's {us_text(number(g.get('iteration_host_us_per_iter')))} host time "
+                f"around the graphs and the cache lookups: {what}")
 
 
 def loop_cost(g: dict, graph_us: float, n: str = "") -> tuple[float, str]:

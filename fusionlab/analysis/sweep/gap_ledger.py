@@ -19,12 +19,16 @@ inside the first two:
   - recompiles: compile seconds inside the timing windows per iteration, plus the cache
     lookups that found no entry (a frame run eager after the recompile limit);
   - graph_breaks: the resumed frames' cache lookups and the wrapper of every compiled
-    graph after the first (graph calls per iteration - 1 of them);
+    graph after the first (graph calls per iteration - 1 of them), and in inference the
+    eager code between the graphs (the call's host time around them: below);
   - guards: the first frame's cache lookup (Dynamo's guards);
   - wrapper: the first graph's host time outside its launches (graph host time per
     iteration, less the variant's launches at eager's exposed host time per launch, per graph;
     on the CPU backend less the variant's operator time, which runs inside the call; never
-    below 0: where the launches at eager's cost exceed the graphs' time, it is 0);
+    below 0: where the launches at eager's cost exceed the graphs' time, it is 0); in
+    inference without a graph break, plus the call's host time around the graph (the
+    iteration's host time less the graphs' and the cache lookups': Dynamo's frame entry and
+    the compiled frame's code), so that the host costs add up to the call's host time;
   - launches: the launch path: the variant's launches at eager's exposed host time per
     launch (headline host_per_launch_us), less eager's exposed host time (headline host_ms
     of eager: its Python, dispatch and launches the GPU waited on; on the CPU backend,
@@ -106,10 +110,12 @@ TERMS = (
     Term("recompiles", "host", "recompiles", "timing.json dynamo.windows_compile_us_per_iter + "
          "dynamo.guards.missed_lookup_us_per_iter" + EXPOSED),
     Term("graph_breaks", "host", "graph breaks", "timing.json dynamo.guards (resumed frames' lookup_us, "
-         "graph_calls_per_iter - 1 wrappers)" + EXPOSED),
+         "graph_calls_per_iter - 1 wrappers; inference: plus iteration_host_us_per_iter less "
+         "graph_host_us_per_iter and the lookups)" + EXPOSED),
     Term("guards", "host", "Dynamo guards", "timing.json dynamo.guards.frames[0].lookup_us" + EXPOSED),
     Term("wrapper", "host", "compiled wrapper", "timing.json dynamo.guards.graph_host_us_per_iter less "
-         "launches x headline host_per_launch_us (eager)" + EXPOSED),
+         "launches x headline host_per_launch_us (eager); inference: plus iteration_host_us_per_iter less "
+         "graph_host_us_per_iter and the lookups" + EXPOSED),
     Term("loop", "host", "training loop outside the compiled forward", "timing.json "
          "dynamo.guards.iteration_host_us_per_iter less graph_host_us_per_iter, lookup_us_per_iter and "
          "missed_lookup_us_per_iter (training only)" + EXPOSED),
