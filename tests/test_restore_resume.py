@@ -91,11 +91,28 @@ def test_other_gpu_names_the_first_run_of_another_model(tmp_path):
     assert restore.other_gpu(dirs, set()) == (dirs[0], "NVIDIA H100 80GB HBM3")
 
 
-@pytest.mark.slow          # two Snakemake dry runs
+def test_other_axes_names_a_run_built_with_other_size_axes(tmp_path):
+    cases = [({"sizes": {"hidden": 4096, "ops": 3}}, {"hidden": {}, "steps": {}}, ["hidden", "ops"]),
+             ({"sizes": {"hidden": 4096, "steps": 3}}, {"hidden": {}, "steps": {}}, None),
+             ({"sizes": {}}, {}, None),                                  # a model without size axes
+             ({"sizes": {}}, {"hidden": {}}, []),                        # an axis added since
+             ({"sizes": {"hidden": 8}}, {}, ["hidden"]),                 # an axis removed since
+             ({}, {"hidden": {}}, None),                                 # no sizes recorded: not judged
+             ({"sizes": "hidden"}, {"hidden": {}}, None)]
+    for i, (rec, axes, want) in enumerate(cases):
+        d = tmp_path / f"r{i}"
+        d.mkdir()
+        (d / "run.json").write_text(json.dumps(rec))
+        assert restore.other_axes(str(d), axes) == want, rec
+    assert restore.other_axes(str(tmp_path / "none"), {"hidden": {}}) is None      # no run.json
+
+
+@pytest.mark.slow          # three Snakemake dry runs
 def test_the_workflow_goes_on_from_a_run_kept_without_its_report(tmp_path):
     """With an nsys on PATH (a stand-in that only says its version: a dry run starts no
     profile), a run holding run.json and metrics.json and no report is neither timed,
-    profiled, exported nor measured again; without its metrics.json it is profiled."""
+    profiled, exported nor measured again; recorded with size axes its model no longer has,
+    or without its metrics.json, it is profiled."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "nsys").write_text("#!/bin/sh\necho 'NVIDIA Nsight Systems version 2025.3.1.90-253135822126v0'\n")
@@ -121,6 +138,12 @@ def test_the_workflow_goes_on_from_a_run_kept_without_its_report(tmp_path):
     assert not rules & {"time_untraced", "profile_nsys", "nsys_export_sqlite", "nsys_stats", "run_metrics",
                         "run_attribution"}, rules
     assert {"tables", "attribution", "summary"} <= rules
+    # recorded by a factory with other size axes than the model's now: measured again
+    (run / "run.json").write_text(json.dumps({"sizes": {"renamed": 3}}))
+    rules, err = dry_run()
+    assert "1 restored run(s) recorded with other size axes" in err and "axes renamed" in err
+    assert {"profile_nsys", "nsys_export_sqlite", "run_metrics"} <= rules, rules
+    (run / "run.json").write_text("{}")
     (run / "metrics.json").unlink()
     rules, err = dry_run()
     assert "kept without" not in err and {"profile_nsys", "nsys_export_sqlite", "run_metrics"} <= rules, rules

@@ -231,6 +231,16 @@ def other_gpu(run_dirs: list[str], names: set[str]) -> tuple[str, str] | None:
     return None
 
 
+def other_axes(d: str, axes) -> list[str] | None:
+    """The size axes a recorded run (run.json's `sizes`) was built with, where they are not
+    `axes` (its model's axes now: a factory whose arguments were renamed since); None where
+    they are the same or the run records none."""
+    got = (read_json(os.path.join(d, "run.json")) or {}).get("sizes")
+    if not isinstance(got, dict) or set(got) == set(axes):
+        return None
+    return sorted(map(str, got))
+
+
 def drop_stale(folder: str) -> list[str]:
     """Remove the stale run folders (stale()) under folder; returns them relative to folder."""
     out = []

@@ -116,6 +116,16 @@ SKIPPED = _skip_reasons()
 # neither profiles nor exports them again
 RECORDED = (set() if REGENERATE or MACHINE.profiler != "nsys"
             else {d for d in run_dirs() if d not in SKIPPED and restore.recorded_without_profile(d)})
+# a run recorded with other size axes than its model has now (a factory's argument renamed)
+# is measured again: its sizes would be columns no other run has
+_AXES = {sweep.run_dir(RES, **r): catalog.sizes(r["model"]) for r in RUNS}
+_OTHER_AXES = {d: restore.other_axes(d, _AXES[d]) for d in sorted(RECORDED)}
+_OTHER_AXES = {d: a for d, a in _OTHER_AXES.items() if a is not None}
+RECORDED -= set(_OTHER_AXES)
+if _OTHER_AXES and workflow.is_main_process:
+    _d, _a = next(iter(_OTHER_AXES.items()))
+    print(f"fusionlab: {len(_OTHER_AXES)} restored run(s) recorded with other size axes than their model's now, "
+          f"measured again (first: {_d}, axes {', '.join(_a) or 'none'})", file=sys.stderr)
 if RECORDED and workflow.is_main_process:
     print(f"fusionlab: {len(RECORDED)} run(s) kept without their Nsight report (restored): their records are "
           f"taken as they are, not measured again", file=sys.stderr)
