@@ -178,6 +178,13 @@ def _keys(rows: pd.DataFrame) -> dict:
     return keys
 
 
+def _drawn(rows: pd.DataFrame) -> str:
+    """The configuration a panel draws: batch, size label (where the table has them), repeat."""
+    r, keys = rows.iloc[0], _keys(rows)
+    parts = [f"batch {r['batch']}" if "batch" in rows else "", f"size {r['size']}" if "size" in rows else ""]
+    return ", ".join([p for p in parts if p] + [f"repeat {keys['repeat']}"])
+
+
 def attribution_icicle(t: dict, model: str):
     """The figure (module doc) of one model from tables t (t["attribution"]: the table)."""
     table = t.get("attribution")
@@ -205,9 +212,8 @@ def attribution_icicle(t: dict, model: str):
                           quantity="attribution.time_us", agg="sum")
     total_v = style.noted(fig, "us", float(variant_rows["time_us"].sum()), **_keys(variant_rows), mark="title",
                           quantity="attribution.time_us", agg="sum")
-    axes[0].set_title(f"eager: {total_e} kernel time per iteration (repeat {_keys(eager)['repeat']})",
-                      fontsize=8, loc="left")
-    axes[1].set_title(f"{variant}: {total_v} kernel time per iteration (repeat {_keys(variant_rows)['repeat']})",
+    axes[0].set_title(f"eager: {total_e} kernel time per iteration ({_drawn(eager)})", fontsize=8, loc="left")
+    axes[1].set_title(f"{variant}: {total_v} kernel time per iteration ({_drawn(variant_rows)})",
                       fontsize=8, loc="left")
     axes[0].set_xlabel("")
     bar = fig.colorbar(style.plt.cm.ScalarMappable(norm=norm, cmap=cmap), ax=axes[1], pad=0.01,
