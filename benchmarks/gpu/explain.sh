@@ -14,7 +14,7 @@
 # RECORDS=benchmarks/results/h100-explain-partial: the gap and attribution sweeps go on from
 # the records kept there (records-<results folder>.tar.xz, unpacked by `fusionlab restore`
 # into a results folder not yet there; the workflow takes a run kept without its report as
-# recorded).
+# recorded); records of another GPU model than this machine's are left out.
 set -u
 STAGE_S=${STAGE_S:-600}
 export TORCHINDUCTOR_CACHE_DIR=${TORCHINDUCTOR_CACHE_DIR:-/tmp/inductor-explain} PYTHONUNBUFFERED=1
@@ -22,9 +22,12 @@ SMK="snakemake --cores $(nproc) --scheduler greedy --keep-going --rerun-incomple
 # sweeps at once in one folder: their results folders differ, Snakemake's folder lock is off
 [ "${PARALLEL:-0}" = 1 ] && SMK="$SMK --nolock"
 { date -u; nvidia-smi -L; nsys --version; python -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"; } 2>&1
-restore() {   # restore RESULTS: the kept records of that results folder, if any
+restore() {   # restore RESULTS: the kept records of that results folder, if any, and only on their GPU model
   local a=${RECORDS:-}/records-$(basename "$1").tar.xz
-  if [ -n "${RECORDS:-}" ] && [ -f "$a" ] && [ ! -e "$1" ]; then python -m fusionlab.cli restore "$1" "$a"; fi
+  if [ -n "${RECORDS:-}" ] && [ -f "$a" ] && [ ! -e "$1" ]; then
+    python -m fusionlab.cli restore "$1" "$a"
+    python -c "import sys; from fusionlab.plan import machine, restore as r; o = r.other_gpu(r.run_dirs(sys.argv[1]), machine.gpu_names()); o and print(f'{sys.argv[1]}: records of {o[1]}, not this GPU: left out, the sweep runs afresh'); sys.exit(3 if o else 0)" "$1" || rm -rf "$1"
+  fi
 }
 run_stage() {   # run_stage STAGE: restore, sweep, check; a summary on stdout
   local stage=$1 t0 limit
