@@ -118,8 +118,8 @@ RECORDED = (set() if REGENERATE or MACHINE.profiler != "nsys"
             else {d for d in run_dirs() if d not in SKIPPED and restore.recorded_without_profile(d)})
 # a run recorded with other size axes than its model has now (a factory's argument renamed)
 # is measured again: its sizes would be columns no other run has
-_AXES = {sweep.run_dir(RES, **r): catalog.sizes(r["model"]) for r in RUNS}
-_OTHER_AXES = {d: restore.other_axes(d, _AXES[d]) for d in sorted(RECORDED)}
+_MODEL_OF = {sweep.run_dir(RES, **r): r["model"] for r in RUNS}
+_OTHER_AXES = {d: restore.other_axes(d, catalog.sizes(_MODEL_OF[d])) for d in sorted(RECORDED)}
 _OTHER_AXES = {d: a for d, a in _OTHER_AXES.items() if a is not None}
 RECORDED -= set(_OTHER_AXES)
 if _OTHER_AXES and workflow.is_main_process:
