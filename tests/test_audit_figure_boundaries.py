@@ -145,6 +145,9 @@ def test_a_verdict_label_against_the_records_verdict():
     assert a.violations == [f"{WHERE} bar {NAME}: drawn as 'slower', the record's verdict is 'faster'"]
     a, _ = run([mark(quantity="verdict", value=math.nan, text=math.nan)], records(FAST))
     assert a.checks == 0
+    # a record without a verdict (no speedup): a verdict drawn is a violation, not a word left unread
+    a, _ = run([mark(quantity="verdict", value=math.nan, text="faster")], records({**FAST, "verdict": math.nan}))
+    assert a.violations == [f"{WHERE} bar {NAME}: drawn as 'faster', the record's verdict is nan"]
 
 
 def test_a_word_label_against_the_records_word_of_its_quantity():
