@@ -164,6 +164,14 @@ EQUIVALENT = {
        for n, what in ((355, '"XXeagerXX"'), (356, '"EAGER"'))},
     f"{PKG}.analysis.report.audit.x_check_records__mutmut_360":
         'to_dict("records") -> to_dict("RECORDS"): pandas reads the orient in any case',
+    **{f"{PKG}.analysis.report.audit.x_{fn}__mutmut_{n}":
+       'to_dict("records") -> to_dict("RECORDS"): pandas reads the orient in any case'
+       for fn, n in (("check_figure", 4), ("check_caption", 60))},
+    f"{PKG}.analysis.report.audit.x_check_figure__mutmut_36":
+        'a.check(False, ...) -> a.check(None, ...): Audit.check reads ok through `not ok`, None as False',
+    f"{PKG}.analysis.report.audit.x_check_caption__mutmut_36":
+        'BEST\'s group(3) -> group(4): the setting\'s mode and dtype are one optional group, `(?:, (\\S+) (\\S+))?`, '
+        'so both are there or neither, and neither is ever empty (\\S+)',
     f"{PKG}.analysis.report.audit_match.x_close__mutmut_9":
         '`isnan(a) or isnan(b)` -> `and`: with one NaN the comparison below is False (NaN compares false), as '
         'the branch answers',
