@@ -40,6 +40,7 @@ PKG = "fusionlab"   # mutmut names a mutant PKG.module.x_function__mutmut_N
 SQ = f"{PKG}.analysis.readers.sqlite_pages"
 SU = f"{PKG}.analysis.sweep.suite"
 RV = f"{PKG}.analysis.report.reproduction"
+AF = f"{PKG}.analysis.report.audit_figures"
 
 # mutants whose change no input can show (mutmut's name: the reason)
 EQUIVALENT = {
@@ -172,6 +173,29 @@ EQUIVALENT = {
     f"{PKG}.analysis.report.audit.x_check_caption__mutmut_36":
         'BEST\'s group(3) -> group(4): the setting\'s mode and dtype are one optional group, `(?:, (\\S+) (\\S+))?`, '
         'so both are there or neither, and neither is ever empty (\\S+)',
+    # report/audit_figures.py (AF: its prefix)
+    **{f"{AF}.x__text__mutmut_{n}": f'a key column\'s text as {what} instead of an object array: mask compares '
+       f'it with one str (==), element by element either way (an empty one gives an empty bool array)'
+       for n, what in ((14, "np.array(dtype=None), a numpy str array"), (16, "np.array without dtype, a numpy str "
+                                                                            "array"),
+                       (21, "to_numpy(dtype=None): pandas' str column gives an object array anyway"))},
+    **{f"{AF}.{name}": f'{what}: the caches only keep each table\'s key columns as _text writes them (mask); '
+       f'without one each mask reads the table afresh, the same values'
+       for name, what in (("x_check__mutmut_3", "caches = None"), ("x_check__mutmut_23", "check_file(..., None)"),
+                          ("x_check__mutmut_28", "check_file without caches"),
+                          ("x_check_file__mutmut_69", "check_marks(..., None)"),
+                          ("x_check_file__mutmut_75", "check_marks without caches"),
+                          ("x_check_marks__mutmut_11", "the caches without the figure's own marks -> None"),
+                          ("x_check_marks__mutmut_47", "recompute(t, m, None)"),
+                          ("x_check_marks__mutmut_50", "recompute without caches"))},
+    f"{AF}.x_check_marks__mutmut_18": 'to_dict("records") -> to_dict("RECORDS"): pandas reads the orient in any case',
+    f"{AF}.x_check_file__mutmut_19":
+        'a.check(False, ...) -> a.check(None, ...): Audit.check reads ok through `not ok`, None as False',
+    **{f"{AF}.x_check_file__mutmut_{n}": f'the "no data" mark\'s part of `drawn` ({what}): drawn is read only in '
+       f'`len(marks) > 0 or not drawn`, and a "no data" mark is a row, so wherever the part could change drawn '
+       f'the check passes on len(marks) alone'
+       for n, what in ((44, '"mark" -> "XXmarkXX"'), (45, '"mark" -> "MARK"'), (49, '== "no data" -> !='),
+                       (50, '"no data" -> "XXno dataXX"'), (51, '"no data" -> "NO DATA"'))},
     f"{PKG}.analysis.report.audit_match.x_close__mutmut_9":
         '`isnan(a) or isnan(b)` -> `and`: with one NaN the comparison below is False (NaN compares false), as '
         'the branch answers',

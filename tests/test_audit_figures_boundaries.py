@@ -46,6 +46,7 @@ def test_each_aggregate_on_values_worked_out_by_hand():
     assert isinstance(g["geomean"](s([4.0, 9.0])), float)
     assert g["sum"](s([1.5, 2.5, -1.0])) == 3.0
     assert g["min"](s([0.0, 3.0, 2.0, -1.0])) == 2.0
+    assert g["min"](s([0.5, 3.0])) == 0.5 and g["geomean"](s([0.25, 4.0])) == 1.0   # positive, not above 1
     assert math.isnan(g["min"](s([0.0, -1.0])))
     assert g["max"](s([-3.0, -1.0])) == -1.0
     assert g["count"](s([1.0, math.nan, "", "a", 0.0])) == 3.0
@@ -106,10 +107,14 @@ def test_a_marks_value_recomputed_from_one_row_a_ratio_or_an_aggregate():
         None, "agg 'mean' is not one of one, median, geomean, sum, min, max, count, nunique, trues")
     assert af.recompute(t, {"quantity": "kernels.flops"}) == (None, "no column flops in tables/kernels.csv")
     assert af.recompute(t, {"quantity": "kernels.time_us/flops"}) == (None, "no column flops in tables/kernels.csv")
-    # text in a number column read as missing, then left out
-    mixed = {"kernels": pd.DataFrame({"model": ["m", "m"], "time_us": ["5", "n/a"]})}
+    # text in a number column read as missing, then left out (a ratio's denominator too)
+    mixed = {"kernels": pd.DataFrame({"model": ["m", "m"], "time_us": ["5", "n/a"], "n": ["n/a", "2"]})}
     assert af.recompute(mixed, {"quantity": "kernels.time_us", "agg": "sum"}) == (5.0, "2 row(s)")
     assert af.recompute(mixed, {"quantity": "kernels.time_us"}) == (5.0, "2 row(s)")
+    assert af.recompute(mixed, {"quantity": "kernels.time_us/n", "agg": "sum"}) == (2.5, "2 row(s)")
+    # the table is the name before the first dot: a column's name may hold one
+    dotted = {"kernels": pd.DataFrame({"dram.bytes": [4.0]})}
+    assert af.recompute(dotted, {"quantity": "kernels.dram.bytes"}) == (4.0, "1 row(s)")
     caches = {}
     af.recompute(t, {"quantity": "kernels.time_us", "model": "n"}, caches)
     assert list(caches) == ["kernels"] and set(caches["kernels"]) == {"model"}
@@ -226,7 +231,9 @@ def test_load_reads_each_table_as_figures_read_it(tmp_path):
     assert t["scaling"] is None and t["kernels"] is None and t["kernel_roofline"] is None
     kernels = pd.DataFrame({"model": ["m"], "batch": [8], "status": ["ok"], "name": ["k"], "time_us": [1.0]})
     write(f"{res}/tables/kernels.csv", kernels)
+    write(f"{res}/tables/scaling.csv", pd.DataFrame({"model": ["m"], "batch": [8]}))   # no column but the keys
     t = af.load(res)
+    assert t["scaling"]["size"].tolist() == ["default"]
     assert t["kernels"]["name"].tolist() == ["k"]
     assert list(t["kernel_roofline"].columns) == list(af.sweep_roofline.COLUMNS) and t["kernel_roofline"].empty
 
@@ -283,6 +290,30 @@ def test_a_figure_without_a_caption_is_drawn_where_its_image_is_and_no_no_data_m
     data = data_file(tmp_path, "mark,quantity,value,model\nbar,kernels.time_us,20,m\n", None, png=True)
     a = file_checked(tmp_path, data, {"kernels": T.iloc[[1]]})
     assert (a.checks, a.violations) == (2, [])
+
+
+def test_an_empty_data_file_without_a_header_beside_an_image(tmp_path):
+    data = data_file(tmp_path, "", None, png=True)
+    assert file_checked(tmp_path, data).violations == ["figures/k/m.data.csv: the figure is drawn but its data "
+                                                       "file holds no mark"]
+
+
+def test_an_unreadable_caption_is_a_violation_and_its_figure_read_by_its_image(tmp_path):
+    data = data_file(tmp_path, "mark,quantity,value\n", None, png=True)
+    rst = data[:-len(".data.csv")] + ".rst"
+    os.mkdir(rst)   # a folder where the caption is
+    a = file_checked(tmp_path, data)
+    assert len(a.violations) == 2 and a.violations[0].startswith(f"{rst}: cannot be read (")
+    assert a.violations[1] == "figures/k/m.data.csv: the figure is drawn but its data file holds no mark"
+
+
+def test_a_data_file_whose_name_cannot_be_opened_says_why_in_200_characters(tmp_path):
+    data = str(tmp_path / "figures" / "k" / ("x" * 300 + ".data.csv"))   # a name past the file system's 255
+    os.makedirs(os.path.dirname(data))
+    a = file_checked(tmp_path, data)
+    why = f"[Errno 36] File name too long: '{data}'"
+    assert len(why) > 200
+    assert a.violations == [f"figures/k/{'x' * 300}.data.csv: cannot be read (OSError: {why[:200]})"]
 
 
 def test_an_unreadable_data_file_is_a_violation(tmp_path):
