@@ -41,6 +41,7 @@ SQ = f"{PKG}.analysis.readers.sqlite_pages"
 SU = f"{PKG}.analysis.sweep.suite"
 RV = f"{PKG}.analysis.report.reproduction"
 AF = f"{PKG}.analysis.report.audit_figures"
+NQ = f"{PKG}.analysis.readers.nsys_sqlite"
 
 # mutants whose change no input can show (mutmut's name: the reason)
 EQUIVALENT = {
@@ -196,6 +197,10 @@ EQUIVALENT = {
        f'the check passes on len(marks) alone'
        for n, what in ((44, '"mark" -> "XXmarkXX"'), (45, '"mark" -> "MARK"'), (49, '== "no data" -> !='),
                        (50, '"no data" -> "XXno dataXX"'), (51, '"no data" -> "NO DATA"'))},
+    # readers/nsys_sqlite.py (NQ: its prefix)
+    f"{NQ}.xǁReportǁ_launch_calls__mutmut_16":
+        'the launch calls read CHUNK * 4 -> CHUNK * 5 rows a batch: nsys_arrow.launch_calls joins the batches into '
+        'one array, the same rows in the same order',
     f"{PKG}.analysis.report.audit_match.x_close__mutmut_9":
         '`isnan(a) or isnan(b)` -> `and`: with one NaN the comparison below is False (NaN compares false), as '
         'the branch answers',

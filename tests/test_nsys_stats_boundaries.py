@@ -159,3 +159,21 @@ def test_a_failed_stats_run_passes_its_output_on_and_leaves_the_folder(nsys, tmp
     assert str(e.value) == f"nsys stats failed on {sqlite} (exit 3)"
     assert capsys.readouterr().err == "partial\nnsys: cannot read\n"
     assert os.listdir(out) == ["kern_sum.csv"] and (out / "kern_sum.csv").read_text() == "old\n"
+
+
+def test_nsys_is_the_one_on_path_by_default(nsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", os.path.dirname(nsys.path) + os.pathsep + os.environ.get("PATH", ""))
+    assert nsys_stats.available_reports() == {"cuda_api_sum", "cuda_gpu_kern_sum", "nvtx_sum", "nvtx_kern_sum",
+                                              "cuda_kern_exec_sum"}
+    sqlite = tmp_path / "report.sqlite"
+    sqlite.write_bytes(b"x")
+    assert nsys_stats.export_stats(str(sqlite), str(tmp_path / "stats"))["api_sum"]["report"] == "cuda_api_sum"
+    assert len(nsys.calls()) == 3
+
+
+def test_the_staging_folder_is_the_output_folders_name_and_tmp(nsys, tmp_path):
+    sqlite = tmp_path / "report.sqlite"
+    sqlite.write_bytes(b"x")
+    nsys_stats.export_stats(str(sqlite), str(tmp_path / "statsX") + "//", nsys.path)   # a name ending in X
+    assert nsys.calls()[1][nsys.calls()[1].index("-o") + 1] == str(tmp_path / "statsX.tmp" / "stats")
+    assert sorted(os.listdir(tmp_path)) == ["bin", "report.sqlite", "statsX"]
