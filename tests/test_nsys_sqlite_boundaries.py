@@ -249,3 +249,20 @@ def test_a_table_without_its_columns_is_refused_in_one_line(tmp_path, table, col
         with pytest.raises(ReportError) as e:
             nsys_sqlite.load(path)
         assert str(e.value) == f"{path}: {why}"
+
+
+def test_a_correlation_id_outside_cuptis_32_bits_is_an_unreadable_export_for_the_columnar_reader(tmp_path):
+    if not nsys_arrow.available():
+        pytest.skip("adbc-driver-sqlite is not installed: the columnar reader is off")
+    why = ("unreadable nsys export (a correlation id outside 0..4294967295 (CUPTI's unsigned 32-bit ids; the "
+           "reader reserves the others))")
+    path = export(tmp_path / "calls.sqlite", calls=[*CALLS, (170, 180, 1, -5, 7)])
+    r = nsys_sqlite.scan(path)
+    with pytest.raises(ReportError) as e:
+        list(r.launch_chunks())
+    assert str(e.value) == f"{path}: {why}"
+    path = export(tmp_path / "kernels.sqlite", kernels=[*KERNELS, (400, 410, 4, 5, 1 << 33, 7)])
+    r = nsys_sqlite.scan(path)
+    with pytest.raises(ReportError) as e:
+        list(r.kernel_chunks())
+    assert str(e.value) == f"{path}: {why}"
