@@ -201,6 +201,15 @@ EQUIVALENT = {
     f"{NQ}.xǁReportǁ_launch_calls__mutmut_16":
         'the launch calls read CHUNK * 4 -> CHUNK * 5 rows a batch: nsys_arrow.launch_calls joins the batches into '
         'one array, the same rows in the same order',
+    f"{NQ}.xǁReportǁ_stream__mutmut_11": 'break -> return: nothing follows the loop but the finally clause, which '
+                                        'runs either way',
+    f"{NQ}.xǁReportǁ_stream__mutmut_26": 'np.fromiter without count: the same array, its length found as it is read',
+    **{f"{NQ}.xǁReportǁ_stream__mutmut_{n}": f'{what}: numpy reads any negative dimension as the one to infer'
+       for n, what in ((30, "reshape(-1, width) -> (-2, width)"), (64, "reshape(len(rows), -1) -> (len(rows), -2)"))},
+    **{f"{NQ}.xǁReportǁ_stream__mutmut_{n}": f'{what}: the values are SQLite integers (times, a globalTid '
+       f'coalesced to 0) or name numbers, Python ints that numpy makes int64 without the dtype too'
+       for n, what in ((34, "the first five columns, dtype=None"), (36, "the first five columns, no dtype"),
+                       (40, "the name numbers, dtype=None"), (42, "the name numbers, no dtype"))},
     f"{PKG}.analysis.report.audit_match.x_close__mutmut_9":
         '`isnan(a) or isnan(b)` -> `and`: with one NaN the comparison below is False (NaN compares false), as '
         'the branch answers',

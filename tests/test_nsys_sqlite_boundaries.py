@@ -157,6 +157,8 @@ def test_names_stored_as_text_numbered_in_order_of_first_appearance(tmp_path, re
     r = nsys_sqlite.scan(export(tmp_path / "t.sqlite", text=True))
     assert r._kernel["ids"] is False
     assert rows(r.kernel_chunks(names=True)) == [[190, 195, 130, 140, 8, 0, 1], [200, 210, 100, 110, 7, 2, 3]]
+    for c in (*r.kernel_chunks(names=True), *r.kernel_chunks(names=True, config=True), *r.launch_chunks()):
+        assert c.dtype == np.int64
     assert r.strings([3, 0, 2, 1, 7]) == {0: "kB", 1: "void kB()", 2: "kA", 3: "void kA<float>()", 7: ""}
     assert rows(r.kernel_chunks()) == [[190, 195, 130, 140, 8], [200, 210, 100, 110, 7]]
     assert sorted(rows(r.launch_chunks())) == [[100, 110, 7], [130, 140, 8], [150, 160, 7]]
@@ -266,3 +268,16 @@ def test_a_correlation_id_outside_cuptis_32_bits_is_an_unreadable_export_for_the
     with pytest.raises(ReportError) as e:
         list(r.kernel_chunks())
     assert str(e.value) == f"{path}: {why}"
+
+
+def test_a_query_sqlite_cannot_run_is_an_unreadable_export(tmp_path, reader):
+    cols = "start INTEGER, end INTEGER, nameId INTEGER, correlationId INTEGER, thread INTEGER"   # no globalTid
+    path = export(tmp_path / "a.sqlite", rt_cols=cols)
+    r = nsys_sqlite.scan(path)
+    for read in (r.launch_chunks, r.kernel_chunks):
+        with pytest.raises(ReportError) as e:
+            list(read())
+        if reader == "sqlite3":
+            assert str(e.value) == f"{path}: unreadable nsys export (no such column: globalTid)"
+        else:
+            assert str(e.value).startswith(f"{path}: unreadable nsys export (") and "\n" not in str(e.value)
