@@ -201,6 +201,12 @@ EQUIVALENT = {
     f"{NQ}.xǁReportǁ_launch_calls__mutmut_16":
         'the launch calls read CHUNK * 4 -> CHUNK * 5 rows a batch: nsys_arrow.launch_calls joins the batches into '
         'one array, the same rows in the same order',
+    **{f"{NQ}.x__api__mutmut_{n}": f'the empty call table\'s "correlation" column -> {what}: it is made only '
+       f'without a runtime table, and then no kernel is read against it (a kernel table without one is refused '
+       f'first, NS.complete) and load keeps only API_COLUMNS'
+       for n, what in ((7, '"XXcorrelationXX"'), (8, '"CORRELATION"'))},
+    f"{NQ}.x__api__mutmut_15": 'PRAGMA table_info of the runtime table in lower case: SQLite reads table names in '
+                               'any case',
     f"{NQ}.xǁReportǁ_stream__mutmut_11": 'break -> return: nothing follows the loop but the finally clause, which '
                                         'runs either way',
     f"{NQ}.xǁReportǁ_stream__mutmut_26": 'np.fromiter without count: the same array, its length found as it is read',

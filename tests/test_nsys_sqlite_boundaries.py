@@ -281,3 +281,50 @@ def test_a_query_sqlite_cannot_run_is_an_unreadable_export(tmp_path, reader):
             assert str(e.value) == f"{path}: unreadable nsys export (no such column: globalTid)"
         else:
             assert str(e.value).startswith(f"{path}: unreadable nsys export (") and "\n" not in str(e.value)
+
+
+def test_a_call_of_another_kind_sharing_a_launchs_id_leaves_the_launch_first(tmp_path):
+    calls = [(90, 95, 3, 1, 7), *CALLS]                  # a copy call with launch 1's id, before it
+    t = nsys_sqlite.load(export(tmp_path / "a.sqlite", calls=calls))
+    assert t.api["is_launch"].tolist() == [False, True, False, False, True, True]
+
+
+def test_a_name_id_without_a_string_is_an_empty_name(tmp_path):
+    strings = {k: v for k, v in STRINGS.items() if k != 3}
+    calls = [c for c in CALLS]
+    path = export(tmp_path / "a.sqlite", calls=[], strings=strings)
+    con = sqlite3.connect(path)
+    con.executemany(f"INSERT INTO {RT} VALUES (?, ?, ?, ?, ?)", calls)
+    con.commit()
+    con.close()
+    t = nsys_sqlite.load(path)
+    assert t.api["name"].tolist() == ["cudaLaunchKernel_v7000", "cudaLaunchKernel", "", "cudaLaunchKernel",
+                                      "cudaLaunchKernel"]
+
+
+def test_correlation_columns_under_their_older_name(tmp_path, reader):
+    rt = "start INTEGER, end INTEGER, nameId INTEGER, correlation INTEGER, globalTid INTEGER"
+    kt = ("start INTEGER, end INTEGER, shortName INTEGER, demangledName INTEGER, correlation INTEGER, "
+          "streamId INTEGER")
+    path = export(tmp_path / "a.sqlite", rt_cols=rt, kt_cols=kt)
+    r = nsys_sqlite.scan(path)
+    assert rows(r.kernel_chunks()) == [[190, 195, 130, 140, 8], [200, 210, 100, 110, 7]]
+    assert sorted(rows(r.launch_chunks())) == [[100, 110, 7], [130, 140, 8], [150, 160, 7]]
+    t = nsys_sqlite.load(path)
+    assert t.kernels["launch_start"].tolist() == [130, 100]
+    assert t.api["is_launch"].tolist() == [True, False, False, True, True]
+
+
+def test_a_loaded_runtime_table_without_its_columns_is_refused_in_one_line(tmp_path):
+    cols = "start INTEGER, end INTEGER, nameId INTEGER, corr INTEGER, globalTid INTEGER"
+    path = export(tmp_path / "a.sqlite", calls=[], kernels=[], rt_cols=cols)
+    with pytest.raises(ReportError) as e:
+        nsys_sqlite.load(path)
+    assert str(e.value) == f"{path}: {RT} lacks nameId/correlationId (columns: ['corr', 'end', 'globalTid', " \
+                           f"'nameId', 'start'])"
+    # without a name column the launch calls cannot be picked out: SQLite's own words
+    cols = "start INTEGER, end INTEGER, label INTEGER, correlationId INTEGER, globalTid INTEGER"
+    path = export(tmp_path / "b.sqlite", calls=[], kernels=[], rt_cols=cols)
+    with pytest.raises(ReportError) as e:
+        nsys_sqlite.load(path)
+    assert str(e.value) == f"{path}: unreadable nsys export (no such column: name)"
