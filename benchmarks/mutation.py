@@ -205,8 +205,10 @@ EQUIVALENT = {
        f'without a runtime table, and then no kernel is read against it (a kernel table without one is refused '
        f'first, NS.complete) and load keeps only API_COLUMNS'
        for n, what in ((7, '"XXcorrelationXX"'), (8, '"CORRELATION"'))},
-    f"{NQ}.x__api__mutmut_15": 'PRAGMA table_info of the runtime table in lower case: SQLite reads table names in '
-                               'any case',
+    **{f"{NQ}.x_{fn}__mutmut_{n}": f'PRAGMA table_info of the {what} table in lower case: SQLite reads table '
+       f'names in any case' for fn, n, what in (("_api", 15, "runtime"), ("_kernels", 13, "kernel"))},
+    **{f"{NQ}.x__kernels__mutmut_{n}": f'the stream column selected as {what}: SQLite reads column names in any '
+       f'case' for n, what in ((71, '"streamid"'), (72, '"STREAMID"'))},
     f"{NQ}.xǁReportǁ_stream__mutmut_11": 'break -> return: nothing follows the loop but the finally clause, which '
                                         'runs either way',
     f"{NQ}.xǁReportǁ_stream__mutmut_26": 'np.fromiter without count: the same array, its length found as it is read',

@@ -328,3 +328,37 @@ def test_a_loaded_runtime_table_without_its_columns_is_refused_in_one_line(tmp_p
     with pytest.raises(ReportError) as e:
         nsys_sqlite.load(path)
     assert str(e.value) == f"{path}: unreadable nsys export (no such column: name)"
+
+
+def test_loaded_kernels_in_start_order_numbered_from_0(tmp_path):
+    t = nsys_sqlite.load(export(tmp_path / "a.sqlite"))
+    assert t.kernels["start"].tolist() == [190, 200] and t.kernels.index.tolist() == [0, 1]
+
+
+@pytest.mark.parametrize("names, want", [
+    ("demangledName TEXT, mangledName TEXT", ("void kA<float>()", "void kA<float>()")),   # no short name
+    ("mangledName TEXT, label TEXT", ("_Z2kAv", "_Z2kAv")),
+    ("name TEXT, label TEXT", ("kA", "kA")),
+    ("shortName TEXT, mangledName TEXT", ("kA", "_Z2kAv")),                               # no demangled name
+])
+def test_kernel_names_under_the_columns_an_export_has(tmp_path, names, want):
+    cols = f"start INTEGER, end INTEGER, {names}, correlationId INTEGER, streamId INTEGER"
+    path = export(tmp_path / "a.sqlite", kernels=[], kt_cols=cols)
+    first = names.split()[0]
+    value = {"demangledName": "void kA<float>()", "mangledName": "_Z2kAv", "name": "kA", "shortName": "kA"}[first]
+    second = names.split(", ")[1].split()[0]
+    other = {"mangledName": "_Z2kAv", "label": "x"}[second]
+    con = sqlite3.connect(path)
+    con.execute(f"INSERT INTO {KT} VALUES (200, 210, ?, ?, 1, 7)", (value, other))
+    con.commit()
+    con.close()
+    t = nsys_sqlite.load(path)
+    assert tuple(t.kernels[["name", "full_name"]].iloc[0]) == want
+    r = nsys_sqlite.scan(path)
+    (row,) = rows(r.kernel_chunks(names=True))
+    assert [r.strings([row[5]])[row[5]], r.strings([row[6]])[row[6]]] == list(want)
+
+
+def test_a_kernel_name_id_without_a_string_is_an_empty_name(tmp_path):
+    t = nsys_sqlite.load(export(tmp_path / "a.sqlite", kernels=[(200, 210, 40, 5, 1, 7)]))
+    assert t.kernels[["name", "full_name"]].values.tolist() == [["", "void kA<float>()"]]
