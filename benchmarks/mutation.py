@@ -218,6 +218,10 @@ EQUIVALENT = {
        f'coalesced to 0) or name numbers, Python ints that numpy makes int64 without the dtype too'
        for n, what in ((34, "the first five columns, dtype=None"), (36, "the first five columns, no dtype"),
                        (40, "the name numbers, dtype=None"), (42, "the name numbers, no dtype"))},
+    # run/stream.py and run/fields.py
+    f"{PKG}.analysis.run.stream.xǁTargetǁaggregates__mutmut_11":
+        'the tail\'s tail > 0 -> >= 0: a tail of 0 adds 0',
+    f"{PKG}.analysis.run.fields.x_range_keys__mutmut_14": 'groupby(sort=True) -> sort left out: True is its default',
     f"{PKG}.analysis.report.audit_match.x_close__mutmut_9":
         '`isnan(a) or isnan(b)` -> `and`: with one NaN the comparison below is False (NaN compares false), as '
         'the branch answers',

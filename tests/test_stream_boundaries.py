@@ -173,3 +173,16 @@ def test_the_busy_at_queries_are_each_instances_ends_by_process():
                stream.Target(F.instances(t, "r", "d"), ["process"], [])]
     q = stream._queries(targets)
     assert list(q) == [5] and sorted(q[5].tolist()) == [1000, 1000, 5000, 5000, 9000, 20000]
+
+
+def test_a_kernel_starting_as_its_call_returns_is_queued_for_0_ns():
+    # gaps from call end to kernel start: 0, 0 and 3000 ns: the queue's median is 0; a gap below 0 is left out
+    ks = [(1100, 1200, 1000, 1100, A, "a"), (2100, 2200, 2000, 2100, A, "b"), (6100, 6200, 3000, 3100, A, "c"),
+          (6300, 6400, 6250, 6350, A, "d")]
+    t = trace(ks)
+    t.ranges = pd.DataFrame([{"name": "w", "domain": "d", "start": 0, "end": 10_000, "tid": A}])
+    new, _ = stream.views(t, [("w", "d")], ["process"])
+    old, _ = metrics_oracle.views(t, [("w", "d")], ["process"])
+    same(old, new)
+    m = new["d:w"]["process"]
+    assert (m["queue_us"], m["launch_delay_us"]) == (0.0, 0.0)     # delays 0, 0, 3000 and 0 (-50 clipped)
