@@ -108,6 +108,9 @@ def test_finish_of_a_cuda_range_without_kernels_duration_or_other_work():
     assert m["bound"] == F.NO_GPU_WORK and m["gpu_busy_fraction"] == 0.0
     m = F.finish({}, "cuda", 1, 4_000_000, a | {"other_work_ns": 2_000_001})
     assert m["bound"] == F.WAITING and m["gpu_other_work_frac"] == 2_000_001 / 4_000_000
+    for other in (None, 0):   # no other work known, or none: a 1 ns window holds no work at all
+        m = F.finish({}, "cuda", 1, 1, a | {"other_work_ns": other})
+        assert m["bound"] == F.NO_GPU_WORK
     m = F.finish({}, "cuda", 1, 0, aggregates())     # a range of no time: no shares, no verdict
     assert m["gpu_busy_fraction"] is None and m["idle_host_wait_frac"] is None and m["gpu_other_work_frac"] is None
     assert "bound" not in m and m["idle_host_wait_per_iter_ms"] == 1.0
