@@ -222,6 +222,13 @@ EQUIVALENT = {
     f"{PKG}.analysis.run.stream.xǁTargetǁaggregates__mutmut_11":
         'the tail\'s tail > 0 -> >= 0: a tail of 0 adds 0',
     f"{PKG}.analysis.run.fields.x_range_keys__mutmut_14": 'groupby(sort=True) -> sort left out: True is its default',
+    f"{PKG}.analysis.run.fields.x_launch_configs__mutmut_17":
+        'groupby(sort=False) -> sort=None: the groups are sorted next by sort_values over every column but ns and '
+        'calls, an order of its own',
+    f"{PKG}.analysis.run.fields.x_with_resources__mutmut_7":
+        'launch_configs(empty frame, {}) -> (empty frame, None): an empty frame returns before gpus is read',
+    f"{PKG}.analysis.run.fields.x_with_resources__mutmut_21":
+        'the occupancy column astype(float) -> astype(None): pandas reads None as float64, the map\'s dtype already',
     f"{PKG}.analysis.report.audit_match.x_close__mutmut_9":
         '`isnan(a) or isnan(b)` -> `and`: with one NaN the comparison below is False (NaN compares false), as '
         'the branch answers',

@@ -7,6 +7,8 @@ and one of another process (neither), a kernel clipped by the range's end; touch
 instances (two layers), a range with no kernels, the kernel-wait threshold given, and
 the call at exactly SHORT_CALL_US. The pandas oracle (metrics_oracle) must agree with
 every value, and the hand-worked ones are asserted on their own."""
+import threading
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -153,6 +155,9 @@ def test_a_failure_of_the_background_pass_is_raised_in_the_caller():
     assert ran == [1]
     stream._both(lambda: ran.append(2), lambda: ran.append(3))
     assert sorted(ran) == [1, 2, 3]
+    names = []
+    stream._both(lambda: names.append(threading.current_thread().name), lambda: None)
+    assert names == ["fusionlab-launch-pass"]   # the thread a profiler or a stack dump shows
 
 
 def test_segmented_running_max_at_the_edges():
