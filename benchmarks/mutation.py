@@ -222,9 +222,17 @@ EQUIVALENT = {
     f"{PKG}.analysis.run.stream.xǁTargetǁaggregates__mutmut_11":
         'the tail\'s tail > 0 -> >= 0: a tail of 0 adds 0',
     f"{PKG}.analysis.run.fields.x_range_keys__mutmut_14": 'groupby(sort=True) -> sort left out: True is its default',
-    f"{PKG}.analysis.run.fields.x_launch_configs__mutmut_17":
-        'groupby(sort=False) -> sort=None: the groups are sorted next by sort_values over every column but ns and '
-        'calls, an order of its own',
+    **{f"{PKG}.analysis.run.fields.x_launch_configs__mutmut_{n}":
+       f'groupby(sort=False) -> {what}: the groups are sorted next by sort_values over every column of the key '
+       f'(full_name and the configuration), so the groups\' first order is never seen'
+       for n, what in ((17, "sort=None"), (19, "sort left out"), (20, "sort=True"))},
+    **{f"{PKG}.analysis.run.fields.x_launch_configs__mutmut_{n}":
+       f'sort_values(kind="stable") -> {what}: pandas reads kind only when it sorts by one column; by several it '
+       f'sorts lexicographically (stable) whatever kind says'
+       for n, what in ((28, "kind=None"), (31, "kind left out"), (45, '"XXstableXX"'), (46, '"STABLE"'))},
+    **{f"{PKG}.analysis.run.fields.x_launch_configs__mutmut_{n}":
+       f'the resource frame\'s index=best.index -> {what}: its columns are Series on best.index already, which '
+       f'the frame takes' for n, what in ((95, "index=None"), (97, "index left out"))},
     f"{PKG}.analysis.run.fields.x_with_resources__mutmut_7":
         'launch_configs(empty frame, {}) -> (empty frame, None): an empty frame returns before gpus is read',
     f"{PKG}.analysis.run.fields.x_with_resources__mutmut_21":
