@@ -219,6 +219,11 @@ EQUIVALENT = {
        for n, what in ((34, "the first five columns, dtype=None"), (36, "the first five columns, no dtype"),
                        (40, "the name numbers, dtype=None"), (42, "the name numbers, no dtype"))},
     # run/stream.py and run/fields.py
+    **{f"{PKG}.analysis.run.stream.x__queries__mutmut_{n}": f'each target\'s pids twice, over (0, 1) -> {what}: '
+       f'the loop reads only its length, 2' for n, what in ((9, "(1, 1)"), (10, "(0, 2)"))},
+    f"{PKG}.analysis.run.stream.x__queries__mutmut_7":
+        '`if len(pid)` -> `or True`: views calls _queries only with live targets, each of a range with instances, '
+        'so pid is never empty',
     f"{PKG}.analysis.run.stream.xǁTargetǁaggregates__mutmut_11":
         'the tail\'s tail > 0 -> >= 0: a tail of 0 adds 0',
     f"{PKG}.analysis.run.fields.x_range_keys__mutmut_14": 'groupby(sort=True) -> sort left out: True is its default',
