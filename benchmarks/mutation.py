@@ -209,6 +209,11 @@ EQUIVALENT = {
        f'names in any case' for fn, n, what in (("_api", 15, "runtime"), ("_kernels", 13, "kernel"))},
     **{f"{NQ}.x__kernels__mutmut_{n}": f'the stream column selected as {what}: SQLite reads column names in any '
        f'case' for n, what in ((71, '"streamid"'), (72, '"STREAMID"'))},
+    **{f"{NQ}.x_load__mutmut_{n}": f'the launch filter\'s column pick(cols, "nameId", "name") or "name" -> {what}: '
+       f'without nameId it is "name" either way' for n, what in ((26, 'pick(cols, "nameId", None)'),
+                                                                  (29, 'pick(cols, "nameId")'),
+                                                                  (33, 'pick(cols, "nameId", "XXnameXX")'),
+                                                                  (34, 'pick(cols, "nameId", "NAME")'))},
     f"{NQ}.xǁReportǁ_stream__mutmut_11": 'break -> return: nothing follows the loop but the finally clause, which '
                                         'runs either way',
     f"{NQ}.xǁReportǁ_stream__mutmut_26": 'np.fromiter without count: the same array, its length found as it is read',
