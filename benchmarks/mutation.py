@@ -210,10 +210,12 @@ EQUIVALENT = {
     **{f"{NQ}.x__kernels__mutmut_{n}": f'the stream column selected as {what}: SQLite reads column names in any '
        f'case' for n, what in ((71, '"streamid"'), (72, '"STREAMID"'))},
     **{f"{NQ}.x_load__mutmut_{n}": f'the launch filter\'s column pick(cols, "nameId", "name") or "name" -> {what}: '
-       f'without nameId it is "name" either way' for n, what in ((26, 'pick(cols, "nameId", None)'),
+       f'_launch_api compares the column only with "nameId" (its SQL names the name column itself), so any other '
+       f'value reads the same' for n, what in ((26, 'pick(cols, "nameId", None)'),
                                                                   (29, 'pick(cols, "nameId")'),
                                                                   (33, 'pick(cols, "nameId", "XXnameXX")'),
-                                                                  (34, 'pick(cols, "nameId", "NAME")'))},
+                                                                  (34, 'pick(cols, "nameId", "NAME")'),
+                                                                  (35, '... or "XXnameXX"'), (36, '... or "NAME"'))},
     f"{NQ}.xǁReportǁ_stream__mutmut_11": 'break -> return: nothing follows the loop but the finally clause, which '
                                         'runs either way',
     f"{NQ}.xǁReportǁ_stream__mutmut_26": 'np.fromiter without count: the same array, its length found as it is read',

@@ -362,3 +362,24 @@ def test_kernel_names_under_the_columns_an_export_has(tmp_path, names, want):
 def test_a_kernel_name_id_without_a_string_is_an_empty_name(tmp_path):
     t = nsys_sqlite.load(export(tmp_path / "a.sqlite", kernels=[(200, 210, 40, 5, 1, 7)]))
     assert t.kernels[["name", "full_name"]].values.tolist() == [["", "void kA<float>()"]]
+
+
+def test_kernels_without_a_runtime_table_are_refused_when_loaded(tmp_path):
+    path = export(tmp_path / "a.sqlite", runtime=False)
+    for read in (nsys_sqlite.load, nsys_sqlite.scan):
+        with pytest.raises(ReportError) as e:
+            read(path)
+        assert str(e.value) == f"{path}: kernels but no CUDA runtime table ({RT}): they cannot be attributed to " \
+                               f"ranges (a partial export?)"
+    t = nsys_sqlite.load(export(tmp_path / "b.sqlite", runtime=False, kernels=[]))   # an empty kernel table
+    assert t.device == "cpu" and len(t.kernels) == 0
+
+
+def test_a_query_pandas_cannot_run_is_an_unreadable_export_when_loaded(tmp_path):
+    cols = "start INTEGER, end INTEGER, nameId INTEGER, correlationId INTEGER, thread INTEGER"   # no globalTid
+    path = export(tmp_path / "a.sqlite", rt_cols=cols)
+    with pytest.raises(ReportError) as e:
+        nsys_sqlite.load(path)
+    assert str(e.value) == (f"{path}: unreadable nsys export (Execution failed on sql 'SELECT start, end, nameId AS "
+                            f"name, correlationId AS correlation, globalTid AS tid FROM {RT}': no such column: "
+                            f"globalTid)")
