@@ -216,6 +216,9 @@ EQUIVALENT = {
                                                                   (33, 'pick(cols, "nameId", "XXnameXX")'),
                                                                   (34, 'pick(cols, "nameId", "NAME")'),
                                                                   (35, '... or "XXnameXX"'), (36, '... or "NAME"'))},
+    f"{NQ}.xǁReportǁlaunch_chunks__mutmut_14": 'calls[:, 1:4] -> [:, 1:5]: the launch calls have four columns, '
+                                              'so both are columns 1 to 3',
+    f"{NQ}.xǁReportǁlaunch_chunks__mutmut_30": '_stream(..., names=False) -> None: names is read only as a condition',
     f"{NQ}.xǁReportǁ_stream__mutmut_11": 'break -> return: nothing follows the loop but the finally clause, which '
                                         'runs either way',
     f"{NQ}.xǁReportǁ_stream__mutmut_26": 'np.fromiter without count: the same array, its length found as it is read',
