@@ -219,6 +219,12 @@ EQUIVALENT = {
     f"{NQ}.xǁReportǁlaunch_chunks__mutmut_14": 'calls[:, 1:4] -> [:, 1:5]: the launch calls have four columns, '
                                               'so both are columns 1 to 3',
     f"{NQ}.xǁReportǁlaunch_chunks__mutmut_30": '_stream(..., names=False) -> None: names is read only as a condition',
+    f"{NQ}.xǁReportǁkernel_chunks__mutmut_27":
+        'columnar and (ids or not names) -> (ids and not names): an export of name ids asked for names goes to '
+        'SQLite\'s join instead of the columnar one, which give the same rows in the same order',
+    **{f"{NQ}.xǁReportǁkernel_chunks__mutmut_{n}": f'{what}: SQLite reads keywords and names in any case'
+       for n, what in ((42, "the kernel table's alias k. -> K."), (53, "the temporary table's SQL in lower case"),
+                       (54, "the temporary table's SQL in upper case"))},
     f"{NQ}.xǁReportǁ_stream__mutmut_11": 'break -> return: nothing follows the loop but the finally clause, which '
                                         'runs either way',
     f"{NQ}.xǁReportǁ_stream__mutmut_26": 'np.fromiter without count: the same array, its length found as it is read',
@@ -234,6 +240,9 @@ EQUIVALENT = {
     f"{PKG}.analysis.run.stream.x__queries__mutmut_7":
         '`if len(pid)` -> `or True`: views calls _queries only with live targets, each of a range with instances, '
         'so pid is never empty',
+    f"{PKG}.analysis.run.stream.xǁTargetǁoutside__mutmut_1":
+        'outside\'s `or` -> `and`: never true (a chunk\'s latest call is not before its earliest), so no chunk is '
+        'skipped; outside only spares the matching of chunks that match nothing',
     f"{PKG}.analysis.run.stream.xǁTargetǁaggregates__mutmut_11":
         'the tail\'s tail > 0 -> >= 0: a tail of 0 adds 0',
     f"{PKG}.analysis.run.fields.x_range_keys__mutmut_14": 'groupby(sort=True) -> sort left out: True is its default',

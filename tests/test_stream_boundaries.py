@@ -191,3 +191,17 @@ def test_a_kernel_starting_as_its_call_returns_is_queued_for_0_ns():
     same(old, new)
     m = new["d:w"]["process"]
     assert (m["queue_us"], m["launch_delay_us"]) == (0.0, 0.0)     # delays 0, 0, 3000 and 0 (-50 clipped)
+
+
+def test_chunks_of_one_row_whose_call_starts_at_a_window_edge(monkeypatch):
+    # a call starting at the range's start, and a call of 0 ns at its end: both the range's, each in a chunk of
+    # its own (the chunk's calls all at the window's edge)
+    from fusionlab.analysis.readers import trace as T
+    monkeypatch.setattr(T, "CHUNK", 1)
+    ks = [(20, 30, 0, 10, A, "a"), (1100, 1200, 1000, 1000, A, "b")]
+    t = trace(ks)
+    t.ranges = pd.DataFrame([{"name": "w", "domain": "d", "start": 0, "end": 1000, "tid": A}])
+    new, _ = stream.views(t, [("w", "d")], ["process"])
+    old, _ = metrics_oracle.views(t, [("w", "d")], ["process"])
+    same(old, new)
+    assert (new["d:w"]["process"]["kernels"], new["d:w"]["process"]["launch_calls"]) == (2, 2)
