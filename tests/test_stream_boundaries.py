@@ -205,3 +205,19 @@ def test_chunks_of_one_row_whose_call_starts_at_a_window_edge(monkeypatch):
     old, _ = metrics_oracle.views(t, [("w", "d")], ["process"])
     same(old, new)
     assert (new["d:w"]["process"]["kernels"], new["d:w"]["process"]["launch_calls"]) == (2, 2)
+
+
+def test_chunks_of_one_row_keep_the_latest_end_and_every_attribution(monkeypatch):
+    from fusionlab.analysis.readers import trace as T
+    monkeypatch.setattr(T, "CHUNK", 1)
+    ks = [(20, 900, 0, 10, A, "long"), (100, 200, 50, 60, A, "short")]   # the last kernel ends first
+    t = trace(ks)
+    t.ranges = pd.DataFrame([{"name": "w", "domain": "d", "start": 0, "end": 1000, "tid": A}])
+    m = stream.views(t, [("w", "d")], ["process"])[0]["d:w"]["process"]
+    assert m["gpu_span_per_iter_ms"] == 880 / 1e6
+    # the hand trace a row at a time: a chunk of another thread's kernel only (k6) is the process's alone
+    t = trace()
+    new, _ = stream.views(t, TARGETS, F.ATTRIBUTIONS)
+    old, _ = metrics_oracle.views(t, TARGETS, F.ATTRIBUTIONS)
+    same(old, new)
+    assert (new["d:r"]["process"]["kernels"], new["d:r"]["same_thread"]["kernels"]) == (7, 6)
