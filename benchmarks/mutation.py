@@ -243,6 +243,16 @@ EQUIVALENT = {
     f"{PKG}.analysis.run.stream.xǁTargetǁoutside__mutmut_1":
         'outside\'s `or` -> `and`: never true (a chunk\'s latest call is not before its earliest), so no chunk is '
         'skipped; outside only spares the matching of chunks that match nothing',
+    f"{PKG}.analysis.run.stream.xǁTargetǁtimeline__mutmut_12":
+        'the kernel start clipped below at lo -> not clipped below: prev is never below lo (carry starts there and '
+        'only grows), so a start before lo gives a gap below 0 (no idle) and busy from max(sc, prev) = prev alike',
+    f"{PKG}.analysis.run.stream.xǁTargetǁtimeline__mutmut_47":
+        'pos = gap > 0 -> >= 0: a gap of 0 adds 0 to whichever idle part it is put in',
+    **{f"{PKG}.analysis.run.stream.xǁTargetǁtimeline__mutmut_{n}":
+       f'the rows whose running maximum becomes the carry: {what}; numpy assigns repeated indices in order, so '
+       f'each instance keeps its last row\'s value, its running maximum, as with the last row alone'
+       for n, what in ((89, "last = None (every row, g[None])"),
+                       (92, "g[1:] != g[:-1] -> g[:+1] (every row not of the first instance, and the last)"))},
     f"{PKG}.analysis.run.stream.xǁTargetǁaggregates__mutmut_11":
         'the tail\'s tail > 0 -> >= 0: a tail of 0 adds 0',
     f"{PKG}.analysis.run.fields.x_range_keys__mutmut_14": 'groupby(sort=True) -> sort left out: True is its default',
