@@ -225,6 +225,9 @@ EQUIVALENT = {
     **{f"{NQ}.xǁReportǁkernel_chunks__mutmut_{n}": f'{what}: SQLite reads keywords and names in any case'
        for n, what in ((42, "the kernel table's alias k. -> K."), (53, "the temporary table's SQL in lower case"),
                        (54, "the temporary table's SQL in upper case"))},
+    **{f"{NQ}.xǁReportǁstrings__mutmut_{n}": f'{what}: the ids are asked for in parts only to stay under SQLite\'s '
+       f'limit of variables (32,766); the parts together ask for every id, into one dict'
+       for n, what in ((21, "range(0, len(ids), 500) -> step 1 (overlapping parts)"), (26, "parts of 501"))},
     f"{NQ}.xǁReportǁ_stream__mutmut_11": 'break -> return: nothing follows the loop but the finally clause, which '
                                         'runs either way',
     f"{NQ}.xǁReportǁ_stream__mutmut_26": 'np.fromiter without count: the same array, its length found as it is read',
