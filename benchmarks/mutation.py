@@ -40,6 +40,8 @@ PKG = "fusionlab"   # mutmut names a mutant PKG.module.x_function__mutmut_N
 SQ = f"{PKG}.analysis.readers.sqlite_pages"
 SU = f"{PKG}.analysis.sweep.suite"
 RV = f"{PKG}.analysis.report.reproduction"
+AF = f"{PKG}.analysis.report.audit_figures"
+NQ = f"{PKG}.analysis.readers.nsys_sqlite"
 
 # mutants whose change no input can show (mutmut's name: the reason)
 EQUIVALENT = {
@@ -164,6 +166,114 @@ EQUIVALENT = {
        for n, what in ((355, '"XXeagerXX"'), (356, '"EAGER"'))},
     f"{PKG}.analysis.report.audit.x_check_records__mutmut_360":
         'to_dict("records") -> to_dict("RECORDS"): pandas reads the orient in any case',
+    **{f"{PKG}.analysis.report.audit.x_{fn}__mutmut_{n}":
+       'to_dict("records") -> to_dict("RECORDS"): pandas reads the orient in any case'
+       for fn, n in (("check_figure", 4), ("check_caption", 60))},
+    f"{PKG}.analysis.report.audit.x_check_figure__mutmut_36":
+        'a.check(False, ...) -> a.check(None, ...): Audit.check reads ok through `not ok`, None as False',
+    f"{PKG}.analysis.report.audit.x_check_caption__mutmut_36":
+        'BEST\'s group(3) -> group(4): the setting\'s mode and dtype are one optional group, `(?:, (\\S+) (\\S+))?`, '
+        'so both are there or neither, and neither is ever empty (\\S+)',
+    # report/audit_figures.py (AF: its prefix)
+    **{f"{AF}.x__text__mutmut_{n}": f'a key column\'s text as {what} instead of an object array: mask compares '
+       f'it with one str (==), element by element either way (an empty one gives an empty bool array)'
+       for n, what in ((14, "np.array(dtype=None), a numpy str array"), (16, "np.array without dtype, a numpy str "
+                                                                            "array"),
+                       (21, "to_numpy(dtype=None): pandas' str column gives an object array anyway"))},
+    **{f"{AF}.{name}": f'{what}: the caches only keep each table\'s key columns as _text writes them (mask); '
+       f'without one each mask reads the table afresh, the same values'
+       for name, what in (("x_check__mutmut_3", "caches = None"), ("x_check__mutmut_23", "check_file(..., None)"),
+                          ("x_check__mutmut_28", "check_file without caches"),
+                          ("x_check_file__mutmut_69", "check_marks(..., None)"),
+                          ("x_check_file__mutmut_75", "check_marks without caches"),
+                          ("x_check_marks__mutmut_11", "the caches without the figure's own marks -> None"),
+                          ("x_check_marks__mutmut_47", "recompute(t, m, None)"),
+                          ("x_check_marks__mutmut_50", "recompute without caches"))},
+    f"{AF}.x_check_marks__mutmut_18": 'to_dict("records") -> to_dict("RECORDS"): pandas reads the orient in any case',
+    f"{AF}.x_check_file__mutmut_19":
+        'a.check(False, ...) -> a.check(None, ...): Audit.check reads ok through `not ok`, None as False',
+    **{f"{AF}.x_check_file__mutmut_{n}": f'the "no data" mark\'s part of `drawn` ({what}): drawn is read only in '
+       f'`len(marks) > 0 or not drawn`, and a "no data" mark is a row, so wherever the part could change drawn '
+       f'the check passes on len(marks) alone'
+       for n, what in ((44, '"mark" -> "XXmarkXX"'), (45, '"mark" -> "MARK"'), (49, '== "no data" -> !='),
+                       (50, '"no data" -> "XXno dataXX"'), (51, '"no data" -> "NO DATA"'))},
+    # readers/nsys_sqlite.py (NQ: its prefix)
+    f"{NQ}.xǁReportǁ_launch_calls__mutmut_16":
+        'the launch calls read CHUNK * 4 -> CHUNK * 5 rows a batch: nsys_arrow.launch_calls joins the batches into '
+        'one array, the same rows in the same order',
+    **{f"{NQ}.x__api__mutmut_{n}": f'the empty call table\'s "correlation" column -> {what}: it is made only '
+       f'without a runtime table, and then no kernel is read against it (a kernel table without one is refused '
+       f'first, NS.complete) and load keeps only API_COLUMNS'
+       for n, what in ((7, '"XXcorrelationXX"'), (8, '"CORRELATION"'))},
+    **{f"{NQ}.x_{fn}__mutmut_{n}": f'PRAGMA table_info of the {what} table in lower case: SQLite reads table '
+       f'names in any case' for fn, n, what in (("_api", 15, "runtime"), ("_kernels", 13, "kernel"))},
+    **{f"{NQ}.x__kernels__mutmut_{n}": f'the stream column selected as {what}: SQLite reads column names in any '
+       f'case' for n, what in ((71, '"streamid"'), (72, '"STREAMID"'))},
+    **{f"{NQ}.x_load__mutmut_{n}": f'the launch filter\'s column pick(cols, "nameId", "name") or "name" -> {what}: '
+       f'_launch_api compares the column only with "nameId" (its SQL names the name column itself), so any other '
+       f'value reads the same' for n, what in ((26, 'pick(cols, "nameId", None)'),
+                                                                  (29, 'pick(cols, "nameId")'),
+                                                                  (33, 'pick(cols, "nameId", "XXnameXX")'),
+                                                                  (34, 'pick(cols, "nameId", "NAME")'),
+                                                                  (35, '... or "XXnameXX"'), (36, '... or "NAME"'))},
+    f"{NQ}.xǁReportǁlaunch_chunks__mutmut_14": 'calls[:, 1:4] -> [:, 1:5]: the launch calls have four columns, '
+                                              'so both are columns 1 to 3',
+    f"{NQ}.xǁReportǁlaunch_chunks__mutmut_30": '_stream(..., names=False) -> None: names is read only as a condition',
+    f"{NQ}.xǁReportǁkernel_chunks__mutmut_27":
+        'columnar and (ids or not names) -> (ids and not names): an export of name ids asked for names goes to '
+        'SQLite\'s join instead of the columnar one, which give the same rows in the same order',
+    **{f"{NQ}.xǁReportǁkernel_chunks__mutmut_{n}": f'{what}: SQLite reads keywords and names in any case'
+       for n, what in ((42, "the kernel table's alias k. -> K."), (53, "the temporary table's SQL in lower case"),
+                       (54, "the temporary table's SQL in upper case"))},
+    **{f"{NQ}.xǁReportǁstrings__mutmut_{n}": f'{what}: the ids are asked for in parts only to stay under SQLite\'s '
+       f'limit of variables (32,766); the parts together ask for every id, into one dict'
+       for n, what in ((21, "range(0, len(ids), 500) -> step 1 (overlapping parts)"), (26, "parts of 501"))},
+    f"{NQ}.xǁReportǁ_stream__mutmut_11": 'break -> return: nothing follows the loop but the finally clause, which '
+                                        'runs either way',
+    f"{NQ}.xǁReportǁ_stream__mutmut_26": 'np.fromiter without count: the same array, its length found as it is read',
+    **{f"{NQ}.xǁReportǁ_stream__mutmut_{n}": f'{what}: numpy reads any negative dimension as the one to infer'
+       for n, what in ((30, "reshape(-1, width) -> (-2, width)"), (64, "reshape(len(rows), -1) -> (len(rows), -2)"))},
+    **{f"{NQ}.xǁReportǁ_stream__mutmut_{n}": f'{what}: the values are SQLite integers (times, a globalTid '
+       f'coalesced to 0) or name numbers, Python ints that numpy makes int64 without the dtype too'
+       for n, what in ((34, "the first five columns, dtype=None"), (36, "the first five columns, no dtype"),
+                       (40, "the name numbers, dtype=None"), (42, "the name numbers, no dtype"))},
+    # run/stream.py and run/fields.py
+    **{f"{PKG}.analysis.run.stream.x__queries__mutmut_{n}": f'each target\'s pids twice, over (0, 1) -> {what}: '
+       f'the loop reads only its length, 2' for n, what in ((9, "(1, 1)"), (10, "(0, 2)"))},
+    f"{PKG}.analysis.run.stream.x__queries__mutmut_7":
+        '`if len(pid)` -> `or True`: views calls _queries only with live targets, each of a range with instances, '
+        'so pid is never empty',
+    f"{PKG}.analysis.run.stream.xǁTargetǁoutside__mutmut_1":
+        'outside\'s `or` -> `and`: never true (a chunk\'s latest call is not before its earliest), so no chunk is '
+        'skipped; outside only spares the matching of chunks that match nothing',
+    f"{PKG}.analysis.run.stream.xǁTargetǁtimeline__mutmut_12":
+        'the kernel start clipped below at lo -> not clipped below: prev is never below lo (carry starts there and '
+        'only grows), so a start before lo gives a gap below 0 (no idle) and busy from max(sc, prev) = prev alike',
+    f"{PKG}.analysis.run.stream.xǁTargetǁtimeline__mutmut_47":
+        'pos = gap > 0 -> >= 0: a gap of 0 adds 0 to whichever idle part it is put in',
+    **{f"{PKG}.analysis.run.stream.xǁTargetǁtimeline__mutmut_{n}":
+       f'the rows whose running maximum becomes the carry: {what}; numpy assigns repeated indices in order, so '
+       f'each instance keeps its last row\'s value, its running maximum, as with the last row alone'
+       for n, what in ((89, "last = None (every row, g[None])"),
+                       (92, "g[1:] != g[:-1] -> g[:+1] (every row not of the first instance, and the last)"))},
+    f"{PKG}.analysis.run.stream.xǁTargetǁaggregates__mutmut_11":
+        'the tail\'s tail > 0 -> >= 0: a tail of 0 adds 0',
+    f"{PKG}.analysis.run.fields.x_range_keys__mutmut_14": 'groupby(sort=True) -> sort left out: True is its default',
+    **{f"{PKG}.analysis.run.fields.x_launch_configs__mutmut_{n}":
+       f'groupby(sort=False) -> {what}: the groups are sorted next by sort_values over every column of the key '
+       f'(full_name and the configuration), so the groups\' first order is never seen'
+       for n, what in ((17, "sort=None"), (19, "sort left out"), (20, "sort=True"))},
+    **{f"{PKG}.analysis.run.fields.x_launch_configs__mutmut_{n}":
+       f'sort_values(kind="stable") -> {what}: pandas reads kind only when it sorts by one column; by several it '
+       f'sorts lexicographically (stable) whatever kind says'
+       for n, what in ((28, "kind=None"), (31, "kind left out"), (45, '"XXstableXX"'), (46, '"STABLE"'))},
+    **{f"{PKG}.analysis.run.fields.x_launch_configs__mutmut_{n}":
+       f'the resource frame\'s index=best.index -> {what}: its columns are Series on best.index already, which '
+       f'the frame takes' for n, what in ((95, "index=None"), (97, "index left out"))},
+    f"{PKG}.analysis.run.fields.x_with_resources__mutmut_7":
+        'launch_configs(empty frame, {}) -> (empty frame, None): an empty frame returns before gpus is read',
+    f"{PKG}.analysis.run.fields.x_with_resources__mutmut_21":
+        'the occupancy column astype(float) -> astype(None): pandas reads None as float64, the map\'s dtype already',
     f"{PKG}.analysis.report.audit_match.x_close__mutmut_9":
         '`isnan(a) or isnan(b)` -> `and`: with one NaN the comparison below is False (NaN compares false), as '
         'the branch answers',
