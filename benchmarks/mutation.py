@@ -40,6 +40,8 @@ PKG = "fusionlab"   # mutmut names a mutant PKG.module.x_function__mutmut_N
 SQ = f"{PKG}.analysis.readers.sqlite_pages"
 SU = f"{PKG}.analysis.sweep.suite"
 RV = f"{PKG}.analysis.report.reproduction"
+GL = f"{PKG}.analysis.sweep.gap_ledger"
+GH = f"{PKG}.analysis.sweep.gap_host"
 
 # mutants whose change no input can show (mutmut's name: the reason)
 EQUIVALENT = {
@@ -339,6 +341,18 @@ EQUIVALENT = {
     f"{PKG}.runner.timing.x_host_states__mutmut_59":
         'abs(log(f / s)) > log1p(0.05) -> >=: no double f / s has a log equal to log1p(0.05) (the doubles either '
         'side of 1.05 give logs 1.7e-16 below and 4.2e-17 above it)',
+    # sweep/gap_ledger.py and gap_host.py (GL, GH)
+    f"{GH}.x_merged__mutmut_44":
+        'all(c == codes[0] ...) -> codes[1]: merged reaches it with 2 records or more, and "all equal to the first" '
+        'is "all equal to the second"',
+    f"{GL}.x_build__mutmut_5":
+        '`with_size(kernels) if len(kernels) else kernels` -> `... or True`: with_size of an empty table is empty, '
+        'and an empty kernels table gives every configuration no kernels either way',
+    **{f"{GL}.x_build__mutmut_{n}": f'to_dict("records") -> to_dict("RECORDS") ({which}): pandas reads the orient '
+       f'in any case' for n, which in ((25, "the eager rows"), (34, "the variant rows"))},
+    f"{GL}.x_expected_causes__mutmut_23":
+        '`path if isabs(path) else join(root, path)` -> `... and False` (always join): os.path.join drops root '
+        'before an absolute path',
 }
 KILLED = ("killed", "timeout", "segfault")   # a test failed, ran past its limit, or crashed
 

@@ -217,11 +217,13 @@ def test_top_cause_of_a_configuration():
 def test_build_takes_each_ok_variant_beside_its_eager_row(tmp_path):
     e, v = _tables()
     other = {**CFG, "batch": 16}
-    h = pd.DataFrame([{**_v(), "status": "ok", "size": None}, {**E, "status": "ok"},
-                      {**_v(batch=16), "status": "failed"}, {**E, **other, "status": "ok"},
-                      {**_v(batch=32, variant="compile"), "status": "ok"},
-                      {**_v(variant="compile2", eager_wall_ms=None), "status": "ok"}])
-    k = pd.concat([e.assign(variant="eager", **CFG), v.assign(variant="compile", **CFG),
+    # the headline's eager rows hold their own wall time as eager_wall_ms: no ledger of their own
+    h = pd.DataFrame([{**_v(batch=32, variant="compile"), "status": "ok"},
+                      {**_v(variant="compile2", eager_wall_ms=None), "status": "ok"},
+                      {**_v(), "status": "ok", "size": None}, {**E, "status": "ok", "wall_ms": 8.0, "eager_wall_ms": 8.0},
+                      {**_v(batch=16), "status": "failed"}, {**E, **other, "status": "ok"}])
+    # kernels of a table written before size axes: no size (with_size: "default")
+    k = pd.concat([e.assign(variant="eager", **{**CFG, "size": None}), v.assign(variant="compile", **CFG),
                    e.assign(variant="compile", **other), v.assign(variant="eager", **{**CFG, "model": "m2"}),
                    v.assign(variant="compile", **{**CFG, "mode": "train"})])
     led = gl.build(h, k, {})
@@ -254,25 +256,33 @@ def test_build_takes_each_ok_variant_beside_its_eager_row(tmp_path):
         assert pd.read_csv(out).set_index("term").loc["kept", "ms"] == 0.0
 
 
-def test_expected_causes_and_case_verdicts(tmp_path):
+def test_expected_causes_and_case_verdicts(tmp_path, monkeypatch):
     d = tmp_path / "a:b"
     d.mkdir()
     (d / "case.py").write_text('import os\nX = os.getcwd()\nVARIANT = "compile"\nEXPECTED = ["wrapper", "guards"]\n'
                                "def build():\n    pass\n")
     (d / "half.py").write_text('EXPECTED = ["guards"]\n')
     (d / "none.py").write_text('VARIANT = "compile"\n')
-    exp = gl.expected_causes({"c": f"{d}/case.py:build", "r": {"factory": "a:b/case.py:build"},
-                              "h": f"{d}/half.py:build", "n": f"{d}/none.py:build", "mod": "x.y:build"},
+    exp = gl.expected_causes({"mod": "x.y:build", "c": f"{d}/case.py:build", "r": {"factory": "a:b/case.py:build"},
+                              "h": f"{d}/half.py:build", "n": f"{d}/none.py:build"},
                              root=str(tmp_path))
     assert exp == {"c": ("compile", ("wrapper", "guards")), "r": ("compile", ("wrapper", "guards"))}
+    monkeypatch.chdir(tmp_path)   # a relative path from the working folder by default
+    assert gl.expected_causes({"r": "a:b/case.py:build"}) == {"r": ("compile", ("wrapper", "guards"))}
+    (d / "bad.py").write_text("VARIANT = (\n")
+    with pytest.raises(SyntaxError) as err:
+        gl.expected_causes({"b": f"{d}/bad.py:build"})
+    assert err.value.filename == f"{d}/bad.py"
     led = _ledger()
-    v = gl.case_verdicts(led, {"m": ("compile", ("idle",)), "a": ("compile", ("guards", "x"))})
+    none = gl.case_verdicts(led, {"a": ("compile", ("guards",))})
+    assert list(none.columns) == ["model", "variant", "expected", "top", "top_ms", "ok", "sentence"]
+    v = gl.case_verdicts(led, {"m": ("compile", ("kept", "idle")), "a": ("compile", ("guards", "x"))})
     assert list(v["model"]) == ["a", "m", "m"]
     a = v.iloc[0].to_dict()
     assert {k: a[k] for k in ("variant", "expected", "top", "ok", "sentence")} == {
         "variant": "compile", "expected": "guards or x", "top": "", "ok": False, "sentence": "no ledger row"}
     assert math.isnan(a["top_ms"])
     m8, m16 = v.iloc[1], v.iloc[2]
-    assert (m8["batch"], m8["top"], m8["top_ms"], m8["ok"], m8["expected"]) == (8, "idle", 0.3, True, "idle")
+    assert (m8["batch"], m8["top"], m8["top_ms"], m8["ok"], m8["expected"]) == (8, "idle", 0.3, True, "kept or idle")
     assert (m16["batch"], m16["top"], bool(m16["ok"])) == (16, "", False)
     assert m8["sentence"] == led[(led["batch"] == 8) & (led["term"] == "total")]["sentence"].iloc[0]
