@@ -350,6 +350,17 @@ EQUIVALENT = {
         'and an empty kernels table gives every configuration no kernels either way',
     **{f"{GL}.x_build__mutmut_{n}": f'to_dict("records") -> to_dict("RECORDS") ({which}): pandas reads the orient '
        f'in any case' for n, which in ((25, "the eager rows"), (34, "the variant rows"))},
+    f"{GL}.x_role__mutmut_1":
+        'full_name\'s default "" -> "XXXX": neither holds at::native:: or at::cuda::',
+    **{f"{GL}.x_write__mutmut_{n}":
+       f'the columns of the empty kernels table where kernels.csv is missing or empty ({what}): build reads an '
+       f'empty kernels table only as empty (no kernels for any configuration), whatever its columns'
+       for n, what in ((6, "None"), (8, '"XXrepeatXX"'), (9, '"REPEAT"'), (10, '"XXnameXX"'), (11, '"NAME"'),
+                       (12, '"XXkindXX"'), (13, '"KIND"'), (14, '"XXtime_per_iter_usXX"'),
+                       (15, '"TIME_PER_ITER_US"'))},
+    f"{GL}.x_write__mutmut_35":
+        'residual_explained.astype(bool) -> astype(None): the total rows hold True or False, which read as 1.0 and '
+        '0.0 (the same count)',
     f"{GL}.x_expected_causes__mutmut_23":
         '`path if isabs(path) else join(root, path)` -> `... and False` (always join): os.path.join drops root '
         'before an absolute path',

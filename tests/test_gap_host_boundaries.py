@@ -233,3 +233,8 @@ def test_dynamo_records_by_repeat_status_and_file(tmp_path):
     assert got[key]["windows_compile_us_per_iter"] == 9.5   # the median of 2, 10, 11, 9
     assert got[key[:2] + ("s1",) + key[3:]] == dyn(4) and len(got) == 2
     assert gh.dynamo_records([]) == {}
+    # repeats that are no numbers: in the order of their text, whatever the files' order and paths
+    other = {**cfg, "model": "n"}
+    two = [_run(tmp_path, "a1", {**other, "repeat": "r1"}, timing={"dynamo": dyn(1)}),
+           _run(tmp_path, "p0", {**other, "repeat": "r0"}, timing={"dynamo": dyn(0)})]
+    assert gh.dynamo_records(two)[("n",) + key[1:]]["total"] == {"k": 0}

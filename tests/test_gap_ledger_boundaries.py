@@ -218,7 +218,8 @@ def test_build_takes_each_ok_variant_beside_its_eager_row(tmp_path):
     e, v = _tables()
     other = {**CFG, "batch": 16}
     # the headline's eager rows hold their own wall time as eager_wall_ms: no ledger of their own
-    h = pd.DataFrame([{**_v(batch=32, variant="compile"), "status": "ok"},
+    h = pd.DataFrame([{**_v(batch=4), "status": "ok"}, {**E, "batch": 4, "status": "ok"},
+                      {**_v(batch=32, variant="compile"), "status": "ok"},
                       {**_v(variant="compile2", eager_wall_ms=None), "status": "ok"},
                       {**_v(), "status": "ok", "size": None}, {**E, "status": "ok", "wall_ms": 8.0, "eager_wall_ms": 8.0},
                       {**_v(batch=16), "status": "failed"}, {**E, **other, "status": "ok"}])
@@ -228,19 +229,25 @@ def test_build_takes_each_ok_variant_beside_its_eager_row(tmp_path):
                    v.assign(variant="compile", **{**CFG, "mode": "train"})])
     led = gl.build(h, k, {})
     assert list(led.columns) == gl.COLUMNS
-    # only batch 8's compile: batch 16 failed, batch 32 has no eager row, compile2 no gap
-    assert set(led["variant"]) == {"compile"} and set(led["batch"]) == {8} and len(led) == 9
+    # batch 4's and batch 8's compile: batch 16 failed, batch 32 has no eager row, compile2 no gap
+    assert set(led["variant"]) == {"compile"} and list(led["batch"].drop_duplicates()) == [4, 8]
+    led = led[led["batch"] == 8]
+    assert len(led) == 9
+    none = gl.build(h[h["variant"] == "eager"], k, {})
+    assert list(none.columns) == gl.COLUMNS and none.empty
     want = pd.DataFrame(gl.rows_of({**_v(), "status": "ok", "size": "default"}, E, None, v, e), columns=gl.COLUMNS)
     got = led.set_index("term")["ms"]
     assert got.to_dict() == pytest.approx(want.set_index("term")["ms"].to_dict())
     assert led["sentence"].iloc[-1] == want["sentence"].iloc[-1]
     # no kernels table: the GPU terms 0
-    bare = gl.build(h, pd.DataFrame(), {}).set_index("term")
+    bare = gl.build(h, pd.DataFrame(), {})
+    bare = bare[bare["batch"] == 8].set_index("term")
     assert bare.loc["fused", "ms"] == 0.0 and bare.loc["library", "detail"] == "gone: none; new: none"
     # the dynamo record by KEYS (as text)
     dyn = {tuple(str(x) for x in ("m", 8, "default", "inference", "bf16", "nsys", "cuda", "compile")):
            {"guards": {"frames": [{"code": "f", "entry": 0, "lookup_us": 100.0}]}}}
-    with_dyn = gl.build(h, k, dyn).set_index("term")
+    with_dyn = gl.build(h, k, dyn)
+    with_dyn = with_dyn[with_dyn["batch"] == 8].set_index("term")
     assert with_dyn.loc["guards", "detail"].startswith("1 frame(s), 100 us cache lookup")
     # write: the ledger and its account; a missing kernels file is no kernels
     h.to_csv(tmp_path / "h.csv", index=False)
@@ -248,12 +255,13 @@ def test_build_takes_each_ok_variant_beside_its_eager_row(tmp_path):
     out = tmp_path / "t" / "gap_ledger.csv"
     (tmp_path / "t").mkdir()
     assert gl.write([], str(tmp_path / "h.csv"), str(tmp_path / "k.csv"), str(out)) == (
-        "gap ledger: 1 configurations, 0 with the residual explained")
-    assert pd.read_csv(out)["ms"].sum() == pytest.approx(led["ms"].sum())
+        "gap ledger: 2 configurations, 0 with the residual explained")
+    back = pd.read_csv(out)
+    assert back[back["batch"] == 8]["ms"].sum() == pytest.approx(led["ms"].sum())
     (tmp_path / "empty.csv").write_text("")
     for missing in ("nothing.csv", "empty.csv"):
         gl.write([], str(tmp_path / "h.csv"), str(tmp_path / missing), str(out))
-        assert pd.read_csv(out).set_index("term").loc["kept", "ms"] == 0.0
+        assert (pd.read_csv(out).set_index("term").loc["kept", "ms"] == 0.0).all()
 
 
 def test_expected_causes_and_case_verdicts(tmp_path, monkeypatch):
