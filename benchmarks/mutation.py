@@ -361,6 +361,11 @@ EQUIVALENT = {
     f"{GL}.x_write__mutmut_35":
         'residual_explained.astype(bool) -> astype(None): the total rows hold True or False, which read as 1.0 and '
         '0.0 (the same count)',
+    **{f"{GL}.x_rows_of__mutmut_{n}":
+       f'str(v.get("compile_mode", "")) -> {what}: where a headline row has no compile_mode, neither "" nor its '
+       f'replacement holds "reduce-overhead"'
+       for n, what in ((50, 'default None ("None")'), (51, 'v.get("") ("None": no row has a column "")'),
+                       (52, 'no default ("None")'), (55, 'default "XXXX"'))},
     f"{GL}.x_expected_causes__mutmut_23":
         '`path if isabs(path) else join(root, path)` -> `... and False` (always join): os.path.join drops root '
         'before an absolute path',

@@ -294,3 +294,22 @@ def test_expected_causes_and_case_verdicts(tmp_path, monkeypatch):
     assert (m8["batch"], m8["top"], m8["top_ms"], m8["ok"], m8["expected"]) == (8, "idle", 0.3, True, "kept or idle")
     assert (m16["batch"], m16["top"], bool(m16["ok"])) == (16, "", False)
     assert m8["sentence"] == led[(led["batch"] == 8) & (led["term"] == "total")]["sentence"].iloc[0]
+
+
+def test_reduce_overhead_by_variant_name_or_compile_mode():
+    """A CUDA graph skipped counts the launch path as cudagraph_skipped only under
+    reduce-overhead: named by the variant, or by its compile_mode."""
+    dyn = {"total": {"cudagraph_skips": 1}, "guards": {}}
+    v = _v(host_ms=None)
+    for variant, mode, skipped in (("compile_reduce_overhead", None, True), ("compile", "reduce-overhead", True),
+                                   ("compile", "max-autotune", False), ("compile", None, False)):
+        row = {**v, "variant": variant, **({"compile_mode": mode} if mode else {})}
+        terms = {r["term"]: r["ms"] for r in gl.rows_of(row, E, dyn, pd.DataFrame(), pd.DataFrame())}
+        # 10 launches x 10 us, less eager's 1 ms
+        assert (("cudagraph_skipped" in terms), ("launches" in terms)) == (skipped, not skipped), (variant, mode)
+        assert terms.get("cudagraph_skipped", terms.get("launches")) == pytest.approx(0.1 - 1.0)
+
+
+def test_a_residual_of_exactly_half_a_thousandth_of_a_microsecond_is_not_split():
+    assert _bare(5e-7, 0.0, 0.0)["residual"]["detail"] == ""
+    assert _bare(6e-7, 0.0, 0.0)["residual"]["detail"] == "not split +0.0006 us"
