@@ -313,3 +313,10 @@ def test_reduce_overhead_by_variant_name_or_compile_mode():
 def test_a_residual_of_exactly_half_a_thousandth_of_a_microsecond_is_not_split():
     assert _bare(5e-7, 0.0, 0.0)["residual"]["detail"] == ""
     assert _bare(6e-7, 0.0, 0.0)["residual"]["detail"] == "not split +0.0006 us"
+
+
+def test_a_gap_of_0_ranks_no_term():
+    r = _bare(10.0, 10.0, 1.0)
+    assert all("rank" not in x for x in r.values()) and r["residual"]["ms"] == -1.0
+    # and none pulls against it
+    assert r["total"]["sentence"] == "1.00x, 0 us per iteration: no named term of the gap's sign; residual -1 ms."
