@@ -366,6 +366,13 @@ EQUIVALENT = {
        f'replacement holds "reduce-overhead"'
        for n, what in ((50, 'default None ("None")'), (51, 'v.get("") ("None": no row has a column "")'),
                        (52, 'no default ("None")'), (55, 'default "XXXX"'))},
+    f"{GL}.x_rows_of__mutmut_194":
+        'ms x (gap, or 1 where the gap is NaN) > 0 -> or 2: the same sign',
+    f"{GL}.x_rows_of__mutmut_216":
+        'the order\'s `rank or 99` -> `or 100`: ranks run 1 to at most 13 (the named terms), below either',
+    **{f"{GL}.x_sentence__mutmut_{n}":
+       f'against\'s `term not in ("total", ...)` -> {what}: the total\'s own ms x ms is never below 0'
+       for n, what in ((69, '"XXtotalXX"'), (70, '"TOTAL"'))},
     f"{GL}.x_expected_causes__mutmut_23":
         '`path if isabs(path) else join(root, path)` -> `... and False` (always join): os.path.join drops root '
         'before an absolute path',

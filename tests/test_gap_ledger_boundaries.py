@@ -188,6 +188,8 @@ def test_sentence_at_its_edges():
             _row("f", -1.5), _row("g", -1.2), res, total]
     assert gl.sentence(rows) == ("0.50x, +20 ms per iteration: a (d), +8 ms; b +6 ms; c +4 ms; against it: f -1.5 ms; "
                                  "residual 0 us.")
+    # the residual is never a term against the gap
+    assert gl.sentence(rows[:-2] + [_row("residual", -3.0), total]).endswith("against it: f -1.5 ms; residual -3 ms.")
     assert gl.sentence(rows, n=1) == "0.50x, +20 ms per iteration: a (d), +8 ms; against it: f -1.5 ms; residual 0 us."
     # a term of exactly 5% of the gap does not pull against it; rank NaN is no rank
     rows = [_row("e", -1.0), {**_row("x", 2.0), "rank": float("nan")}, res,
