@@ -238,3 +238,10 @@ def test_dynamo_records_by_repeat_status_and_file(tmp_path):
     two = [_run(tmp_path, "a1", {**other, "repeat": "r1"}, timing={"dynamo": dyn(1)}),
            _run(tmp_path, "p0", {**other, "repeat": "r0"}, timing={"dynamo": dyn(0)})]
     assert gh.dynamo_records(two)[("n",) + key[1:]]["total"] == {"k": 0}
+
+
+def test_host_costs_under_a_microsecond_are_shared_too():
+    # one launch at eager's 0.5 us, 0.25 us exposed: half of it
+    t = gh.host_terms({"launches_per_iter": 1, "host_ms": 0.00025}, {"launches_per_iter": 1, "host_per_launch_us": 0.5,
+                                                                    "host_ms": 0.0}, None, False)
+    assert t["launches"][0] == pytest.approx(0.00025) and "50% exposed" in t["launches"][1]
