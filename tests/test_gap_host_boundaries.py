@@ -245,3 +245,13 @@ def test_host_costs_under_a_microsecond_are_shared_too():
     t = gh.host_terms({"launches_per_iter": 1, "host_ms": 0.00025}, {"launches_per_iter": 1, "host_per_launch_us": 0.5,
                                                                     "host_ms": 0.0}, None, False)
     assert t["launches"][0] == pytest.approx(0.00025) and "50% exposed" in t["launches"][1]
+
+
+def test_a_skipped_cuda_graph_names_the_exposed_share_and_eagers_time():
+    d = _dyn()
+    d["total"]["cudagraph_skips"] = 1
+    # costs 70 (launches and wrapper) + 2.5 + 43 + 47 = 162.5 us, all exposed at 200 us
+    t = gh.host_terms({"launches_per_iter": 10, "host_ms": 0.2}, {**CUDA_E, "host_ms": 0.01234}, d, True)
+    assert t["cudagraph_skipped"][1].endswith("; the variant's host costs 162 us, its exposed host time 200 us: 100% "
+                                              "exposed; less eager's exposed host time 12.3 us")
+    assert t["guards"][1].endswith("(median of 2 processes); 100% exposed")
