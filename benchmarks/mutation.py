@@ -345,6 +345,10 @@ EQUIVALENT = {
     f"{GH}.x_merged__mutmut_44":
         'all(c == codes[0] ...) -> codes[1]: merged reaches it with 2 records or more, and "all equal to the first" '
         'is "all equal to the second"',
+    f"{GH}.x_host_costs__mutmut_56":
+        'a frame\'s code default "" -> "XXXX": neither holds torch_dynamo_resume_in',
+    f"{GH}.x_host_costs__mutmut_133":
+        '`wrapper_each if calls else nan` -> `... or True`: wrapper_each is NaN where calls is 0',
     f"{GL}.x_build__mutmut_5":
         '`with_size(kernels) if len(kernels) else kernels` -> `... or True`: with_size of an empty table is empty, '
         'and an empty kernels table gives every configuration no kernels either way',
