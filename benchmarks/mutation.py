@@ -349,6 +349,15 @@ EQUIVALENT = {
         'a frame\'s code default "" -> "XXXX": neither holds torch_dynamo_resume_in',
     f"{GH}.x_host_costs__mutmut_133":
         '`wrapper_each if calls else nan` -> `... or True`: wrapper_each is NaN where calls is 0',
+    f"{GH}.x_host_costs__mutmut_215":
+        'the first failed guard\'s default "" -> None: either is false, and no guard is written',
+    **{f"{GH}.x_host_costs__mutmut_{n}":
+       f'out.pop("wrapper", (0.0, "")) -> {what}: the default is never taken: skips > 0 needs a dynamo record, and '
+       f'every record gives a wrapper term'
+       for n, what in ((309, "default None"), (311, "no default"), (314, "(1.0, \"\")"), (315, '(0.0, "XXXX")'))},
+    **{f"{GH}.x_host_costs__mutmut_{n}":
+       f'`f"; {{wd}}" if wd else ""` -> {what}: the wrapper\'s detail is never empty'
+       for n, what in ((324, "`wd or True`"), (325, 'else "XXXX"'))},
     f"{GL}.x_build__mutmut_5":
         '`with_size(kernels) if len(kernels) else kernels` -> `... or True`: with_size of an empty table is empty, '
         'and an empty kernels table gives every configuration no kernels either way',

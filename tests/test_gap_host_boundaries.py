@@ -255,3 +255,13 @@ def test_a_skipped_cuda_graph_names_the_exposed_share_and_eagers_time():
     assert t["cudagraph_skipped"][1].endswith("; the variant's host costs 162 us, its exposed host time 200 us: 100% "
                                               "exposed; less eager's exposed host time 12.3 us")
     assert t["guards"][1].endswith("(median of 2 processes); 100% exposed")
+
+
+def test_a_long_failed_guard_is_cut_at_100_characters_and_no_skip_count_is_none():
+    d = _dyn()
+    d["total"]["recompile_guards"] = {"f": "g" * 150 + "  # x"}
+    assert gh.host_costs({}, {}, d, False)["recompiles"][1].endswith("; failed guard: " + "g" * 100)
+    d = _dyn()
+    d["total"].pop("cudagraph_skips", None)   # no count of skipped graphs: none skipped
+    c = gh.host_costs({"launches_per_iter": 10}, CUDA_E, d, True)
+    assert "cudagraph_skipped" not in c and c["launches"][0] == 50.0
