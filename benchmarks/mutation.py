@@ -358,6 +358,16 @@ EQUIVALENT = {
     **{f"{GH}.x_host_costs__mutmut_{n}":
        f'`f"; {{wd}}" if wd else ""` -> {what}: the wrapper\'s detail is never empty'
        for n, what in ((324, "`wd or True`"), (325, 'else "XXXX"'))},
+    f"{GL}.x_by_name__mutmut_39":
+        'the repeat of a table without one, 0 -> 1: one repeat either way',
+    **{f"{GL}.x_by_name__mutmut_{n}":
+       f'{what}: no ATEN_NAME is in "XXXX" either, and the first row\'s full name is "XXXX" where it was ""'
+       for n, what in ((46, 'full_name.fillna("") -> fillna("XXXX")'), (50, 'no full_name column: "" -> "XXXX"'))},
+    f"{GL}.x_by_name__mutmut_82":
+        'sort_values(kind="stable") -> kind="STABLE": numpy reads the kind in any case',
+    **{f"{GL}.x_by_name__mutmut_{n}":
+       f'full.get(n, "") -> {what}: every name of the table has a full name in `full` (both by the same groupby)'
+       for n, what in ((116, "default None"), (118, "no default"), (119, 'default "XXXX"'))},
     f"{GL}.x_build__mutmut_5":
         '`with_size(kernels) if len(kernels) else kernels` -> `... or True`: with_size of an empty table is empty, '
         'and an empty kernels table gives every configuration no kernels either way',

@@ -35,13 +35,16 @@ def test_by_name_medians_kinds_and_missing_columns():
     k = _k([(0, "A", "triton", 10.0, "a0"), (1, "A", "triton", 20.0, "a1"), (1, "A", "triton", 5.0, ""),
             (2, "A", "triton", 30.0, None), (0, "B", None, 4.0, "void at::native::x"),
             (0, "C", "library", 3.0, ""), (0, "C", "eager", 5.0, ""),
-            (0, "D", "library", 4.0, None), (1, "D", "eager", 4.0, None)])
+            (0, "D", "library", 4.0, None), (1, "D", "eager", 4.0, None),
+            (0, "E", "other", 1.0, None), (1, "E", "other", 1.0, "void at::native::e()"),
+            (0, "aten::mm", "aten", 2.0, ""), (0, "aten::add", "aten", 3.0, "")])
     b = gl.by_name(k)
     # A: 10, 20 + 5, 30 over the repeats: 25; C: the eager row has the most time; D: a tie, the
-    # kind last in name order (library after eager) kept
-    assert b.to_dict("list") == {"name": ["A", "B", "C", "D"], "kind": ["triton", "other", "eager", "library"],
-                                 "time_per_iter_us": [25.0, 4.0, 8.0, 4.0],
-                                 "role": ["generated", "eager", "eager", "library"]}
+    # kind last in name order (library after eager) kept; E: the first row's full name, empty
+    assert b.to_dict("list") == {"name": ["A", "B", "C", "D", "E", "aten::add", "aten::mm"],
+                                 "kind": ["triton", "other", "eager", "library", "other", "aten", "aten"],
+                                 "time_per_iter_us": [25.0, 4.0, 8.0, 4.0, 1.0, 3.0, 2.0],
+                                 "role": ["generated", "eager", "eager", "library", "library", "eager", "library"]}
     bare = gl.by_name(pd.DataFrame({"name": ["x", "y", "x"], "time_per_iter_us": [1.0, 2.0, 3.0]}))
     assert bare.to_dict("list") == {"name": ["x", "y"], "kind": ["other", "other"], "time_per_iter_us": [4.0, 2.0],
                                     "role": ["library", "library"]}
