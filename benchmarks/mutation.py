@@ -42,6 +42,9 @@ SU = f"{PKG}.analysis.sweep.suite"
 RV = f"{PKG}.analysis.report.reproduction"
 GL = f"{PKG}.analysis.sweep.gap_ledger"
 GH = f"{PKG}.analysis.sweep.gap_host"
+ST = f"{PKG}.analysis.sweep.stats"
+SH = f"{PKG}.analysis.sweep.shares"
+AT = f"{PKG}.analysis.sweep.attribution"
 
 # mutants whose change no input can show (mutmut's name: the reason)
 EQUIVALENT = {
@@ -399,6 +402,10 @@ EQUIVALENT = {
     f"{GL}.x_expected_causes__mutmut_23":
         '`path if isabs(path) else join(root, path)` -> `... and False` (always join): os.path.join drops root '
         'before an absolute path',
+    # sweep/stats.py, shares.py, attribution.py (ST, SH, AT)
+    **{f"{ST}.x_spans__mutmut_{n}":
+       f'the axis name _intervals is given, "" -> {what}: spans writes only the intervals\' values, not their words'
+       for n, what in ((9, "None"), (16, '"XXXX"'))},
 }
 KILLED = ("killed", "timeout", "segfault")   # a test failed, ran past its limit, or crashed
 
