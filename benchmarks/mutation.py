@@ -403,6 +403,14 @@ EQUIVALENT = {
         '`path if isabs(path) else join(root, path)` -> `... and False` (always join): os.path.join drops root '
         'before an absolute path',
     # sweep/stats.py, shares.py, attribution.py (ST, SH, AT)
+    **{f"{ST}.x_{fn}__mutmut_{n}": 'float("nan") -> float("NAN"): Python reads "nan" in any case'
+       for fn, n in (("cv", 14), ("median_ci", 12), ("median_ci", 15), ("_crossover", 9), ("_crossover", 12),
+                     ("_crossover", 23), ("_crossover", 26), ("_crossover", 50), ("_crossover", 81))},
+    **{f"{ST}.x_{fn}__mutmut_{n}":
+       f'np.asarray(repeats, dtype=float) -> {what}: the repeats are numbers (a runs table\'s column), whose '
+       f'std, mean and medians are the same floats from a float, integer or object array'
+       for fn, n, what in (("cv", 3, "dtype=None"), ("cv", 5, "no dtype"), ("median_ci", 4, "dtype=None"),
+                           ("median_ci", 6, "no dtype"))},
     **{f"{ST}.x_spans__mutmut_{n}":
        f'the axis name _intervals is given, "" -> {what}: spans writes only the intervals\' values, not their words'
        for n, what in ((9, "None"), (16, '"XXXX"'))},
