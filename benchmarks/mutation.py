@@ -411,6 +411,16 @@ EQUIVALENT = {
        f'std, mean and medians are the same floats from a float, integer or object array'
        for fn, n, what in (("cv", 3, "dtype=None"), ("cv", 5, "no dtype"), ("median_ci", 4, "dtype=None"),
                            ("median_ci", 6, "no dtype"))},
+    **{f"{ST}.x_ratio_ci__mutmut_{n}":
+       f'np.asarray({side}, dtype=float) -> {what}: the repeats are numbers, whose medians are the same floats'
+       for n, side, what in ((4, "num", "dtype=None"), (6, "num", "no dtype"), (10, "den", "dtype=None"),
+                             (12, "den", "no dtype"))},
+    **{f"{ST}.x_ratio_ci__mutmut_{n}": 'float("nan") -> float("NAN"): Python reads "nan" in any case'
+       for n in (25, 28)},
+    f"{ST}.x_ratio_ci__mutmut_14":
+        '`or not len(num) or not len(den)` -> `... and not len(den)`: with one side empty and the other of 2 or '
+        'more, the bootstrap\'s medians of no values are NaN, and so are both quantiles of their ratio',
+    f"{AT}.x_movers_sentence__mutmut_36": 'float("nan") -> float("NAN"): Python reads "nan" in any case',
     **{f"{ST}.x_spans__mutmut_{n}":
        f'the axis name _intervals is given, "" -> {what}: spans writes only the intervals\' values, not their words'
        for n, what in ((9, "None"), (16, '"XXXX"'))},

@@ -165,3 +165,12 @@ def test_movers_sentence_at_its_edges():
     nan = rows.assign(variant_attributed=float("nan"))
     assert SW.movers_sentence(nan).endswith("1.50 ms -> 1.50 ms)")
     assert SW.movers_sentence(None) == "" and SW.movers_sentence(rows.iloc[:0]) == ""
+
+
+def test_movers_sentence_of_one_row_and_long_times():
+    assert SW._us(100000.0) == "100.00 ms"
+    one = pd.DataFrame([{"variant": "compile", "module": "a", "eager_us": 100000.0, "variant_us": 40.0,
+                         "delta_us": -99960.0, "rank": 1, "eager_attributed": 0.5, "variant_attributed": 1.0,
+                         "eager_loop": 0.0, "variant_loop": 0.0}])
+    assert SW.movers_sentence(one) == ("most changed under compile: a (-99.96 ms: 100.00 ms -> 40 us) (kernel time "
+                                       "attributed to a module: eager 50%)")
