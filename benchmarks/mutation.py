@@ -420,6 +420,7 @@ EQUIVALENT = {
     f"{ST}.x_ratio_ci__mutmut_14":
         '`or not len(num) or not len(den)` -> `... and not len(den)`: with one side empty and the other of 2 or '
         'more, the bootstrap\'s medians of no values are NaN, and so are both quantiles of their ratio',
+    f"{AT}.x_coverage__mutmut_5": 'groupby("run", sort=True) -> sort left out: True is groupby\'s default',
     f"{AT}.x_movers_sentence__mutmut_36": 'float("nan") -> float("NAN"): Python reads "nan" in any case',
     **{f"{ST}.x_spans__mutmut_{n}":
        f'the axis name _intervals is given, "" -> {what}: spans writes only the intervals\' values, not their words'
