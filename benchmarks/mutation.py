@@ -420,6 +420,15 @@ EQUIVALENT = {
     f"{ST}.x_ratio_ci__mutmut_14":
         '`or not len(num) or not len(den)` -> `... and not len(den)`: with one side empty and the other of 2 or '
         'more, the bootstrap\'s medians of no values are NaN, and so are both quantiles of their ratio',
+    f"{ST}.x__boot_medians__mutmut_5":
+        'rng.integers(0, len(x), ...) -> rng.integers(len(x), ...): numpy reads one bound as the high end from 0, '
+        'the same draws from the same generator',
+    **{f"{SH}.x__col__mutmut_{n}":
+       f'a missing column\'s pd.Series(np.nan, index) -> {what}: pandas makes it float64 NaN as well'
+       for n, what in ((10, "pd.Series(None, index)"), (12, "pd.Series(index=index)"))},
+    **{f"{SH}.x_inputs__mutmut_{n}":
+       f'DataFrame(..., index=runs.index) -> {what}: every column is a Series on runs.index, which the frame '
+       f'takes as its index' for n, what in ((33, "index=None"), (35, "no index"))},
     f"{AT}.x_coverage__mutmut_5": 'groupby("run", sort=True) -> sort left out: True is groupby\'s default',
     f"{AT}.x_movers_sentence__mutmut_36": 'float("nan") -> float("NAN"): Python reads "nan" in any case',
     **{f"{ST}.x_spans__mutmut_{n}":

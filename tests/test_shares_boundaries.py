@@ -40,7 +40,7 @@ def test_inputs_of_gpu_and_cpu_runs():
     bare = shares.inputs(pd.DataFrame({"device": ["CPU"], "gpu_time_per_iter_ms": [2.0]}, index=[3]))
     assert list(bare["cpu"]) == [False] and bare["kernel_ms"].iloc[0] == 2.0
     assert all(math.isnan(bare[c].iloc[0]) for c in ("wall_ms", "kernel_wait_ms", "other_ms", "launches_per_iter"))
-    nodev = shares.inputs(pd.DataFrame({"gpu_busy_per_iter_ms": [2.0], "idle_other_per_iter_ms": [1.0]}))
+    nodev = shares.inputs(pd.DataFrame({"gpu_busy_per_iter_ms": [2.0], "idle_other_per_iter_ms": [1.0]}, index=[4]))
     assert list(nodev["cpu"]) == [False] and nodev["other_ms"].iloc[0] == 1.0
 
 
