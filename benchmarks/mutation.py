@@ -429,6 +429,8 @@ EQUIVALENT = {
     **{f"{SH}.x_inputs__mutmut_{n}":
        f'DataFrame(..., index=runs.index) -> {what}: every column is a Series on runs.index, which the frame '
        f'takes as its index' for n, what in ((33, "index=None"), (35, "no index"))},
+    **{f"{AT}.x_build__mutmut_{n}": f'rows.insert({what}): the table is reindexed to TABLE_COLUMNS at the end'
+       for n, what in ((36, '1, "run" (for 0)'), (48, "2 + i, ID column (for 1 + i)"))},
     f"{AT}.x_coverage__mutmut_5": 'groupby("run", sort=True) -> sort left out: True is groupby\'s default',
     f"{AT}.x_movers_sentence__mutmut_36": 'float("nan") -> float("NAN"): Python reads "nan" in any case',
     **{f"{ST}.x_spans__mutmut_{n}":

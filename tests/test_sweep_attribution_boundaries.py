@@ -48,6 +48,9 @@ def test_run_name_build_read_and_write(tmp_path):
     assert t.iloc[0][SW.TABLE_COLUMNS[1:10]].to_dict() == {**meta}
     assert t.iloc[3][SW.TABLE_COLUMNS[1:10]].isna().all()
     assert list(t["time_us"]) == [10.5, 2.0, 1.0, 4.0]
+    # an nn.Sequential's layer "0" with every module and source of its file a number: still text
+    seq = SW.build([_run(tmp_path, "runs/nsys/s/eager/r0", meta, HEAD + "0,1,,,k,2,,launch,1\n")])
+    assert list(seq["module"]) == ["0"] and list(seq["source"]) == ["1"]
     empty = SW.build(files[1:3])
     assert list(empty.columns) == SW.TABLE_COLUMNS and empty.empty
     out = tmp_path / "attribution.csv"
