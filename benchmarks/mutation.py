@@ -42,6 +42,11 @@ SU = f"{PKG}.analysis.sweep.suite"
 RV = f"{PKG}.analysis.report.reproduction"
 AF = f"{PKG}.analysis.report.audit_figures"
 NQ = f"{PKG}.analysis.readers.nsys_sqlite"
+GL = f"{PKG}.analysis.sweep.gap_ledger"
+GH = f"{PKG}.analysis.sweep.gap_host"
+ST = f"{PKG}.analysis.sweep.stats"
+SH = f"{PKG}.analysis.sweep.shares"
+AT = f"{PKG}.analysis.sweep.attribution"
 
 # mutants whose change no input can show (mutmut's name: the reason)
 EQUIVALENT = {
@@ -449,6 +454,98 @@ EQUIVALENT = {
     f"{PKG}.runner.timing.x_host_states__mutmut_59":
         'abs(log(f / s)) > log1p(0.05) -> >=: no double f / s has a log equal to log1p(0.05) (the doubles either '
         'side of 1.05 give logs 1.7e-16 below and 4.2e-17 above it)',
+    # sweep/gap_ledger.py and gap_host.py (GL, GH)
+    f"{GH}.x_merged__mutmut_44":
+        'all(c == codes[0] ...) -> codes[1]: merged reaches it with 2 records or more, and "all equal to the first" '
+        'is "all equal to the second"',
+    f"{GH}.x_host_costs__mutmut_56":
+        'a frame\'s code default "" -> "XXXX": neither holds torch_dynamo_resume_in',
+    f"{GH}.x_host_costs__mutmut_133":
+        '`wrapper_each if calls else nan` -> `... or True`: wrapper_each is NaN where calls is 0',
+    f"{GH}.x_host_costs__mutmut_215":
+        'the first failed guard\'s default "" -> None: either is false, and no guard is written',
+    **{f"{GH}.x_host_costs__mutmut_{n}":
+       f'out.pop("wrapper", (0.0, "")) -> {what}: the default is never taken: skips > 0 needs a dynamo record, and '
+       f'every record gives a wrapper term'
+       for n, what in ((309, "default None"), (311, "no default"), (314, "(1.0, \"\")"), (315, '(0.0, "XXXX")'))},
+    **{f"{GH}.x_host_costs__mutmut_{n}":
+       f'`f"; {{wd}}" if wd else ""` -> {what}: the wrapper\'s detail is never empty'
+       for n, what in ((324, "`wd or True`"), (325, 'else "XXXX"'))},
+    f"{GL}.x_by_name__mutmut_39":
+        'the repeat of a table without one, 0 -> 1: one repeat either way',
+    **{f"{GL}.x_by_name__mutmut_{n}":
+       f'{what}: no ATEN_NAME is in "XXXX" either, and the first row\'s full name is "XXXX" where it was ""'
+       for n, what in ((46, 'full_name.fillna("") -> fillna("XXXX")'), (50, 'no full_name column: "" -> "XXXX"'))},
+    f"{GL}.x_by_name__mutmut_82":
+        'sort_values(kind="stable") -> kind="STABLE": numpy reads the kind in any case',
+    **{f"{GL}.x_by_name__mutmut_{n}":
+       f'full.get(n, "") -> {what}: every name of the table has a full name in `full` (both by the same groupby)'
+       for n, what in ((116, "default None"), (118, "no default"), (119, 'default "XXXX"'))},
+    f"{GL}.x_build__mutmut_5":
+        '`with_size(kernels) if len(kernels) else kernels` -> `... or True`: with_size of an empty table is empty, '
+        'and an empty kernels table gives every configuration no kernels either way',
+    **{f"{GL}.x_build__mutmut_{n}": f'to_dict("records") -> to_dict("RECORDS") ({which}): pandas reads the orient '
+       f'in any case' for n, which in ((25, "the eager rows"), (34, "the variant rows"))},
+    f"{GL}.x_role__mutmut_1":
+        'full_name\'s default "" -> "XXXX": neither holds at::native:: or at::cuda::',
+    **{f"{GL}.x_write__mutmut_{n}":
+       f'the columns of the empty kernels table where kernels.csv is missing or empty ({what}): build reads an '
+       f'empty kernels table only as empty (no kernels for any configuration), whatever its columns'
+       for n, what in ((6, "None"), (8, '"XXrepeatXX"'), (9, '"REPEAT"'), (10, '"XXnameXX"'), (11, '"NAME"'),
+                       (12, '"XXkindXX"'), (13, '"KIND"'), (14, '"XXtime_per_iter_usXX"'),
+                       (15, '"TIME_PER_ITER_US"'))},
+    f"{GL}.x_write__mutmut_35":
+        'residual_explained.astype(bool) -> astype(None): the total rows hold True or False, which read as 1.0 and '
+        '0.0 (the same count)',
+    **{f"{GL}.x_rows_of__mutmut_{n}":
+       f'str(v.get("compile_mode", "")) -> {what}: where a headline row has no compile_mode, neither "" nor its '
+       f'replacement holds "reduce-overhead"'
+       for n, what in ((50, 'default None ("None")'), (51, 'v.get("") ("None": no row has a column "")'),
+                       (52, 'no default ("None")'), (55, 'default "XXXX"'))},
+    f"{GL}.x_rows_of__mutmut_194":
+        'ms x (gap, or 1 where the gap is NaN) > 0 -> or 2: the same sign',
+    f"{GL}.x_rows_of__mutmut_216":
+        'the order\'s `rank or 99` -> `or 100`: ranks run 1 to at most 13 (the named terms), below either',
+    **{f"{GL}.x_sentence__mutmut_{n}":
+       f'against\'s `term not in ("total", ...)` -> {what}: the total\'s own ms x ms is never below 0'
+       for n, what in ((69, '"XXtotalXX"'), (70, '"TOTAL"'))},
+    f"{GL}.x_expected_causes__mutmut_23":
+        '`path if isabs(path) else join(root, path)` -> `... and False` (always join): os.path.join drops root '
+        'before an absolute path',
+    # sweep/stats.py, shares.py, attribution.py (ST, SH, AT)
+    **{f"{ST}.x_{fn}__mutmut_{n}": 'float("nan") -> float("NAN"): Python reads "nan" in any case'
+       for fn, n in (("cv", 14), ("median_ci", 12), ("median_ci", 15), ("_crossover", 9), ("_crossover", 12),
+                     ("_crossover", 23), ("_crossover", 26), ("_crossover", 50), ("_crossover", 81))},
+    **{f"{ST}.x_{fn}__mutmut_{n}":
+       f'np.asarray(repeats, dtype=float) -> {what}: the repeats are numbers (a runs table\'s column), whose '
+       f'std, mean and medians are the same floats from a float, integer or object array'
+       for fn, n, what in (("cv", 3, "dtype=None"), ("cv", 5, "no dtype"), ("median_ci", 4, "dtype=None"),
+                           ("median_ci", 6, "no dtype"))},
+    **{f"{ST}.x_ratio_ci__mutmut_{n}":
+       f'np.asarray({side}, dtype=float) -> {what}: the repeats are numbers, whose medians are the same floats'
+       for n, side, what in ((4, "num", "dtype=None"), (6, "num", "no dtype"), (10, "den", "dtype=None"),
+                             (12, "den", "no dtype"))},
+    **{f"{ST}.x_ratio_ci__mutmut_{n}": 'float("nan") -> float("NAN"): Python reads "nan" in any case'
+       for n in (25, 28)},
+    f"{ST}.x_ratio_ci__mutmut_14":
+        '`or not len(num) or not len(den)` -> `... and not len(den)`: with one side empty and the other of 2 or '
+        'more, the bootstrap\'s medians of no values are NaN, and so are both quantiles of their ratio',
+    f"{ST}.x__boot_medians__mutmut_5":
+        'rng.integers(0, len(x), ...) -> rng.integers(len(x), ...): numpy reads one bound as the high end from 0, '
+        'the same draws from the same generator',
+    **{f"{SH}.x__col__mutmut_{n}":
+       f'a missing column\'s pd.Series(np.nan, index) -> {what}: pandas makes it float64 NaN as well'
+       for n, what in ((10, "pd.Series(None, index)"), (12, "pd.Series(index=index)"))},
+    **{f"{SH}.x_inputs__mutmut_{n}":
+       f'DataFrame(..., index=runs.index) -> {what}: every column is a Series on runs.index, which the frame '
+       f'takes as its index' for n, what in ((33, "index=None"), (35, "no index"))},
+    **{f"{AT}.x_build__mutmut_{n}": f'rows.insert({what}): the table is reindexed to TABLE_COLUMNS at the end'
+       for n, what in ((36, '1, "run" (for 0)'), (48, "2 + i, ID column (for 1 + i)"))},
+    f"{AT}.x_coverage__mutmut_5": 'groupby("run", sort=True) -> sort left out: True is groupby\'s default',
+    f"{AT}.x_movers_sentence__mutmut_36": 'float("nan") -> float("NAN"): Python reads "nan" in any case',
+    **{f"{ST}.x_spans__mutmut_{n}":
+       f'the axis name _intervals is given, "" -> {what}: spans writes only the intervals\' values, not their words'
+       for n, what in ((9, "None"), (16, '"XXXX"'))},
 }
 KILLED = ("killed", "timeout", "segfault")   # a test failed, ran past its limit, or crashed
 

@@ -144,9 +144,11 @@ def by_name(kernels: pd.DataFrame) -> pd.DataFrame:
     cols = {"name": object, "kind": object, "time_per_iter_us": float, "role": object}
     if kernels.empty:
         return pd.DataFrame({c: pd.Series(dtype=t) for c, t in cols.items()})
-    k = kernels.assign(kind=kernels["kind"].fillna("other") if "kind" in kernels else "other",
+    # kind and full_name as objects: a column with every cell empty is read from a CSV as
+    # numbers, into which pandas will not fill text
+    k = kernels.assign(kind=kernels["kind"].astype(object).fillna("other") if "kind" in kernels else "other",
                        repeat=kernels["repeat"] if "repeat" in kernels else 0,
-                       full_name=kernels["full_name"].fillna("") if "full_name" in kernels else "")
+                       full_name=kernels["full_name"].astype(object).fillna("") if "full_name" in kernels else "")
     t = k.groupby(["repeat", "name"])["time_per_iter_us"].sum().groupby("name").median()
     kinds = (k.groupby(["name", "kind"])["time_per_iter_us"].sum().reset_index()
              .sort_values("time_per_iter_us", kind="stable").drop_duplicates("name", keep="last").set_index("name"))
