@@ -131,8 +131,20 @@ def test_an_inference_calls_host_time_around_its_graphs_joins_wrapper_or_graph_b
     v = {"launches_per_iter": 10, "host_ms": 0.100, "mode": "inference"}
     t = gap_host.host_terms(v, e, one, reduce_overhead=False)
     assert t["wrapper"][0] == pytest.approx(0.048) and t["graph_breaks"][0] == 0.0
-    assert "38 us of the call's 100 us host time around the graphs" in t["wrapper"][1]
+    assert ("38 us of the call's 100 us host time around the graphs and the cache lookups: Dynamo's frame entry "
+            "and the compiled frame's code around the graph; ") in t["wrapper"][1]
     assert "loop" not in t
+    # a graph break counted with no resumed frame entered, or a resumed frame with none counted:
+    # the time around the graphs is the eager code between them either way
+    for total, frames in (({"graph_breaks": 1}, one["guards"]["frames"]),
+                          ({"graph_breaks": 0}, one["guards"]["frames"] + [
+                              {"code": "torch_dynamo_resume_in_forward_at_3 (/x/m.py:3)", "entry": 0, "entries": 1,
+                               "lookup_us": 0.0}])):
+        broke = {**one, "total": total, "guards": {**one["guards"], "frames": frames}}
+        t = gap_host.host_terms(v, e, broke, reduce_overhead=False)
+        assert t["wrapper"][0] == pytest.approx(0.010) and t["graph_breaks"][0] == pytest.approx(0.038)
+        assert ("38 us of the call's 100 us host time around the graphs and the cache lookups: the eager code "
+                "between the graphs and the frames' own code; ") in t["graph_breaks"][1]
     assert sum(ms for ms, _ in t.values()) == pytest.approx(0.100 - 0.040)   # the call's host time less eager's
     # DYN (a graph break, 2 graphs of 100 us, lookups 2 + 3 found and 7 missed) in a 300 us call:
     # 188 us of eager code between the graphs, in graph_breaks beside the resumed lookup and wrapper
